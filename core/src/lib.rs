@@ -1,0 +1,5 @@
+//! libwaitfor: one "wait for a condition" engine for agent tool servers.
+
+mod cancel;
+
+pub use cancel::CancelToken;
