@@ -1,6 +1,52 @@
 //! libwaitfor: one "wait for a condition" engine for agent tool servers.
+//!
+//! An agent that must wait for a build, a rollout or a prompt makes one
+//! call that returns as soon as the condition holds, fails fast on a
+//! failure marker, and always returns structured evidence. This crate is
+//! the engine; the C ABI, the Python wheel and the npm package are thin
+//! layers over it.
+//!
+//! ```
+//! use waitfor::{Engine, Spec};
+//! let spec = Spec::from_json(r#"{
+//!     "probe": {"command": {"argv": ["echo", "build ok"]}},
+//!     "until": {"patterns": ["ok", "done"]},
+//!     "stop": ["error"],
+//!     "interval_ms": 100,
+//!     "max_wait_ms": 5000
+//! }"#).unwrap();
+//! let result = Engine::global().run(spec, Default::default()).unwrap();
+//! assert_eq!(result.matched_index, Some(0));
+//! ```
 
 mod cancel;
+mod condition;
+mod engine;
+mod error;
+mod machine;
+mod pattern;
+mod policy;
 pub mod process;
+mod probe;
+mod result;
+mod resume;
+mod simulate;
+mod spec;
+mod view;
 
 pub use cancel::CancelToken;
+pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
+pub use error::{Rule, SpecError};
+pub use machine::Progress;
+pub use pattern::{Pattern, MAX_PATTERN_BYTES};
+pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
+pub use probe::{
+    probe_fn, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext, ProbeError, ProbeMode,
+};
+pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
+pub use resume::ResumeToken;
+pub use simulate::{simulate, Control, Script, ScriptStep, Simulation};
+pub use spec::{
+    describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind, MIN_INTERVAL,
+    SPEC_SCHEMA,
+};

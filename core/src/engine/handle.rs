@@ -1,0 +1,103 @@
+//! The host's side of a running wait: its result slot and its controls.
+
+use super::scheduler::Msg;
+use crate::result::WaitResult;
+use crossbeam_channel::Sender;
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where the scheduler leaves a wait's result.
+#[derive(Default)]
+pub(crate) struct Slot {
+    result: Mutex<Option<WaitResult>>,
+    ready: Condvar,
+}
+
+impl Slot {
+    pub fn fill(&self, result: WaitResult) {
+        *self.result.lock() = Some(result);
+        self.ready.notify_all();
+    }
+}
+
+/// Cancels or wakes a running wait from any thread. Cheap to clone; using
+/// it after the wait ended does nothing.
+///
+/// ```
+/// use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("never")));
+/// let handle = Engine::global().start(spec, probe_fn(|_| Ok(Observation::text("")))).unwrap();
+/// handle.control().cancel();
+/// assert_eq!(handle.wait().outcome, Outcome::Cancelled);
+/// ```
+#[derive(Clone)]
+pub struct WaitControl {
+    pub(crate) id: u64,
+    pub(crate) tx: Sender<Msg>,
+}
+
+impl WaitControl {
+    /// Ends the wait with outcome `cancelled`; a probe call in flight is
+    /// abandoned and its cancel token cancelled.
+    pub fn cancel(&self) {
+        let _ = self.tx.send(Msg::Cancel(self.id));
+    }
+
+    /// Takes a sample now instead of at the next poll (a push signal: a
+    /// file changed, a pane printed). During a probe call, the next sample
+    /// starts as soon as it returns.
+    pub fn wake(&self) {
+        let _ = self.tx.send(Msg::Wake(self.id));
+    }
+}
+
+/// A running wait. Dropping it does not cancel the wait; call
+/// [`WaitControl::cancel`] for that.
+pub struct WaitHandle {
+    pub(crate) slot: Arc<Slot>,
+    pub(crate) control: WaitControl,
+}
+
+impl WaitHandle {
+    /// The controls, to hand to other threads.
+    pub fn control(&self) -> WaitControl {
+        self.control.clone()
+    }
+
+    /// Blocks the calling thread until the wait ends.
+    pub fn wait(self) -> WaitResult {
+        let mut result = self.slot.result.lock();
+        loop {
+            if let Some(result) = result.take() {
+                return result;
+            }
+            self.slot.ready.wait(&mut result);
+        }
+    }
+
+    /// Blocks at most `timeout`; `None` if the wait is still running (the
+    /// handle stays usable).
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut result = self.slot.result.lock();
+        loop {
+            if let Some(result) = result.take() {
+                return Some(result);
+            }
+            match deadline {
+                Some(deadline) => {
+                    if self.slot.ready.wait_until(&mut result, deadline).timed_out() {
+                        return result.take();
+                    }
+                }
+                None => self.slot.ready.wait(&mut result),
+            }
+        }
+    }
+
+    /// The result if the wait has ended, without blocking.
+    pub fn try_result(&self) -> Option<WaitResult> {
+        self.slot.result.lock().take()
+    }
+}

@@ -1,0 +1,216 @@
+//! The engine: one scheduler thread and a few workers run every wait.
+
+mod handle;
+mod scheduler;
+mod workers;
+
+pub use handle::{WaitControl, WaitHandle};
+
+use crate::error::{Rule, SpecError};
+use crate::machine::{Machine, Progress};
+use crate::policy::Policy;
+use crate::probe::{FileProbe, Probe};
+use crate::result::WaitResult;
+use crate::resume::ResumeToken;
+use crate::spec::{ProbeSpec, Spec, ViewKind};
+use crossbeam_channel::Sender;
+use handle::Slot;
+use parking_lot::Mutex;
+use scheduler::{Active, Msg, Scheduler};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Options of one wait besides its spec and probe.
+///
+/// ```
+/// use waitfor::{Policy, WaitOptions};
+/// let options = WaitOptions::default()
+///     .policy(Policy::default())
+///     .on_progress(|p| eprintln!("{} samples", p.samples));
+/// ```
+#[derive(Default)]
+pub struct WaitOptions {
+    pub(crate) policy: Policy,
+    pub(crate) on_progress: Option<scheduler::ProgressFn>,
+    pub(crate) on_done: Option<scheduler::DoneFn>,
+}
+
+impl WaitOptions {
+    /// The host's limits (ceiling, output cap).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Called (on a worker thread, throttled by the spec's
+    /// `progress_every`) after samples that decided nothing.
+    pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(report));
+        self
+    }
+
+    /// Called once with the result (on a worker thread) before the handle
+    /// sees it: for hosts that resolve a future or a promise.
+    pub fn on_done(mut self, done: impl FnOnce(&WaitResult) + Send + 'static) -> Self {
+        self.on_done = Some(Box::new(done));
+        self
+    }
+}
+
+/// Runs waits: a wait costs a timer entry, not a thread.
+///
+/// ```
+/// use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
+/// use std::time::Duration;
+/// let mut n = 0;
+/// let probe = probe_fn(move |_| {
+///     n += 1;
+///     Ok(Observation::text(if n < 3 { "starting" } else { "ready" }))
+/// });
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+///     .interval(Duration::from_millis(10));
+/// let result = Engine::global().wait(spec, probe).unwrap();
+/// assert_eq!(result.outcome, Outcome::Matched);
+/// assert_eq!(result.samples, 3);
+/// ```
+pub struct Engine {
+    tx: Sender<Msg>,
+    epoch: Instant,
+    next_id: AtomicU64,
+}
+
+impl Engine {
+    /// A new engine with its own scheduler thread.
+    pub fn new() -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let epoch = Instant::now();
+        let scheduler = Scheduler::new(rx, tx.clone(), epoch);
+        std::thread::Builder::new()
+            .name("waitfor-scheduler".into())
+            .spawn(move || scheduler.run())
+            .expect("cannot start the waitfor scheduler thread");
+        Self {
+            tx,
+            epoch,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// The process-wide engine, started on first use.
+    pub fn global() -> &'static Engine {
+        static GLOBAL: OnceLock<Engine> = OnceLock::new();
+        GLOBAL.get_or_init(Engine::new)
+    }
+
+    /// Starts a wait with a host probe; returns at once.
+    pub fn start(&self, spec: Spec, probe: impl Probe) -> Result<WaitHandle, SpecError> {
+        self.start_with(spec, Some(Box::new(probe)), WaitOptions::default())
+    }
+
+    /// Starts a wait. `probe` is the host's probe; `None` uses the spec's
+    /// built-in probe.
+    pub fn start_with(
+        &self,
+        spec: Spec,
+        probe: Option<Box<dyn Probe>>,
+        options: WaitOptions,
+    ) -> Result<WaitHandle, SpecError> {
+        let probe = match (probe, &spec.probe) {
+            (Some(probe), None) => probe,
+            (None, Some(builtin)) => builtin_probe(builtin, &spec)?,
+            (Some(_), Some(_)) => {
+                return Err(SpecError::new(
+                    "probe",
+                    Rule::Conflict,
+                    "the spec names a built-in probe and the host passed one too",
+                ))
+            }
+            (None, None) => {
+                return Err(SpecError::new(
+                    "probe",
+                    Rule::MissingField,
+                    "the spec names no built-in probe and the host passed none",
+                ))
+            }
+        };
+        let mode = probe.mode();
+        let machine = Machine::new(&spec, &options.policy, mode, self.epoch.elapsed())?;
+        let span = tracing::info_span!(
+            "wait_for",
+            wait_condition = %crate::spec::describe(&spec.until),
+            probe_tool = probe.name(),
+            poll_count = tracing::field::Empty,
+            stop_reason = tracing::field::Empty,
+            elapsed_ms = tracing::field::Empty,
+        );
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot::default());
+        let active = Active {
+            machine,
+            probe: Arc::new(Mutex::new(probe)),
+            slot: slot.clone(),
+            on_progress: options.on_progress,
+            on_done: options.on_done,
+            span,
+            resumable: spec.view == ViewKind::Fresh,
+            mode,
+            call_cancel: Default::default(),
+            call: 0,
+            timer_seq: 0,
+        };
+        self.tx
+            .send(Msg::Start(id, Box::new(active)))
+            .expect("the waitfor scheduler thread is gone");
+        Ok(WaitHandle {
+            slot,
+            control: WaitControl {
+                id,
+                tx: self.tx.clone(),
+            },
+        })
+    }
+
+    /// Runs a wait to its end, blocking only the calling thread.
+    pub fn wait(&self, spec: Spec, probe: impl Probe) -> Result<WaitResult, SpecError> {
+        Ok(self.start(spec, probe)?.wait())
+    }
+
+    /// Runs a wait on the spec's built-in probe to its end.
+    ///
+    /// ```
+    /// let spec = waitfor::Spec::from_json(r#"{
+    ///     "probe": {"command": {"argv": ["echo", "hello"]}},
+    ///     "until": {"matches": "hello"}
+    /// }"#).unwrap();
+    /// let result = waitfor::Engine::global().run(spec, Default::default()).unwrap();
+    /// assert_eq!(result.outcome, waitfor::Outcome::Matched);
+    /// ```
+    pub fn run(&self, spec: Spec, options: WaitOptions) -> Result<WaitResult, SpecError> {
+        Ok(self.start_with(spec, None, options)?.wait())
+    }
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, SpecError> {
+    let resume = spec.resume.as_deref().map(ResumeToken::decode).transpose()?;
+    Ok(match builtin {
+        ProbeSpec::Command { argv, cwd, stderr } => Box::new(crate::probe::CommandProbe::new(
+            argv.clone(),
+            cwd.clone(),
+            *stderr,
+        )),
+        ProbeSpec::File { path } => {
+            let probe = FileProbe::new(path);
+            Box::new(match &resume {
+                Some(token) => probe.resume_from(token),
+                None => probe,
+            })
+        }
+    })
+}

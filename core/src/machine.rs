@@ -1,0 +1,380 @@
+//! The wait itself as a state machine: time comes in as a value, decisions
+//! come out. The threaded engine and the virtual-time simulator both drive
+//! it, so they cannot disagree.
+
+use crate::condition::{CompiledCondition, PatternScan, Sample};
+use crate::error::SpecError;
+use crate::pattern::PatternSet;
+use crate::policy::Policy;
+use crate::probe::{Observation, ProbeError, ProbeMode};
+use crate::result::{tail_of, Outcome, ProbeAccounting, WaitResult};
+use crate::resume::ResumeToken;
+use crate::spec::{Backoff, ErrorPolicy, Spec, TailLimits};
+use crate::view::View;
+use std::time::Duration;
+
+/// A probe call the driver must start now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeCall {
+    pub sample: u64,
+    pub elapsed: Duration,
+    pub budget: Duration,
+}
+
+/// What the driver does next.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Start a probe call.
+    Probe(ProbeCall),
+    /// Nothing to do until [`Machine::next_timer`] or an event.
+    Idle,
+    /// The wait is over.
+    Done(Box<WaitResult>),
+}
+
+/// A throttled progress report.
+///
+/// ```
+/// let p = waitfor::Progress { samples: 3, elapsed_ms: 1500, last_line: Some("building".into()) };
+/// assert_eq!(p.samples, 3);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Progress {
+    /// Samples taken so far.
+    pub samples: u64,
+    /// Time since the wait began.
+    pub elapsed_ms: u64,
+    /// The last non-empty line of the last observation.
+    pub last_line: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Ready,
+    Probing { woken: bool },
+    Sleeping { until: Duration },
+    Done,
+}
+
+pub(crate) struct Machine {
+    view: View,
+    until: CompiledCondition,
+    stop: PatternScan,
+    interval: Duration,
+    backoff: Option<Backoff>,
+    on_probe_error: ErrorPolicy,
+    output_cap: usize,
+    tail: TailLimits,
+    progress_every: Duration,
+    started: Duration,
+    deadline: Duration,
+    effective: Duration,
+    clamped: bool,
+    state: State,
+    calls: u64,
+    samples: u64,
+    probe: ProbeAccounting,
+    consecutive_errors: u32,
+    last_change: Duration,
+    wake_pending: bool,
+    exit_code: Option<i32>,
+    entry_matched: bool,
+    last_progress: Option<Duration>,
+    progress: Option<Progress>,
+}
+
+impl Machine {
+    /// A machine for `spec` whose clock reads `now`; `mode` is the probe's.
+    pub fn new(spec: &Spec, policy: &Policy, mode: ProbeMode, now: Duration) -> Result<Self, SpecError> {
+        spec.validate()?;
+        let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
+        let anchor = match spec.resume.as_deref().map(ResumeToken::decode).transpose()? {
+            Some(ResumeToken::Lines { lines }) => Some(lines.join("\n")),
+            _ => None,
+        };
+        let effective = spec.max_wait.min(policy.max_wait_ceiling);
+        Ok(Self {
+            view: View::new(spec.view, mode, output_cap.saturating_mul(2), anchor),
+            until: CompiledCondition::compile(&spec.until, "until")?,
+            stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+            interval: spec.interval,
+            backoff: spec.backoff,
+            on_probe_error: spec.on_probe_error,
+            output_cap,
+            tail: spec.tail,
+            progress_every: spec.progress_every,
+            started: now,
+            deadline: now + effective,
+            effective,
+            clamped: effective < spec.max_wait,
+            state: State::Ready,
+            calls: 0,
+            samples: 0,
+            probe: ProbeAccounting::default(),
+            consecutive_errors: 0,
+            last_change: now,
+            wake_pending: false,
+            exit_code: None,
+            entry_matched: false,
+            last_progress: None,
+            progress: None,
+        })
+    }
+
+    /// The output cap in force.
+    pub fn output_cap(&self) -> usize {
+        self.output_cap
+    }
+
+    /// The first sample is taken at once.
+    pub fn start(&mut self, now: Duration) -> Step {
+        self.begin_probe(now, false)
+    }
+
+    /// When the driver must call [`Machine::on_timer`] next, if ever.
+    pub fn next_timer(&self) -> Option<Duration> {
+        match self.state {
+            State::Probing { .. } => Some(self.deadline),
+            State::Sleeping { until } => Some(until.min(self.deadline)),
+            State::Ready | State::Done => None,
+        }
+    }
+
+    /// When the next sample is due, while sleeping before the deadline.
+    pub fn sleeping_until(&self) -> Option<Duration> {
+        match self.state {
+            State::Sleeping { until } if until < self.deadline => Some(until),
+            _ => None,
+        }
+    }
+
+    /// The clock reading at which the wait times out.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    /// Whether a probe call is in flight.
+    pub fn is_probing(&self) -> bool {
+        matches!(self.state, State::Probing { .. })
+    }
+
+    /// A progress report, if one is due since the last call.
+    pub fn take_progress(&mut self) -> Option<Progress> {
+        self.progress.take()
+    }
+
+    /// The view's last lines, for a resume token of a snapshot probe.
+    pub fn resume_lines(&self) -> Option<ResumeToken> {
+        Some(ResumeToken::Lines {
+            lines: self.view.anchor_lines(20),
+        })
+    }
+
+    fn begin_probe(&mut self, now: Duration, woken: bool) -> Step {
+        if now >= self.deadline {
+            return self.at_deadline(now);
+        }
+        self.calls += 1;
+        self.wake_pending = false;
+        self.state = State::Probing { woken };
+        Step::Probe(ProbeCall {
+            sample: self.calls,
+            elapsed: now - self.started,
+            budget: self.deadline - now,
+        })
+    }
+
+    /// The timer set by [`Machine::next_timer`] fired.
+    pub fn on_timer(&mut self, now: Duration) -> Step {
+        match self.state {
+            State::Done | State::Ready => Step::Idle,
+            _ if now >= self.deadline => self.at_deadline(now),
+            State::Sleeping { until } if now >= until => self.begin_probe(now, false),
+            _ => Step::Idle,
+        }
+    }
+
+    /// The host asked for a sample now.
+    pub fn on_wake(&mut self, now: Duration) -> Step {
+        match self.state {
+            State::Sleeping { .. } => self.begin_probe(now, true),
+            State::Probing { .. } => {
+                self.wake_pending = true;
+                Step::Idle
+            }
+            State::Ready | State::Done => Step::Idle,
+        }
+    }
+
+    /// The host cancelled the wait.
+    pub fn on_cancel(&mut self, now: Duration) -> Step {
+        if self.state == State::Done {
+            return Step::Idle;
+        }
+        if self.is_probing() {
+            self.probe.abandoned += 1;
+        }
+        self.finish(now, Outcome::Cancelled, None, Vec::new(), None)
+    }
+
+    /// A probe call returned.
+    pub fn on_probe(&mut self, now: Duration, result: Result<Observation, ProbeError>) -> Step {
+        let State::Probing { woken } = self.state else {
+            return Step::Idle;
+        };
+        match result {
+            Err(err) => self.on_probe_error(now, err),
+            Ok(observation) => self.on_observation(now, observation, woken),
+        }
+    }
+
+    fn on_probe_error(&mut self, now: Duration, err: ProbeError) -> Step {
+        self.probe.errors += 1;
+        self.consecutive_errors += 1;
+        self.probe.last_error = Some(err.message.clone());
+        let tolerated = match self.on_probe_error {
+            ErrorPolicy::Fail => 0,
+            ErrorPolicy::Tolerate(n) => n,
+        };
+        if self.consecutive_errors > tolerated {
+            let message = format!("probe failed: {}", err.message);
+            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+        }
+        self.schedule_next(now)
+    }
+
+    fn on_observation(&mut self, now: Duration, mut observation: Observation, woken: bool) -> Step {
+        self.samples += 1;
+        self.consecutive_errors = 0;
+        if observation.exit_code.is_some() {
+            self.exit_code = observation.exit_code;
+        }
+        if observation.text.len() > self.output_cap {
+            let message = format!(
+                "output of sample {} exceeds the cap of {} bytes ({} bytes read)",
+                self.samples,
+                self.output_cap,
+                observation.text.len()
+            );
+            return self.finish(now, Outcome::Error, None, Vec::new(), Some(message));
+        }
+        let update = self.view.update(std::mem::take(&mut observation.text));
+        if update.changed {
+            self.last_change = now;
+        }
+        if self.view.is_entry() {
+            self.entry_matched = self.until.matches_text(self.view.display());
+        }
+        let sample = Sample {
+            text: self.view.text(),
+            new_from: update.new_from,
+            reset: update.reset,
+            quiet: now - self.last_change,
+            has_output: self.view.has_output(),
+            observation: &observation,
+        };
+        let stopped = self.stop.scan(&sample);
+        let matched = self.until.evaluate(&sample);
+        if let Some(hit) = stopped {
+            return self.finish_woken(now, woken, Outcome::Stopped, hit.index, hit.lines);
+        }
+        if let Some(hit) = matched {
+            return self.finish_woken(now, woken, hit.outcome, hit.index, hit.lines);
+        }
+        if observation.gone {
+            return self.finish_woken(now, woken, Outcome::Gone, None, Vec::new());
+        }
+        if self.last_progress.is_none_or(|at| now - at >= self.progress_every) {
+            self.last_progress = Some(now);
+            self.progress = Some(Progress {
+                samples: self.samples,
+                elapsed_ms: millis(now - self.started),
+                last_line: last_line(self.view.display()),
+            });
+        }
+        self.schedule_next(now)
+    }
+
+    fn schedule_next(&mut self, now: Duration) -> Step {
+        if self.wake_pending {
+            return self.begin_probe(now, true);
+        }
+        let until = now + self.interval;
+        if let Some(backoff) = self.backoff {
+            self.interval = self.interval.mul_f64(backoff.factor).min(backoff.max_interval);
+        }
+        self.state = State::Sleeping { until };
+        if now >= self.deadline {
+            return self.at_deadline(now);
+        }
+        Step::Idle
+    }
+
+    fn at_deadline(&mut self, now: Duration) -> Step {
+        if self.is_probing() {
+            self.probe.abandoned += 1;
+        }
+        if self.samples == 0 {
+            let message = match &self.probe.last_error {
+                Some(last) => format!("probe failed: {last}"),
+                None => format!(
+                    "probe timed out: no sample completed within {} ms",
+                    millis(self.effective)
+                ),
+            };
+            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+        }
+        self.finish(now, Outcome::Timeout, None, Vec::new(), None)
+    }
+
+    fn finish_woken(&mut self, now: Duration, woken: bool, outcome: Outcome, index: Option<usize>, lines: Vec<String>) -> Step {
+        let step = self.finish(now, outcome, index, lines, None);
+        match step {
+            Step::Done(mut result) => {
+                result.woken = woken;
+                Step::Done(result)
+            }
+            other => other,
+        }
+    }
+
+    fn finish(
+        &mut self,
+        now: Duration,
+        outcome: Outcome,
+        matched_index: Option<usize>,
+        matched_lines: Vec<String>,
+        error: Option<String>,
+    ) -> Step {
+        self.state = State::Done;
+        let display = self.view.display();
+        let tail = tail_of(display, self.tail.lines, self.tail.bytes);
+        let matched_lines = tail_of(&matched_lines.join("\n"), self.tail.lines, self.tail.bytes).lines;
+        Step::Done(Box::new(WaitResult {
+            outcome,
+            matched_index,
+            matched_lines,
+            matched_at_entry: self.entry_matched && outcome != Outcome::Matched,
+            saw_new_output: self.view.has_output(),
+            tail,
+            exit_code: self.exit_code,
+            samples: self.samples,
+            elapsed_ms: millis(now.saturating_sub(self.started)),
+            effective_max_wait_ms: millis(self.effective),
+            clamped: self.clamped,
+            probe: self.probe.clone(),
+            error,
+            resume: None,
+            woken: false,
+            last_observation: display.to_string(),
+        }))
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.chars().take(200).collect())
+}

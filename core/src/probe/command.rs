@@ -1,0 +1,63 @@
+//! The `command` probe: run a program, observe its output and exit status.
+
+use super::{Observation, Probe, ProbeContext, ProbeError};
+use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+
+/// Runs `argv` (never through a shell) once per sample. The observation is
+/// stdout followed by stderr (unless left out), the exit status is a fact
+/// for `exit_code` conditions, and stdout is also parsed as JSON when it is
+/// JSON, for pointer conditions. The process group is killed when the
+/// call's budget runs out or the wait ends, so nothing is left behind.
+///
+/// ```
+/// use waitfor::{CommandProbe, Probe};
+/// let probe = CommandProbe::new(vec!["kubectl".into(), "get".into(), "pods".into()], None, true);
+/// assert_eq!(probe.name(), "kubectl");
+/// ```
+pub struct CommandProbe {
+    argv: Vec<String>,
+    options: RunOptions,
+    stderr: bool,
+}
+
+impl CommandProbe {
+    /// A probe running `argv` in `cwd` (the current directory if `None`);
+    /// `stderr` says whether stderr is part of the observation.
+    pub fn new(argv: Vec<String>, cwd: Option<String>, stderr: bool) -> Self {
+        Self {
+            argv,
+            options: RunOptions {
+                cwd: cwd.map(Into::into),
+                ..RunOptions::default()
+            },
+            stderr,
+        }
+    }
+}
+
+impl Probe for CommandProbe {
+    fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        // One byte past the cap is enough for the engine to see the breach.
+        self.options.output_cap = ctx.output_cap.saturating_add(1);
+        self.options.over_cap = OverCap::KeepHead;
+        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel).map_err(|e| match e {
+            RunError::TimedOut { .. } | RunError::Cancelled { .. } => {
+                ProbeError::new(format!("`{}` did not finish in time and was killed", self.name()))
+            }
+            other => ProbeError::new(other.to_string()),
+        })?;
+        let mut bytes = output.stdout;
+        let json = serde_json::from_slice(&bytes).ok();
+        if self.stderr {
+            bytes.extend_from_slice(&output.stderr);
+        }
+        let mut observation = Observation::text(String::from_utf8_lossy(&bytes).into_owned());
+        observation.json = json;
+        observation.exit_code = output.status.or(output.signal.map(|s| 128 + s));
+        Ok(observation)
+    }
+
+    fn name(&self) -> &str {
+        self.argv.first().map_or("command", String::as_str)
+    }
+}

@@ -1,0 +1,172 @@
+//! The `file` probe: bytes appended to a file since the wait began.
+
+use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use crate::resume::ResumeToken;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+/// Reads what was appended to a file since the wait began, as a stream.
+///
+/// Copes with a file that does not exist yet (everything it gets is new),
+/// truncation (reading starts again at the new end of what was kept),
+/// rotation (the rest of the old file is read, then the new file from its
+/// start) and a last line without a newline (it is returned as it is; the
+/// rest of the line arrives with the next call). Bytes that end inside a
+/// UTF-8 character wait for the next call.
+///
+/// ```
+/// use waitfor::{FileProbe, Probe};
+/// let probe = FileProbe::new("/tmp/does-not-exist-yet.log");
+/// assert_eq!(probe.name(), "file");
+/// ```
+pub struct FileProbe {
+    path: PathBuf,
+    /// The file being followed, with its identity.
+    open: Option<Followed>,
+    /// Where reading starts when the path is first opened: `None` means the
+    /// end (only appended bytes count); `Some` is a resume offset.
+    start_at: Option<(u64, u64, u64)>,
+    /// Whether the first call happened (before it, an existing file's
+    /// content is stale; after it, a newly created file is all new).
+    started: bool,
+    /// Bytes of an incomplete UTF-8 character from the last read.
+    carry: Vec<u8>,
+}
+
+struct Followed {
+    file: File,
+    dev: u64,
+    ino: u64,
+    offset: u64,
+}
+
+impl FileProbe {
+    /// Follows `path` from its current end (or from its start if it does
+    /// not exist yet).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            open: None,
+            start_at: None,
+            started: false,
+            carry: Vec::new(),
+        }
+    }
+
+    /// Continues from a resume token of an earlier wait on the same path.
+    /// If the file was replaced since, its whole content is new.
+    pub fn resume_from(mut self, token: &ResumeToken) -> Self {
+        if let ResumeToken::File { dev, ino, offset } = *token {
+            self.start_at = Some((dev, ino, offset));
+        }
+        self
+    }
+
+    fn open_path(&mut self) -> Result<Option<Followed>, ProbeError> {
+        let file = match File::open(&self.path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(self.error("cannot open", e)),
+        };
+        let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
+        let offset = match (self.started, self.start_at.take()) {
+            (_, Some((dev, ino, offset))) if dev == meta.dev() && ino == meta.ino() => offset.min(meta.len()),
+            (_, Some(_)) => 0,
+            (false, None) => meta.len(),
+            (true, None) => 0,
+        };
+        Ok(Some(Followed {
+            file,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            offset,
+        }))
+    }
+
+    fn error(&self, what: &str, e: std::io::Error) -> ProbeError {
+        ProbeError::new(format!("{what} {}: {e}", self.path.display()))
+    }
+
+    /// Reads from the followed file's offset to its end, at most `limit`.
+    fn read_new(&self, followed: &mut Followed, limit: usize, out: &mut Vec<u8>) -> Result<(), ProbeError> {
+        let len = followed.file.metadata().map_err(|e| self.error("cannot stat", e))?.len();
+        if len < followed.offset {
+            // Truncated: what is there now was written after the cut.
+            followed.offset = 0;
+        }
+        followed
+            .file
+            .seek(SeekFrom::Start(followed.offset))
+            .map_err(|e| self.error("cannot seek", e))?;
+        let before = out.len();
+        (&mut followed.file)
+            .take(limit.saturating_sub(out.len()) as u64)
+            .read_to_end(out)
+            .map_err(|e| self.error("cannot read", e))?;
+        followed.offset += (out.len() - before) as u64;
+        Ok(())
+    }
+
+    /// Whether the path now names another file than the one followed.
+    fn rotated(&self, followed: &Followed) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) => meta.dev() != followed.dev || meta.ino() != followed.ino,
+            Err(_) => true,
+        }
+    }
+}
+
+impl Probe for FileProbe {
+    fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        // Read one byte past the cap so the engine sees the breach.
+        let limit = ctx.output_cap.saturating_add(1);
+        let mut bytes = std::mem::take(&mut self.carry);
+        if self.open.is_none() {
+            self.open = self.open_path()?;
+        }
+        if let Some(mut followed) = self.open.take() {
+            self.read_new(&mut followed, limit, &mut bytes)?;
+            if self.rotated(&followed) {
+                // The old file is drained; follow the new one from its start.
+                self.open = self.open_path()?;
+                if let Some(mut next) = self.open.take() {
+                    next.offset = 0;
+                    self.read_new(&mut next, limit, &mut bytes)?;
+                    self.open = Some(next);
+                }
+            } else {
+                self.open = Some(followed);
+            }
+        }
+        self.started = true;
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => text.to_string(),
+            Err(e) if e.error_len().is_none() => {
+                // Ends inside a character: keep its first bytes for later.
+                self.carry = bytes.split_off(e.valid_up_to());
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
+        };
+        Ok(Observation::text(text))
+    }
+
+    fn mode(&self) -> ProbeMode {
+        ProbeMode::Stream
+    }
+
+    fn name(&self) -> &str {
+        "file"
+    }
+
+    fn resume_point(&self) -> Option<ResumeToken> {
+        let followed = self.open.as_ref()?;
+        Some(ResumeToken::File {
+            dev: followed.dev,
+            ino: followed.ino,
+            offset: followed.offset - self.carry.len() as u64,
+        })
+    }
+}

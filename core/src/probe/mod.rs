@@ -1,0 +1,151 @@
+//! Probes: where observations come from.
+
+mod callback;
+mod command;
+mod file;
+
+pub use callback::{probe_fn, FnProbe};
+pub use command::CommandProbe;
+pub use file::FileProbe;
+
+use crate::cancel::CancelToken;
+use serde_json::Value;
+use std::time::Duration;
+
+/// What a probe call is told about itself.
+#[derive(Debug, Clone)]
+pub struct ProbeContext {
+    /// 1 for the first call of a wait, 2 for the next, ...
+    pub sample: u64,
+    /// Time since the wait began.
+    pub elapsed: Duration,
+    /// Time left before the deadline: the call is abandoned after this.
+    pub budget: Duration,
+    /// Cancelled when the result is no longer wanted (deadline, cancel).
+    pub cancel: CancelToken,
+    /// Largest observation the wait accepts, in bytes; a probe may stop
+    /// reading one byte past it.
+    pub output_cap: usize,
+}
+
+/// One observation: text, optionally structured output, and facts.
+///
+/// ```
+/// use waitfor::Observation;
+/// let obs = Observation::text("ready\n").with_exit_code(0);
+/// assert_eq!(obs.exit_code, Some(0));
+/// let obs = Observation::json(serde_json::json!({"status": "ok"}));
+/// assert!(obs.text.contains("ok"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observation {
+    /// The text the conditions read.
+    pub text: String,
+    /// Structured output, for JSON pointer conditions.
+    pub json: Option<Value>,
+    /// Exit status of a process the probe ran.
+    pub exit_code: Option<i32>,
+    /// The target can no longer change (process gone, pane dead, ...).
+    pub gone: bool,
+}
+
+impl Observation {
+    /// A text observation.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A structured observation; its text is the compact JSON.
+    pub fn json(value: Value) -> Self {
+        Self {
+            text: value.to_string(),
+            json: Some(value),
+            ..Self::default()
+        }
+    }
+
+    /// Adds an exit status.
+    pub fn with_exit_code(mut self, code: i32) -> Self {
+        self.exit_code = Some(code);
+        self
+    }
+
+    /// Marks the target as gone.
+    pub fn with_gone(mut self) -> Self {
+        self.gone = true;
+        self
+    }
+}
+
+/// A failed probe call. The engine counts it and applies the spec's
+/// error policy; the last one is reported in the result.
+///
+/// ```
+/// let err = waitfor::ProbeError::new("connection refused");
+/// assert_eq!(err.to_string(), "connection refused");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProbeError {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl ProbeError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether each observation is the whole state or only what is new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProbeMode {
+    /// Each observation is the full current state (a command's output, a
+    /// screen). The fresh view diffs it against what it saw before.
+    #[default]
+    Snapshot,
+    /// Each observation holds only what was added since the last call (a
+    /// file's appended bytes). The fresh view appends it.
+    Stream,
+}
+
+/// A source of observations. The engine calls [`Probe::sample`] on a worker
+/// thread, one call at a time per wait, never after the wait returned.
+///
+/// ```
+/// use waitfor::{Observation, Probe, ProbeContext, ProbeError};
+/// struct Counter(u32);
+/// impl Probe for Counter {
+///     fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+///         self.0 += 1;
+///         Ok(Observation::text(format!("count {}", self.0)))
+///     }
+/// }
+/// ```
+pub trait Probe: Send + 'static {
+    /// Takes one observation. Return within `ctx.budget`; a call still
+    /// running at the deadline is abandoned and its token cancelled.
+    fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError>;
+
+    /// Snapshot or stream (default snapshot).
+    fn mode(&self) -> ProbeMode {
+        ProbeMode::Snapshot
+    }
+
+    /// A name for logs and the `probe_tool` span attribute.
+    fn name(&self) -> &str {
+        "callback"
+    }
+
+    /// Where a later wait could continue from, if this probe can resume
+    /// (a file offset, a cursor). Called after the wait ends.
+    fn resume_point(&self) -> Option<crate::resume::ResumeToken> {
+        None
+    }
+}

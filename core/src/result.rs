@@ -1,0 +1,167 @@
+//! The result of a wait: always structured, whatever the ending.
+
+use serde::Serialize;
+
+/// JSON Schema (draft 2020-12) of [`WaitResult`]'s JSON form.
+pub const RESULT_SCHEMA: &str = include_str!("result.schema.json");
+
+/// How a wait ended. A timeout is a normal ending, not an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A success condition held.
+    Matched,
+    /// The view stayed unchanged for the quiet window.
+    Settled,
+    /// New output appeared (the `any_output` condition).
+    AnyOutput,
+    /// A `stop` failure marker hit.
+    Stopped,
+    /// The target can no longer change.
+    Gone,
+    /// The time limit passed.
+    Timeout,
+    /// The host cancelled the wait.
+    Cancelled,
+    /// The probe failed beyond the error policy, or never answered.
+    ProbeError,
+    /// The wait could not go on (output over the cap, a lost anchor).
+    Error,
+}
+
+impl Outcome {
+    /// The outcome's JSON name.
+    ///
+    /// ```
+    /// assert_eq!(waitfor::Outcome::AnyOutput.as_str(), "any_output");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Matched => "matched",
+            Self::Settled => "settled",
+            Self::AnyOutput => "any_output",
+            Self::Stopped => "stopped",
+            Self::Gone => "gone",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::ProbeError => "probe_error",
+            Self::Error => "error",
+        }
+    }
+
+    /// Whether a success condition held.
+    pub fn is_success(self) -> bool {
+        matches!(self, Self::Matched | Self::Settled | Self::AnyOutput)
+    }
+}
+
+/// A bounded tail of the last observation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tail {
+    /// The last lines, oldest first.
+    pub lines: Vec<String>,
+    /// Whether lines or bytes were left out at the front.
+    pub truncated: bool,
+}
+
+/// How the probe fared.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ProbeAccounting {
+    /// Probe calls that failed.
+    pub errors: u64,
+    /// Probe calls still running at the deadline or cancel, abandoned.
+    pub abandoned: u64,
+    /// The last failure's message.
+    pub last_error: Option<String>,
+}
+
+/// Everything a wait reports.
+///
+/// ```
+/// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
+/// use std::time::Duration;
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+///     .interval(Duration::from_millis(10));
+/// let result = Engine::global().wait(spec, probe_fn(|_| Ok(Observation::text("ready")))).unwrap();
+/// assert_eq!(result.outcome, waitfor::Outcome::Matched);
+/// assert_eq!(result.samples, 1);
+/// let json = result.to_json();
+/// assert_eq!(json["outcome"], "matched");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WaitResult {
+    /// How the wait ended.
+    pub outcome: Outcome,
+    /// Index into the pattern list (or `stop` when stopped) that hit.
+    pub matched_index: Option<usize>,
+    /// The lines that matched.
+    pub matched_lines: Vec<String>,
+    /// A success pattern already matched what was there at entry, and
+    /// nothing new matched (fresh view).
+    pub matched_at_entry: bool,
+    /// Anything new appeared since the wait began.
+    pub saw_new_output: bool,
+    /// The end of the last observation.
+    pub tail: Tail,
+    /// Exit status of the last command the probe ran.
+    pub exit_code: Option<i32>,
+    /// Probe calls that returned (successfully or not).
+    pub samples: u64,
+    /// Time from the start to the end of the wait.
+    pub elapsed_ms: u64,
+    /// The time limit enforced, after the host's ceiling.
+    pub effective_max_wait_ms: u64,
+    /// Whether the ceiling lowered the requested limit.
+    pub clamped: bool,
+    /// Probe failures and abandoned calls.
+    pub probe: ProbeAccounting,
+    /// Why the wait ended with `error` or `probe_error`.
+    pub error: Option<String>,
+    /// Where a later wait continues from (see [`crate::ResumeToken`]).
+    pub resume: Option<String>,
+    /// Whether the deciding sample was taken because of a wake-up (push)
+    /// rather than the poll timer.
+    pub woken: bool,
+    /// The last observation's text, whole (not in the JSON form: `tail`
+    /// is the bounded part).
+    #[serde(skip)]
+    pub last_observation: String,
+}
+
+impl WaitResult {
+    /// The JSON form (see [`RESULT_SCHEMA`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a wait result always serializes")
+    }
+}
+
+/// Keeps the end of `text`: at most `max_lines` lines and `max_bytes`
+/// bytes (cut at a character boundary).
+///
+/// ```
+/// let tail = waitfor::tail_of("a\nb\nc\n", 2, 100);
+/// assert_eq!(tail.lines, vec!["b", "c"]);
+/// assert!(tail.truncated);
+/// ```
+pub fn tail_of(text: &str, max_lines: usize, max_bytes: usize) -> Tail {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.is_empty() {
+        return Tail::default();
+    }
+    let mut truncated = false;
+    let mut start = 0;
+    if text.len() > max_bytes {
+        start = text.len() - max_bytes;
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        truncated = true;
+    }
+    let kept = &text[start..];
+    let mut lines: Vec<String> = kept.split('\n').map(str::to_string).collect();
+    if lines.len() > max_lines {
+        lines.drain(..lines.len() - max_lines);
+        truncated = true;
+    }
+    Tail { lines, truncated }
+}

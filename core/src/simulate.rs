@@ -1,0 +1,224 @@
+//! Virtual time: the wait machine driven by a scripted probe, so timing
+//! behaviour is exact, fast and never flaky. The shared test vectors of
+//! every language run through this.
+
+use crate::error::SpecError;
+use crate::machine::{Machine, Progress, Step};
+use crate::policy::Policy;
+use crate::probe::{Observation, ProbeError, ProbeMode};
+use crate::result::WaitResult;
+use crate::spec::Spec;
+use serde::Deserialize;
+use std::time::Duration;
+
+/// One scripted probe call: how long it takes and what it answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptStep {
+    /// Virtual time the call takes.
+    pub takes: Duration,
+    /// The answer; `None` means the call never returns (a hung probe).
+    pub answer: Option<Result<Observation, ProbeError>>,
+}
+
+/// A host action at a virtual time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// Cancel the wait.
+    Cancel,
+    /// Wake the wait (probe now).
+    Wake,
+}
+
+/// What the scripted probe does, call by call; the last step repeats.
+///
+/// ```
+/// let script = waitfor::Script::from_json(r#"{
+///     "steps": [{"text": "starting"}, {"after_ms": 100, "text": "ready"}]
+/// }"#).unwrap();
+/// assert_eq!(script.steps.len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Script {
+    /// Snapshot or stream.
+    pub mode: ProbeMode,
+    /// The calls, in order.
+    pub steps: Vec<ScriptStep>,
+    /// Host actions and their times.
+    pub controls: Vec<(Duration, Control)>,
+}
+
+/// The result of a simulated wait and what happened on the way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simulation {
+    /// The wait's result.
+    pub result: WaitResult,
+    /// Virtual start time of every probe call, in milliseconds.
+    pub call_starts_ms: Vec<u64>,
+    /// Progress reports, in order.
+    pub progress: Vec<Progress>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScript {
+    #[serde(default)]
+    mode: Option<String>,
+    steps: Vec<RawStep>,
+    #[serde(default)]
+    controls: Vec<RawControl>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    #[serde(default)]
+    after_ms: u64,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    json: Option<serde_json::Value>,
+    #[serde(default)]
+    exit_code: Option<i32>,
+    #[serde(default)]
+    gone: bool,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    hang: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawControl {
+    at_ms: u64,
+    action: Control,
+}
+
+impl Script {
+    /// Reads the JSON form used by `tests/vectors`: `steps` of
+    /// `{after_ms, text | json | error | hang, exit_code?, gone?}`,
+    /// `mode` (`snapshot` or `stream`), `controls` of `{at_ms, action}`.
+    pub fn from_json(text: &str) -> Result<Self, SpecError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| SpecError::from_serde(String::new(), &e))?;
+        Self::from_value(&value)
+    }
+
+    /// Reads the JSON form from a decoded value.
+    pub fn from_value(value: &serde_json::Value) -> Result<Self, SpecError> {
+        let raw: RawScript = serde_path_to_error::deserialize(value)
+            .map_err(|e| SpecError::from_serde(format!("script.{}", e.path()), e.inner()))?;
+        let mode = match raw.mode.as_deref() {
+            None | Some("snapshot") => ProbeMode::Snapshot,
+            Some("stream") => ProbeMode::Stream,
+            Some(other) => {
+                return Err(SpecError::new(
+                    "script.mode",
+                    crate::error::Rule::UnknownField,
+                    format!("unknown mode `{other}`, expected snapshot or stream"),
+                ))
+            }
+        };
+        let steps = raw
+            .steps
+            .into_iter()
+            .map(|s| {
+                let answer = if s.hang {
+                    None
+                } else if let Some(message) = s.error {
+                    Some(Err(ProbeError::new(message)))
+                } else {
+                    let mut obs = match s.json {
+                        Some(json) => Observation::json(json),
+                        None => Observation::text(s.text.unwrap_or_default()),
+                    };
+                    obs.exit_code = s.exit_code;
+                    obs.gone = s.gone;
+                    Some(Ok(obs))
+                };
+                ScriptStep {
+                    takes: Duration::from_millis(s.after_ms),
+                    answer,
+                }
+            })
+            .collect();
+        let controls = raw
+            .controls
+            .into_iter()
+            .map(|c| (Duration::from_millis(c.at_ms), c.action))
+            .collect();
+        Ok(Self { mode, steps, controls })
+    }
+}
+
+/// Runs a wait on virtual time with a scripted probe.
+///
+/// ```
+/// use waitfor::{simulate, Policy, Script, Spec};
+/// let spec = Spec::from_json(r#"{"until": {"matches": "ready"}, "interval_ms": 2000, "max_wait_ms": 60000}"#).unwrap();
+/// let script = Script::from_json(r#"{"steps": [{"text": "a"}, {"text": "a"}, {"text": "ready"}]}"#).unwrap();
+/// let sim = simulate(&spec, &Policy::default(), &script).unwrap();
+/// assert_eq!(sim.result.elapsed_ms, 4000);
+/// assert_eq!(sim.call_starts_ms, vec![0, 2000, 4000]);
+/// ```
+pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulation, SpecError> {
+    if script.steps.is_empty() {
+        return Err(SpecError::new("script.steps", crate::error::Rule::Empty, "needs at least one step"));
+    }
+    let mut machine = Machine::new(spec, policy, script.mode, Duration::ZERO)?;
+    let mut controls = script.controls.clone();
+    controls.sort_by_key(|(at, _)| *at);
+    let mut controls = controls.into_iter().peekable();
+    let mut now = Duration::ZERO;
+    let mut calls = 0usize;
+    let mut call_starts_ms = Vec::new();
+    let mut progress = Vec::new();
+    // The call in flight: when it answers (None: never) and what.
+    let mut in_flight: Option<(Option<Duration>, Result<Observation, ProbeError>)> = None;
+    let mut step = machine.start(now);
+    loop {
+        match step {
+            Step::Done(result) => {
+                return Ok(Simulation {
+                    result: *result,
+                    call_starts_ms,
+                    progress,
+                })
+            }
+            Step::Probe(_) => {
+                let scripted = &script.steps[calls.min(script.steps.len() - 1)];
+                calls += 1;
+                call_starts_ms.push(now.as_millis() as u64);
+                in_flight = Some(match &scripted.answer {
+                    Some(answer) => (Some(now + scripted.takes), answer.clone()),
+                    None => (None, Err(ProbeError::new("hung"))),
+                });
+            }
+            Step::Idle => {}
+        }
+        let answer_at = in_flight.as_ref().and_then(|(at, _)| *at);
+        let control_at = controls.peek().map(|(at, _)| *at);
+        let timer_at = machine.next_timer();
+        // Ties: an answer first, then a host action, then the timer.
+        let next = [answer_at, control_at, timer_at].into_iter().flatten().min();
+        let Some(next) = next else {
+            unreachable!("a running wait always has a deadline");
+        };
+        now = next;
+        step = if answer_at == Some(next) {
+            let (_, answer) = in_flight.take().expect("an answer is due");
+            let step = machine.on_probe(now, answer);
+            progress.extend(machine.take_progress());
+            step
+        } else if control_at == Some(next) {
+            let (_, control) = controls.next().expect("a control is due");
+            match control {
+                Control::Cancel => machine.on_cancel(now),
+                Control::Wake => machine.on_wake(now),
+            }
+        } else {
+            machine.on_timer(now)
+        };
+    }
+}

@@ -1,0 +1,160 @@
+//! The rules a spec must meet before a wait starts.
+
+use super::{Condition, ProbeSpec, Spec, MIN_INTERVAL};
+use crate::condition::CompiledCondition;
+use crate::error::{Rule, SpecError};
+use crate::pattern::PatternSet;
+use std::time::Duration;
+
+pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
+    if spec.max_wait.is_zero() {
+        return Err(not_positive("max_wait_ms"));
+    }
+    if spec.interval < MIN_INTERVAL {
+        return Err(SpecError::new(
+            "interval_ms",
+            Rule::OutOfRange,
+            format!("must be at least {} ms, got {} ms", MIN_INTERVAL.as_millis(), spec.interval.as_millis()),
+        ));
+    }
+    if spec.interval >= spec.max_wait {
+        return Err(SpecError::new(
+            "interval_ms",
+            Rule::IntervalNotBelowLimit,
+            format!(
+                "the interval ({} ms) must be below the time limit max_wait_ms ({} ms)",
+                spec.interval.as_millis(),
+                spec.max_wait.as_millis()
+            ),
+        ));
+    }
+    if let Some(backoff) = &spec.backoff {
+        if !(backoff.factor.is_finite() && backoff.factor >= 1.0) {
+            return Err(SpecError::new(
+                "backoff.factor",
+                Rule::OutOfRange,
+                format!("must be a finite number of at least 1, got {}", backoff.factor),
+            ));
+        }
+        if backoff.max_interval < spec.interval {
+            return Err(SpecError::new(
+                "backoff.max_interval_ms",
+                Rule::OutOfRange,
+                "must not be below interval_ms",
+            ));
+        }
+    }
+    if spec.output_cap == Some(0) {
+        return Err(not_positive("output_cap_bytes"));
+    }
+    if spec.tail.lines == 0 {
+        return Err(not_positive("tail.lines"));
+    }
+    if spec.tail.bytes == 0 {
+        return Err(not_positive("tail.bytes"));
+    }
+    if spec.progress_every.is_zero() {
+        return Err(not_positive("progress_every_ms"));
+    }
+    if let Some(probe) = &spec.probe {
+        validate_probe(probe)?;
+    }
+    check_condition(&spec.until, "until", spec.max_wait)?;
+    CompiledCondition::compile(&spec.until, "until")?;
+    PatternSet::compile(&spec.stop, "stop")?;
+    if let Some(token) = &spec.resume {
+        crate::resume::ResumeToken::decode(token)?;
+    }
+    Ok(())
+}
+
+fn not_positive(field: &str) -> SpecError {
+    SpecError::new(field, Rule::NotPositive, "must be greater than 0")
+}
+
+fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
+    match probe {
+        ProbeSpec::Command { argv, .. } => {
+            if argv.first().is_none_or(|program| program.is_empty()) {
+                return Err(SpecError::new(
+                    "probe.command.argv",
+                    Rule::Empty,
+                    "needs at least a program name",
+                ));
+            }
+        }
+        ProbeSpec::File { path } => {
+            if path.is_empty() {
+                return Err(SpecError::new("probe.file.path", Rule::Empty, "must not be empty"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rules that span fields: list sizes, quiet windows against the limit,
+/// pointer syntax. Pattern syntax is checked by compiling.
+fn check_condition(condition: &Condition, field: &str, max_wait: Duration) -> Result<(), SpecError> {
+    match condition {
+        Condition::Patterns(list) if list.is_empty() => Err(SpecError::new(
+            format!("{field}.patterns"),
+            Rule::Empty,
+            "needs at least one pattern",
+        )),
+        Condition::QuietFor(quiet) => {
+            let at = format!("{field}.quiet_for_ms");
+            if quiet.is_zero() {
+                Err(not_positive(&at))
+            } else if *quiet > max_wait {
+                Err(SpecError::new(
+                    at,
+                    Rule::QuietAboveLimit,
+                    format!(
+                        "the quiet window ({} ms) must not exceed the time limit max_wait_ms ({} ms)",
+                        quiet.as_millis(),
+                        max_wait.as_millis()
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        Condition::Json { pointer, .. } if !is_json_pointer(pointer) => Err(SpecError::new(
+            format!("{field}.json.pointer"),
+            Rule::InvalidPointer,
+            format!("`{pointer}` is not an RFC 6901 pointer: it is empty or starts with `/`, and `~` is only in `~0` or `~1`"),
+        )),
+        Condition::Any(children) | Condition::All(children) => {
+            let kind = if matches!(condition, Condition::Any(_)) { "any" } else { "all" };
+            if children.is_empty() {
+                return Err(SpecError::new(
+                    format!("{field}.{kind}"),
+                    Rule::Empty,
+                    "needs at least one condition",
+                ));
+            }
+            children
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, c)| check_condition(c, &format!("{field}.{kind}[{i}]"), max_wait))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// RFC 6901: `""`, or `/`-separated tokens where `~` is followed by 0 or 1.
+pub(crate) fn is_json_pointer(pointer: &str) -> bool {
+    if pointer.is_empty() {
+        return true;
+    }
+    if !pointer.starts_with('/') {
+        return false;
+    }
+    let mut chars = pointer.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return false;
+        }
+    }
+    true
+}
