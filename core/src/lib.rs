@@ -21,6 +21,7 @@
 
 mod cancel;
 mod condition;
+pub mod duration;
 mod engine;
 mod error;
 mod machine;
