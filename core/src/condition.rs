@@ -49,7 +49,11 @@ pub(crate) struct PatternScan {
 
 impl PatternScan {
     pub fn new(set: PatternSet, single: bool) -> Self {
-        Self { set, single, hit: None }
+        Self {
+            set,
+            single,
+            hit: None,
+        }
     }
 
     /// Scans the new part of the sample's text (from the start of the line
@@ -108,7 +112,10 @@ fn lines_of(text: &str, hit: &PatternHit) -> Vec<String> {
     } else {
         end
     };
-    text[start..end.max(start)].split('\n').map(str::to_string).collect()
+    text[start..end.max(start)]
+        .split('\n')
+        .map(str::to_string)
+        .collect()
 }
 
 /// A success condition ready to evaluate.
@@ -128,15 +135,17 @@ impl CompiledCondition {
     /// Compiles a condition; errors name fields under `field`.
     pub fn compile(condition: &Condition, field: &str) -> Result<Self, SpecError> {
         Ok(match condition {
-            Condition::Matches(p) => {
-                Self::Scan(PatternScan::new(PatternSet::from_one(p.compile(&format!("{field}.matches"))?), true))
-            }
-            Condition::NotMatches(p) => {
-                Self::NotMatches(PatternSet::from_one(p.compile(&format!("{field}.not_matches"))?))
-            }
-            Condition::Patterns(list) => {
-                Self::Scan(PatternScan::new(PatternSet::compile(list, &format!("{field}.patterns"))?, false))
-            }
+            Condition::Matches(p) => Self::Scan(PatternScan::new(
+                PatternSet::from_one(p.compile(&format!("{field}.matches"))?),
+                true,
+            )),
+            Condition::NotMatches(p) => Self::NotMatches(PatternSet::from_one(
+                p.compile(&format!("{field}.not_matches"))?,
+            )),
+            Condition::Patterns(list) => Self::Scan(PatternScan::new(
+                PatternSet::compile(list, &format!("{field}.patterns"))?,
+                false,
+            )),
             Condition::QuietFor(d) => Self::QuietFor(*d),
             Condition::AnyOutput => Self::AnyOutput,
             Condition::Json { pointer, test } => Self::Json {
@@ -154,7 +163,10 @@ impl CompiledCondition {
     pub fn evaluate(&mut self, sample: &Sample<'_>) -> Option<Hit> {
         match self {
             Self::Scan(scan) => scan.scan(sample),
-            Self::NotMatches(set) => set.first_hit(sample.text, 0).is_none().then(|| plain(Outcome::Matched)),
+            Self::NotMatches(set) => set
+                .first_hit(sample.text, 0)
+                .is_none()
+                .then(|| plain(Outcome::Matched)),
             Self::QuietFor(window) => (sample.quiet >= *window).then(|| plain(Outcome::Settled)),
             Self::AnyOutput => sample.has_output.then(|| plain(Outcome::AnyOutput)),
             Self::Json { pointer, test } => {
@@ -166,20 +178,31 @@ impl CompiledCondition {
                 };
                 holds.then(|| plain(Outcome::Matched))
             }
-            Self::ExitCode(code) => (sample.observation.exit_code == Some(*code)).then(|| plain(Outcome::Matched)),
+            Self::ExitCode(code) => {
+                (sample.observation.exit_code == Some(*code)).then(|| plain(Outcome::Matched))
+            }
             Self::Any(children) => {
-                let hits: Vec<Option<Hit>> = children.iter_mut().map(|c| c.evaluate(sample)).collect();
+                let hits: Vec<Option<Hit>> =
+                    children.iter_mut().map(|c| c.evaluate(sample)).collect();
                 hits.into_iter().flatten().next()
             }
             Self::All(children) => {
-                let hits: Vec<Option<Hit>> = children.iter_mut().map(|c| c.evaluate(sample)).collect();
+                let hits: Vec<Option<Hit>> =
+                    children.iter_mut().map(|c| c.evaluate(sample)).collect();
                 if hits.iter().any(Option::is_none) {
                     return None;
                 }
                 let hits: Vec<Hit> = hits.into_iter().flatten().collect();
                 let settled = hits.iter().all(|h| h.outcome == Outcome::Settled);
-                let mut first = hits.into_iter().find(|h| h.index.is_some() || !h.lines.is_empty()).unwrap_or_else(|| plain(Outcome::Matched));
-                first.outcome = if settled { Outcome::Settled } else { Outcome::Matched };
+                let mut first = hits
+                    .into_iter()
+                    .find(|h| h.index.is_some() || !h.lines.is_empty())
+                    .unwrap_or_else(|| plain(Outcome::Matched));
+                first.outcome = if settled {
+                    Outcome::Settled
+                } else {
+                    Outcome::Matched
+                };
                 Some(first)
             }
         }
@@ -189,7 +212,9 @@ impl CompiledCondition {
     pub fn matches_text(&self, text: &str) -> bool {
         match self {
             Self::Scan(scan) => scan.matches(text),
-            Self::Any(children) | Self::All(children) => children.iter().any(|c| c.matches_text(text)),
+            Self::Any(children) | Self::All(children) => {
+                children.iter().any(|c| c.matches_text(text))
+            }
             _ => false,
         }
     }
@@ -235,7 +260,9 @@ mod tests {
             "until",
         )
         .unwrap();
-        let hit = c.evaluate(&sample("start\nall done now\n", 6, &obs)).unwrap();
+        let hit = c
+            .evaluate(&sample("start\nall done now\n", 6, &obs))
+            .unwrap();
         assert_eq!(hit.index, Some(1));
         assert_eq!(hit.lines, vec!["all done now"]);
     }
@@ -243,7 +270,9 @@ mod tests {
     #[test]
     fn scan_looks_only_at_new_lines() {
         let obs = Observation::default();
-        let mut c = CompiledCondition::compile(&Condition::Matches(Pattern::literal("ready")), "until").unwrap();
+        let mut c =
+            CompiledCondition::compile(&Condition::Matches(Pattern::literal("ready")), "until")
+                .unwrap();
         assert!(c.evaluate(&sample("ready\nmore", 6, &obs)).is_none());
         // The line holding the new bytes is scanned from its start.
         assert!(c.evaluate(&sample("ready\nmore rea", 12, &obs)).is_none());
@@ -253,7 +282,9 @@ mod tests {
     #[test]
     fn multiline_patterns_look_back() {
         let obs = Observation::default();
-        let mut c = CompiledCondition::compile(&Condition::Matches(Pattern::regex(r"build\nok")), "until").unwrap();
+        let mut c =
+            CompiledCondition::compile(&Condition::Matches(Pattern::regex(r"build\nok")), "until")
+                .unwrap();
         assert!(c.evaluate(&sample("build\nok", 6, &obs)).is_some());
     }
 
@@ -281,7 +312,10 @@ mod tests {
     fn all_needs_every_child() {
         let obs = Observation::text("x").with_exit_code(0);
         let mut c = CompiledCondition::compile(
-            &Condition::All(vec![Condition::ExitCode(0), Condition::Matches(Pattern::literal("ok"))]),
+            &Condition::All(vec![
+                Condition::ExitCode(0),
+                Condition::Matches(Pattern::literal("ok")),
+            ]),
             "until",
         )
         .unwrap();

@@ -27,8 +27,9 @@ mod error;
 mod machine;
 mod pattern;
 mod policy;
-pub mod process;
 mod probe;
+pub mod process;
+pub mod profiles;
 mod result;
 mod resume;
 mod simulate;
@@ -42,12 +43,13 @@ pub use machine::Progress;
 pub use pattern::{Pattern, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext, ProbeError, ProbeMode,
+    probe_fn, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext, ProbeError,
+    ProbeMode,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::ResumeToken;
-pub use simulate::{simulate, Control, Script, ScriptStep, Simulation};
+pub use simulate::{simulate, simulate_json, Control, Script, ScriptStep, Simulation};
 pub use spec::{
-    describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind, MIN_INTERVAL,
-    SPEC_SCHEMA,
+    describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
+    MIN_INTERVAL, SPEC_SCHEMA,
 };

@@ -85,10 +85,20 @@ pub(crate) struct Machine {
 
 impl Machine {
     /// A machine for `spec` whose clock reads `now`; `mode` is the probe's.
-    pub fn new(spec: &Spec, policy: &Policy, mode: ProbeMode, now: Duration) -> Result<Self, SpecError> {
+    pub fn new(
+        spec: &Spec,
+        policy: &Policy,
+        mode: ProbeMode,
+        now: Duration,
+    ) -> Result<Self, SpecError> {
         spec.validate()?;
         let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
-        let anchor = match spec.resume.as_deref().map(ResumeToken::decode).transpose()? {
+        let anchor = match spec
+            .resume
+            .as_deref()
+            .map(ResumeToken::decode)
+            .transpose()?
+        {
             Some(ResumeToken::Lines { lines }) => Some(lines.join("\n")),
             _ => None,
         };
@@ -284,7 +294,10 @@ impl Machine {
         if observation.gone {
             return self.finish_woken(now, woken, Outcome::Gone, None, Vec::new());
         }
-        if self.last_progress.is_none_or(|at| now - at >= self.progress_every) {
+        if self
+            .last_progress
+            .is_none_or(|at| now - at >= self.progress_every)
+        {
             self.last_progress = Some(now);
             self.progress = Some(Progress {
                 samples: self.samples,
@@ -301,7 +314,10 @@ impl Machine {
         }
         let until = now + self.interval;
         if let Some(backoff) = self.backoff {
-            self.interval = self.interval.mul_f64(backoff.factor).min(backoff.max_interval);
+            self.interval = self
+                .interval
+                .mul_f64(backoff.factor)
+                .min(backoff.max_interval);
         }
         self.state = State::Sleeping { until };
         if now >= self.deadline {
@@ -327,7 +343,14 @@ impl Machine {
         self.finish(now, Outcome::Timeout, None, Vec::new(), None)
     }
 
-    fn finish_woken(&mut self, now: Duration, woken: bool, outcome: Outcome, index: Option<usize>, lines: Vec<String>) -> Step {
+    fn finish_woken(
+        &mut self,
+        now: Duration,
+        woken: bool,
+        outcome: Outcome,
+        index: Option<usize>,
+        lines: Vec<String>,
+    ) -> Step {
         let step = self.finish(now, outcome, index, lines, None);
         match step {
             Step::Done(mut result) => {
@@ -349,7 +372,8 @@ impl Machine {
         self.state = State::Done;
         let display = self.view.display();
         let tail = tail_of(display, self.tail.lines, self.tail.bytes);
-        let matched_lines = tail_of(&matched_lines.join("\n"), self.tail.lines, self.tail.bytes).lines;
+        let matched_lines =
+            tail_of(&matched_lines.join("\n"), self.tail.lines, self.tail.bytes).lines;
         Step::Done(Box::new(WaitResult {
             outcome,
             matched_index,
@@ -376,5 +400,8 @@ fn millis(d: Duration) -> u64 {
 }
 
 fn last_line(text: &str) -> Option<String> {
-    text.lines().rev().find(|l| !l.trim().is_empty()).map(|l| l.chars().take(200).collect())
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.chars().take(200).collect())
 }

@@ -52,7 +52,11 @@ impl Pattern {
     /// Compiles the pattern; `field` names it in the error.
     pub(crate) fn compile(&self, field: &str) -> Result<CompiledPattern, SpecError> {
         if self.text.is_empty() {
-            return Err(SpecError::new(field, Rule::Empty, "a pattern must not be empty"));
+            return Err(SpecError::new(
+                field,
+                Rule::Empty,
+                "a pattern must not be empty",
+            ));
         }
         if self.text.len() > MAX_PATTERN_BYTES {
             return Err(SpecError::new(
@@ -77,7 +81,10 @@ impl Pattern {
                 SpecError::new(
                     field,
                     Rule::InvalidRegex,
-                    format!("not a valid regular expression: {}", one_line(&e.to_string())),
+                    format!(
+                        "not a valid regular expression: {}",
+                        one_line(&e.to_string())
+                    ),
                 )
             })?;
         let spans_lines = can_match_newline(&source, !self.case_sensitive);
@@ -113,8 +120,14 @@ fn can_match_newline(source: &str, case_insensitive: bool) -> bool {
 fn hir_has_newline(hir: &Hir) -> bool {
     match hir.kind() {
         HirKind::Literal(lit) => lit.0.contains(&b'\n'),
-        HirKind::Class(Class::Unicode(class)) => class.ranges().iter().any(|r| r.start() <= '\n' && '\n' <= r.end()),
-        HirKind::Class(Class::Bytes(class)) => class.ranges().iter().any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Class(Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Class(Class::Bytes(class)) => class
+            .ranges()
+            .iter()
+            .any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
         HirKind::Repetition(rep) => hir_has_newline(&rep.sub),
         HirKind::Capture(cap) => hir_has_newline(&cap.sub),
         HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(hir_has_newline),
@@ -183,13 +196,15 @@ mod tests {
 
     #[test]
     fn case_insensitive_matches_other_case() {
-        let set = PatternSet::compile(&[Pattern::literal("Ready").case_insensitive()], "p").unwrap();
+        let set =
+            PatternSet::compile(&[Pattern::literal("Ready").case_insensitive()], "p").unwrap();
         assert_eq!(set.first_hit("all READY now", 0).unwrap().start, 4);
     }
 
     #[test]
     fn lowest_index_wins_within_a_set() {
-        let set = PatternSet::compile(&[Pattern::literal("b"), Pattern::literal("a")], "p").unwrap();
+        let set =
+            PatternSet::compile(&[Pattern::literal("b"), Pattern::literal("a")], "p").unwrap();
         assert_eq!(set.first_hit("a b", 0).unwrap().index, 0);
     }
 
@@ -205,7 +220,8 @@ mod tests {
 
     #[test]
     fn bad_patterns_name_the_field() {
-        let err = PatternSet::compile(&[Pattern::regex("ok"), Pattern::regex("(")], "stop").unwrap_err();
+        let err =
+            PatternSet::compile(&[Pattern::regex("ok"), Pattern::regex("(")], "stop").unwrap_err();
         assert_eq!(err.field, "stop[1]");
         assert_eq!(err.rule, Rule::InvalidRegex);
         let err = Pattern::literal("").compile("until.matches").unwrap_err();

@@ -46,9 +46,19 @@ impl ResumeToken {
 
     /// Reads a token made by [`ResumeToken::encode`].
     pub fn decode(text: &str) -> Result<Self, SpecError> {
-        let bad = |why: &str| SpecError::new("resume", Rule::InvalidResume, format!("not a resume token of this library: {why}"));
-        let body = text.strip_prefix(PREFIX).ok_or_else(|| bad("unknown prefix"))?;
-        let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| bad("not base64"))?;
+        let bad = |why: &str| {
+            SpecError::new(
+                "resume",
+                Rule::InvalidResume,
+                format!("not a resume token of this library: {why}"),
+            )
+        };
+        let body = text
+            .strip_prefix(PREFIX)
+            .ok_or_else(|| bad("unknown prefix"))?;
+        let json = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|_| bad("not base64"))?;
         serde_json::from_slice(&json).map_err(|_| bad("damaged content"))
     }
 }

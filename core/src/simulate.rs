@@ -76,6 +76,10 @@ struct RawStep {
     after_ms: u64,
     #[serde(default)]
     text: Option<String>,
+    /// Appends this many `x` bytes to `text`: large outputs without large
+    /// vector files.
+    #[serde(default)]
+    fill: usize,
     #[serde(default)]
     json: Option<serde_json::Value>,
     #[serde(default)]
@@ -97,7 +101,7 @@ struct RawControl {
 
 impl Script {
     /// Reads the JSON form used by `tests/vectors`: `steps` of
-    /// `{after_ms, text | json | error | hang, exit_code?, gone?}`,
+    /// `{after_ms, text | json | error | hang, fill?, exit_code?, gone?}`,
     /// `mode` (`snapshot` or `stream`), `controls` of `{at_ms, action}`.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         let value: serde_json::Value =
@@ -131,7 +135,7 @@ impl Script {
                 } else {
                     let mut obs = match s.json {
                         Some(json) => Observation::json(json),
-                        None => Observation::text(s.text.unwrap_or_default()),
+                        None => Observation::text(s.text.unwrap_or_default() + &"x".repeat(s.fill)),
                     };
                     obs.exit_code = s.exit_code;
                     obs.gone = s.gone;
@@ -148,7 +152,11 @@ impl Script {
             .into_iter()
             .map(|c| (Duration::from_millis(c.at_ms), c.action))
             .collect();
-        Ok(Self { mode, steps, controls })
+        Ok(Self {
+            mode,
+            steps,
+            controls,
+        })
     }
 }
 
@@ -164,7 +172,11 @@ impl Script {
 /// ```
 pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulation, SpecError> {
     if script.steps.is_empty() {
-        return Err(SpecError::new("script.steps", crate::error::Rule::Empty, "needs at least one step"));
+        return Err(SpecError::new(
+            "script.steps",
+            crate::error::Rule::Empty,
+            "needs at least one step",
+        ));
     }
     let mut machine = Machine::new(spec, policy, script.mode, Duration::ZERO)?;
     let mut controls = script.controls.clone();
@@ -201,7 +213,10 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
         let control_at = controls.peek().map(|(at, _)| *at);
         let timer_at = machine.next_timer();
         // Ties: an answer first, then a host action, then the timer.
-        let next = [answer_at, control_at, timer_at].into_iter().flatten().min();
+        let next = [answer_at, control_at, timer_at]
+            .into_iter()
+            .flatten()
+            .min();
         let Some(next) = next else {
             unreachable!("a running wait always has a deadline");
         };
@@ -221,4 +236,84 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
             machine.on_timer(now)
         };
     }
+}
+
+/// Runs one test vector (JSON) on virtual time. A vector names either a
+/// `spec` (with an optional `policy` of `max_wait_ceiling_ms` and
+/// `output_cap_bytes`) or a `profile` with its `arguments`, plus a
+/// `script`. The answer holds `result` (the engine's result JSON),
+/// `call_starts_ms` and `progress`, and for a profile its `output` or its
+/// `tool_error` (`code` and `message`). Every binding runs the shared
+/// vectors through this, so all languages answer identically.
+///
+/// ```
+/// let answer = waitfor::simulate_json(&serde_json::json!({
+///     "spec": {"until": {"matches": "ok"}, "interval_ms": 100},
+///     "script": {"steps": [{"text": "no"}, {"text": "ok"}]}
+/// })).unwrap();
+/// assert_eq!(answer["result"]["elapsed_ms"], 100);
+/// ```
+pub fn simulate_json(vector: &serde_json::Value) -> Result<serde_json::Value, SpecError> {
+    use crate::profiles::{self, Host, ToolError};
+    let (spec, policy, render) = match vector.get("profile").and_then(|p| p.as_str()) {
+        Some(profile) => {
+            let args = vector.get("arguments").cloned().unwrap_or_default();
+            match profiles::prepare(profile, &args, &Host::default()) {
+                Ok(prepared) => (prepared.spec, prepared.policy, Some(prepared.render)),
+                Err(err) => return Ok(serde_json::json!({ "tool_error": tool_error_json(&err) })),
+            }
+        }
+        None => {
+            let spec = Spec::from_value(vector.get("spec").unwrap_or(&serde_json::Value::Null))?;
+            (spec, policy_from(vector.get("policy"))?, None)
+        }
+    };
+    let script = Script::from_value(vector.get("script").unwrap_or(&serde_json::Value::Null))?;
+    let sim = simulate(&spec, &policy, &script)?;
+    let mut answer = serde_json::json!({
+        "result": sim.result.to_json(),
+        "call_starts_ms": sim.call_starts_ms,
+        "progress": sim.progress,
+    });
+    if let Some(render) = render {
+        match render(&sim.result) {
+            Ok(output) => answer["output"] = output,
+            Err(err) => answer["tool_error"] = tool_error_json(&err),
+        }
+    }
+    fn tool_error_json(err: &ToolError) -> serde_json::Value {
+        let mut json = serde_json::json!({"code": err.code(), "message": err.to_string()});
+        if let ToolError::InvalidArguments(spec) = err {
+            json["field"] = spec.field.clone().into();
+            json["rule"] = serde_json::to_value(spec.rule).unwrap_or_default();
+        }
+        json
+    }
+    Ok(answer)
+}
+
+fn policy_from(value: Option<&serde_json::Value>) -> Result<Policy, SpecError> {
+    let mut policy = Policy::default();
+    let Some(value) = value else {
+        return Ok(policy);
+    };
+    let field = |name: &str| -> Result<Option<u64>, SpecError> {
+        match value.get(name) {
+            None => Ok(None),
+            Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
+                SpecError::new(
+                    format!("policy.{name}"),
+                    crate::error::Rule::NotPositive,
+                    "must be a positive integer",
+                )
+            }),
+        }
+    };
+    if let Some(ms) = field("max_wait_ceiling_ms")? {
+        policy.max_wait_ceiling = Duration::from_millis(ms);
+    }
+    if let Some(bytes) = field("output_cap_bytes")? {
+        policy.output_cap = usize::try_from(bytes).unwrap_or(usize::MAX);
+    }
+    Ok(policy)
 }

@@ -87,7 +87,12 @@ impl WaitHandle {
             }
             match deadline {
                 Some(deadline) => {
-                    if self.slot.ready.wait_until(&mut result, deadline).timed_out() {
+                    if self
+                        .slot
+                        .ready
+                        .wait_until(&mut result, deadline)
+                        .timed_out()
+                    {
                         return result.take();
                     }
                 }

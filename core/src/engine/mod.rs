@@ -198,7 +198,11 @@ impl Default for Engine {
 }
 
 fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, SpecError> {
-    let resume = spec.resume.as_deref().map(ResumeToken::decode).transpose()?;
+    let resume = spec
+        .resume
+        .as_deref()
+        .map(ResumeToken::decode)
+        .transpose()?;
     Ok(match builtin {
         ProbeSpec::Command { argv, cwd, stderr } => Box::new(crate::probe::CommandProbe::new(
             argv.clone(),

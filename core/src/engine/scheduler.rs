@@ -4,7 +4,7 @@
 use super::handle::Slot;
 use super::workers::Workers;
 use crate::cancel::CancelToken;
-use crate::machine::{Machine, Progress, ProbeCall, Step};
+use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -126,7 +126,8 @@ impl Scheduler {
             }
             Msg::ProbeDone { id, call, result } => {
                 let step = self.waits.get_mut(&id).and_then(|a| {
-                    (a.call == call && a.machine.is_probing()).then(|| a.machine.on_probe(now, result))
+                    (a.call == call && a.machine.is_probing())
+                        .then(|| a.machine.on_probe(now, result))
                 });
                 self.report_progress(id);
                 self.apply(id, step);
@@ -168,18 +169,25 @@ impl Scheduler {
     }
 
     fn arm_sample_timer(&mut self, id: u64) {
-        let Some(active) = self.waits.get_mut(&id) else { return };
-        let Some(until) = active.machine.sleeping_until() else { return };
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        let Some(until) = active.machine.sleeping_until() else {
+            return;
+        };
         let seq = self.next_seq;
         self.next_seq += 1;
         active.timer_seq = seq;
         let grain = TIMER_GRAIN.as_nanos();
         let rounded = Duration::from_nanos((until.as_nanos().div_ceil(grain) * grain) as u64);
-        self.timers.push(Reverse((rounded.min(active.machine.deadline()), id, seq)));
+        self.timers
+            .push(Reverse((rounded.min(active.machine.deadline()), id, seq)));
     }
 
     fn start_call(&mut self, id: u64, call: ProbeCall) {
-        let Some(active) = self.waits.get_mut(&id) else { return };
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
         active.call = call.sample;
         active.timer_seq = 0;
         active.call_cancel = CancelToken::new();
@@ -203,8 +211,12 @@ impl Scheduler {
     }
 
     fn report_progress(&mut self, id: u64) {
-        let Some(active) = self.waits.get_mut(&id) else { return };
-        if let (Some(progress), Some(report)) = (active.machine.take_progress(), &active.on_progress) {
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        if let (Some(progress), Some(report)) =
+            (active.machine.take_progress(), &active.on_progress)
+        {
             let report = report.clone();
             // Reported on a worker: a slow host callback never stalls others.
             self.workers.submit(Box::new(move || report(&progress)));
@@ -212,7 +224,9 @@ impl Scheduler {
     }
 
     fn finish(&mut self, id: u64, mut result: WaitResult) {
-        let Some(mut active) = self.waits.remove(&id) else { return };
+        let Some(mut active) = self.waits.remove(&id) else {
+            return;
+        };
         active.call_cancel.cancel();
         if active.resumable {
             let token = match active.mode {
@@ -243,14 +257,20 @@ impl Scheduler {
     fn compact_timers(&mut self) {
         if self.timers.len() > 1024 && self.timers.len() > 4 * (self.waits.len() + 1) {
             let waits = &self.waits;
-            self.timers
-                .retain(|Reverse((_, id, seq))| waits.get(id).is_some_and(|a| *seq == 0 || *seq == a.timer_seq));
+            self.timers.retain(|Reverse((_, id, seq))| {
+                waits
+                    .get(id)
+                    .is_some_and(|a| *seq == 0 || *seq == a.timer_seq)
+            });
         }
     }
 }
 
 /// Calls the probe, turning a panic into a probe error.
-fn call_probe(probe: &Mutex<Box<dyn Probe>>, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+fn call_probe(
+    probe: &Mutex<Box<dyn Probe>>,
+    ctx: &ProbeContext,
+) -> Result<Observation, ProbeError> {
     let mut probe = probe.lock();
     std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx))).unwrap_or_else(|panic| {
         let what = panic

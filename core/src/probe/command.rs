@@ -40,12 +40,15 @@ impl Probe for CommandProbe {
         // One byte past the cap is enough for the engine to see the breach.
         self.options.output_cap = ctx.output_cap.saturating_add(1);
         self.options.over_cap = OverCap::KeepHead;
-        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel).map_err(|e| match e {
-            RunError::TimedOut { .. } | RunError::Cancelled { .. } => {
-                ProbeError::new(format!("`{}` did not finish in time and was killed", self.name()))
-            }
-            other => ProbeError::new(other.to_string()),
-        })?;
+        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel).map_err(
+            |e| match e {
+                RunError::TimedOut { .. } | RunError::Cancelled { .. } => ProbeError::new(format!(
+                    "`{}` did not finish in time and was killed",
+                    self.name()
+                )),
+                other => ProbeError::new(other.to_string()),
+            },
+        )?;
         let mut bytes = output.stdout;
         let json = serde_json::from_slice(&bytes).ok();
         if self.stderr {

@@ -72,7 +72,9 @@ impl FileProbe {
         };
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
         let offset = match (self.started, self.start_at.take()) {
-            (_, Some((dev, ino, offset))) if dev == meta.dev() && ino == meta.ino() => offset.min(meta.len()),
+            (_, Some((dev, ino, offset))) if dev == meta.dev() && ino == meta.ino() => {
+                offset.min(meta.len())
+            }
             (_, Some(_)) => 0,
             (false, None) => meta.len(),
             (true, None) => 0,
@@ -90,8 +92,17 @@ impl FileProbe {
     }
 
     /// Reads from the followed file's offset to its end, at most `limit`.
-    fn read_new(&self, followed: &mut Followed, limit: usize, out: &mut Vec<u8>) -> Result<(), ProbeError> {
-        let len = followed.file.metadata().map_err(|e| self.error("cannot stat", e))?.len();
+    fn read_new(
+        &self,
+        followed: &mut Followed,
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ProbeError> {
+        let len = followed
+            .file
+            .metadata()
+            .map_err(|e| self.error("cannot stat", e))?
+            .len();
         if len < followed.offset {
             // Truncated: what is there now was written after the cut.
             followed.offset = 0;

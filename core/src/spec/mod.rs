@@ -296,7 +296,10 @@ pub fn describe(condition: &Condition) -> String {
     match condition {
         Condition::Matches(p) => format!("matches {}", pattern(p)),
         Condition::NotMatches(p) => format!("not_matches {}", pattern(p)),
-        Condition::Patterns(ps) => format!("patterns [{}]", ps.iter().map(pattern).collect::<Vec<_>>().join(", ")),
+        Condition::Patterns(ps) => format!(
+            "patterns [{}]",
+            ps.iter().map(pattern).collect::<Vec<_>>().join(", ")
+        ),
         Condition::QuietFor(d) => format!("quiet_for {} ms", d.as_millis()),
         Condition::AnyOutput => "any_output".to_string(),
         Condition::Json { pointer, test } => match test {

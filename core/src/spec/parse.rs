@@ -1,8 +1,6 @@
 //! JSON form of the spec: serde types close to the wire, then conversion.
 
-use super::{
-    Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
-};
+use super::{Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use serde::Deserialize;
@@ -116,14 +114,18 @@ struct PatternDefaults {
 }
 
 pub(super) fn parse(text: &str) -> Result<Spec, SpecError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| SpecError::from_serde(String::new(), &e))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| SpecError::from_serde(String::new(), &e))?;
     parse_value(&value)
 }
 
 pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
     if !value.is_object() {
-        return Err(SpecError::new("", Rule::WrongType, "a spec must be a JSON object"));
+        return Err(SpecError::new(
+            "",
+            Rule::WrongType,
+            "a spec must be a JSON object",
+        ));
     }
     let raw: RawSpec = serde_path_to_error::deserialize(value)
         .map_err(|e| SpecError::from_serde(e.path().to_string(), e.inner()))?;
@@ -184,9 +186,14 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
 
 fn positive(n: i64, field: &str) -> Result<usize, SpecError> {
     if n <= 0 {
-        return Err(SpecError::new(field, Rule::NotPositive, format!("must be greater than 0, got {n}")));
+        return Err(SpecError::new(
+            field,
+            Rule::NotPositive,
+            format!("must be greater than 0, got {n}"),
+        ));
     }
-    usize::try_from(n).map_err(|_| SpecError::new(field, Rule::OutOfRange, format!("{n} is too large")))
+    usize::try_from(n)
+        .map_err(|_| SpecError::new(field, Rule::OutOfRange, format!("{n} is too large")))
 }
 
 fn millis(ms: i64, field: &str) -> Result<Duration, SpecError> {
@@ -208,10 +215,17 @@ fn pattern(raw: RawPattern, defaults: PatternDefaults) -> Pattern {
     }
 }
 
-fn deserialize_at<T: serde::de::DeserializeOwned>(value: &Value, field: &str) -> Result<T, SpecError> {
+fn deserialize_at<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    field: &str,
+) -> Result<T, SpecError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let inner = e.path().to_string();
-        let path = if inner == "." { field.to_string() } else { format!("{field}.{inner}") };
+        let path = if inner == "." {
+            field.to_string()
+        } else {
+            format!("{field}.{inner}")
+        };
         SpecError::from_serde(path, e.inner())
     })
 }
@@ -221,9 +235,17 @@ const CONDITION_KEYS: &str =
 
 /// Conditions are objects with exactly one key naming the kind, so the
 /// error can say which key was wrong instead of serde's generic message.
-fn parse_condition(value: &Value, field: &str, defaults: PatternDefaults) -> Result<Condition, SpecError> {
+fn parse_condition(
+    value: &Value,
+    field: &str,
+    defaults: PatternDefaults,
+) -> Result<Condition, SpecError> {
     let object = value.as_object().ok_or_else(|| {
-        SpecError::new(field, Rule::WrongType, format!("a condition must be an object with one of: {CONDITION_KEYS}"))
+        SpecError::new(
+            field,
+            Rule::WrongType,
+            format!("a condition must be an object with one of: {CONDITION_KEYS}"),
+        )
     })?;
     let (key, inner) = single_entry(object, field)?;
     let at = format!("{field}.{key}");
@@ -237,14 +259,20 @@ fn parse_condition(value: &Value, field: &str, defaults: PatternDefaults) -> Res
         "quiet_for_ms" => Condition::QuietFor(millis(deserialize_at(inner, &at)?, &at)?),
         "any_output" => match inner {
             Value::Bool(true) => Condition::AnyOutput,
-            _ => return Err(SpecError::new(at, Rule::WrongType, "any_output takes the value true")),
+            _ => {
+                return Err(SpecError::new(
+                    at,
+                    Rule::WrongType,
+                    "any_output takes the value true",
+                ))
+            }
         },
         "json" => parse_json_test(inner, &at)?,
         "exit_code" => Condition::ExitCode(deserialize_at(inner, &at)?),
         "any" | "all" => {
-            let list = inner
-                .as_array()
-                .ok_or_else(|| SpecError::new(&at, Rule::WrongType, "expected a list of conditions"))?;
+            let list = inner.as_array().ok_or_else(|| {
+                SpecError::new(&at, Rule::WrongType, "expected a list of conditions")
+            })?;
             let children = list
                 .iter()
                 .enumerate()
@@ -267,7 +295,10 @@ fn parse_condition(value: &Value, field: &str, defaults: PatternDefaults) -> Res
     Ok(condition)
 }
 
-fn single_entry<'a>(object: &'a Map<String, Value>, field: &str) -> Result<(&'a String, &'a Value), SpecError> {
+fn single_entry<'a>(
+    object: &'a Map<String, Value>,
+    field: &str,
+) -> Result<(&'a String, &'a Value), SpecError> {
     let mut entries = object.iter();
     match (entries.next(), entries.next()) {
         (Some(entry), None) => Ok(entry),
@@ -281,7 +312,11 @@ fn single_entry<'a>(object: &'a Map<String, Value>, field: &str) -> Result<(&'a 
             Rule::Conflict,
             format!(
                 "a condition has exactly one key, got {}; combine conditions with any or all",
-                object.keys().map(String::as_str).collect::<Vec<_>>().join(", ")
+                object
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )),
     }

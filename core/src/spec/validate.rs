@@ -14,7 +14,11 @@ pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
         return Err(SpecError::new(
             "interval_ms",
             Rule::OutOfRange,
-            format!("must be at least {} ms, got {} ms", MIN_INTERVAL.as_millis(), spec.interval.as_millis()),
+            format!(
+                "must be at least {} ms, got {} ms",
+                MIN_INTERVAL.as_millis(),
+                spec.interval.as_millis()
+            ),
         ));
     }
     if spec.interval >= spec.max_wait {
@@ -33,7 +37,10 @@ pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
             return Err(SpecError::new(
                 "backoff.factor",
                 Rule::OutOfRange,
-                format!("must be a finite number of at least 1, got {}", backoff.factor),
+                format!(
+                    "must be a finite number of at least 1, got {}",
+                    backoff.factor
+                ),
             ));
         }
         if backoff.max_interval < spec.interval {
@@ -85,7 +92,11 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
         }
         ProbeSpec::File { path } => {
             if path.is_empty() {
-                return Err(SpecError::new("probe.file.path", Rule::Empty, "must not be empty"));
+                return Err(SpecError::new(
+                    "probe.file.path",
+                    Rule::Empty,
+                    "must not be empty",
+                ));
             }
         }
     }
@@ -94,7 +105,11 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
 
 /// Rules that span fields: list sizes, quiet windows against the limit,
 /// pointer syntax. Pattern syntax is checked by compiling.
-fn check_condition(condition: &Condition, field: &str, max_wait: Duration) -> Result<(), SpecError> {
+fn check_condition(
+    condition: &Condition,
+    field: &str,
+    max_wait: Duration,
+) -> Result<(), SpecError> {
     match condition {
         Condition::Patterns(list) if list.is_empty() => Err(SpecError::new(
             format!("{field}.patterns"),

@@ -230,7 +230,12 @@ mod tests {
 
     #[test]
     fn seeded_anchor_makes_the_first_sample_comparable() {
-        let mut v = View::new(ViewKind::Fresh, ProbeMode::Snapshot, 1 << 20, Some("a\nb".into()));
+        let mut v = View::new(
+            ViewKind::Fresh,
+            ProbeMode::Snapshot,
+            1 << 20,
+            Some("a\nb".into()),
+        );
         v.update("a\nb\nc".into());
         assert_eq!(v.text(), "\nc");
     }

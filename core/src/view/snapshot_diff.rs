@@ -70,12 +70,18 @@ mod tests {
     #[test]
     fn scrolling_window_keeps_only_new_lines() {
         assert_eq!(diff("1\n2\n3", "2\n3\n4"), Change::Scrolled("\n4".into()));
-        assert_eq!(diff("1\n2\n3", "3\n4\n5"), Change::Scrolled("\n4\n5".into()));
+        assert_eq!(
+            diff("1\n2\n3", "3\n4\n5"),
+            Change::Scrolled("\n4\n5".into())
+        );
     }
 
     #[test]
     fn scrolled_partial_line() {
-        assert_eq!(diff("1\n2\n$ ", "2\n$ ls\nfile"), Change::Scrolled("ls\nfile".into()));
+        assert_eq!(
+            diff("1\n2\n$ ", "2\n$ ls\nfile"),
+            Change::Scrolled("ls\nfile".into())
+        );
     }
 
     #[test]
@@ -85,9 +91,15 @@ mod tests {
 
     #[test]
     fn repeated_identical_line_counts_as_new() {
-        assert_eq!(diff("x\nready", "x\nready\nready"), Change::Appended("\nready"));
+        assert_eq!(
+            diff("x\nready", "x\nready\nready"),
+            Change::Appended("\nready")
+        );
         // A scrolling window of height 2 showing the same line again.
-        assert_eq!(diff("x\nready", "ready\nready"), Change::Scrolled("\nready".into()));
+        assert_eq!(
+            diff("x\nready", "ready\nready"),
+            Change::Scrolled("\nready".into())
+        );
     }
 
     #[test]

@@ -1,0 +1,98 @@
+//! Seed profiles: each tool libwaitfor stands in for, with its exact input
+//! schema, output schema and semantics, mapped onto the one engine.
+//!
+//! A host registers [`definitions`] with its MCP server and passes each
+//! call's arguments to [`call`] (or [`prepare`], to run the wait itself
+//! with progress and cancellation).
+
+mod aura;
+mod builtin_tools;
+mod tool;
+
+pub use tool::{Host, ToolCaller, ToolDefinition, ToolError};
+
+use crate::engine::{Engine, WaitOptions};
+use crate::policy::Policy;
+use crate::probe::Probe;
+use crate::result::WaitResult;
+use crate::spec::Spec;
+use serde_json::Value;
+
+/// Turns the engine's result into the profile's output JSON.
+pub type Render = Box<dyn Fn(&WaitResult) -> Result<Value, ToolError> + Send + Sync>;
+
+/// A profile call made ready to run: the wait, its probe, the profile's
+/// policy, and how to render the result.
+pub struct Prepared {
+    /// The wait, validated.
+    pub spec: Spec,
+    /// The probe the profile uses.
+    pub probe: Box<dyn Probe>,
+    /// The profile's limits (ceiling, output cap).
+    pub policy: Policy,
+    /// Renders the result as the profile's output.
+    pub render: Render,
+}
+
+impl Prepared {
+    /// Runs the wait on the global engine and renders its result.
+    pub fn run(self, options: WaitOptions) -> Result<Value, ToolError> {
+        let options = options.policy(self.policy);
+        let handle = Engine::global().start_with(self.spec, Some(self.probe), options)?;
+        (self.render)(&handle.wait())
+    }
+}
+
+struct Entry {
+    id: &'static str,
+    definition: fn() -> Value,
+    prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
+}
+
+const PROFILES: &[Entry] = &[Entry {
+    id: aura::PROFILE,
+    definition: aura::definition,
+    prepare: aura::prepare,
+}];
+
+/// Every profile's MCP tool definition.
+pub fn definitions() -> Vec<ToolDefinition> {
+    PROFILES
+        .iter()
+        .map(|p| ToolDefinition {
+            profile: p.id,
+            tool: (p.definition)(),
+        })
+        .collect()
+}
+
+/// Validates a call's arguments and makes it ready to run.
+///
+/// ```
+/// use waitfor::profiles::{prepare, Host};
+/// let err = prepare("aura/wait_for", &serde_json::json!({"probe": {"tool": ""}, "until": {"matches": "x"}}), &Host::default());
+/// assert_eq!(err.err().unwrap().code(), "invalid_arguments");
+/// ```
+pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    let entry = PROFILES
+        .iter()
+        .find(|p| p.id == profile)
+        .ok_or_else(|| ToolError::UnknownProfile(profile.to_string()))?;
+    (entry.prepare)(args, host)
+}
+
+/// Runs a profile call to its end on the global engine.
+///
+/// ```
+/// use waitfor::profiles::{call, Host};
+/// let args = serde_json::json!({
+///     "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
+///     "until": {"matches": "Running"},
+///     "poll_sec": 1, "max_wait_sec": 10
+/// });
+/// let out = call("aura/wait_for", &args, &Host::default()).unwrap();
+/// assert_eq!(out["reason"], "matched");
+/// ```
+pub fn call(profile: &str, args: &Value, host: &Host) -> Result<Value, ToolError> {
+    prepare(profile, args, host)?.run(WaitOptions::default())
+}

@@ -1,0 +1,87 @@
+//! What every profile shares: tool definitions, errors, the host context.
+
+use crate::error::SpecError;
+use crate::probe::{ProbeContext, ProbeError};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// An MCP tool definition, ready to register with any MCP server SDK.
+///
+/// ```
+/// let defs = waitfor::profiles::definitions();
+/// let aura = defs.iter().find(|d| d.profile == "aura/wait_for").unwrap();
+/// assert_eq!(aura.tool["name"], "wait_for");
+/// assert!(aura.tool["inputSchema"].is_object());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// The library's name for the profile (`family/tool`), unique.
+    pub profile: &'static str,
+    /// The MCP tool object: `name`, `title`, `description`, `inputSchema`,
+    /// `outputSchema`, `annotations`.
+    pub tool: Value,
+}
+
+/// Why a profile call gave no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// No profile of that name.
+    #[error("unknown profile `{0}`")]
+    UnknownProfile(String),
+    /// The arguments broke a rule of the tool's input schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(#[from] SpecError),
+    /// The wait ran and could not finish normally (the probe failed, its
+    /// output went over the cap, ...). MCP servers return it as a tool
+    /// result with `isError: true`.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl ToolError {
+    /// A stable code for bindings: `unknown_profile`, `invalid_arguments`,
+    /// `runtime`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownProfile(_) => "unknown_profile",
+            Self::InvalidArguments(_) => "invalid_arguments",
+            Self::Runtime(_) => "runtime",
+        }
+    }
+}
+
+/// Calls another tool of the host's server: the probe of the generic
+/// `wait_for` profile. Called on a worker thread, with the call's budget
+/// and cancel token in `ctx`.
+///
+/// ```
+/// use waitfor::profiles::ToolCaller;
+/// use waitfor::{ProbeContext, ProbeError};
+/// struct Echo;
+/// impl ToolCaller for Echo {
+///     fn call_tool(&self, name: &str, args: &serde_json::Value, _ctx: &ProbeContext) -> Result<String, ProbeError> {
+///         Ok(format!("{name} {args}"))
+///     }
+/// }
+/// ```
+pub trait ToolCaller: Send + Sync + 'static {
+    /// Runs tool `name` with `args` and returns its text output.
+    fn call_tool(&self, name: &str, args: &Value, ctx: &ProbeContext)
+        -> Result<String, ProbeError>;
+}
+
+/// What a host lends to profile calls.
+///
+/// ```
+/// let host = waitfor::profiles::Host::default();
+/// assert!(host.tools.is_none());
+/// ```
+#[derive(Clone, Default)]
+pub struct Host {
+    /// The host's tools for `wait_for` probes; `None` offers the built-in
+    /// `run_command` and `read_file` tools.
+    pub tools: Option<Arc<dyn ToolCaller>>,
+    /// Overrides the profile's own ceiling on the time limit.
+    pub max_wait_ceiling: Option<std::time::Duration>,
+}
