@@ -2,5 +2,6 @@
 
 mod cancel;
 pub mod duration;
+pub mod ouro;
 
 pub use cancel::CancelToken;
