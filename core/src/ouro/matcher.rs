@@ -186,6 +186,20 @@ impl EventMatcher {
     /// assert!(err.to_string().starts_with("type:"));
     /// ```
     pub fn from_json(v: &Value) -> Result<EventMatcher, MatchError> {
+        // serde would also take a struct as an array of its fields in order;
+        // a spec is only ever an object.
+        let shape = |field: String| MatchError::Shape {
+            field,
+            message: "must be an object".into(),
+        };
+        let Some(obj) = v.as_object() else {
+            return Err(shape(".".into()));
+        };
+        if let Some(Value::Array(conditions)) = obj.get("data") {
+            if let Some(i) = conditions.iter().position(|c| !c.is_object()) {
+                return Err(shape(format!("data[{i}]")));
+            }
+        }
         let spec: EventMatchSpec =
             serde_path_to_error::deserialize(v).map_err(|e| MatchError::Shape {
                 field: e.path().to_string(),
