@@ -445,3 +445,14 @@ fn a_concurrent_writer_loses_and_repeats_nothing() {
     writer.join().unwrap();
     assert_eq!(seen, (0..500).collect::<Vec<_>>());
 }
+
+#[test]
+fn an_unbounded_read_limit_does_not_overflow() {
+    let dir = TempDir::new("unbounded");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("a", "one") + &line("a", "two")));
+    let source = JsonlSource::new(&path).with_max_read_bytes(u64::MAX);
+    let first = source.read(None).unwrap();
+    let again = source.read(Some(&first.events[0].cursor)).unwrap();
+    assert_eq!(summaries(&again), ["two"]);
+}

@@ -294,7 +294,7 @@ impl JsonlSource {
             .map_err(|e| self.io(e))?;
         let mut bytes = Vec::new();
         file.by_ref()
-            .take(from - window_start + self.max_read_bytes)
+            .take((from - window_start).saturating_add(self.max_read_bytes))
             .read_to_end(&mut bytes)
             .map_err(|e| self.io(e))?;
         let base = (from - window_start) as usize;
