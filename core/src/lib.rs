@@ -25,6 +25,7 @@ pub mod duration;
 mod engine;
 mod error;
 mod machine;
+pub mod ouro;
 mod pattern;
 mod policy;
 mod probe;

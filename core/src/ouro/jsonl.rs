@@ -1,0 +1,536 @@
+//! The built-in event source: an append-only JSON Lines file, one event per
+//! line, read after a [`JsonlCursor`].
+//!
+//! A line is an object with string fields `type`, `at`, `by` and `summary`,
+//! an optional `target` (any JSON, `null` when absent) and an optional
+//! `data` object. Other fields are ignored, and so is a `cursor` field: each
+//! event's cursor is the position right after its line. Blank lines are
+//! skipped silently.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::clock::rfc3339;
+use super::cursor::{window_hash, JsonlCursor, WINDOW};
+use super::envelope::{AxEvent, Fresh};
+
+/// Event types that end a wait with `gone` by default: what was awaited was
+/// deleted, left, closed, or says outright that it is gone.
+///
+/// ```
+/// assert!(waitfor::ouro::DEFAULT_TERMINAL_TYPES.contains(&"closed"));
+/// ```
+pub const DEFAULT_TERMINAL_TYPES: [&str; 4] = ["deleted", "left", "closed", "gone"];
+
+/// The most bytes one read takes by default (8 MiB); the rest waits for the
+/// next read.
+///
+/// ```
+/// assert_eq!(waitfor::ouro::DEFAULT_MAX_READ_BYTES, 8 << 20);
+/// ```
+pub const DEFAULT_MAX_READ_BYTES: u64 = 8 << 20;
+
+/// What one read of the source returns: the events after the cursor, the new
+/// cursor, freshness, whether the target is gone (and why), and the lines
+/// that could not be read.
+///
+/// ```
+/// let r = waitfor::ouro::WaitRead::default();
+/// assert!(r.events.is_empty() && r.gone.is_none());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WaitRead {
+    /// The events after the cursor, in file order.
+    pub events: Vec<AxEvent>,
+    /// The cursor after everything consumed (events, blank and malformed
+    /// lines); the given cursor when nothing was.
+    pub cursor: Option<String>,
+    /// How current the read is.
+    pub fresh: Option<Fresh>,
+    /// Why the target can no longer change, when it cannot.
+    pub gone: Option<String>,
+    /// Lines consumed but not read as events.
+    pub malformed: Vec<Malformed>,
+}
+
+/// A line that is not an event. It is consumed (the cursor moves past it),
+/// so it is reported once.
+///
+/// ```
+/// let m = waitfor::ouro::Malformed { line: 3, offset: 80, reason: "not JSON".into() };
+/// assert_eq!(m.line, 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Malformed {
+    /// 1-based line number in the file.
+    pub line: u64,
+    /// Byte offset of the line's start.
+    pub offset: u64,
+    /// What is wrong with it, naming the field when one is at fault.
+    pub reason: String,
+}
+
+/// Why a read failed. A removed file is not an error (it is `gone`).
+///
+/// ```
+/// let err = waitfor::ouro::jsonl::read("/nonexistent/x.jsonl", Some("nope")).unwrap_err();
+/// assert!(matches!(err, waitfor::ouro::JsonlError::BadCursor { .. }));
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum JsonlError {
+    /// The cursor is not one this source wrote.
+    #[error("cursor {cursor:?}: {reason}")]
+    BadCursor {
+        /// The cursor as given.
+        cursor: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The file at the path is not the one the cursor points into: it was
+    /// replaced, truncated or rewritten. Reading it from the cursor would
+    /// skip or repeat events, so it is not read.
+    #[error("{path}: the file changed under the cursor: {reason}")]
+    Replaced {
+        /// The file's path.
+        path: PathBuf,
+        /// What changed.
+        reason: String,
+    },
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file's path.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// An append-only JSON Lines event file and how to read it.
+///
+/// ```
+/// use waitfor::ouro::JsonlSource;
+/// let src = JsonlSource::new("events.jsonl").with_terminal_types(["finished"]);
+/// assert!(src.is_terminal("finished") && !src.is_terminal("closed"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct JsonlSource {
+    path: PathBuf,
+    terminal_types: Vec<String>,
+    max_read_bytes: u64,
+}
+
+/// Reads `path` after `cursor` with the default terminal types (see
+/// [`JsonlSource::read`]).
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("waitfor-doc-read-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("log.jsonl");
+/// std::fs::write(&path, concat!(
+///     r#"{"type":"build.done","at":"t1","by":"ci","summary":"build 7 passed"}"#, "\n")).unwrap();
+/// let first = waitfor::ouro::jsonl::read(&path, None).unwrap();
+/// assert_eq!(first.events[0].summary, "build 7 passed");
+/// let again = waitfor::ouro::jsonl::read(&path, first.cursor.as_deref()).unwrap();
+/// assert!(again.events.is_empty());
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn read(path: impl AsRef<Path>, cursor: Option<&str>) -> Result<WaitRead, JsonlError> {
+    JsonlSource::new(path.as_ref()).read(cursor)
+}
+
+impl JsonlSource {
+    /// A source over the file at `path`, with [`DEFAULT_TERMINAL_TYPES`]
+    /// and [`DEFAULT_MAX_READ_BYTES`].
+    ///
+    /// ```
+    /// assert!(waitfor::ouro::JsonlSource::new("x.jsonl").is_terminal("deleted"));
+    /// ```
+    pub fn new(path: impl Into<PathBuf>) -> JsonlSource {
+        JsonlSource {
+            path: path.into(),
+            terminal_types: DEFAULT_TERMINAL_TYPES.map(String::from).to_vec(),
+            max_read_bytes: DEFAULT_MAX_READ_BYTES,
+        }
+    }
+
+    /// The same source with other terminal event types (an empty list: no
+    /// event ends the wait as `gone`).
+    ///
+    /// ```
+    /// let s = waitfor::ouro::JsonlSource::new("x").with_terminal_types(Vec::<String>::new());
+    /// assert!(!s.is_terminal("deleted"));
+    /// ```
+    pub fn with_terminal_types<I, S>(mut self, types: I) -> JsonlSource
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.terminal_types = types.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same source taking at most `bytes` (at least 1) per read. A line
+    /// longer than that is reported as malformed and skipped once its end
+    /// is written.
+    ///
+    /// ```
+    /// let s = waitfor::ouro::JsonlSource::new("x").with_max_read_bytes(4096);
+    /// # let _ = s;
+    /// ```
+    pub fn with_max_read_bytes(mut self, bytes: u64) -> JsonlSource {
+        self.max_read_bytes = bytes.max(1);
+        self
+    }
+
+    /// Whether events of this type end the wait as `gone`.
+    ///
+    /// ```
+    /// assert!(!waitfor::ouro::JsonlSource::new("x").is_terminal("build.done"));
+    /// ```
+    pub fn is_terminal(&self, kind: &str) -> bool {
+        self.terminal_types.iter().any(|t| t == kind)
+    }
+
+    /// The cursor at the file's current end: a wait started from it sees
+    /// only events appended afterwards.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("waitfor-doc-end-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("log.jsonl");
+    /// std::fs::write(&path, "{\"type\":\"a\",\"at\":\"t\",\"by\":\"b\",\"summary\":\"old\"}\n").unwrap();
+    /// let src = waitfor::ouro::JsonlSource::new(&path);
+    /// let end = src.end_cursor().unwrap();
+    /// assert!(src.read(Some(&end)).unwrap().events.is_empty());
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn end_cursor(&self) -> Result<String, JsonlError> {
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(cursor_at(&[], 0, 0, 0, 0, 0));
+            }
+            Err(e) => return Err(self.io(e)),
+        };
+        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
+        let (mut lines, mut end, mut offset) = (0u64, 0u64, 0u64);
+        let mut block = vec![0u8; 64 * 1024];
+        loop {
+            let n = file.read(&mut block).map_err(|e| self.io(e))?;
+            if n == 0 {
+                break;
+            }
+            for (i, _) in block[..n].iter().enumerate().filter(|(_, &b)| b == b'\n') {
+                lines += 1;
+                end = offset + i as u64 + 1;
+            }
+            offset += n as u64;
+        }
+        let window_start = end.saturating_sub(WINDOW as u64);
+        let mut window = Vec::new();
+        file.seek(SeekFrom::Start(window_start))
+            .and_then(|_| (&file).take(end - window_start).read_to_end(&mut window))
+            .map_err(|e| self.io(e))?;
+        Ok(cursor_at(
+            &window,
+            window.len(),
+            window_start,
+            lines,
+            dev,
+            ino,
+        ))
+    }
+
+    /// Reads the events after `cursor` (`None`: from the start of the file).
+    ///
+    /// - Only complete lines count: a last line without its newline yet is
+    ///   left for the next read.
+    /// - An event of a terminal type ends the read: it is the last event
+    ///   returned, and `gone` says why.
+    /// - A removed file is `gone` too, with the cursor unchanged and `fresh`
+    ///   state `"missing"`; otherwise `fresh` is `"current"` as of the read.
+    /// - A cursor into a file that was replaced (other device/inode),
+    ///   truncated (shorter than the offset) or rewritten (other bytes
+    ///   before the offset) gives [`JsonlError::Replaced`].
+    ///
+    /// ```
+    /// let src = waitfor::ouro::JsonlSource::new("/nonexistent/waitfor.jsonl");
+    /// let r = src.read(None).unwrap();
+    /// assert!(r.gone.is_some());
+    /// assert_eq!(r.fresh.unwrap().state, "missing");
+    /// ```
+    pub fn read(&self, cursor: Option<&str>) -> Result<WaitRead, JsonlError> {
+        let start = match cursor {
+            Some(text) => Some(JsonlCursor::parse(text).map_err(|reason| self.bad(text, reason))?),
+            None => None,
+        };
+        let now = rfc3339(SystemTime::now());
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(WaitRead {
+                    cursor: cursor.map(str::to_string),
+                    fresh: Some(Fresh {
+                        state: "missing".into(),
+                        as_of: Some(now),
+                    }),
+                    gone: Some(format!("{} was removed", self.path.display())),
+                    ..WaitRead::default()
+                });
+            }
+            Err(e) => return Err(self.io(e)),
+        };
+        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
+        let from = start.map_or(0, |c| c.offset);
+        let window_start = from.saturating_sub(WINDOW as u64);
+        file.seek(SeekFrom::Start(window_start))
+            .map_err(|e| self.io(e))?;
+        let mut bytes = Vec::new();
+        file.by_ref()
+            .take((from - window_start).saturating_add(self.max_read_bytes))
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.io(e))?;
+        let base = (from - window_start) as usize;
+        if let Some(c) = start {
+            self.check(&c, dev, ino, len, &bytes, base)?;
+        }
+        let mut scan = Scan {
+            source: self,
+            bytes: &bytes,
+            file_offset: window_start,
+            pos: base,
+            line: start.map_or(0, |c| c.line),
+            dev,
+            ino,
+            out: WaitRead::default(),
+        };
+        scan.lines();
+        if scan.pos == base && bytes.len() - base == self.max_read_bytes as usize {
+            scan.skip_long_line(&mut file).map_err(|e| self.io(e))?;
+        }
+        let mut out = scan.out;
+        // Nothing consumed: the cursor stays as given (or the file's start).
+        if out.cursor.is_none() {
+            out.cursor = Some(match cursor {
+                Some(c) => c.to_string(),
+                None => cursor_at(&bytes, base, window_start, 0, dev, ino),
+            });
+        }
+        out.fresh = Some(Fresh {
+            state: "current".into(),
+            as_of: Some(now),
+        });
+        Ok(out)
+    }
+
+    fn check(
+        &self,
+        c: &JsonlCursor,
+        dev: u64,
+        ino: u64,
+        len: u64,
+        bytes: &[u8],
+        base: usize,
+    ) -> Result<(), JsonlError> {
+        // Offset 0 names no bytes yet, so any file at the path is the same.
+        if c.offset == 0 {
+            return Ok(());
+        }
+        let reason = if (c.dev, c.ino) != (dev, ino) {
+            "another file is at the path now (device/inode differ)"
+        } else if len < c.offset || bytes.len() < base {
+            "it is shorter than the cursor's offset (truncated)"
+        } else if window_hash(bytes, base) != c.hash {
+            "the bytes before the cursor differ (rewritten)"
+        } else {
+            return Ok(());
+        };
+        Err(JsonlError::Replaced {
+            path: self.path.clone(),
+            reason: reason.into(),
+        })
+    }
+
+    fn bad(&self, cursor: &str, reason: String) -> JsonlError {
+        JsonlError::BadCursor {
+            cursor: cursor.to_string(),
+            reason,
+        }
+    }
+
+    fn io(&self, source: io::Error) -> JsonlError {
+        JsonlError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+/// One pass over the bytes after the cursor.
+struct Scan<'a> {
+    source: &'a JsonlSource,
+    /// The window before the cursor, then the bytes read after it.
+    bytes: &'a [u8],
+    /// Where `bytes[0]` is in the file.
+    file_offset: u64,
+    /// Index in `bytes` of the first byte not consumed.
+    pos: usize,
+    /// Lines consumed so far.
+    line: u64,
+    dev: u64,
+    ino: u64,
+    out: WaitRead,
+}
+
+impl Scan<'_> {
+    fn lines(&mut self) {
+        while self.out.gone.is_none() {
+            let rest = &self.bytes[self.pos..];
+            let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
+                return; // a partial last line waits for its newline
+            };
+            let start = self.pos;
+            self.pos += newline + 1;
+            self.line += 1;
+            let cursor = self.cursor();
+            let text = &rest[..newline];
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse_event(text, cursor) {
+                Ok(event) => {
+                    if self.source.is_terminal(&event.kind) {
+                        self.out.gone = Some(format!(
+                            "{} event at line {}: {}",
+                            event.kind, self.line, event.summary
+                        ));
+                    }
+                    self.out.events.push(event);
+                }
+                Err(reason) => self.out.malformed.push(Malformed {
+                    line: self.line,
+                    offset: self.file_offset + start as u64,
+                    reason,
+                }),
+            }
+        }
+    }
+
+    /// The first line is longer than one read may take: consume it once its
+    /// newline is in the file, reporting it as malformed.
+    fn skip_long_line(&mut self, file: &mut File) -> io::Result<()> {
+        let start = self.file_offset + self.pos as u64;
+        let mut tail: Vec<u8> = self.bytes[self.bytes.len().saturating_sub(WINDOW)..].to_vec();
+        let mut end = self.file_offset + self.bytes.len() as u64;
+        let mut block = vec![0u8; 64 * 1024];
+        loop {
+            let n = file.read(&mut block)?;
+            if n == 0 {
+                return Ok(()); // no newline yet: not consumed
+            }
+            if let Some(i) = block[..n].iter().position(|&b| b == b'\n') {
+                tail.extend_from_slice(&block[..=i]);
+                end += i as u64 + 1;
+                break;
+            }
+            tail.extend_from_slice(&block[..n]);
+            tail.drain(..tail.len().saturating_sub(WINDOW));
+            end += n as u64;
+        }
+        self.line += 1;
+        self.out.malformed.push(Malformed {
+            line: self.line,
+            offset: start,
+            reason: format!("line is longer than {} bytes", self.source.max_read_bytes),
+        });
+        self.out.cursor = Some(
+            JsonlCursor {
+                offset: end,
+                line: self.line,
+                dev: self.dev,
+                ino: self.ino,
+                hash: window_hash(&tail, tail.len()),
+            }
+            .to_string(),
+        );
+        Ok(())
+    }
+
+    fn cursor(&mut self) -> String {
+        let c = cursor_at(
+            self.bytes,
+            self.pos,
+            self.file_offset,
+            self.line,
+            self.dev,
+            self.ino,
+        );
+        self.out.cursor = Some(c.clone());
+        c
+    }
+}
+
+fn cursor_at(bytes: &[u8], pos: usize, file_offset: u64, line: u64, dev: u64, ino: u64) -> String {
+    JsonlCursor {
+        offset: file_offset + pos as u64,
+        line,
+        dev,
+        ino,
+        hash: window_hash(bytes, pos),
+    }
+    .to_string()
+}
+
+fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(mut obj) = value else {
+        return Err("not a JSON object".into());
+    };
+    let mut text = |name: &str| match obj.remove(name) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(format!("{name}: must be a string")),
+        None => Err(format!("{name}: is required")),
+    };
+    let kind = text("type")?;
+    let at = text("at")?;
+    let by = text("by")?;
+    let summary = text("summary")?;
+    let target = match obj.remove("target") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t),
+    };
+    let data: Option<Map<String, Value>> = match obj.remove("data") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(d)) => Some(d),
+        Some(_) => return Err("data: must be an object".into()),
+    };
+    Ok(AxEvent {
+        cursor,
+        kind,
+        at,
+        by,
+        target,
+        summary,
+        data,
+    })
+}
+
+#[cfg(unix)]
+fn identity(file: &File) -> io::Result<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata()?;
+    Ok((m.dev(), m.ino(), m.len()))
+}
+
+#[cfg(not(unix))]
+fn identity(file: &File) -> io::Result<(u64, u64, u64)> {
+    Ok((0, 0, file.metadata()?.len()))
+}

@@ -1,0 +1,38 @@
+//! Ouro AX typed waits: the `wait/1` envelope, its checks and text, exit
+//! codes, command templates for resuming, and the built-in JSON Lines event
+//! source with a declarative event matcher.
+//!
+//! The contract is `shared/seeds/ouro-ax-wait.md`; the seed's camelCase
+//! names are kept in JSON, and its functions map to snake_case here
+//! (`waitText` is [`wait_text`], `validateWait` is [`validate_wait`], ...).
+//! Durations (`parseDuration`, `formatDuration`) live in
+//! [`crate::duration`].
+
+mod clock;
+mod cursor;
+mod envelope;
+mod exit;
+mod flags;
+pub mod jsonl;
+mod matcher;
+mod template;
+mod text;
+mod validate;
+
+pub use clock::rfc3339;
+pub use cursor::JsonlCursor;
+pub use envelope::{
+    wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
+    WAIT_VERSION,
+};
+pub use exit::{
+    default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
+};
+pub use flags::WAIT_FLAGS;
+pub use jsonl::{
+    JsonlError, JsonlSource, Malformed, WaitRead, DEFAULT_MAX_READ_BYTES, DEFAULT_TERMINAL_TYPES,
+};
+pub use matcher::{DataCondition, EventMatchSpec, EventMatcher, MatchError};
+pub use template::{shell_quote, CommandTemplate, TemplateError};
+pub use text::wait_text;
+pub use validate::{is_wait, validate_wait, Validation};
