@@ -41,7 +41,7 @@ pub enum Rule {
 /// `rule` says which rule was broken; `message` says it in words.
 ///
 /// ```
-/// let err = waitfor::Spec::from_json(r#"{"until": {"matches": "("}}"#).unwrap_err();
+/// let err = waitfor::Spec::from_json(r#"{"regex": true, "until": {"matches": "("}}"#).unwrap_err();
 /// assert_eq!(err.field, "until.matches");
 /// assert_eq!(err.rule, waitfor::Rule::InvalidRegex);
 /// ```

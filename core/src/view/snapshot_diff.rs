@@ -80,7 +80,7 @@ mod tests {
     fn scrolled_partial_line() {
         assert_eq!(
             diff("1\n2\n$ ", "2\n$ ls\nfile"),
-            Change::Scrolled("ls\nfile".into())
+            Change::Scrolled(" ls\nfile".into())
         );
     }
 
