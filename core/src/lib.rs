@@ -1,5 +1,6 @@
 //! libwaitfor: one "wait for a condition" engine for agent tool servers.
 
 mod cancel;
+pub mod process;
 
 pub use cancel::CancelToken;

@@ -1,0 +1,345 @@
+//! Real processes through `waitfor::process::run_bounded`.
+
+use std::thread;
+use std::time::{Duration, Instant};
+use waitfor::process::{run_bounded, OverCap, RunError, RunOptions};
+use waitfor::CancelToken;
+
+const LONG: Duration = Duration::from_secs(20);
+
+fn argv(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+fn sh(script: &str) -> Vec<String> {
+    argv(&["sh", "-c", script])
+}
+
+/// Polls `cond` until it holds or `limit` passes (no fixed sleeps as sync).
+fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Pids of live (non-zombie) processes whose process group is `pgid`.
+fn live_members(pgid: i32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state ppid pgrp ...
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn group_gone(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    let r = unsafe { libc::kill(-pgid, 0) };
+    (r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH))
+        || live_members(pgid).is_empty()
+}
+
+/// Runs a script that writes its pid (the group id) to a file first, so the
+/// test can look for members of the group afterwards.
+fn pid_file() -> std::path::PathBuf {
+    let dir = std::env::temp_dir();
+    let n: u64 = Instant::now().elapsed().as_nanos() as u64 ^ (std::process::id() as u64) << 20;
+    dir.join(format!(
+        "waitfor-proc-{}-{n}-{:?}",
+        std::process::id(),
+        thread::current().id()
+    ))
+}
+
+fn read_pid(path: &std::path::Path) -> i32 {
+    assert!(eventually(LONG, || std::fs::read_to_string(path)
+        .map(|s| s.trim().parse::<i32>().is_ok())
+        .unwrap_or(false)));
+    let pid = std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = std::fs::remove_file(path);
+    pid
+}
+
+#[test]
+fn normal_run_collects_stdout_and_status() {
+    let out = run_bounded(
+        &argv(&["echo", "hello", "world"]),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.stdout, b"hello world\n");
+    assert!(out.stderr.is_empty());
+    assert_eq!(out.status, Some(0));
+    assert_eq!(out.signal, None);
+    assert!(out.success());
+    assert!(!out.stdout_truncated && !out.stderr_truncated);
+}
+
+#[test]
+fn exit_codes_and_stderr_are_reported() {
+    let out = run_bounded(
+        &sh("echo oops >&2; exit 3"),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.status, Some(3));
+    assert_eq!(out.stderr, b"oops\n");
+    assert!(!out.success());
+}
+
+#[test]
+fn signal_death_is_reported() {
+    let out = run_bounded(
+        &sh("kill -TERM $$"),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.status, None);
+    assert_eq!(out.signal, Some(libc::SIGTERM));
+}
+
+#[test]
+fn stdin_cwd_and_env_are_passed() {
+    let opts = RunOptions {
+        cwd: Some(std::env::temp_dir()),
+        env: vec![("WAITFOR_TEST_VAR".into(), "value 1".into())],
+        stdin: Some(b"from stdin".to_vec()),
+        ..RunOptions::default()
+    };
+    let out = run_bounded(
+        &sh("cat; echo; echo \"$WAITFOR_TEST_VAR\"; pwd"),
+        &opts,
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "from stdin");
+    assert_eq!(lines[1], "value 1");
+    let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+    assert_eq!(std::fs::canonicalize(lines[2]).unwrap(), tmp);
+}
+
+#[test]
+fn big_output_on_both_streams_does_not_deadlock() {
+    // 4 MiB on each stream, far beyond a pipe buffer, interleaved.
+    let script = "head -c 4194304 /dev/zero; head -c 4194304 /dev/zero >&2; head -c 1000 /dev/zero";
+    let opts = RunOptions {
+        output_cap: 16 << 20,
+        ..RunOptions::default()
+    };
+    let out = run_bounded(&sh(script), &opts, LONG, &CancelToken::new()).unwrap();
+    assert_eq!(out.stdout.len(), 4194304 + 1000);
+    assert_eq!(out.stderr.len(), 4194304);
+    assert_eq!(out.status, Some(0));
+}
+
+#[test]
+fn large_stdin_is_fed_while_output_is_read() {
+    let input: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let opts = RunOptions {
+        stdin: Some(input.clone()),
+        output_cap: 8 << 20,
+        ..RunOptions::default()
+    };
+    let out = run_bounded(&argv(&["cat"]), &opts, LONG, &CancelToken::new()).unwrap();
+    assert_eq!(out.stdout, input);
+}
+
+#[test]
+fn over_cap_keeps_head_or_tail_or_fails() {
+    let script = "printf 0123456789";
+    let head = RunOptions {
+        output_cap: 4,
+        ..RunOptions::default()
+    };
+    let out = run_bounded(&sh(script), &head, LONG, &CancelToken::new()).unwrap();
+    assert_eq!(out.stdout, b"0123");
+    assert!(out.stdout_truncated);
+
+    let tail = RunOptions {
+        output_cap: 4,
+        over_cap: OverCap::KeepTail,
+        ..RunOptions::default()
+    };
+    let out = run_bounded(
+        &sh("printf 01234; printf 56789"),
+        &tail,
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.stdout, b"6789");
+    assert!(out.stdout_truncated);
+
+    let fail = RunOptions {
+        output_cap: 4,
+        over_cap: OverCap::Fail,
+        ..RunOptions::default()
+    };
+    let err = run_bounded(
+        &sh("printf 0123456789; sleep 30"),
+        &fail,
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, RunError::OutputOverCap { cap: 4, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_program_is_a_spawn_error_naming_it() {
+    let err = run_bounded(
+        &argv(&["/nonexistent/waitfor-no-such-program"]),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap_err();
+    match &err {
+        RunError::Spawn { program, .. } => {
+            assert_eq!(program, "/nonexistent/waitfor-no-such-program")
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.to_string().contains("waitfor-no-such-program"));
+    let err = run_bounded(&[], &RunOptions::default(), LONG, &CancelToken::new()).unwrap_err();
+    assert!(matches!(err, RunError::EmptyArgv));
+}
+
+#[test]
+fn budget_expiry_kills_the_whole_group_including_grandchildren() {
+    let path = pid_file();
+    let script = format!(
+        "echo $$ > '{}'; sleep 100 & sleep 100 & wait",
+        path.display()
+    );
+    let started = Instant::now();
+    let err = run_bounded(
+        &sh(&script),
+        &RunOptions::default(),
+        Duration::from_millis(300),
+        &CancelToken::new(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, RunError::TimedOut { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pgid = read_pid(&path);
+    assert!(
+        eventually(LONG, || group_gone(pgid)),
+        "members left: {:?}",
+        live_members(pgid)
+    );
+}
+
+#[test]
+fn background_children_left_by_a_finished_command_are_killed() {
+    let path = pid_file();
+    // The background sleep keeps stdout open; the call must still return.
+    let script = format!("echo $$ > '{}'; sleep 100 & echo done", path.display());
+    let out = run_bounded(
+        &sh(&script),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(out.stdout, b"done\n");
+    assert_eq!(out.status, Some(0));
+    let pgid = read_pid(&path);
+    assert!(
+        eventually(LONG, || group_gone(pgid)),
+        "members left: {:?}",
+        live_members(pgid)
+    );
+}
+
+#[test]
+fn cancel_from_another_thread_kills_the_group() {
+    let path = pid_file();
+    let script = format!("echo $$ > '{}'; sleep 100 & sleep 100", path.display());
+    let token = CancelToken::new();
+    let canceller = token.clone();
+    let watched = path.clone();
+    let t = thread::spawn(move || {
+        // Cancel once the command is visibly running.
+        assert!(eventually(LONG, || watched.exists()));
+        canceller.cancel();
+    });
+    let err = run_bounded(
+        &sh(&script),
+        &RunOptions::default(),
+        Duration::from_secs(60),
+        &token,
+    )
+    .unwrap_err();
+    t.join().unwrap();
+    assert!(matches!(err, RunError::Cancelled { .. }), "{err}");
+    let pgid = read_pid(&path);
+    assert!(
+        eventually(LONG, || group_gone(pgid)),
+        "members left: {:?}",
+        live_members(pgid)
+    );
+}
+
+#[test]
+fn already_cancelled_token_starts_nothing() {
+    let token = CancelToken::new();
+    token.cancel();
+    let err = run_bounded(&argv(&["echo", "x"]), &RunOptions::default(), LONG, &token).unwrap_err();
+    assert!(matches!(err, RunError::Cancelled { .. }));
+}
+
+#[test]
+fn no_zombie_child_after_return() {
+    let out = run_bounded(
+        &sh("echo $$"),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    let pid: i32 = String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Reaped: /proc has no entry for it (or it was reused by an unrelated process
+    // that is not our child).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(!status.contains(") Z "), "zombie left: {status}");
+}
