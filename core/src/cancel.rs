@@ -62,7 +62,12 @@ impl CancelToken {
         while !*cancelled {
             match deadline {
                 Some(deadline) => {
-                    if self.inner.changed.wait_until(&mut cancelled, deadline).timed_out() {
+                    if self
+                        .inner
+                        .changed
+                        .wait_until(&mut cancelled, deadline)
+                        .timed_out()
+                    {
                         return *cancelled;
                     }
                 }
@@ -75,6 +80,8 @@ impl CancelToken {
 
 impl std::fmt::Debug for CancelToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelToken").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }

@@ -2,5 +2,6 @@
 
 mod cancel;
 pub mod process;
+pub mod tmux;
 
 pub use cancel::CancelToken;
