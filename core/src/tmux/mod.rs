@@ -275,6 +275,11 @@ impl Tmux {
                         other => other,
                     })?;
                 let line = out.lines().next().unwrap_or("");
+                // display-message prints nothing (and succeeds) for a target
+                // it cannot find.
+                if !line.starts_with('%') {
+                    return Err(TmuxError::NoSuchPane(t.clone()));
+                }
                 let mut f = line.splitn(4, '\t');
                 let mut next = || {
                     f.next()
