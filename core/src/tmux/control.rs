@@ -1,8 +1,8 @@
 //! A tmux control-mode client that wakes a wait when a pane gets output.
 //!
 //! [`Tmux::control_attach`] starts `tmux -N -C attach-session -t SESSION -f
-//! ignore-size,read-only` (`-N`: never start a server) in a process group of its own and reads its
-//! notifications on a thread. Each `%output %N ...` line for the watched pane
+//! ignore-size,read-only` (`-N`: never start a server) in a process group of
+//! its own and reads its notifications on a thread. Each `%output %N ...` line for the watched pane
 //! calls the wake callback. Everything else is ignored except what tells the
 //! client's health: the reply to the attach itself, replies to
 //! [`ControlClient::ping`], `%exit`, and end of file.

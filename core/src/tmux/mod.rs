@@ -35,7 +35,11 @@ pub use echo::{
 };
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 
-use crate::process::{run_bounded, RunError, RunOptions};
+use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+
+/// Most bytes one tmux invocation may print; more is an error
+/// ([`RunError::OutputOverCap`]), never a silently cut capture.
+pub const TMUX_OUTPUT_CAP: usize = 64 << 20;
 use crate::CancelToken;
 use std::time::Duration;
 
@@ -215,7 +219,12 @@ impl Tmux {
         budget: Duration,
         cancel: &CancelToken,
     ) -> Result<String, TmuxError> {
-        let out = run_bounded(&self.argv(args), &RunOptions::default(), budget, cancel)?;
+        let opts = RunOptions {
+            output_cap: TMUX_OUTPUT_CAP,
+            over_cap: OverCap::Fail,
+            ..RunOptions::default()
+        };
+        let out = run_bounded(&self.argv(args), &opts, budget, cancel)?;
         if out.success() {
             return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
