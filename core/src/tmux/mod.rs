@@ -25,9 +25,9 @@
 //! ```
 #![cfg(unix)]
 
-mod control;
-mod echo;
-mod snapshot;
+pub mod control;
+pub mod echo;
+pub mod snapshot;
 
 pub use control::{decode_output, ControlClient, ControlState, WakeFn};
 pub use echo::{
