@@ -35,6 +35,7 @@ mod result;
 mod resume;
 mod simulate;
 mod spec;
+pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;

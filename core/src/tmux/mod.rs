@@ -1,0 +1,379 @@
+//! A tmux client for pane waits: pane resolution, pane snapshots with the
+//! facts the fresh view needs, a control-mode wake client, and the echo log
+//! that discounts keys the host typed itself.
+//!
+//! Every call runs the `tmux` program through [`crate::process::run_bounded`]
+//! with an argv (never a shell string), inside a time budget and under a
+//! [`CancelToken`]: a cancelled or late call kills its tmux client process.
+//! Only ids, row numbers and formats written by this module reach a tmux
+//! command line; pattern text never does.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use waitfor::tmux::{PaneTarget, Rows, Tmux};
+//! use waitfor::CancelToken;
+//!
+//! let tmux = Tmux::new().with_socket_name("work");
+//! let cancel = CancelToken::new();
+//! let budget = Duration::from_secs(2);
+//! let pane = tmux.resolve_pane(&PaneTarget::default(), budget, &cancel)?;
+//! let entry = tmux.snapshot(&pane.pane_id, Rows::Visible, budget, &cancel)?;
+//! let anchor = entry.cursor_row();
+//! let later = tmux.snapshot(&pane.pane_id, Rows::from_row(anchor, entry.history_size), budget, &cancel)?;
+//! println!("{:?}", later.lines);
+//! # Ok::<(), waitfor::tmux::TmuxError>(())
+//! ```
+#![cfg(unix)]
+
+pub mod control;
+pub mod echo;
+pub mod snapshot;
+
+pub use control::{decode_output, ControlClient, ControlState, WakeFn};
+pub use echo::{
+    EchoLog, EchoMask, Key, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT, ECHO_RECENT_TTL,
+};
+pub use snapshot::{PaneSnapshot, Rows, MARGIN};
+
+use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+
+/// Most bytes one tmux invocation may print; more is an error
+/// ([`RunError::OutputOverCap`]), never a silently cut capture.
+pub const TMUX_OUTPUT_CAP: usize = 64 << 20;
+use crate::CancelToken;
+use std::time::Duration;
+
+/// Why a tmux call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    /// No tmux server is listening on the socket.
+    #[error("no tmux server running on {socket}")]
+    NoServer {
+        /// `-L` name, or "the default socket".
+        socket: String,
+    },
+    /// The server has no sessions (so there is no pane to default to).
+    #[error("the tmux server has no sessions")]
+    NoSessions,
+    /// No pane has this id or target.
+    #[error("no such tmux pane: {0}")]
+    NoSuchPane(String),
+    /// No window has this id.
+    #[error("no such tmux window: {0}")]
+    NoSuchWindow(String),
+    /// No session has this id or name.
+    #[error("no such tmux session: {0}")]
+    NoSuchSession(String),
+    /// tmux itself reported another error.
+    #[error("tmux {command} failed (exit {status:?}): {stderr}")]
+    Command {
+        /// The tmux command (first word after the global flags).
+        command: String,
+        /// Exit status.
+        status: Option<i32>,
+        /// What tmux wrote to stderr, trimmed.
+        stderr: String,
+    },
+    /// Running the tmux program failed: not installed, timed out, cancelled.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// tmux answered something this module does not understand.
+    #[error("unexpected tmux output: {0}")]
+    Parse(String),
+    /// The control-mode client could not attach or stopped working.
+    #[error("tmux control mode: {0}")]
+    Control(String),
+}
+
+impl TmuxError {
+    /// Whether the call ran out of time or was cancelled (not a tmux fault).
+    ///
+    /// ```
+    /// use waitfor::process::RunError;
+    /// let e = waitfor::tmux::TmuxError::Run(RunError::Cancelled { program: "tmux".into() });
+    /// assert!(e.is_interrupted());
+    /// ```
+    pub fn is_interrupted(&self) -> bool {
+        matches!(
+            self,
+            TmuxError::Run(RunError::Cancelled { .. } | RunError::TimedOut { .. })
+        )
+    }
+}
+
+/// How to reach a tmux server: program path, socket name, config file.
+///
+/// ```
+/// let tmux = waitfor::tmux::Tmux::new().with_socket_name("private");
+/// assert_eq!(tmux.argv(&["list-sessions"]), ["tmux", "-L", "private", "list-sessions"]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Tmux {
+    program: String,
+    socket_name: Option<String>,
+    config_file: Option<String>,
+}
+
+impl Default for Tmux {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Which pane to watch, in the Python seed's order of precedence: `pane_id`,
+/// then `window_id` (its active pane), `session_id`, `session_name` (the
+/// active pane of the session's active window), then `target` (any tmux
+/// target string, as the C++ seed takes it), else the first session (sessions
+/// sort by name, as `list-sessions` shows them).
+///
+/// ```
+/// let t = waitfor::tmux::PaneTarget { session_name: Some("build".into()), ..Default::default() };
+/// assert!(t.pane_id.is_none());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PaneTarget {
+    /// Pane id such as `%3`; matched exactly.
+    pub pane_id: Option<String>,
+    /// Window id such as `@2`; matched exactly.
+    pub window_id: Option<String>,
+    /// Session id such as `$1`; matched exactly.
+    pub session_id: Option<String>,
+    /// Session name; matched exactly (tmux's own `-t` would match a prefix).
+    pub session_name: Option<String>,
+    /// A tmux target (`sess:1.2`, `%3`), resolved by tmux itself.
+    pub target: Option<String>,
+}
+
+/// A resolved pane and where it lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaneRef {
+    /// `%N`.
+    pub pane_id: String,
+    /// `@N`.
+    pub window_id: String,
+    /// `$N` of the session the pane was found through.
+    pub session_id: String,
+    /// Name of that session.
+    pub session_name: String,
+}
+
+impl Tmux {
+    /// The `tmux` on `PATH`, default socket, default config.
+    pub fn new() -> Self {
+        Self {
+            program: "tmux".into(),
+            socket_name: None,
+            config_file: None,
+        }
+    }
+
+    /// Uses `-L name` (a socket in tmux's socket directory).
+    pub fn with_socket_name(mut self, name: impl Into<String>) -> Self {
+        self.socket_name = Some(name.into());
+        self
+    }
+
+    /// Runs this program instead of `tmux` from `PATH`.
+    pub fn with_program(mut self, program: impl Into<String>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    /// Passes `-f file` (only matters when a command starts the server).
+    pub fn with_config_file(mut self, file: impl Into<String>) -> Self {
+        self.config_file = Some(file.into());
+        self
+    }
+
+    /// The socket name given with [`Tmux::with_socket_name`].
+    pub fn socket_name(&self) -> Option<&str> {
+        self.socket_name.as_deref()
+    }
+
+    /// The full argv for a tmux command: program, global flags, `args`.
+    pub fn argv(&self, args: &[&str]) -> Vec<String> {
+        let mut argv = vec![self.program.clone()];
+        if let Some(name) = &self.socket_name {
+            argv.extend(["-L".to_string(), name.clone()]);
+        }
+        if let Some(file) = &self.config_file {
+            argv.extend(["-f".to_string(), file.clone()]);
+        }
+        argv.extend(args.iter().map(|a| a.to_string()));
+        argv
+    }
+
+    /// Runs one tmux invocation (which may hold several commands separated
+    /// by a `;` argument) and returns its stdout. A non-zero exit becomes a
+    /// typed error.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// let tmux = waitfor::tmux::Tmux::new();
+    /// let out = tmux.run(&["display-message", "-p", "#{version}"], Duration::from_secs(1), &waitfor::CancelToken::new())?;
+    /// # Ok::<(), waitfor::tmux::TmuxError>(())
+    /// ```
+    pub fn run(
+        &self,
+        args: &[&str],
+        budget: Duration,
+        cancel: &CancelToken,
+    ) -> Result<String, TmuxError> {
+        let opts = RunOptions {
+            output_cap: TMUX_OUTPUT_CAP,
+            over_cap: OverCap::Fail,
+            ..RunOptions::default()
+        };
+        let out = run_bounded(&self.argv(args), &opts, budget, cancel)?;
+        if out.success() {
+            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(self.classify(args.first().copied().unwrap_or(""), out.status, stderr))
+    }
+
+    fn classify(&self, command: &str, status: Option<i32>, stderr: String) -> TmuxError {
+        let socket = || match &self.socket_name {
+            Some(name) => format!("socket `{name}`"),
+            None => "the default socket".to_string(),
+        };
+        let after_colon = |s: &str| {
+            s.split_once(": ")
+                .map(|(_, v)| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        if stderr.contains("no server running") || stderr.contains("error connecting to") {
+            TmuxError::NoServer { socket: socket() }
+        } else if stderr.contains("can't find pane") {
+            TmuxError::NoSuchPane(after_colon(&stderr))
+        } else if stderr.contains("can't find window") {
+            TmuxError::NoSuchWindow(after_colon(&stderr))
+        } else if stderr.contains("can't find session") {
+            TmuxError::NoSuchSession(after_colon(&stderr))
+        } else {
+            TmuxError::Command {
+                command: command.to_string(),
+                status,
+                stderr,
+            }
+        }
+    }
+
+    /// Resolves a [`PaneTarget`] with one `list-panes -a` (ids and names are
+    /// compared exactly here, not by tmux's fuzzy target matching), or one
+    /// `display-message` for [`PaneTarget::target`].
+    pub fn resolve_pane(
+        &self,
+        target: &PaneTarget,
+        budget: Duration,
+        cancel: &CancelToken,
+    ) -> Result<PaneRef, TmuxError> {
+        if target.pane_id.is_none()
+            && target.window_id.is_none()
+            && target.session_id.is_none()
+            && target.session_name.is_none()
+        {
+            if let Some(t) = &target.target {
+                let fmt = "#{pane_id}\t#{window_id}\t#{session_id}\t#{session_name}";
+                let out = self
+                    .run(&["display-message", "-p", "-t", t, fmt], budget, cancel)
+                    .map_err(|e| match e {
+                        TmuxError::NoSuchWindow(_)
+                        | TmuxError::NoSuchSession(_)
+                        | TmuxError::NoSuchPane(_) => TmuxError::NoSuchPane(t.clone()),
+                        other => other,
+                    })?;
+                let line = out.lines().next().unwrap_or("");
+                // display-message prints nothing (and succeeds) for a target
+                // it cannot find.
+                if !line.starts_with('%') {
+                    return Err(TmuxError::NoSuchPane(t.clone()));
+                }
+                let mut f = line.splitn(4, '\t');
+                let mut next = || {
+                    f.next()
+                        .map(str::to_string)
+                        .ok_or_else(|| TmuxError::Parse(line.to_string()))
+                };
+                return Ok(PaneRef {
+                    pane_id: next()?,
+                    window_id: next()?,
+                    session_id: next()?,
+                    session_name: next()?,
+                });
+            }
+        }
+        let fmt = "#{pane_id}\t#{window_id}\t#{session_id}\t#{window_active}\t#{pane_active}\t#{session_name}";
+        let out = self.run(&["list-panes", "-a", "-F", fmt], budget, cancel)?;
+        let rows: Vec<ListedPane> = out
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(ListedPane::parse)
+            .collect::<Result<_, _>>()?;
+        let active = |p: &&ListedPane| p.window_active && p.pane_active;
+        let pick = |found: Option<&ListedPane>| found.map(ListedPane::to_ref);
+        if let Some(id) = &target.pane_id {
+            return pick(rows.iter().find(|p| &p.pane_id == id))
+                .ok_or_else(|| TmuxError::NoSuchPane(id.clone()));
+        }
+        if let Some(id) = &target.window_id {
+            return pick(
+                rows.iter()
+                    .filter(|p| &p.window_id == id)
+                    .find(|p| p.pane_active),
+            )
+            .ok_or_else(|| TmuxError::NoSuchWindow(id.clone()));
+        }
+        if let Some(id) = &target.session_id {
+            return pick(rows.iter().filter(|p| &p.session_id == id).find(active))
+                .ok_or_else(|| TmuxError::NoSuchSession(id.clone()));
+        }
+        if let Some(name) = &target.session_name {
+            return pick(rows.iter().filter(|p| &p.session_name == name).find(active))
+                .ok_or_else(|| TmuxError::NoSuchSession(name.clone()));
+        }
+        let first = rows.first().ok_or(TmuxError::NoSessions)?;
+        pick(
+            rows.iter()
+                .filter(|p| p.session_id == first.session_id)
+                .find(active),
+        )
+        .ok_or(TmuxError::NoSessions)
+    }
+}
+
+struct ListedPane {
+    pane_id: String,
+    window_id: String,
+    session_id: String,
+    window_active: bool,
+    pane_active: bool,
+    session_name: String,
+}
+
+impl ListedPane {
+    fn parse(line: &str) -> Result<Self, TmuxError> {
+        // The session name comes last, so a tab inside it cannot shift fields.
+        let f: Vec<&str> = line.splitn(6, '\t').collect();
+        if f.len() != 6 {
+            return Err(TmuxError::Parse(format!("list-panes line: {line:?}")));
+        }
+        Ok(Self {
+            pane_id: f[0].into(),
+            window_id: f[1].into(),
+            session_id: f[2].into(),
+            window_active: f[3] == "1",
+            pane_active: f[4] == "1",
+            session_name: f[5].into(),
+        })
+    }
+
+    fn to_ref(&self) -> PaneRef {
+        PaneRef {
+            pane_id: self.pane_id.clone(),
+            window_id: self.window_id.clone(),
+            session_id: self.session_id.clone(),
+            session_name: self.session_name.clone(),
+        }
+    }
+}
