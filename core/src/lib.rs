@@ -39,7 +39,7 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
+pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions, Waker};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
 pub use pattern::{Pattern, MAX_PATTERN_BYTES};

@@ -52,6 +52,38 @@ impl WaitControl {
     }
 }
 
+/// Wakes one wait, and can do nothing else: what a probe's push source
+/// holds. Waking a wait that already ended does nothing.
+///
+/// ```
+/// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("never")));
+/// let handle = Engine::global().start(spec, probe_fn(|_| Ok(Observation::text("")))).unwrap();
+/// let waker = handle.control().waker();
+/// waker.wake();
+/// handle.control().cancel();
+/// ```
+#[derive(Clone)]
+pub struct Waker {
+    control: WaitControl,
+}
+
+impl Waker {
+    /// Asks for a sample now.
+    pub fn wake(&self) {
+        self.control.wake();
+    }
+}
+
+impl WaitControl {
+    /// A [`Waker`] for this wait.
+    pub fn waker(&self) -> Waker {
+        Waker {
+            control: self.clone(),
+        }
+    }
+}
+
 /// A running wait. Dropping it does not cancel the wait; call
 /// [`WaitControl::cancel`] for that.
 pub struct WaitHandle {

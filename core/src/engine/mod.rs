@@ -4,7 +4,7 @@ mod handle;
 mod scheduler;
 mod workers;
 
-pub use handle::{WaitControl, WaitHandle};
+pub use handle::{WaitControl, WaitHandle, Waker};
 
 use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
@@ -134,6 +134,7 @@ impl Engine {
                 ))
             }
         };
+        let mut probe = probe;
         let mode = probe.mode();
         let machine = Machine::new(&spec, &options.policy, mode, self.epoch.elapsed())?;
         let span = tracing::info_span!(
@@ -145,6 +146,11 @@ impl Engine {
             elapsed_ms = tracing::field::Empty,
         );
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let control = WaitControl {
+            id,
+            tx: self.tx.clone(),
+        };
+        probe.watch(control.waker());
         let slot = Arc::new(Slot::default());
         let active = Active {
             machine,
@@ -162,13 +168,7 @@ impl Engine {
         self.tx
             .send(Msg::Start(id, Box::new(active)))
             .expect("the waitfor scheduler thread is gone");
-        Ok(WaitHandle {
-            slot,
-            control: WaitControl {
-                id,
-                tx: self.tx.clone(),
-            },
-        })
+        Ok(WaitHandle { slot, control })
     }
 
     /// Runs a wait to its end, blocking only the calling thread.

@@ -242,9 +242,14 @@ impl Scheduler {
         active.span.record("elapsed_ms", result.elapsed_ms);
         let on_done = active.on_done.take();
         let slot = active.slot;
+        // The probe is dropped on the worker too, before the result is
+        // delivered: closing a push source (a control-mode client, a
+        // watch) may take a while, and must be done when the host hears.
+        let probe = active.probe;
         // Delivered on a worker: a host callback that is slow (or waits for
         // an interpreter lock) never stalls the scheduler.
         self.workers.submit(Box::new(move || {
+            drop(probe);
             if let Some(on_done) = on_done {
                 on_done(&result);
             }

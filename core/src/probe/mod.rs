@@ -9,6 +9,7 @@ pub use command::CommandProbe;
 pub use file::FileProbe;
 
 use crate::cancel::CancelToken;
+use crate::engine::Waker;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -142,6 +143,13 @@ pub trait Probe: Send + 'static {
     fn name(&self) -> &str {
         "callback"
     }
+
+    /// Receives the wait's [`Waker`] before the first call. A probe with a
+    /// push source (a file watch, a tmux control client) keeps it and
+    /// calls [`Waker::wake`] when something changed, so the next sample is
+    /// taken at once instead of at the next poll. Keep this cheap: start
+    /// the push source in the first [`Probe::sample`] call.
+    fn watch(&mut self, _waker: Waker) {}
 
     /// Where a later wait could continue from, if this probe can resume
     /// (a file offset, a cursor). Called after the wait ends.
