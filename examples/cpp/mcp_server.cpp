@@ -1,0 +1,235 @@
+// A C++ MCP server over stdio, built on libwaitfor (waitfor.hpp) and
+// nlohmann-json: JSON-RPC 2.0 with `initialize`, `ping`, `tools/list`,
+// `tools/call` (progress notifications when the client sends a
+// progressToken) and `notifications/cancelled`.
+//
+// It serves libwaitfor's profiles by their MCP tool names: the generic
+// `wait_for` (profile aura/wait_for, probing with the built-in run_command
+// and read_file tools) and any further profile named with --profile.
+// Every tool call runs as a wait on the library's engine: the main thread
+// only reads requests, so a long wait never blocks another request, and a
+// cancelled request gets no response (as MCP asks).
+//
+// Usage: waitfor_mcp_server [--profile FAMILY/TOOL]...   (default: aura/wait_for)
+#include <waitfor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <condition_variable>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+
+namespace {
+
+const char *const kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+/// Writes one JSON-RPC message a line; callable from any thread.
+class Output {
+public:
+    void send(const json &message) {
+        std::string line = message.dump();
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::cout << line << '\n' << std::flush;
+    }
+
+private:
+    std::mutex mutex_;
+};
+
+/// One tool call in flight.
+struct Call {
+    std::mutex mutex;
+    bool cancelled = false;
+    bool finished = false;
+};
+
+class Server {
+public:
+    Server(Output &out, const std::set<std::string> &profiles) : out_(out) {
+        for (auto &def : json::parse(waitfor::tool_definitions())) {
+            std::string profile = def["profile"];
+            if (profiles.count(profile) != 0) {
+                tools_[def["tool"]["name"].get<std::string>()] = profile;
+                definitions_.push_back(def["tool"]);
+            }
+        }
+    }
+
+    /// Handles one incoming message.
+    void handle(const json &message) {
+        const std::string method = message.value("method", "");
+        const bool is_request = message.contains("id");
+        if (method == "notifications/cancelled") {
+            cancel(message["params"].value("requestId", json()));
+        } else if (!is_request) {
+            // notifications/initialized and others: nothing to do.
+        } else if (method == "initialize") {
+            reply(message["id"], initialize(message.value("params", json::object())));
+        } else if (method == "ping") {
+            reply(message["id"], json::object());
+        } else if (method == "tools/list") {
+            reply(message["id"], {{"tools", definitions_}});
+        } else if (method == "tools/call") {
+            call_tool(message["id"], message.value("params", json::object()));
+        } else {
+            fail(message["id"], -32601, "method not found: " + method);
+        }
+    }
+
+    /// Cancels every call still running (stdin closed) and waits until
+    /// their callbacks are over, so none outlives the server.
+    void shutdown() {
+        std::map<std::string, Running> running;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            running.swap(running_);
+        }
+        for (auto &entry : running) {
+            std::lock_guard<std::mutex> lock(entry.second.call->mutex);
+            entry.second.call->cancelled = true;
+        }
+        running.clear();  // each Wait's destructor cancels and frees
+        std::unique_lock<std::mutex> lock(mutex_);
+        idle_.wait(lock, [this] { return active_ == 0; });
+    }
+
+private:
+    struct Running {
+        std::shared_ptr<Call> call;
+        waitfor::Wait wait;
+    };
+
+    json initialize(const json &params) {
+        std::string wanted = params.value("protocolVersion", "");
+        std::string version = kProtocolVersions[0];
+        for (const char *v : kProtocolVersions)
+            if (wanted == v) version = v;
+        return {{"protocolVersion", version},
+                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"serverInfo", {{"name", "waitfor-cpp-example"}, {"version", waitfor::version()}}}};
+    }
+
+    void call_tool(const json &id, const json &params) {
+        const std::string name = params.value("name", "");
+        auto tool = tools_.find(name);
+        if (tool == tools_.end()) {
+            fail(id, -32602, "unknown tool: " + name);
+            return;
+        }
+        json args = params.value("arguments", json::object());
+        json token = params.contains("_meta") ? params["_meta"].value("progressToken", json()) : json();
+        auto call = std::make_shared<Call>();
+        waitfor::Hooks hooks;
+        if (!token.is_null()) {
+            hooks.on_progress = [this, token](const std::string &progress_json) {
+                json p = json::parse(progress_json);
+                json params = {{"progressToken", token}, {"progress", p["samples"]}};
+                if (p["last_line"].is_string()) params["message"] = p["last_line"];
+                out_.send({{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", params}});
+            };
+        }
+        const std::string key = id.dump();
+        hooks.on_done = [this, id, key, call](int32_t status, const std::string &answer) {
+            {
+                std::lock_guard<std::mutex> lock(call->mutex);
+                call->finished = true;
+                if (!call->cancelled) reply(id, tool_result(status, answer));
+            }
+            finish(key);
+        };
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            active_++;
+        }
+        try {
+            waitfor::Wait wait = waitfor::start_tool(tool->second, args.dump(), std::move(hooks));
+            std::lock_guard<std::mutex> lock(mutex_);
+            std::lock_guard<std::mutex> call_lock(call->mutex);
+            if (!call->finished) running_.emplace(key, Running{call, std::move(wait)});
+        } catch (const waitfor::Error &e) {
+            // The arguments broke the tool's input schema: a tool error the
+            // agent can read and correct.
+            reply(id, tool_result(e.status(), e.detail_json()));
+            finish(key);
+        }
+    }
+
+    /// The MCP tool result for a finished wait or a rejected call.
+    static json tool_result(int32_t status, const std::string &answer) {
+        if (status == WAITFOR_OK) {
+            json output = json::parse(answer);
+            return {{"content", {{{"type", "text"}, {"text", answer}}}},
+                    {"structuredContent", output},
+                    {"isError", false}};
+        }
+        std::string message = json::parse(answer).value("message", answer);
+        return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
+    }
+
+    void cancel(const json &request_id) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto running = running_.find(request_id.dump());
+        if (running == running_.end()) return;
+        {
+            std::lock_guard<std::mutex> call_lock(running->second.call->mutex);
+            running->second.call->cancelled = true;
+        }
+        std::cerr << "waitfor_mcp_server: cancelled request " << request_id.dump() << std::endl;
+        running->second.wait.cancel();
+    }
+
+    /// A call is over: drop its handle, and count it out.
+    void finish(const std::string &key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running_.erase(key);
+        active_--;
+        idle_.notify_all();
+    }
+
+    void reply(const json &id, const json &result) {
+        out_.send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+    }
+
+    void fail(const json &id, int code, const std::string &message) {
+        out_.send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+    }
+
+    Output &out_;
+    std::map<std::string, std::string> tools_;  // tool name -> profile
+    json definitions_ = json::array();
+    std::mutex mutex_;
+    std::map<std::string, Running> running_;  // request id (JSON) -> call
+    int active_ = 0;                          // calls whose callbacks may still run
+    std::condition_variable idle_;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::set<std::string> profiles;
+    for (int i = 1; i + 1 < argc; i += 2)
+        if (std::string(argv[i]) == "--profile") profiles.insert(argv[i + 1]);
+    if (profiles.empty()) profiles.insert("aura/wait_for");
+
+    Output out;
+    Server server(out, profiles);
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line.empty()) continue;
+        json message = json::parse(line, nullptr, false);
+        if (message.is_discarded() || !message.is_object()) {
+            out.send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", "parse error"}}}});
+            continue;
+        }
+        server.handle(message);
+    }
+    server.shutdown();
+    return 0;
+}

@@ -1,0 +1,135 @@
+"""Drives the C++ MCP server example with the official Python MCP SDK over
+stdio: initialize, tools/list, tools/call (with progress notifications and
+a tool error), notifications/cancelled.
+
+Run: WAITFOR_MCP_SERVER=path/to/waitfor_mcp_server pytest examples/cpp/test_mcp_server.py
+"""
+
+import os
+import tempfile
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SERVER = os.environ.get("WAITFOR_MCP_SERVER", "")
+
+pytestmark = pytest.mark.skipif(not SERVER, reason="WAITFOR_MCP_SERVER is not set")
+
+
+def run(scenario):
+    """Runs `scenario(session, errlog_path)` against a fresh server."""
+
+    async def main():
+        with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
+            params = StdioServerParameters(command=SERVER, args=[])
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    init = await session.initialize()
+                    assert init.serverInfo.name == "waitfor-cpp-example"
+                    await scenario(session, errlog.name)
+
+    anyio.run(main)
+
+
+def command_args(argv, until, poll_sec=1, max_wait_sec=30):
+    return {
+        "probe": {"tool": "run_command", "args": {"argv": argv}},
+        "until": until,
+        "poll_sec": poll_sec,
+        "max_wait_sec": max_wait_sec,
+    }
+
+
+def test_lists_the_wait_for_tool_with_its_schemas():
+    async def scenario(session, _):
+        tools = (await session.list_tools()).tools
+        wait_for = next(t for t in tools if t.name == "wait_for")
+        assert wait_for.inputSchema["type"] == "object"
+        assert "until" in wait_for.inputSchema["properties"]
+        assert wait_for.outputSchema is not None
+
+    run(scenario)
+
+
+def test_wait_for_matches_a_command_output():
+    async def scenario(session, _):
+        result = await session.call_tool(
+            "wait_for", command_args(["echo", "deploy Running"], {"matches": "Running"})
+        )
+        assert not result.isError
+        assert result.structuredContent["reason"] == "matched"
+        assert "Running" in result.structuredContent["last_observation"]
+
+    run(scenario)
+
+
+def test_progress_notifications_then_the_match():
+    async def scenario(session, _):
+        with tempfile.TemporaryDirectory() as tmp:
+            flag = os.path.join(tmp, "flag")
+            seen = []
+
+            async def on_progress(progress, total, message):
+                seen.append(progress)
+                if len(seen) == 2:  # let the condition become true
+                    with open(flag, "w") as f:
+                        f.write("ready\n")
+
+            result = await session.call_tool(
+                "wait_for",
+                command_args(["sh", "-c", f"cat {flag} 2>/dev/null || echo waiting"], {"matches": "ready"}),
+                progress_callback=on_progress,
+            )
+            assert result.structuredContent["reason"] == "matched"
+            assert len(seen) >= 2
+            assert seen == sorted(seen)
+
+    run(scenario)
+
+
+def test_a_failing_probe_is_a_tool_error_and_bad_arguments_are_named():
+    async def scenario(session, _):
+        result = await session.call_tool("wait_for", command_args(["/nonexistent/prog"], {"matches": "x"}))
+        assert result.isError
+        assert "wait_for failed" in result.content[0].text
+        result = await session.call_tool("wait_for", command_args(["true"], {"matches": "x"}, poll_sec=5, max_wait_sec=2))
+        assert result.isError
+        assert "poll_sec" in result.content[0].text
+
+    run(scenario)
+
+
+def test_cancelled_request_ends_the_wait_and_the_server_goes_on():
+    async def scenario(session, errlog):
+        async with anyio.create_task_group() as tg:
+
+            async def long_wait():
+                await session.call_tool("wait_for", command_args(["true"], {"matches": "never"}, max_wait_sec=120))
+
+            tg.start_soon(long_wait)
+            await anyio.sleep(0.5)  # the call is in flight; cancelling it any time is fine
+            tg.cancel_scope.cancel()
+
+        # The server heard the cancellation and still answers.
+        with anyio.fail_after(20):
+            while "cancelled request" not in open(errlog).read():
+                await anyio.sleep(0.05)
+        result = await session.call_tool("wait_for", command_args(["echo", "ok"], {"matches": "ok"}))
+        assert result.structuredContent["reason"] == "matched"
+
+    run(scenario)
+
+
+def test_unknown_tool_is_a_protocol_error():
+    async def scenario(session, _):
+        result = None
+        try:
+            result = await session.call_tool("no_such_tool", {})
+        except Exception as err:  # the SDK raises McpError for JSON-RPC errors
+            assert "unknown tool" in str(err)
+        else:
+            assert result.isError
+
+    run(scenario)

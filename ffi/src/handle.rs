@@ -1,0 +1,402 @@
+//! Waits: started from a spec or a profile call, run on the global engine,
+//! awaited through a handle (blocking with a timeout, or by the done
+//! callback), cancelled and woken from any thread.
+
+use crate::callbacks::{waitfor_callbacks, Callbacks};
+use crate::guard::{give, guard, guard_or, json, out_ptr, text, FfiResult};
+use crate::status::{
+    FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_NULL_POINTER, WAITFOR_ERR_TIMEOUT,
+    WAITFOR_OK,
+};
+use std::ffi::c_char;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+use waitfor::profiles::{self, Host};
+use waitfor::{Engine, Policy, Probe, Spec, WaitControl, WaitOptions, WaitResult};
+
+/// Where a wait's final answer lands: the result JSON (or, for a profile,
+/// its output JSON) or the error that ended it.
+#[derive(Default)]
+struct Delivery {
+    answer: Mutex<Option<FfiResult<String>>>,
+    ready: Condvar,
+}
+
+impl Delivery {
+    fn fill(&self, answer: FfiResult<String>) {
+        *self.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+        self.ready.notify_all();
+    }
+
+    /// The answer, waiting at most `timeout` (`None`: without limit).
+    fn get(&self, timeout: Option<Duration>) -> Option<FfiResult<String>> {
+        let guard = self.answer.lock().unwrap_or_else(PoisonError::into_inner);
+        let guard = match timeout {
+            None => self
+                .ready
+                .wait_while(guard, |a| a.is_none())
+                .unwrap_or_else(PoisonError::into_inner),
+            Some(timeout) => {
+                self.ready
+                    .wait_timeout_while(guard, timeout, |a| a.is_none())
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+        };
+        guard.clone()
+    }
+}
+
+/// A running or finished wait (opaque).
+///
+/// Threads: `waitfor_handle_wait`, `waitfor_handle_cancel` and
+/// `waitfor_handle_wake` may be called from any threads at once;
+/// `waitfor_handle_free` must not overlap any other call on the handle.
+pub struct waitfor_handle {
+    control: WaitControl,
+    delivery: Arc<Delivery>,
+}
+
+/// How a finished wait becomes the host's answer.
+type Render = Box<dyn Fn(&WaitResult) -> FfiResult<String> + Send + Sync>;
+
+/// Starts a wait on the global engine; the callbacks (if any) live until
+/// the wait is over, then their finalizer runs.
+fn launch(
+    spec: Spec,
+    probe: Option<Box<dyn Probe>>,
+    policy: Policy,
+    callbacks: Option<Arc<Callbacks>>,
+    render: Render,
+) -> FfiResult<waitfor_handle> {
+    let delivery = Arc::new(Delivery::default());
+    let mut options = WaitOptions::default().policy(policy);
+    if let Some(cb) = callbacks.clone().filter(|cb| cb.has_progress()) {
+        options = options.on_progress(move |p| cb.progress(p));
+    }
+    let filled = delivery.clone();
+    options = options.on_done(move |result| {
+        let answer = render(result);
+        if let Some(cb) = &callbacks {
+            match &answer {
+                Ok(json) => cb.done(WAITFOR_OK, json),
+                Err(err) => cb.done(err.status, &err.detail.to_string()),
+            }
+        }
+        filled.fill(answer);
+    });
+    let handle = Engine::global().start_with(spec, probe, options)?;
+    Ok(waitfor_handle {
+        control: handle.control(),
+        delivery,
+    })
+}
+
+/// Starts a wait from a JSON spec.
+unsafe fn start_spec(
+    spec: *const c_char,
+    spec_len: usize,
+    callbacks: Option<Arc<Callbacks>>,
+) -> FfiResult<waitfor_handle> {
+    // SAFETY: forwarded from the export's contract.
+    let spec = Spec::from_value(&unsafe { json(spec, spec_len, "spec") }?)?;
+    let probe = callbacks.as_ref().and_then(|cb| cb.probe());
+    let render: Render = Box::new(|result| Ok(result.to_json().to_string()));
+    launch(spec, probe, Policy::default(), callbacks, render)
+}
+
+/// Starts a profile call.
+unsafe fn start_tool(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    callbacks: Option<Arc<Callbacks>>,
+) -> FfiResult<waitfor_handle> {
+    // SAFETY: forwarded from the export's contract.
+    let profile = unsafe { text(profile, profile_len, "profile") }?;
+    // SAFETY: as above.
+    let args = unsafe { json(args, args_len, "args") }?;
+    if callbacks.as_ref().is_some_and(|cb| cb.has_probe()) {
+        return Err(FfiError::new(
+            WAITFOR_ERR_INVALID_ARGUMENT,
+            "a profile brings its own probe: `callbacks->probe` must be NULL",
+        ));
+    }
+    let prepared =
+        profiles::prepare(profile, &args, &Host::default()).map_err(|e| FfiError::tool(&e))?;
+    let render = prepared.render;
+    let render: Render = Box::new(move |result| {
+        render(result)
+            .map(|output| output.to_string())
+            .map_err(|e| FfiError::tool(&e))
+    });
+    launch(
+        prepared.spec,
+        Some(prepared.probe),
+        prepared.policy,
+        callbacks,
+        render,
+    )
+}
+
+/// Gives the host its answer: a copy of the result, or the error.
+fn deliver(answer: FfiResult<String>, result_json: &mut *mut c_char) -> FfiResult<()> {
+    give(result_json, answer?)
+}
+
+fn hand_out(handle: waitfor_handle, slot: &mut *mut waitfor_handle) {
+    *slot = Box::into_raw(Box::new(handle));
+}
+
+/// Runs a wait from a JSON spec to its end, blocking only the calling
+/// thread (it sleeps without CPU while the engine works).
+///
+/// @param spec        the spec as UTF-8 JSON (see `waitfor_spec_schema`);
+///                    borrowed for the call.
+/// @param callbacks   NULL (the spec's built-in probe, no callbacks) or the
+///                    host's callbacks; copied. The finalizer runs exactly
+///                    once, also when this call fails.
+/// @param result_json receives the result JSON (see `waitfor_result_schema`),
+///                    owned by the caller: free it with `waitfor_string_free`.
+///                    Any outcome, timeout included, is a result.
+/// @param error_json  NULL, or receives the error JSON on failure (owned by
+///                    the caller, `waitfor_string_free`); NULL on success.
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_SPEC` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any thread; many waits may run at once from many threads.
+///
+/// # Safety
+/// `spec` is NULL (with `spec_len` 0) or points to `spec_len` readable
+/// bytes; `callbacks` is NULL or valid; `result_json` points to writable
+/// storage; `error_json` is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_wait(
+    spec: *const c_char,
+    spec_len: usize,
+    callbacks: *const waitfor_callbacks,
+    result_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; taken first so the finalizer runs on
+        // every path.
+        let callbacks = unsafe { Callbacks::take(callbacks) };
+        let result_json = out_ptr(result_json, "result_json")?;
+        // SAFETY: per the contract.
+        let handle = unsafe { start_spec(spec, spec_len, callbacks) }?;
+        deliver(handle.delivery.get(None).expect("no timeout"), result_json)
+    })
+}
+
+/// Starts a wait from a JSON spec and returns at once.
+///
+/// @param spec       as for `waitfor_wait`.
+/// @param callbacks  as for `waitfor_wait`; `done` (if set) hears the end.
+/// @param handle     receives the new handle, owned by the caller: free it
+///                   with `waitfor_handle_free` (freeing does not cancel).
+/// @param error_json as for `waitfor_wait`.
+/// @return `WAITFOR_OK` or an error status, as for `waitfor_wait`.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// As for `waitfor_wait`; `handle` points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_start(
+    spec: *const c_char,
+    spec_len: usize,
+    callbacks: *const waitfor_callbacks,
+    handle: *mut *mut waitfor_handle,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; taken first (see `waitfor_wait`).
+        let callbacks = unsafe { Callbacks::take(callbacks) };
+        let slot = out_ptr(handle, "handle")?;
+        // SAFETY: per the contract.
+        hand_out(unsafe { start_spec(spec, spec_len, callbacks) }?, slot);
+        Ok(())
+    })
+}
+
+/// Runs a profile's tool call to its end: `profile` names it (see
+/// `waitfor_tool_definitions`, e.g. `"aura/wait_for"`), `args` is the
+/// agent's arguments object as JSON.
+///
+/// @param output_json receives the tool's output JSON (owned by the caller,
+///                    `waitfor_string_free`).
+/// @param error_json  NULL, or receives the error JSON on failure; for
+///                    `WAITFOR_ERR_INVALID_SPEC` it names `field` and `rule`.
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
+///         `WAITFOR_ERR_INVALID_SPEC` (the arguments broke the tool's input
+///         schema), `WAITFOR_ERR_RUNTIME` (the wait could not finish
+///         normally: answer the agent with `isError: true`) or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any thread; blocks only the calling thread.
+///
+/// # Safety
+/// `profile` and `args` are NULL (with length 0) or point to that many
+/// readable bytes; `output_json` points to writable storage; `error_json`
+/// is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_call_tool(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    output_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let output_json = out_ptr(output_json, "output_json")?;
+        // SAFETY: per the contract.
+        let handle = unsafe { start_tool(profile, profile_len, args, args_len, None) }?;
+        deliver(handle.delivery.get(None).expect("no timeout"), output_json)
+    })
+}
+
+/// Starts a profile's tool call and returns at once: for servers that send
+/// progress notifications (`callbacks->progress`) and honour cancellation
+/// (`waitfor_handle_cancel`). `waitfor_handle_wait` then gives the tool's
+/// output JSON, or `WAITFOR_ERR_RUNTIME` with the error JSON.
+///
+/// @param callbacks NULL or the host's callbacks; `probe` must be NULL (a
+///                  profile brings its own probe). The finalizer runs
+///                  exactly once, also when this call fails.
+/// @param handle    receives the new handle (owned by the caller,
+///                  `waitfor_handle_free`).
+/// @return as for `waitfor_call_tool` (never `WAITFOR_ERR_RUNTIME`), or
+///         `WAITFOR_ERR_INVALID_ARGUMENT` when `callbacks->probe` is set.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// As for `waitfor_call_tool`; `callbacks` is NULL or valid; `handle`
+/// points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_tool_start(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    callbacks: *const waitfor_callbacks,
+    handle: *mut *mut waitfor_handle,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; taken first (see `waitfor_wait`).
+        let callbacks = unsafe { Callbacks::take(callbacks) };
+        let slot = out_ptr(handle, "handle")?;
+        // SAFETY: per the contract.
+        let started = unsafe { start_tool(profile, profile_len, args, args_len, callbacks) }?;
+        hand_out(started, slot);
+        Ok(())
+    })
+}
+
+/// Waits for a started wait's answer, at most `timeout_ms` milliseconds
+/// (negative: without limit; 0: just look). The calling thread sleeps
+/// without CPU. The answer stays in the handle: every later call gives it
+/// again.
+///
+/// @param result_json receives the result JSON (for a tool call: its output
+///                    JSON), owned by the caller (`waitfor_string_free`);
+///                    NULL when the status is not `WAITFOR_OK`.
+/// @return `WAITFOR_OK`; `WAITFOR_ERR_TIMEOUT` when the wait is still
+///         running (the handle stays usable); `WAITFOR_ERR_RUNTIME` when a
+///         tool call ended with a tool error (detail in `error_json`);
+///         `WAITFOR_ERR_NULL_POINTER`; `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any thread, several at once.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `result_json` points to writable
+/// storage; `error_json` is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_handle_wait(
+    handle: *const waitfor_handle,
+    timeout_ms: i64,
+    result_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let result_json = out_ptr(result_json, "result_json")?;
+        // SAFETY: per the contract.
+        let handle = unsafe { handle.as_ref() }.ok_or_else(|| FfiError::null("handle"))?;
+        let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+        match handle.delivery.get(timeout) {
+            Some(answer) => deliver(answer, result_json),
+            None => Err(FfiError::new(
+                WAITFOR_ERR_TIMEOUT,
+                format!("the wait is still running after {timeout_ms} ms"),
+            )),
+        }
+    })
+}
+
+fn control(handle: *const waitfor_handle, act: impl FnOnce(&WaitControl)) -> i32 {
+    guard_or(crate::status::WAITFOR_ERR_PANIC, || {
+        // SAFETY: the caller passes NULL or a live handle.
+        match unsafe { handle.as_ref() } {
+            Some(handle) => {
+                act(&handle.control);
+                WAITFOR_OK
+            }
+            None => WAITFOR_ERR_NULL_POINTER,
+        }
+    })
+}
+
+/// Ends the wait with outcome `cancelled` (for a tool call: the profile's
+/// rendering of it). A probe call in flight is abandoned and its ctx
+/// reports cancelled. Does nothing once the wait has ended.
+///
+/// @return `WAITFOR_OK` or `WAITFOR_ERR_NULL_POINTER`.
+///
+/// Threads: any thread, at any time before `waitfor_handle_free`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_handle_cancel(handle: *const waitfor_handle) -> i32 {
+    control(handle, WaitControl::cancel)
+}
+
+/// Asks for a sample now instead of at the next poll (a push signal: a
+/// file changed, a pane printed). During a probe call, the next sample
+/// starts as soon as it returns. Does nothing once the wait has ended.
+///
+/// @return `WAITFOR_OK` or `WAITFOR_ERR_NULL_POINTER`.
+///
+/// Threads: any thread, at any time before `waitfor_handle_free`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_handle_wake(handle: *const waitfor_handle) -> i32 {
+    control(handle, WaitControl::wake)
+}
+
+/// Frees a handle; NULL does nothing. Freeing does not cancel a running
+/// wait: it runs on, its callbacks are still called and its finalizer
+/// still runs once.
+///
+/// Ownership: takes ownership of `handle`. Threads: any thread, once, with
+/// no other call on the handle running.
+///
+/// # Safety
+/// `handle` is NULL or a live handle not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_handle_free(handle: *mut waitfor_handle) {
+    guard_or((), || {
+        if !handle.is_null() {
+            // SAFETY: per the contract: ours, from `Box::into_raw`, once.
+            drop(unsafe { Box::from_raw(handle) });
+        }
+    })
+}

@@ -1,0 +1,215 @@
+//! Everything that is not a wait: versions, status names, strings, schemas,
+//! tool definitions, test vectors and durations.
+
+use crate::guard::{give, guard, guard_or, json, out, out_ptr, static_c, text};
+use crate::status::{self, FfiError, WAITFOR_ERR_INVALID_ARGUMENT};
+use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
+
+/// The ABI version: bumped whenever a change could break a program built
+/// against an older `waitfor.h` (a struct's layout, a function's
+/// signature). Adding a function or a status code does not bump it.
+pub const WAITFOR_ABI_VERSION: u32 = 1;
+
+/// The library's version (`"MAJOR.MINOR.PATCH"`).
+///
+/// Ownership: a static string; do not free it. Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_version() -> *const c_char {
+    static_c(concat!(env!("CARGO_PKG_VERSION"), "\0"))
+}
+
+/// The ABI version of the loaded library; compare it with
+/// `WAITFOR_ABI_VERSION` from the header the program was built with.
+///
+/// Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_abi_version() -> u32 {
+    WAITFOR_ABI_VERSION
+}
+
+/// The stable name of a status code (`"ok"`, `"invalid_json"`, ...), or
+/// `"unknown"`.
+///
+/// Ownership: a static string; do not free it. Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_status_name(status: i32) -> *const c_char {
+    status::c_name(status)
+}
+
+/// Frees a string the library gave the caller; NULL does nothing. Never
+/// pass it a string from anywhere else, and never `free()` the library's
+/// strings.
+///
+/// Ownership: takes ownership of `text`. Threads: any.
+///
+/// # Safety
+/// `text` is NULL or a string from this library, not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_string_free(text: *mut c_char) {
+    guard_or((), || {
+        if !text.is_null() {
+            // SAFETY: per the contract: ours, from `CString::into_raw`, once.
+            drop(unsafe { CString::from_raw(text) });
+        }
+    })
+}
+
+fn static_json(cell: &'static OnceLock<CString>, text: &str) -> *const c_char {
+    cell.get_or_init(|| CString::new(text).unwrap_or_default())
+        .as_ptr()
+}
+
+/// The JSON Schema (draft 2020-12) of a wait spec.
+///
+/// Ownership: a static string; do not free it. Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_spec_schema() -> *const c_char {
+    static CELL: OnceLock<CString> = OnceLock::new();
+    guard_or(std::ptr::null(), || {
+        static_json(&CELL, waitfor::SPEC_SCHEMA)
+    })
+}
+
+/// The JSON Schema (draft 2020-12) of a wait result.
+///
+/// Ownership: a static string; do not free it. Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_result_schema() -> *const c_char {
+    static CELL: OnceLock<CString> = OnceLock::new();
+    guard_or(std::ptr::null(), || {
+        static_json(&CELL, waitfor::RESULT_SCHEMA)
+    })
+}
+
+/// Every profile's MCP tool definition, as a JSON array of
+/// `{"profile": "family/tool", "tool": {name, title, description,
+/// inputSchema, outputSchema, annotations}}`.
+///
+/// @param definitions_json receives the JSON, owned by the caller
+///                         (`waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `definitions_json` points to writable storage; `error_json` is NULL or
+/// points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_tool_definitions(
+    definitions_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(definitions_json, "definitions_json")?;
+        let defs = serde_json::to_string(&waitfor::profiles::definitions())
+            .map_err(|e| FfiError::new(status::WAITFOR_ERR_RUNTIME, e.to_string()))?;
+        give(slot, defs)
+    })
+}
+
+/// Runs one shared test vector (an object of the `vectors` list in the files of `tests/vectors`) on
+/// virtual time, as every binding does, and gives its answer:
+/// `{"result", "call_starts_ms", "progress", "output"?, "tool_error"?}`.
+///
+/// @param answer_json receives the answer (owned by the caller,
+///                    `waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_SPEC` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any; runs on the calling thread, takes no real time.
+///
+/// # Safety
+/// `vector` is NULL (with `vector_len` 0) or points to `vector_len`
+/// readable bytes; `answer_json` points to writable storage; `error_json`
+/// is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_simulate(
+    vector: *const c_char,
+    vector_len: usize,
+    answer_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(answer_json, "answer_json")?;
+        // SAFETY: per the contract.
+        let vector = unsafe { json(vector, vector_len, "vector") }?;
+        give(slot, waitfor::simulate_json(&vector)?.to_string())
+    })
+}
+
+/// Parses a duration as agents write it (`"90s"`, `"2m"`, `"1h"`,
+/// `"500ms"`, or a bare number of seconds) into milliseconds.
+///
+/// @param ms receives the milliseconds.
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a duration),
+///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `text` is NULL (with `len` 0) or points to `len` readable bytes; `ms`
+/// points to writable storage; `error_json` is NULL or points to writable
+/// storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_duration_parse(
+    text_ptr: *const c_char,
+    len: usize,
+    ms: *mut u64,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let ms = out(ms, "ms")?;
+        // SAFETY: per the contract.
+        let text = unsafe { text(text_ptr, len, "text") }?;
+        *ms = waitfor::duration::parse_duration(text).ok_or_else(|| {
+            FfiError::new(
+                WAITFOR_ERR_INVALID_ARGUMENT,
+                format!("`{text}` is not a duration (digits, then ms, s, m or h)"),
+            )
+        })?;
+        Ok(())
+    })
+}
+
+/// Writes milliseconds as the shortest exact duration that
+/// `waitfor_duration_parse` reads back (`"2m"`, `"90s"`, `"500ms"`).
+///
+/// @param text receives the text (owned by the caller, `waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `text` points to writable storage; `error_json` is NULL or points to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_duration_format(
+    ms: u64,
+    text: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        give(
+            out_ptr(text, "text")?,
+            waitfor::duration::format_duration(ms),
+        )
+    })
+}
+
+/// Panics inside the library on purpose, so a host's test can check that
+/// a panic comes back as `WAITFOR_ERR_PANIC` and leaves the library usable.
+/// Nothing else calls it.
+///
+/// @return `WAITFOR_ERR_PANIC`, with the message in `error_json`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `error_json` is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_selftest_panic(error_json: *mut *mut c_char) -> i32 {
+    guard(error_json, || panic!("waitfor_selftest_panic was called"))
+}

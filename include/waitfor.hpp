@@ -1,0 +1,369 @@
+/**
+ * @file waitfor.hpp
+ * @brief libwaitfor for C++17: RAII handles and std::function probes over
+ *        the C ABI in waitfor.h. Header-only; link libwaitfor.
+ *
+ * @code
+ * #include <waitfor.hpp>
+ * std::string result = waitfor::wait(
+ *     R"({"until": {"matches": "ready"}, "interval_ms": 50, "max_wait_ms": 5000})",
+ *     [](const waitfor::ProbeContext &ctx) {
+ *         return waitfor::Observation::of_text(ctx.sample() < 3 ? "starting" : "ready");
+ *     });
+ * waitfor::Result r = waitfor::Result::parse(result);   // r.outcome == "matched"
+ * @endcode
+ *
+ * Errors become waitfor::Error (with the C status and the error JSON). An
+ * exception thrown by a probe never reaches the library: it is caught on
+ * the worker thread and becomes a probe error carrying what() as message.
+ * Probes, progress and done hooks run on library worker threads.
+ */
+#ifndef WAITFOR_HPP
+#define WAITFOR_HPP
+
+#include "waitfor.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace waitfor {
+
+/** A failed call: the C status code, its name and the error JSON. */
+class Error : public std::runtime_error {
+public:
+    Error(int32_t status, std::string detail_json)
+        : std::runtime_error(std::string(waitfor_status_name(status)) + ": " + detail_json),
+          status_(status), detail_(std::move(detail_json)) {}
+    /** One of the WAITFOR_ERR_* codes. */
+    int32_t status() const noexcept { return status_; }
+    /** The stable name of the code ("invalid_spec", ...). */
+    const char *kind() const noexcept { return waitfor_status_name(status_); }
+    /** The error JSON: {"status", "kind", "message", "field"?, "rule"?}. */
+    const std::string &detail_json() const noexcept { return detail_; }
+
+private:
+    int32_t status_;
+    std::string detail_;
+};
+
+namespace detail {
+/** Copies a library string into a std::string and frees it. */
+inline std::string take(char *text) {
+    std::string copy = text != nullptr ? std::string(text) : std::string();
+    waitfor_string_free(text);
+    return copy;
+}
+
+/** Throws for a failed status. `error_json` is taken by reference: the
+ *  call that fills it is a sibling argument, evaluated in no fixed order. */
+inline void check(int32_t status, char *&error_json) {
+    if (status != WAITFOR_OK) throw Error(status, take(error_json));
+}
+}  // namespace detail
+
+/** The library's version. */
+inline std::string version() { return waitfor_version(); }
+/** The loaded library's ABI version (compare with WAITFOR_ABI_VERSION). */
+inline uint32_t abi_version() { return waitfor_abi_version(); }
+/** JSON Schema of a spec. */
+inline std::string_view spec_schema() { return waitfor_spec_schema(); }
+/** JSON Schema of a result. */
+inline std::string_view result_schema() { return waitfor_result_schema(); }
+
+/** Every profile's MCP tool definition: a JSON array of {profile, tool}. */
+inline std::string tool_definitions() {
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_tool_definitions(&out, &error), error);
+    return detail::take(out);
+}
+
+/** Runs one shared test vector on virtual time; gives the answer JSON. */
+inline std::string simulate(std::string_view vector_json) {
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_simulate(vector_json.data(), vector_json.size(), &out, &error), error);
+    return detail::take(out);
+}
+
+/** "90s", "2m", "500ms", "30" (seconds) to milliseconds. */
+inline std::chrono::milliseconds parse_duration(std::string_view text) {
+    uint64_t ms = 0;
+    char *error = nullptr;
+    detail::check(waitfor_duration_parse(text.data(), text.size(), &ms, &error), error);
+    return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(ms));
+}
+
+/** Milliseconds to the shortest exact duration text. */
+inline std::string format_duration(std::chrono::milliseconds ms) {
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_duration_format(static_cast<uint64_t>(ms.count()), &out, &error), error);
+    return detail::take(out);
+}
+
+/** What a probe call is told about itself; valid during the call only. */
+class ProbeContext {
+public:
+    explicit ProbeContext(const waitfor_probe_ctx *ctx) noexcept : ctx_(ctx) {}
+    /** 1 for the first call of a wait, 2 for the next, ... */
+    uint64_t sample() const noexcept { return waitfor_probe_ctx_sample(ctx_); }
+    std::chrono::milliseconds elapsed() const noexcept {
+        return std::chrono::milliseconds(waitfor_probe_ctx_elapsed_ms(ctx_));
+    }
+    /** Time left before the call is abandoned. */
+    std::chrono::milliseconds budget() const noexcept {
+        return std::chrono::milliseconds(waitfor_probe_ctx_budget_ms(ctx_));
+    }
+    size_t output_cap() const noexcept { return waitfor_probe_ctx_output_cap(ctx_); }
+    /** Whether the result of this call is no longer wanted. */
+    bool cancelled() const noexcept { return waitfor_probe_ctx_cancelled(ctx_); }
+    /** Sleeps until cancelled or `timeout` passed; says whether cancelled. */
+    bool wait_cancelled(std::chrono::milliseconds timeout) const noexcept {
+        return waitfor_probe_ctx_wait_cancelled(ctx_, static_cast<uint64_t>(timeout.count()));
+    }
+
+private:
+    const waitfor_probe_ctx *ctx_;
+};
+
+/** What a probe returns. Throw any exception for a probe error. */
+struct Observation {
+    /** The text the conditions read (ignored when `json` is set). */
+    std::string text;
+    /** Structured output (JSON text) for JSON pointer conditions. */
+    std::optional<std::string> json;
+    std::optional<int32_t> exit_code;
+    /** The target can no longer change. */
+    bool gone = false;
+
+    static Observation of_text(std::string text) {
+        Observation o;
+        o.text = std::move(text);
+        return o;
+    }
+    static Observation of_json(std::string json) {
+        Observation o;
+        o.json = std::move(json);
+        return o;
+    }
+};
+
+/** A probe: called on a library worker thread, one call at a time. */
+using Probe = std::function<Observation(const ProbeContext &)>;
+
+/** Optional hooks of a wait; called on library worker threads. */
+struct Hooks {
+    /** Progress JSON {"samples", "elapsed_ms", "last_line"}. */
+    std::function<void(const std::string &progress_json)> on_progress;
+    /** The end: WAITFOR_OK with the result (or tool output) JSON, or an
+     *  error status with the error JSON. Called once. */
+    std::function<void(int32_t status, const std::string &json)> on_done;
+};
+
+/** The small struct form of a result JSON. */
+struct Result {
+    std::string outcome;
+    uint64_t samples = 0;
+    uint64_t elapsed_ms = 0;
+    /** The whole result JSON, for everything else. */
+    std::string json;
+
+    /** Reads the top-level `outcome`, `samples` and `elapsed_ms` of a
+     *  result JSON (their keys occur nowhere else unescaped). */
+    static Result parse(std::string json) {
+        Result r;
+        r.outcome = string_field(json, "outcome");
+        r.samples = number_field(json, "samples");
+        r.elapsed_ms = number_field(json, "elapsed_ms");
+        r.json = std::move(json);
+        return r;
+    }
+
+private:
+    static size_t value_at(const std::string &json, const char *key) {
+        size_t at = json.find("\"" + std::string(key) + "\":");
+        return at == std::string::npos ? at : at + std::char_traits<char>::length(key) + 3;
+    }
+    static std::string string_field(const std::string &json, const char *key) {
+        size_t at = value_at(json, key);
+        if (at == std::string::npos || at >= json.size() || json[at] != '"') return {};
+        size_t end = json.find('"', at + 1);
+        return end == std::string::npos ? std::string() : json.substr(at + 1, end - at - 1);
+    }
+    static uint64_t number_field(const std::string &json, const char *key) {
+        size_t at = value_at(json, key);
+        return at == std::string::npos ? 0 : std::strtoull(json.c_str() + at, nullptr, 10);
+    }
+};
+
+namespace detail {
+/** The C++ side of one wait's callbacks: owned by the library through
+ *  user_data, deleted by the finalizer (exactly once). */
+struct Bridge {
+    Probe probe;
+    Hooks hooks;
+
+    static int32_t call_probe(void *user_data, const waitfor_probe_ctx *ctx,
+                              waitfor_observation *out) noexcept {
+        auto *self = static_cast<Bridge *>(user_data);
+        try {
+            Observation o = self->probe(ProbeContext(ctx));
+            int32_t status = o.json
+                ? waitfor_observation_set_json(out, o.json->data(), o.json->size())
+                : waitfor_observation_set_text(out, o.text.data(), o.text.size());
+            if (o.exit_code) waitfor_observation_set_exit_code(out, *o.exit_code);
+            if (o.gone) waitfor_observation_set_gone(out, true);
+            return status;
+        } catch (const std::exception &e) {
+            std::string message = std::string("the probe threw: ") + e.what();
+            waitfor_observation_set_error(out, message.data(), message.size());
+        } catch (...) {
+            static const char message[] = "the probe threw a non-standard exception";
+            waitfor_observation_set_error(out, message, sizeof message - 1);
+        }
+        return 1;
+    }
+
+    static void call_progress(void *user_data, const char *json, size_t len) noexcept {
+        try {
+            static_cast<Bridge *>(user_data)->hooks.on_progress(std::string(json, len));
+        } catch (...) {
+            // A hook's exception must not reach the library; progress is advisory.
+        }
+    }
+
+    static void call_done(void *user_data, int32_t status, const char *json, size_t len) noexcept {
+        try {
+            static_cast<Bridge *>(user_data)->hooks.on_done(status, std::string(json, len));
+        } catch (...) {
+            // As above: the handle still delivers the answer.
+        }
+    }
+
+    static void finalize(void *user_data) noexcept { delete static_cast<Bridge *>(user_data); }
+
+    /** C callbacks for a new Bridge; the library owns it from here on. */
+    static waitfor_callbacks make(Probe probe, Hooks hooks) {
+        auto *bridge = new Bridge{std::move(probe), std::move(hooks)};
+        waitfor_callbacks cb{};
+        cb.probe = bridge->probe ? call_probe : nullptr;
+        cb.progress = bridge->hooks.on_progress ? call_progress : nullptr;
+        cb.done = bridge->hooks.on_done ? call_done : nullptr;
+        cb.user_data = bridge;
+        cb.finalize = finalize;
+        return cb;
+    }
+};
+}  // namespace detail
+
+/** Cancels or wakes a wait from any thread; valid while its Wait lives. */
+class Control {
+public:
+    explicit Control(const waitfor_handle *handle) noexcept : handle_(handle) {}
+    void cancel() const noexcept { waitfor_handle_cancel(handle_); }
+    void wake() const noexcept { waitfor_handle_wake(handle_); }
+
+private:
+    const waitfor_handle *handle_;
+};
+
+/** A running wait (move-only). Destroying it cancels the wait if it is
+ *  still running, then frees the handle. */
+class Wait {
+public:
+    explicit Wait(waitfor_handle *handle) noexcept : handle_(handle) {}
+    Wait(Wait &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    Wait &operator=(Wait &&other) noexcept {
+        if (this != &other) {
+            reset();
+            handle_ = std::exchange(other.handle_, nullptr);
+        }
+        return *this;
+    }
+    Wait(const Wait &) = delete;
+    Wait &operator=(const Wait &) = delete;
+    ~Wait() { reset(); }
+
+    /** Blocks (without CPU) until the wait ends; gives the result JSON
+     *  (for a tool call: its output JSON). Throws Error for a tool error. */
+    std::string get() const { return *get_for(std::chrono::milliseconds(-1)); }
+
+    /** Blocks at most `timeout`; nullopt while the wait still runs. */
+    std::optional<std::string> get_for(std::chrono::milliseconds timeout) const {
+        char *out = nullptr, *error = nullptr;
+        int32_t status = waitfor_handle_wait(handle_, static_cast<int64_t>(timeout.count()), &out, &error);
+        if (status == WAITFOR_ERR_TIMEOUT) {
+            waitfor_string_free(error);
+            return std::nullopt;
+        }
+        detail::check(status, error);
+        return detail::take(out);
+    }
+
+    void cancel() const noexcept { waitfor_handle_cancel(handle_); }
+    void wake() const noexcept { waitfor_handle_wake(handle_); }
+    /** A cancel/wake handle for other threads (valid while this Wait lives). */
+    Control control() const noexcept { return Control(handle_); }
+    /** The C handle, still owned by this Wait. */
+    const waitfor_handle *raw() const noexcept { return handle_; }
+
+private:
+    void reset() noexcept {
+        if (handle_ != nullptr) {
+            waitfor_handle_cancel(handle_);
+            waitfor_handle_free(handle_);
+            handle_ = nullptr;
+        }
+    }
+    waitfor_handle *handle_;
+};
+
+/** Starts a wait from a JSON spec; an empty `probe` uses the spec's
+ *  built-in probe. Returns at once. */
+inline Wait start(std::string_view spec_json, Probe probe = {}, Hooks hooks = {}) {
+    waitfor_callbacks cb = detail::Bridge::make(std::move(probe), std::move(hooks));
+    waitfor_handle *handle = nullptr;
+    char *error = nullptr;
+    detail::check(waitfor_start(spec_json.data(), spec_json.size(), &cb, &handle, &error), error);
+    return Wait(handle);
+}
+
+/** Runs a wait to its end, blocking only the calling thread; gives the
+ *  result JSON. */
+inline std::string wait(std::string_view spec_json, Probe probe = {}, Hooks hooks = {}) {
+    waitfor_callbacks cb = detail::Bridge::make(std::move(probe), std::move(hooks));
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_wait(spec_json.data(), spec_json.size(), &cb, &out, &error), error);
+    return detail::take(out);
+}
+
+/** Starts a profile's tool call (e.g. "aura/wait_for") with the agent's
+ *  arguments JSON; Wait::get() gives the tool output JSON. */
+inline Wait start_tool(std::string_view profile, std::string_view args_json, Hooks hooks = {}) {
+    waitfor_callbacks cb = detail::Bridge::make(Probe(), std::move(hooks));
+    waitfor_handle *handle = nullptr;
+    char *error = nullptr;
+    detail::check(waitfor_tool_start(profile.data(), profile.size(), args_json.data(),
+                                     args_json.size(), &cb, &handle, &error),
+                  error);
+    return Wait(handle);
+}
+
+/** Runs a profile's tool call to its end; gives the tool output JSON. */
+inline std::string call_tool(std::string_view profile, std::string_view args_json) {
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_call_tool(profile.data(), profile.size(), args_json.data(),
+                                    args_json.size(), &out, &error),
+                  error);
+    return detail::take(out);
+}
+
+}  // namespace waitfor
+
+#endif /* WAITFOR_HPP */

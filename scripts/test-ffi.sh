@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Tests libwaitfor for C and C++ hosts: the Rust side of the C ABI (unit
+# tests, header drift), the install tree (make -C ffi install), the C99 and
+# GoogleTest suites (plain, ASan+UBSan, valgrind), consumers built against
+# the installed tree through CMake and pkg-config, and the C++ MCP server
+# example driven by the official Python MCP SDK.
+#
+# Usage: scripts/test-ffi.sh            (CI=true, root, no stdin is fine)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+BUILD="$CARGO_TARGET_DIR/ffi-tests"
+PREFIX="$BUILD/prefix"
+JOBS="${JOBS:-2}"
+
+need_apt=()
+for pkg in cmake g++ pkg-config libgtest-dev nlohmann-json3-dev valgrind tmux python3-venv; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  echo "== apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+echo "== cargo test -p waitfor-ffi (unit tests, header drift)"
+cargo test -q -p waitfor-ffi --manifest-path "$ROOT/Cargo.toml"
+
+echo "== make -C ffi install PREFIX=$PREFIX"
+rm -rf "$PREFIX"
+make -s -C "$ROOT/ffi" install PREFIX="$PREFIX"
+
+build_suite() { # name, extra cmake args...
+  local dir="$BUILD/$1"
+  shift
+  cmake -S "$ROOT/tests/cpp" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" "$@" >/dev/null
+  cmake --build "$dir" -j "$JOBS" >/dev/null
+}
+
+echo "== C and C++ suites"
+build_suite plain
+(cd "$BUILD/plain" && ctest --output-on-failure)
+
+echo "== C and C++ suites with AddressSanitizer + UndefinedBehaviorSanitizer"
+build_suite sanitize -DWAITFOR_SANITIZE=ON
+(cd "$BUILD/sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
+
+echo "== C and C++ suites under valgrind"
+VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full
+  --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
+  --suppressions="$ROOT/tests/c/valgrind.supp")
+"${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c" "$ROOT/tests/vectors"
+"${VALGRIND[@]}" "$BUILD/plain/test_waitfor_cpp" --gtest_brief=1
+
+echo "== consumers of the installed tree: CMake package and pkg-config"
+cmake -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$BUILD/consumer" -j "$JOBS" >/dev/null
+"$BUILD/consumer/consumer_shared"
+"$BUILD/consumer/consumer_static"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+libdir="$(pkg-config --variable=libdir waitfor)"
+# shellcheck disable=SC2046
+g++ -std=c++17 "$ROOT/tests/cpp/consumer/consumer.cpp" -o "$BUILD/consumer/pc_shared" \
+  $(pkg-config --cflags --libs waitfor) -Wl,-rpath,"$libdir"
+# shellcheck disable=SC2046
+g++ -std=c++17 "$ROOT/tests/cpp/consumer/consumer.cpp" -o "$BUILD/consumer/pc_static" \
+  $(pkg-config --cflags waitfor) "$libdir/libwaitfor.a" $(pkg-config --static --libs-only-l waitfor | sed 's/-lwaitfor//')
+"$BUILD/consumer/pc_shared"
+"$BUILD/consumer/pc_static"
+if ldd "$BUILD/consumer/pc_static" | grep -q libwaitfor; then
+  echo "pc_static links libwaitfor.so: expected the static library" >&2
+  exit 1
+fi
+
+echo "ffi: all tests passed"

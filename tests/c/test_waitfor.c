@@ -1,0 +1,482 @@
+/*
+ * The C ABI from a C99 program: every export, each status code, probe
+ * callbacks that fail, hang, return invalid UTF-8 or too much, cancel and
+ * wake from another thread, the finalizer count, and the shared vectors.
+ *
+ * Built with -std=c99 -Wall -Wextra -Werror (and again with ASan+UBSan, and
+ * run under valgrind) by tests/c/CMakeLists.txt. Usage: test_waitfor VECTOR_DIR
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "waitfor.h"
+#include "waitfor.h" /* included twice on purpose: the guard must hold */
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Counters shared with callbacks on library threads (C99 has no
+ * <stdatomic.h>: the GCC/Clang builtins do the same). */
+typedef int atomic_int;
+#define atomic_fetch_add(p, n) __atomic_fetch_add((p), (n), __ATOMIC_SEQ_CST)
+#define atomic_load(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+
+static atomic_int checks = 0;
+static atomic_int failures = 0;
+
+#define CHECK(cond)                                                                \
+    do {                                                                           \
+        atomic_fetch_add(&checks, 1);                                              \
+        if (!(cond)) {                                                             \
+            atomic_fetch_add(&failures, 1);                                        \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                          \
+    } while (0)
+
+#define S(lit) (lit), (sizeof(lit) - 1)
+
+static int contains(const char *haystack, const char *needle) {
+    return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Polls until *counter reaches want or 10 s passed: the finalizer may run
+ * on a library thread just after the wait returned. */
+static int eventually_equals(atomic_int *counter, int want) {
+    double deadline = now_s() + 10.0;
+    while (atomic_load(counter) != want && now_s() < deadline) sleep_ms(5);
+    return atomic_load(counter) == want;
+}
+
+/* ---- a probe's user data ------------------------------------------------ */
+
+typedef struct {
+    atomic_int calls;
+    atomic_int finalized;
+    atomic_int progress;
+    atomic_int done;
+    int ready_at;         /* answer "ready" from this call on */
+    int mode;             /* what the probe does, see probe() */
+} probe_state;
+
+enum { MODE_COUNT, MODE_FAIL, MODE_BAD_UTF8, MODE_BIG, MODE_HANG, MODE_JSON };
+
+static int32_t probe(void *user_data, const waitfor_probe_ctx *ctx, waitfor_observation *out) {
+    probe_state *st = (probe_state *)user_data;
+    int n = atomic_fetch_add(&st->calls, 1) + 1;
+    CHECK(waitfor_probe_ctx_sample(ctx) == (uint64_t)n);
+    CHECK(waitfor_probe_ctx_output_cap(ctx) > 0);
+    CHECK(waitfor_probe_ctx_budget_ms(ctx) > 0);
+    (void)waitfor_probe_ctx_elapsed_ms(ctx);
+    switch (st->mode) {
+    case MODE_FAIL:
+        waitfor_observation_set_error(out, S("connection refused"));
+        return 1;
+    case MODE_BAD_UTF8:
+        CHECK(waitfor_observation_set_text(out, S("bad \xff byte")) == WAITFOR_ERR_INVALID_UTF8);
+        return 0;
+    case MODE_BIG: {
+        static char big[4096];
+        memset(big, 'x', sizeof big);
+        return waitfor_observation_set_text(out, big, sizeof big);
+    }
+    case MODE_HANG:
+        /* Sleeps until abandoned: the cancel token ends it. */
+        while (!waitfor_probe_ctx_wait_cancelled(ctx, 1000)) {
+        }
+        CHECK(waitfor_probe_ctx_cancelled(ctx));
+        return 0;
+    case MODE_JSON:
+        CHECK(waitfor_observation_set_exit_code(out, 3) == WAITFOR_OK);
+        return waitfor_observation_set_json(out, S("{\"status\": \"ok\"}"));
+    default:
+        if (n >= st->ready_at) return waitfor_observation_set_text(out, S("ready\n"));
+        return waitfor_observation_set_text(out, S("starting\n"));
+    }
+}
+
+static void finalize(void *user_data) {
+    atomic_fetch_add(&((probe_state *)user_data)->finalized, 1);
+}
+
+static void on_progress(void *user_data, const char *json, size_t len) {
+    CHECK(strlen(json) == len && contains(json, "\"samples\""));
+    atomic_fetch_add(&((probe_state *)user_data)->progress, 1);
+}
+
+static void on_done(void *user_data, int32_t status, const char *json, size_t len) {
+    CHECK(status == WAITFOR_OK && strlen(json) == len && contains(json, "\"outcome\""));
+    atomic_fetch_add(&((probe_state *)user_data)->done, 1);
+}
+
+static waitfor_callbacks callbacks_for(probe_state *st) {
+    waitfor_callbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.probe = probe;
+    cb.progress = on_progress;
+    cb.done = on_done;
+    cb.user_data = st;
+    cb.finalize = finalize;
+    return cb;
+}
+
+/* Runs a blocking wait with a C probe in `mode` and returns the result JSON. */
+static char *wait_with(const char *spec, int mode, probe_state *st) {
+    memset(st, 0, sizeof *st);
+    st->mode = mode;
+    st->ready_at = 3;
+    waitfor_callbacks cb = callbacks_for(st);
+    char *result = NULL, *error = NULL;
+    int32_t status = waitfor_wait(spec, strlen(spec), &cb, &result, &error);
+    CHECK(status == WAITFOR_OK);
+    CHECK(error == NULL);
+    CHECK(eventually_equals(&st->finalized, 1));
+    return result;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_versions_and_names(void) {
+    CHECK(waitfor_abi_version() == WAITFOR_ABI_VERSION);
+    CHECK(strlen(waitfor_version()) >= 5);
+    CHECK(strcmp(waitfor_status_name(WAITFOR_OK), "ok") == 0);
+    CHECK(strcmp(waitfor_status_name(WAITFOR_ERR_PANIC), "panic") == 0);
+    CHECK(strcmp(waitfor_status_name(999), "unknown") == 0);
+    CHECK(sizeof(waitfor_callbacks) == 5 * sizeof(void *));
+    CHECK(contains(waitfor_spec_schema(), "\"$schema\""));
+    CHECK(contains(waitfor_result_schema(), "outcome"));
+    waitfor_string_free(NULL);
+    waitfor_handle_free(NULL);
+}
+
+static void test_durations(void) {
+    uint64_t ms = 0;
+    char *error = NULL, *text = NULL;
+    CHECK(waitfor_duration_parse(S("90s"), &ms, &error) == WAITFOR_OK && ms == 90000);
+    CHECK(error == NULL);
+    CHECK(waitfor_duration_parse(S("1.5s"), &ms, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"kind\":\"invalid_argument\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_duration_parse(S("9\xff"), &ms, NULL) == WAITFOR_ERR_INVALID_UTF8);
+    CHECK(waitfor_duration_parse(S("1s"), NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_duration_format(120000, &text, NULL) == WAITFOR_OK && strcmp(text, "2m") == 0);
+    waitfor_string_free(text);
+    CHECK(waitfor_duration_format(1, NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+}
+
+static void test_builtin_probe(void) {
+    const char *spec = "{\"probe\": {\"command\": {\"argv\": [\"echo\", \"build ok\"]}},"
+                       " \"until\": {\"matches\": \"ok\"}, \"max_wait_ms\": 10000}";
+    char *result = NULL;
+    CHECK(waitfor_wait(spec, strlen(spec), NULL, &result, NULL) == WAITFOR_OK);
+    CHECK(contains(result, "\"outcome\":\"matched\""));
+    waitfor_string_free(result);
+}
+
+static void test_c_probe(void) {
+    probe_state st;
+    char *r = wait_with("{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                        " \"max_wait_ms\": 20000}", MODE_COUNT, &st);
+    CHECK(contains(r, "\"outcome\":\"matched\"") && contains(r, "\"samples\":3"));
+    CHECK(atomic_load(&st.done) == 1 && atomic_load(&st.progress) >= 1);
+    waitfor_string_free(r);
+
+    r = wait_with("{\"until\": {\"json\": {\"pointer\": \"/status\", \"equals\": \"ok\"}},"
+                  " \"max_wait_ms\": 20000}", MODE_JSON, &st);
+    CHECK(contains(r, "\"outcome\":\"matched\"") && contains(r, "\"exit_code\":3"));
+    waitfor_string_free(r);
+}
+
+static void test_probe_failures(void) {
+    probe_state st;
+    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"max_wait_ms\": 20000}";
+    char *r = wait_with(spec, MODE_FAIL, &st);
+    CHECK(contains(r, "\"outcome\":\"probe_error\"") && contains(r, "connection refused"));
+    waitfor_string_free(r);
+
+    r = wait_with(spec, MODE_BAD_UTF8, &st);
+    CHECK(contains(r, "\"outcome\":\"probe_error\"") && contains(r, "not valid UTF-8"));
+    waitfor_string_free(r);
+
+    r = wait_with("{\"until\": {\"matches\": \"ready\"}, \"output_cap_bytes\": 100,"
+                  " \"max_wait_ms\": 20000}", MODE_BIG, &st);
+    CHECK(contains(r, "\"outcome\":\"error\""));
+    waitfor_string_free(r);
+
+    /* A hung probe: the deadline holds, the call is abandoned and told. */
+    r = wait_with("{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                  " \"max_wait_ms\": 200}", MODE_HANG, &st);
+    CHECK(contains(r, "\"outcome\":\"timeout\"") || contains(r, "\"outcome\":\"probe_error\""));
+    CHECK(contains(r, "\"abandoned\":1"));
+    waitfor_string_free(r);
+}
+
+static void test_errors(void) {
+    char *result = NULL, *error = NULL;
+    probe_state st;
+    memset(&st, 0, sizeof st);
+    waitfor_callbacks cb = callbacks_for(&st);
+
+    CHECK(waitfor_wait(S("{not json"), &cb, &result, &error) == WAITFOR_ERR_INVALID_JSON);
+    CHECK(result == NULL && contains(error, "\"kind\":\"invalid_json\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_wait(S("{\"until\": \xff}"), &cb, &result, &error) == WAITFOR_ERR_INVALID_UTF8);
+    waitfor_string_free(error);
+    CHECK(waitfor_wait(NULL, 5, &cb, &result, &error) == WAITFOR_ERR_NULL_POINTER);
+    waitfor_string_free(error);
+    CHECK(waitfor_wait(S("{\"until\": {\"matches\": \"x\"}}"), &cb, NULL, NULL) ==
+          WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_wait(S("{\"until\": {\"matches\": \"(\"}, \"regex\": true}"), &cb, &result,
+                       &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(contains(error, "\"field\":\"until.matches\"") && contains(error, "invalid_regex"));
+    waitfor_string_free(error);
+    /* every failed call above ran the finalizer exactly once */
+    CHECK(eventually_equals(&st.finalized, 5));
+    CHECK(atomic_load(&st.calls) == 0);
+
+    CHECK(waitfor_selftest_panic(&error) == WAITFOR_ERR_PANIC);
+    CHECK(contains(error, "\"kind\":\"panic\""));
+    waitfor_string_free(error);
+    /* the library is still usable after a panic */
+    CHECK(waitfor_duration_parse(S("5s"), &(uint64_t){0}, NULL) == WAITFOR_OK);
+}
+
+static void test_tools(void) {
+    char *defs = NULL, *out = NULL, *error = NULL;
+    CHECK(waitfor_tool_definitions(&defs, NULL) == WAITFOR_OK);
+    CHECK(contains(defs, "\"profile\":\"aura/wait_for\"") && contains(defs, "inputSchema"));
+    waitfor_string_free(defs);
+    CHECK(waitfor_tool_definitions(NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+
+    const char *args = "{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": [\"echo\", "
+                       "\"Running\"]}}, \"until\": {\"matches\": \"Running\"}, \"poll_sec\": 1,"
+                       " \"max_wait_sec\": 10}";
+    CHECK(waitfor_call_tool(S("aura/wait_for"), args, strlen(args), &out, &error) == WAITFOR_OK);
+    CHECK(contains(out, "\"reason\":\"matched\""));
+    waitfor_string_free(out);
+
+    CHECK(waitfor_call_tool(S("nope/none"), S("{}"), &out, &error) == WAITFOR_ERR_UNKNOWN_PROFILE);
+    waitfor_string_free(error);
+    CHECK(waitfor_call_tool(S("aura/wait_for"), S("{\"until\": {}}"), &out, &error) ==
+          WAITFOR_ERR_INVALID_SPEC);
+    CHECK(contains(error, "\"rule\""));
+    waitfor_string_free(error);
+    const char *broken = "{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": "
+                         "[\"/nonexistent/program\"]}}, \"until\": {\"matches\": \"x\"},"
+                         " \"poll_sec\": 1, \"max_wait_sec\": 10}";
+    CHECK(waitfor_call_tool(S("aura/wait_for"), broken, strlen(broken), &out, &error) ==
+          WAITFOR_ERR_RUNTIME);
+    CHECK(out == NULL && contains(error, "\"kind\":\"runtime\""));
+    waitfor_string_free(error);
+
+    probe_state st;
+    memset(&st, 0, sizeof st);
+    waitfor_callbacks cb = callbacks_for(&st);
+    waitfor_handle *h = NULL;
+    CHECK(waitfor_tool_start(S("aura/wait_for"), args, strlen(args), &cb, &h, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(h == NULL && eventually_equals(&st.finalized, 1));
+    waitfor_string_free(error);
+    CHECK(waitfor_tool_start(S("aura/wait_for"), args, strlen(args), NULL, &h, NULL) == WAITFOR_OK);
+    CHECK(waitfor_handle_wait(h, -1, &out, NULL) == WAITFOR_OK && contains(out, "matched"));
+    waitfor_string_free(out);
+    waitfor_handle_free(h);
+}
+
+static void *cancel_later(void *handle) {
+    sleep_ms(50); /* not synchronisation: the wait runs until cancelled whenever this fires */
+    waitfor_handle_cancel((const waitfor_handle *)handle);
+    return NULL;
+}
+
+static void *wake_later(void *handle) {
+    sleep_ms(50);
+    waitfor_handle_wake((const waitfor_handle *)handle);
+    return NULL;
+}
+
+static void test_handles(void) {
+    probe_state st;
+    memset(&st, 0, sizeof st);
+    st.ready_at = 1000000;
+    waitfor_callbacks cb = callbacks_for(&st);
+    waitfor_handle *h = NULL;
+    char *result = NULL, *error = NULL;
+    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                       " \"max_wait_ms\": 60000}";
+    CHECK(waitfor_start(spec, strlen(spec), &cb, &h, &error) == WAITFOR_OK && h != NULL);
+    CHECK(waitfor_handle_wait(h, 0, &result, &error) == WAITFOR_ERR_TIMEOUT);
+    CHECK(result == NULL && contains(error, "still running"));
+    waitfor_string_free(error);
+    pthread_t t;
+    pthread_create(&t, NULL, cancel_later, h);
+    CHECK(waitfor_handle_wait(h, -1, &result, NULL) == WAITFOR_OK);
+    CHECK(contains(result, "\"outcome\":\"cancelled\""));
+    waitfor_string_free(result);
+    pthread_join(t, NULL);
+    /* the answer stays: a second wait gives it again */
+    CHECK(waitfor_handle_wait(h, 0, &result, NULL) == WAITFOR_OK && contains(result, "cancelled"));
+    waitfor_string_free(result);
+    waitfor_handle_free(h);
+    CHECK(eventually_equals(&st.finalized, 1) && atomic_load(&st.done) == 1);
+
+    /* wake: a 60 s interval, but the wake makes the second sample now */
+    memset(&st, 0, sizeof st);
+    st.ready_at = 2;
+    cb = callbacks_for(&st);
+    const char *slow = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 60000,"
+                       " \"max_wait_ms\": 120000}";
+    CHECK(waitfor_start(slow, strlen(slow), &cb, &h, NULL) == WAITFOR_OK);
+    pthread_create(&t, NULL, wake_later, h);
+    CHECK(waitfor_handle_wait(h, 30000, &result, NULL) == WAITFOR_OK);
+    CHECK(contains(result, "\"outcome\":\"matched\"") && contains(result, "\"woken\":true"));
+    waitfor_string_free(result);
+    pthread_join(t, NULL);
+    waitfor_handle_free(h);
+
+    CHECK(waitfor_handle_wait(NULL, 0, &result, NULL) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_handle_cancel(NULL) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_handle_wake(NULL) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_start(spec, strlen(spec), NULL, NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_observation_set_text(NULL, S("x")) == WAITFOR_ERR_NULL_POINTER);
+    CHECK(waitfor_probe_ctx_cancelled(NULL));
+    CHECK(waitfor_probe_ctx_sample(NULL) == 0);
+}
+
+/* ---- shared vectors ----------------------------------------------------- */
+
+/* The end of the JSON value starting at s (an object), or NULL. */
+static const char *object_end(const char *s) {
+    int depth = 0, in_string = 0;
+    for (; *s; s++) {
+        if (in_string) {
+            if (*s == '\\' && s[1]) s++;
+            else if (*s == '"') in_string = 0;
+        } else if (*s == '"') in_string = 1;
+        else if (*s == '{') depth++;
+        else if (*s == '}' && --depth == 0) return s + 1;
+    }
+    return NULL;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    size_t got = fread(text, 1, (size_t)n, f);
+    text[got] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* Every vector runs; where it expects an outcome, the answer has it. (The
+ * C++ suite compares every expected field.) */
+static int run_vector_file(const char *path) {
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    if (!text) return 0;
+    int ran = 0;
+    const char *p = strstr(text, "\"vectors\"");
+    p = p ? strchr(p, '[') : NULL;
+    while (p && (p = strchr(p, '{')) != NULL) {
+        const char *end = object_end(p);
+        if (!end) break;
+        char *answer = NULL, *error = NULL;
+        int32_t status = waitfor_simulate(p, (size_t)(end - p), &answer, &error);
+        CHECK(status == WAITFOR_OK);
+        if (status != WAITFOR_OK) fprintf(stderr, "%s: %s\n", path, error);
+        const char *expect = strstr(p, "\"expect\"");
+        const char *outcome = expect && expect < end ? strstr(expect, "\"outcome\": \"") : NULL;
+        if (outcome && outcome < end) {
+            char want[64];
+            const char *v = outcome + strlen("\"outcome\": \"");
+            size_t n = (size_t)(strchr(v, '"') - v);
+            snprintf(want, sizeof want, "\"outcome\":\"%.*s\"", (int)n, v);
+            CHECK(contains(answer, want));
+        }
+        waitfor_string_free(answer);
+        waitfor_string_free(error);
+        ran++;
+        p = end;
+    }
+    free(text);
+    return ran;
+}
+
+static void test_vectors(const char *dir) {
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d) return;
+    int ran = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ran += run_vector_file(path);
+        }
+    }
+    closedir(d);
+    CHECK(ran >= 50);
+    printf("vectors: %d ran\n", ran);
+    char *error = NULL, *answer = NULL;
+    CHECK(waitfor_simulate(S("{\"spec\": {}, \"script\": {\"steps\": []}}"), &answer, &error) ==
+          WAITFOR_ERR_INVALID_SPEC);
+    waitfor_string_free(error);
+}
+
+/* ---- many waits from many threads --------------------------------------- */
+
+static void *many_waits(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 10; i++) {
+        probe_state st;
+        char *r = wait_with("{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                            " \"max_wait_ms\": 60000}", MODE_COUNT, &st);
+        CHECK(contains(r, "\"outcome\":\"matched\""));
+        waitfor_string_free(r);
+    }
+    return NULL;
+}
+
+static void test_concurrency(void) {
+    pthread_t threads[8];
+    for (int i = 0; i < 8; i++) pthread_create(&threads[i], NULL, many_waits, NULL);
+    for (int i = 0; i < 8; i++) pthread_join(threads[i], NULL);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s VECTOR_DIR\n", argv[0]);
+        return 2;
+    }
+    test_versions_and_names();
+    test_durations();
+    test_builtin_probe();
+    test_c_probe();
+    test_probe_failures();
+    test_errors();
+    test_tools();
+    test_handles();
+    test_vectors(argv[1]);
+    test_concurrency();
+    int failed = atomic_load(&failures);
+    printf("%d passed, %d failed\n", atomic_load(&checks) - failed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,358 @@
+// The C++17 wrapper (waitfor.hpp) over the C ABI, with GoogleTest: every
+// export through the wrapper or directly, each status code, probes that
+// throw, hang, return invalid UTF-8 or too much, cancel and wake from other
+// threads, the finalizer count, many concurrent waits, the shared vectors.
+#include "waitfor.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+const char *kReadySpec =
+    R"({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000})";
+
+// Counts its own destruction: captured by a probe, it dies with the
+// library's copy of the callbacks, i.e. when the finalizer runs.
+struct Sentinel {
+    explicit Sentinel(std::atomic<int> &count) : count(count) {}
+    ~Sentinel() { count.fetch_add(1); }
+    std::atomic<int> &count;
+};
+
+// Polls a condition with a generous deadline (the finalizer may run on a
+// library thread just after a wait returned).
+template <class F>
+bool eventually(F done) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    return done();
+}
+
+waitfor::Probe ready_after(int n) {
+    return [n](const waitfor::ProbeContext &ctx) {
+        return waitfor::Observation::of_text(ctx.sample() >= static_cast<uint64_t>(n) ? "ready\n"
+                                                                                      : "starting\n");
+    };
+}
+
+int32_t status_of(const std::function<void()> &call) {
+    try {
+        call();
+    } catch (const waitfor::Error &e) {
+        return e.status();
+    }
+    return WAITFOR_OK;
+}
+
+}  // namespace
+
+TEST(Info, VersionsNamesAndSchemas) {
+    EXPECT_EQ(waitfor::abi_version(), WAITFOR_ABI_VERSION);
+    EXPECT_FALSE(waitfor::version().empty());
+    EXPECT_STREQ(waitfor_status_name(WAITFOR_ERR_INVALID_UTF8), "invalid_utf8");
+    EXPECT_EQ(sizeof(waitfor_callbacks), 5 * sizeof(void *));
+    EXPECT_TRUE(json::parse(waitfor::spec_schema()).is_object());
+    EXPECT_TRUE(json::parse(waitfor::result_schema()).contains("properties"));
+    json defs = json::parse(waitfor::tool_definitions());
+    ASSERT_TRUE(defs.is_array());
+    bool aura = false;
+    for (auto &d : defs) aura |= d["profile"] == "aura/wait_for" && d["tool"]["name"] == "wait_for";
+    EXPECT_TRUE(aura);
+}
+
+TEST(Info, Durations) {
+    EXPECT_EQ(waitfor::parse_duration("2m"), 120000ms);
+    EXPECT_EQ(waitfor::format_duration(90000ms), "90s");
+    EXPECT_EQ(status_of([] { waitfor::parse_duration("-1s"); }), WAITFOR_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Wait, StdFunctionProbeMatches) {
+    auto r = waitfor::Result::parse(waitfor::wait(kReadySpec, ready_after(3)));
+    EXPECT_EQ(r.outcome, "matched");
+    EXPECT_EQ(r.samples, 3u);
+    EXPECT_EQ(json::parse(r.json)["matched_lines"], json::array({"ready"}));
+}
+
+TEST(Wait, BuiltInProbeWhenNoProbeGiven) {
+    auto r = waitfor::Result::parse(waitfor::wait(
+        R"({"probe": {"command": {"argv": ["echo", "hi"]}}, "until": {"matches": "hi"}})"));
+    EXPECT_EQ(r.outcome, "matched");
+}
+
+TEST(Wait, JsonObservationAndExitCode) {
+    auto probe = [](const waitfor::ProbeContext &) {
+        auto o = waitfor::Observation::of_json(R"({"state": {"phase": "Running"}})");
+        o.exit_code = 0;
+        return o;
+    };
+    json r = json::parse(waitfor::wait(
+        R"({"until": {"json": {"pointer": "/state/phase", "equals": "Running"}}, "max_wait_ms": 30000})",
+        probe));
+    EXPECT_EQ(r["outcome"], "matched");
+    EXPECT_EQ(r["exit_code"], 0);
+}
+
+TEST(Probe, ThrowBecomesProbeErrorWithMessage) {
+    json r = json::parse(waitfor::wait(kReadySpec, [](const waitfor::ProbeContext &) -> waitfor::Observation {
+        throw std::runtime_error("socket closed");
+    }));
+    EXPECT_EQ(r["outcome"], "probe_error");
+    EXPECT_NE(r["probe"]["last_error"].get<std::string>().find("socket closed"), std::string::npos);
+
+    r = json::parse(waitfor::wait(kReadySpec, [](const waitfor::ProbeContext &) -> waitfor::Observation {
+        throw 42;
+    }));
+    EXPECT_EQ(r["outcome"], "probe_error");
+    EXPECT_NE(r["probe"]["last_error"].get<std::string>().find("non-standard"), std::string::npos);
+}
+
+TEST(Probe, ToleratedErrorsThenMatch) {
+    json r = json::parse(waitfor::wait(
+        R"({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000, "on_probe_error": {"tolerate": 5}})",
+        [](const waitfor::ProbeContext &ctx) {
+            if (ctx.sample() < 3) throw std::runtime_error("flaky");
+            return waitfor::Observation::of_text("ready");
+        }));
+    EXPECT_EQ(r["outcome"], "matched");
+    EXPECT_EQ(r["probe"]["errors"], 2);
+}
+
+TEST(Probe, InvalidUtf8IsAProbeError) {
+    json r = json::parse(waitfor::wait(kReadySpec, [](const waitfor::ProbeContext &) {
+        return waitfor::Observation::of_text("bad \xC3\x28 text");
+    }));
+    EXPECT_EQ(r["outcome"], "probe_error");
+    EXPECT_NE(r["error"].dump().find("UTF-8"), std::string::npos);
+}
+
+TEST(Probe, InvalidJsonObservationIsAProbeError) {
+    json r = json::parse(waitfor::wait(kReadySpec, [](const waitfor::ProbeContext &) {
+        return waitfor::Observation::of_json("{not json");
+    }));
+    EXPECT_EQ(r["outcome"], "probe_error");
+}
+
+TEST(Probe, OverTheCapEndsWithError) {
+    json r = json::parse(waitfor::wait(
+        R"({"until": {"matches": "ready"}, "output_cap_bytes": 1024, "max_wait_ms": 30000})",
+        [](const waitfor::ProbeContext &ctx) {
+            EXPECT_EQ(ctx.output_cap(), 1024u);
+            return waitfor::Observation::of_text(std::string(ctx.output_cap() + 1, 'x'));
+        }));
+    EXPECT_EQ(r["outcome"], "error");
+}
+
+TEST(Probe, HungProbeIsAbandonedAtTheDeadlineAndToldSo) {
+    std::atomic<bool> told{false};
+    json r = json::parse(waitfor::wait(
+        R"({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 200})",
+        [&told](const waitfor::ProbeContext &ctx) {
+            EXPECT_GT(ctx.budget().count(), 0);
+            while (!ctx.wait_cancelled(1000ms)) {
+            }
+            told = ctx.cancelled();
+            return waitfor::Observation::of_text("late");
+        }));
+    EXPECT_EQ(r["probe"]["abandoned"], 1);
+    EXPECT_TRUE(eventually([&] { return told.load(); }));
+}
+
+TEST(Finalizer, RunsExactlyOnceOnSuccessAndOnEveryError) {
+    std::atomic<int> finalized{0};
+    auto probe_with_sentinel = [&finalized] {
+        auto sentinel = std::make_shared<Sentinel>(finalized);
+        return [sentinel](const waitfor::ProbeContext &) { return waitfor::Observation::of_text("ready"); };
+    };
+    waitfor::wait(kReadySpec, probe_with_sentinel());
+    EXPECT_EQ(status_of([&] { waitfor::wait("{broken", probe_with_sentinel()); }), WAITFOR_ERR_INVALID_JSON);
+    EXPECT_EQ(status_of([&] { waitfor::wait(R"({"until": {}})", probe_with_sentinel()); }),
+              WAITFOR_ERR_INVALID_SPEC);
+    EXPECT_EQ(status_of([&] { waitfor::start(std::string_view("\xff", 1), probe_with_sentinel()); }),
+              WAITFOR_ERR_INVALID_UTF8);
+    {
+        auto w = waitfor::start(kReadySpec, probe_with_sentinel());
+        w.get();
+    }
+    EXPECT_TRUE(eventually([&] { return finalized.load() == 5; }));
+    std::this_thread::sleep_for(50ms);  // and never a sixth time
+    EXPECT_EQ(finalized.load(), 5);
+}
+
+TEST(Errors, EveryStatusCode) {
+    EXPECT_EQ(status_of([] { waitfor::wait("[1,", ready_after(1)); }), WAITFOR_ERR_INVALID_JSON);
+    EXPECT_EQ(status_of([] { waitfor::wait(std::string_view("{\"a\":\"\xff\"}"), ready_after(1)); }),
+              WAITFOR_ERR_INVALID_UTF8);
+    EXPECT_EQ(status_of([] { waitfor::wait(std::string_view(nullptr, 0), ready_after(1)); }),
+              WAITFOR_ERR_INVALID_JSON);
+    char *out = nullptr;
+    EXPECT_EQ(waitfor_wait(nullptr, 3, nullptr, &out, nullptr), WAITFOR_ERR_NULL_POINTER);
+    try {
+        waitfor::wait(R"({"until": {"matches": "("}, "regex": true})", ready_after(1));
+        FAIL() << "no error";
+    } catch (const waitfor::Error &e) {
+        EXPECT_EQ(e.status(), WAITFOR_ERR_INVALID_SPEC);
+        EXPECT_STREQ(e.kind(), "invalid_spec");
+        json detail = json::parse(e.detail_json());
+        EXPECT_EQ(detail["field"], "until.matches");
+        EXPECT_EQ(detail["rule"], "invalid_regex");
+    }
+    EXPECT_EQ(status_of([] { waitfor::call_tool("no/such", "{}"); }), WAITFOR_ERR_UNKNOWN_PROFILE);
+    EXPECT_EQ(status_of([] {
+                  waitfor::call_tool("aura/wait_for",
+                                     R"({"probe": {"tool": "run_command", "args": {"argv": ["/nonexistent"]}},
+                                         "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5})");
+              }),
+              WAITFOR_ERR_RUNTIME);
+    auto w = waitfor::start(kReadySpec, ready_after(1000000));
+    EXPECT_FALSE(w.get_for(0ms).has_value());  // WAITFOR_ERR_TIMEOUT
+    char *error = nullptr;
+    EXPECT_EQ(waitfor_handle_wait(w.raw(), 0, &out, &error), WAITFOR_ERR_TIMEOUT);
+    waitfor_string_free(error);
+    EXPECT_EQ(waitfor_selftest_panic(&error), WAITFOR_ERR_PANIC);
+    EXPECT_NE(std::string(error).find("selftest"), std::string::npos);
+    waitfor_string_free(error);
+    EXPECT_EQ(status_of([] { waitfor::parse_duration("soon"); }), WAITFOR_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Handle, CancelFromAnotherThread) {
+    std::atomic<int> done_calls{0};
+    waitfor::Hooks hooks;
+    hooks.on_done = [&](int32_t status, const std::string &j) {
+        EXPECT_EQ(status, WAITFOR_OK);
+        EXPECT_EQ(json::parse(j)["outcome"], "cancelled");
+        done_calls++;
+    };
+    auto w = waitfor::start(kReadySpec, ready_after(1000000), hooks);
+    std::thread canceller([control = w.control()] {
+        std::this_thread::sleep_for(30ms);  // the wait runs until cancelled, whenever that is
+        control.cancel();
+    });
+    EXPECT_EQ(json::parse(w.get())["outcome"], "cancelled");
+    canceller.join();
+    EXPECT_EQ(done_calls.load(), 1);
+    EXPECT_EQ(json::parse(w.get())["outcome"], "cancelled");  // the answer stays
+}
+
+TEST(Handle, WakeFromAnotherThreadSamplesNow) {
+    auto w = waitfor::start(R"({"until": {"matches": "ready"}, "interval_ms": 60000, "max_wait_ms": 120000})",
+                            ready_after(2));
+    std::thread waker([control = w.control()] {
+        std::this_thread::sleep_for(30ms);
+        control.wake();
+    });
+    auto result = w.get_for(30s);
+    waker.join();
+    ASSERT_TRUE(result.has_value());
+    json r = json::parse(*result);
+    EXPECT_EQ(r["outcome"], "matched");
+    EXPECT_EQ(r["woken"], true);
+}
+
+TEST(Handle, DestructorCancelsARunningWait) {
+    std::atomic<int> finalized{0};
+    {
+        auto sentinel = std::make_shared<Sentinel>(finalized);
+        auto w = waitfor::start(kReadySpec, [sentinel](const waitfor::ProbeContext &) {
+            return waitfor::Observation::of_text("not yet");
+        });
+    }
+    EXPECT_TRUE(eventually([&] { return finalized.load() == 1; }));
+}
+
+TEST(Handle, ProgressHooksAndThrowingHooksStayInside) {
+    std::atomic<int> progress{0};
+    waitfor::Hooks hooks;
+    hooks.on_progress = [&](const std::string &j) {
+        EXPECT_TRUE(json::parse(j).contains("samples"));
+        progress++;
+        throw std::runtime_error("a hook that throws must not reach the library");
+    };
+    hooks.on_done = [](int32_t, const std::string &) { throw std::logic_error("neither here"); };
+    auto w = waitfor::start(
+        R"({"until": {"matches": "ready"}, "interval_ms": 10, "progress_every_ms": 1, "max_wait_ms": 30000})",
+        ready_after(4), hooks);
+    EXPECT_EQ(json::parse(w.get())["outcome"], "matched");
+    EXPECT_GE(progress.load(), 1);
+}
+
+TEST(Tools, CallAndStartProfiles) {
+    const char *args = R"({"probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
+                           "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10})";
+    EXPECT_EQ(json::parse(waitfor::call_tool("aura/wait_for", args))["reason"], "matched");
+    EXPECT_EQ(json::parse(waitfor::start_tool("aura/wait_for", args).get())["reason"], "matched");
+
+    // A cancelled tool call is AURA's runtime error, through the handle.
+    auto w = waitfor::start_tool("aura/wait_for",
+                                 R"({"probe": {"tool": "run_command", "args": {"argv": ["true"]}},
+                                     "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 60})");
+    w.cancel();
+    EXPECT_EQ(status_of([&] { w.get(); }), WAITFOR_ERR_RUNTIME);
+}
+
+TEST(Concurrency, ManyWaitsFromManyHostThreads) {
+    constexpr int kThreads = 8, kWaits = 25;
+    std::atomic<int> matched{0}, finalized{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < kWaits; i++) {
+                auto sentinel = std::make_shared<Sentinel>(finalized);
+                auto probe = [sentinel](const waitfor::ProbeContext &ctx) {
+                    return waitfor::Observation::of_text(ctx.sample() >= 2 ? "ready" : "no");
+                };
+                if (json::parse(waitfor::wait(kReadySpec, probe))["outcome"] == "matched") matched++;
+            }
+        });
+    }
+    for (auto &t : threads) t.join();
+    EXPECT_EQ(matched.load(), kThreads * kWaits);
+    EXPECT_TRUE(eventually([&] { return finalized.load() == kThreads * kWaits; }));
+}
+
+// Every field of `want` is in `got` with the same value; objects compared
+// field by field (the rule every binding uses for the shared vectors).
+void expect_contains(const json &got, const json &want, const std::string &path,
+                     std::vector<std::string> &wrong) {
+    if (want.is_object() && got.is_object()) {
+        for (auto it = want.begin(); it != want.end(); ++it) {
+            if (!got.contains(it.key())) {
+                wrong.push_back(path + "." + it.key() + ": missing");
+            } else {
+                expect_contains(got[it.key()], it.value(), path + "." + it.key(), wrong);
+            }
+        }
+    } else if (got != want) {
+        wrong.push_back(path + ": got " + got.dump() + ", want " + want.dump());
+    }
+}
+
+TEST(Vectors, EverySharedVectorGivesItsExpectedAnswer) {
+    int ran = 0;
+    std::vector<std::string> wrong;
+    for (const auto &entry : std::filesystem::directory_iterator(WAITFOR_VECTOR_DIR)) {
+        if (entry.path().extension() != ".json") continue;
+        std::ifstream in(entry.path());
+        json doc = json::parse(in);
+        for (const auto &vector : doc["vectors"]) {
+            json answer = json::parse(waitfor::simulate(vector.dump()));
+            std::vector<std::string> here;
+            expect_contains(answer, vector["expect"], "", here);
+            for (auto &w : here)
+                wrong.push_back(entry.path().filename().string() + " / " + vector["name"].dump() + ": " + w);
+            ran++;
+        }
+    }
+    EXPECT_GE(ran, 50);
+    for (auto &w : wrong) ADD_FAILURE() << w;
+}
