@@ -148,6 +148,7 @@ private:
             std::lock_guard<std::mutex> lock(mutex_);
             active_++;
         }
+        std::cerr << "waitfor_mcp_server: tools/call " << key << " -> " << tool->second << std::endl;
         try {
             waitfor::Wait wait = waitfor::start_tool(tool->second, args.dump(), std::move(hooks));
             std::lock_guard<std::mutex> lock(mutex_);

@@ -273,12 +273,14 @@ static void test_tools(void) {
           WAITFOR_ERR_INVALID_SPEC);
     CHECK(contains(error, "\"rule\""));
     waitfor_string_free(error);
-    const char *broken = "{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": "
-                         "[\"/nonexistent/program\"]}}, \"until\": {\"matches\": \"x\"},"
+    /* a probe that fails (a file that is not there) is AURA's runtime error */
+    const char *broken = "{\"probe\": {\"tool\": \"read_file\", \"args\": {\"path\": "
+                         "\"/nonexistent/file\"}}, \"until\": {\"matches\": \"x\"},"
                          " \"poll_sec\": 1, \"max_wait_sec\": 10}";
     CHECK(waitfor_call_tool(S("aura/wait_for"), broken, strlen(broken), &out, &error) ==
           WAITFOR_ERR_RUNTIME);
     CHECK(out == NULL && contains(error, "\"kind\":\"runtime\""));
+    waitfor_string_free(out);
     waitfor_string_free(error);
 
     probe_state st;

@@ -210,7 +210,7 @@ TEST(Errors, EveryStatusCode) {
     EXPECT_EQ(status_of([] { waitfor::call_tool("no/such", "{}"); }), WAITFOR_ERR_UNKNOWN_PROFILE);
     EXPECT_EQ(status_of([] {
                   waitfor::call_tool("aura/wait_for",
-                                     R"({"probe": {"tool": "run_command", "args": {"argv": ["/nonexistent"]}},
+                                     R"({"probe": {"tool": "read_file", "args": {"path": "/nonexistent/file"}},
                                          "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5})");
               }),
               WAITFOR_ERR_RUNTIME);
