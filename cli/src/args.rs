@@ -143,7 +143,7 @@ pub struct ConditionArgs {
     #[arg(long = "exit", value_name = "N", allow_negative_numbers = true)]
     pub exit_code: Option<i32>,
 
-    /// Patterns are regular expressions (Rust `regex` syntax) instead of literal text.
+    /// Patterns are regular expressions (Rust `regex` syntax; `^` and `$` match at line ends) instead of literal text.
     #[arg(long)]
     pub regex: bool,
 

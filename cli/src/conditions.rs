@@ -160,9 +160,15 @@ fn pattern(args: &ConditionArgs, flag: &'static str, text: &str) -> Result<Patte
     if args.ignore_case {
         pattern = pattern.case_insensitive();
     }
+    // Checked as typed, so the error quotes the user's text.
     Spec::new(Condition::Matches(pattern.clone()))
         .validate()
         .map_err(|e| usage(flag, format!("{:?}: {}", text, e.message)))?;
+    if pattern.regex {
+        // Like grep: `^` and `$` match at line boundaries, not only at the
+        // ends of the whole output.
+        pattern.text = format!("(?m){}", pattern.text);
+    }
     Ok(pattern)
 }
 

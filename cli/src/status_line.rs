@@ -98,8 +98,8 @@ mod tests {
             elapsed_ms: 0,
             last_line: Some("\x1b[31mbuilding module 42 of 300".into()),
         };
-        let line = format_line(12_300, Some(&p), 30);
-        assert_eq!(line.chars().count(), 29);
+        let line = format_line(12_300, Some(&p), 40);
+        assert_eq!(line.chars().count(), 39);
         assert!(
             line.starts_with("waiting 12.3s · 7 samples ·  [31m"),
             "{line}"
