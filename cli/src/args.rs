@@ -13,9 +13,9 @@ const TOP_AFTER_HELP: &str = "\
 Conditions:
   Several conditions together mean \"any of them\": the wait ends at the first
   sample where one holds. --stop markers end it as a failure and win a tie.
-  With no condition, `run` waits for exit status 0 and `file` for any new
-  output. Patterns are literal text unless --regex; matching is
-  case-sensitive unless -i/--ignore-case.
+  With no condition (--stop alone is none), `run` waits for exit status 0
+  and `file` for any new output. Patterns are literal text unless --regex;
+  matching is case-sensitive unless -i/--ignore-case.
 
 Durations: 500ms, 90s, 2m, 1h, or a bare number of seconds (whole numbers).
 
@@ -66,7 +66,7 @@ Exit codes: 0 met, 1 timeout, 2 usage, 3 stopped, 4 gone, 5 probe error,
 
 /// Wait for a condition on a command's output or a file, then exit.
 #[derive(Parser, Debug)]
-#[command(name = "waitfor", version, about, after_help = TOP_AFTER_HELP)]
+#[command(name = "waitfor", version, after_help = TOP_AFTER_HELP)]
 pub struct Cli {
     /// Print the engine's result JSON on stdout instead of the text summary.
     #[arg(long, global = true)]
@@ -90,15 +90,15 @@ pub enum Command {
 /// `waitfor run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub argv: Vec<String>,
+
     #[command(flatten)]
     pub conditions: ConditionArgs,
 
     #[command(flatten)]
     pub timing: TimingArgs,
-
-    /// The program and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub argv: Vec<String>,
 }
 
 /// `waitfor file`.
