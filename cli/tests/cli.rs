@@ -135,7 +135,7 @@ fn run_matches_output() {
 #[test]
 fn run_without_condition_waits_for_exit_status_0() {
     expect(&run(&["run", "--", "true"]), 0);
-    let out = run(&["run", "--timeout", "300ms", "--json", "--", "false"]);
+    let out = run(&["run", "--timeout", "1s", "--json", "--", "false"]);
     expect(&out, 1);
     let result = json(&out);
     assert_eq!(result["outcome"], "timeout");
@@ -225,7 +225,7 @@ fn case_sensitive_by_default_and_ignore_case_flag() {
         "--match",
         "HELLO",
         "--timeout",
-        "300ms",
+        "1s",
         "--",
         "echo",
         "hello",
@@ -255,7 +255,7 @@ fn case_sensitive_by_default_and_ignore_case_flag() {
         "-i",
         "--case",
         "--timeout",
-        "300ms",
+        "1s",
         "--",
         "echo",
         "hello",
@@ -290,7 +290,7 @@ fn regex_patterns() {
         "--match",
         "h.llo",
         "--timeout",
-        "300ms",
+        "1s",
         "--",
         "echo",
         "hello",
@@ -329,7 +329,7 @@ fn timeout_exits_1_with_the_tail() {
         "--every",
         "50ms",
         "--timeout",
-        "300ms",
+        "1s",
         "--",
         "echo",
         "still waiting",
@@ -560,7 +560,7 @@ fn file_ignores_what_was_there_before() {
         "--every",
         "50ms",
         "--timeout",
-        "400ms",
+        "1s",
         "--json",
     ]);
     expect(&out, 1);
