@@ -35,7 +35,7 @@ make -s -C "$ROOT/ffi" install PREFIX="$PREFIX"
 build_suite() { # name, extra cmake args...
   local dir="$BUILD/$1"
   shift
-  cmake -S "$ROOT/tests/cpp" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" "$@" >/dev/null
+  cmake --no-warn-unused-cli -S "$ROOT/tests/cpp" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" "$@" >/dev/null
   cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
@@ -48,14 +48,14 @@ build_suite sanitize -DWAITFOR_SANITIZE=ON
 (cd "$BUILD/sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
 echo "== C and C++ suites under valgrind"
-VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full
+VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes
   --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
   --suppressions="$ROOT/tests/c/valgrind.supp")
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c" "$ROOT/tests/vectors"
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_cpp" --gtest_brief=1
 
 echo "== consumers of the installed tree: CMake package and pkg-config"
-cmake -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --no-warn-unused-cli -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/consumer" -j "$JOBS" >/dev/null
 "$BUILD/consumer/consumer_shared"
 "$BUILD/consumer/consumer_static"
@@ -73,5 +73,13 @@ if ldd "$BUILD/consumer/pc_static" | grep -q libwaitfor; then
   echo "pc_static links libwaitfor.so: expected the static library" >&2
   exit 1
 fi
+
+echo "== C++ MCP server example, driven by the official Python MCP SDK"
+cmake --no-warn-unused-cli -S "$ROOT/examples/cpp" -B "$BUILD/example" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$BUILD/example" -j "$JOBS" >/dev/null
+[ -x "$BUILD/venv/bin/python" ] || python3 -m venv "$BUILD/venv"
+"$BUILD/venv/bin/pip" install -q --disable-pip-version-check "mcp==1.27.2" "pytest==8.3.5"
+WAITFOR_MCP_SERVER="$BUILD/example/waitfor_mcp_server" \
+  "$BUILD/venv/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/examples/cpp/test_mcp_server.py"
 
 echo "ffi: all tests passed"

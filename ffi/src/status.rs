@@ -56,12 +56,7 @@ fn name_with_nul(code: i32) -> &'static str {
 }
 
 /// The stable name of a status code, `"unknown"` for a code not in the
-/// table.
-///
-/// ```
-/// assert_eq!(waitfor::status::name(4), "invalid_spec");
-/// assert_eq!(waitfor::status::name(-1), "unknown");
-/// ```
+/// table: `name(4)` is `"invalid_spec"`.
 pub fn name(code: i32) -> &'static str {
     name_with_nul(code).trim_end_matches('\0')
 }
@@ -82,12 +77,8 @@ pub struct FfiError {
 }
 
 impl FfiError {
-    /// An error with a message and no further fields.
-    ///
-    /// ```
-    /// let err = waitfor::status::FfiError::new(waitfor::status::WAITFOR_ERR_NULL_POINTER, "spec is NULL");
-    /// assert_eq!(err.detail["kind"], "null_pointer");
-    /// ```
+    /// An error with a message and no further fields; `detail` is
+    /// `{"status", "kind", "message"}`.
     pub fn new(status: i32, message: impl Into<String>) -> Self {
         Self {
             status,
@@ -137,6 +128,14 @@ impl From<waitfor::SpecError> for FfiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_stable() {
+        assert_eq!(name(WAITFOR_ERR_INVALID_SPEC), "invalid_spec");
+        assert_eq!(name(-1), "unknown");
+        let err = FfiError::new(WAITFOR_ERR_NULL_POINTER, "spec is NULL");
+        assert_eq!(err.detail["kind"], "null_pointer");
+    }
 
     #[test]
     fn c_names_match_names() {
