@@ -14,21 +14,14 @@ BUILD="$CARGO_TARGET_DIR/ffi-tests"
 PREFIX="$BUILD/prefix"
 JOBS="${JOBS:-2}"
 
-need_apt=()
-for pkg in cmake g++ pkg-config libgtest-dev nlohmann-json3-dev valgrind tmux python3-venv; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
-done
-if ((${#need_apt[@]})); then
-  echo "== apt-get install ${need_apt[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${need_apt[@]}" >/dev/null
-fi
+source "$ROOT/scripts/lib.sh"
+need_apt cmake g++ make pkg-config libgtest-dev nlohmann-json3-dev valgrind tmux python3-venv
 
-echo "== cargo test -p waitfor-ffi (unit tests, header drift)"
-cargo test -q -p waitfor-ffi --manifest-path "$ROOT/Cargo.toml"
+step "cargo test -p waitfor-ffi (unit tests, header drift); clippy of its benchmark"
+cargo test -q --locked -p waitfor-ffi --manifest-path "$ROOT/Cargo.toml"
+cargo clippy -q --locked -p waitfor-ffi-bench --all-targets --manifest-path "$ROOT/Cargo.toml" -- -D warnings
 
-echo "== make -C ffi install PREFIX=$PREFIX"
+step "make -C ffi install PREFIX=$PREFIX"
 rm -rf "$PREFIX"
 make -s -C "$ROOT/ffi" install PREFIX="$PREFIX"
 
@@ -39,22 +32,22 @@ build_suite() { # name, extra cmake args...
   cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
-echo "== C and C++ suites"
+step "C and C++ suites"
 build_suite plain
 (cd "$BUILD/plain" && ctest --output-on-failure)
 
-echo "== C and C++ suites with AddressSanitizer + UndefinedBehaviorSanitizer"
+step "C and C++ suites with AddressSanitizer + UndefinedBehaviorSanitizer"
 build_suite sanitize -DWAITFOR_SANITIZE=ON
 (cd "$BUILD/sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
-echo "== C and C++ suites under valgrind"
+step "C and C++ suites under valgrind"
 VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes
   --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
   --suppressions="$ROOT/tests/c/valgrind.supp")
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c" "$ROOT/tests/vectors"
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_cpp" --gtest_brief=1
 
-echo "== consumers of the installed tree: CMake package and pkg-config"
+step "consumers of the installed tree: CMake package and pkg-config"
 cmake --no-warn-unused-cli -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/consumer" -j "$JOBS" >/dev/null
 "$BUILD/consumer/consumer_shared"
@@ -74,7 +67,7 @@ if ldd "$BUILD/consumer/pc_static" | grep -q libwaitfor; then
   exit 1
 fi
 
-echo "== C++ MCP server example, driven by the official Python MCP SDK"
+step "C++ MCP server example, driven by the official Python MCP SDK"
 cmake --no-warn-unused-cli -S "$ROOT/examples/cpp" -B "$BUILD/example" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/example" -j "$JOBS" >/dev/null
 [ -x "$BUILD/venv/bin/python" ] || python3 -m venv "$BUILD/venv"
