@@ -28,7 +28,7 @@ make -s -C "$ROOT/ffi" install PREFIX="$PREFIX"
 build_suite() { # name, extra cmake args...
   local dir="$BUILD/$1"
   shift
-  cmake --no-warn-unused-cli -S "$ROOT/tests/cpp" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" "$@" >/dev/null
+  cmake --no-warn-unused-cli -S "$ROOT/tests/cpp" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" -Dwaitfor_DIR="$PREFIX/lib/cmake/waitfor" "$@" >/dev/null
   cmake --build "$dir" -j "$JOBS" >/dev/null
 }
 
@@ -48,7 +48,7 @@ VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_cpp" --gtest_brief=1
 
 step "consumers of the installed tree: CMake package and pkg-config"
-cmake --no-warn-unused-cli -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --no-warn-unused-cli -S "$ROOT/tests/cpp/consumer" -B "$BUILD/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" -Dwaitfor_DIR="$PREFIX/lib/cmake/waitfor" >/dev/null
 cmake --build "$BUILD/consumer" -j "$JOBS" >/dev/null
 "$BUILD/consumer/consumer_shared"
 "$BUILD/consumer/consumer_static"
@@ -68,7 +68,7 @@ if ldd "$BUILD/consumer/pc_static" | grep -q libwaitfor; then
 fi
 
 step "C++ MCP server example, driven by the official Python MCP SDK"
-cmake --no-warn-unused-cli -S "$ROOT/examples/cpp" -B "$BUILD/example" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --no-warn-unused-cli -S "$ROOT/examples/cpp" -B "$BUILD/example" -DCMAKE_PREFIX_PATH="$PREFIX" -Dwaitfor_DIR="$PREFIX/lib/cmake/waitfor" >/dev/null
 cmake --build "$BUILD/example" -j "$JOBS" >/dev/null
 [ -x "$BUILD/venv/bin/python" ] || python3 -m venv "$BUILD/venv"
 "$BUILD/venv/bin/pip" install -q --disable-pip-version-check "mcp==1.27.2" "pytest==8.3.5"
