@@ -259,6 +259,18 @@ TEST(Handle, WakeFromAnotherThreadSamplesNow) {
     EXPECT_EQ(r["woken"], true);
 }
 
+TEST(Handle, SeveralThreadsWaitOnOneHandle) {
+    auto w = waitfor::start(kReadySpec, ready_after(5));
+    std::vector<std::thread> waiters;
+    std::atomic<int> matched{0};
+    for (int i = 0; i < 4; i++)
+        waiters.emplace_back([&] {
+            if (json::parse(w.get())["outcome"] == "matched") matched++;
+        });
+    for (auto &t : waiters) t.join();
+    EXPECT_EQ(matched.load(), 4);
+}
+
 TEST(Handle, DestructorCancelsARunningWait) {
     std::atomic<int> finalized{0};
     {
