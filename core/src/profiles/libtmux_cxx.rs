@@ -10,6 +10,7 @@
 //! [`crate::tmux::record_keys`].
 
 use super::aura::{invalid, missing, object, reject_unknown};
+use super::libtmux_mcp::longer_than;
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
@@ -143,7 +144,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     }
     let spec = Spec::new(Condition::Matches(Pattern::literal(text.clone())))
         .interval(INTERVAL)
-        .max_wait(Duration::from_millis(timeout));
+        .max_wait(longer_than(Duration::from_millis(timeout), INTERVAL));
     spec.validate()?;
     let probe = PaneProbe::new(Tmux::new(), pane_target(&target)).credit_entry(true);
     let report = probe.report();

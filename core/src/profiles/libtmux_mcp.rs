@@ -243,10 +243,11 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         .map(|d| d.as_secs_f64())
         .unwrap_or_else(|| ceiling_from_env(std::env::var(CEILING_ENV).ok().as_deref()));
     let effective = timeout.min(ceiling);
+    let interval = Duration::from_secs_f64(interval.min(LONGEST));
     let spec = Spec::new(until.clone())
         .stop(stop)
-        .interval(Duration::from_secs_f64(interval.min(LONGEST)))
-        .max_wait(Duration::from_secs_f64(timeout.min(LONGEST)));
+        .interval(interval)
+        .max_wait(longer_than(Duration::from_secs_f64(effective), interval));
     spec.validate()?;
     let mut tmux = Tmux::new();
     if let Some(name) = socket_name {
@@ -255,7 +256,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     let probe = PaneProbe::new(tmux, target);
     let report = probe.report();
     let policy = Policy::default()
-        .max_wait_ceiling(Duration::from_secs_f64(ceiling))
+        .max_wait_ceiling(Duration::from_secs_f64(effective))
         .output_cap(DEFAULT_OUTPUT_CAP);
     let listed = match until {
         Condition::Patterns(list) => list,
@@ -268,6 +269,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         policy,
         render: Box::new(move |result| render(result, &report, &listed, &stop_listed, effective)),
     })
+}
+
+/// The engine wants the interval below the limit; a seed takes any pair
+/// (one poll, then the deadline). The limit asked of the engine is then
+/// just above the interval and the policy's ceiling enforces `limit`.
+pub(super) fn longer_than(limit: Duration, interval: Duration) -> Duration {
+    limit.max(interval + Duration::from_millis(1))
 }
 
 fn capped(lines: &[String]) -> Vec<String> {

@@ -35,7 +35,7 @@
 //!
 //! # Push
 //!
-//! From the second sample on, a control-mode client
+//! Right after the entry sample, a control-mode client
 //! ([`super::ControlClient`]) watches the pane and wakes the wait on each
 //! `%output`, so a reaction costs one capture. While it is attached, a
 //! timer sample with no `%output` since the last capture reuses that
@@ -290,6 +290,7 @@ impl PaneProbe {
         });
         self.last_capture = Some(Instant::now());
         self.last = Some(obs.clone());
+        self.ensure_control(ctx);
         Ok(obs)
     }
 
@@ -354,7 +355,6 @@ impl PaneProbe {
         if let Some(lost) = &self.lost {
             return Err(ProbeError::new(lost.clone()));
         }
-        self.ensure_control(ctx);
         if self.last_capture_stands(ctx) {
             if let Some(last) = &self.last {
                 return Ok(last.clone());
