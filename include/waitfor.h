@@ -352,6 +352,40 @@ int32_t waitfor_observation_set_error(struct waitfor_observation *out,
                                       size_t len);
 
 /**
+ * Records, now, that this process sent keys to a tmux pane with
+ * `send-keys`, so that waits on that pane (the `wait_for_text` profiles)
+ * discount the typed input and its echo instead of matching it.
+ *
+ * @param socket_name the tmux socket name (`-L`), or NULL with length 0
+ *                    for the default socket; borrowed.
+ * @param pane_id     the pane's `%N` id; borrowed.
+ * @param keys_json   the `send-keys` key arguments as a JSON array of
+ *                    strings, e.g. `["make test"]`; borrowed.
+ * @param literal     the keys were sent with `-l` (each is text); else
+ *                    each is a tmux key name (`Enter`, `C-c`, `x`).
+ * @param enter       an `Enter` followed the keys.
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
+ *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
+ *         list of strings, or a pane id not of the form `%N`) or
+ *         `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any; records are process-wide and expire on their own.
+ *
+ * # Safety
+ * Each `(ptr, len)` is NULL with length 0 or points to that many readable
+ * bytes; `error_json` is NULL or points to writable storage.
+ */
+int32_t waitfor_echo_record_send_keys(const char *socket_name,
+                                      size_t socket_name_len,
+                                      const char *pane_id,
+                                      size_t pane_id_len,
+                                      const char *keys_json,
+                                      size_t keys_json_len,
+                                      bool literal,
+                                      bool enter,
+                                      char **error_json);
+
+/**
  * Runs a wait from a JSON spec to its end, blocking only the calling
  * thread (it sleeps without CPU while the engine works).
  *

@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace waitfor {
 
@@ -105,6 +106,44 @@ inline std::string format_duration(std::chrono::milliseconds ms) {
     char *out = nullptr, *error = nullptr;
     detail::check(waitfor_duration_format(static_cast<uint64_t>(ms.count()), &out, &error), error);
     return detail::take(out);
+}
+
+namespace detail {
+/** A JSON string literal for `text` (quotes, backslashes and control
+ *  characters escaped; other bytes as they are). */
+inline std::string json_string(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\u00";
+            out += hex[(c >> 4) & 0xf];
+            out += hex[c & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+}  // namespace detail
+
+/** Records that this process sent `keys` to tmux pane `pane_id` (`%N`) with
+ *  `send-keys` (`literal`: with -l; `enter`: then Enter), so that waits on
+ *  that pane discount the typed input. `socket_name` empty: the default
+ *  tmux socket. */
+inline void record_send_keys(std::string_view socket_name, std::string_view pane_id,
+                             const std::vector<std::string> &keys, bool literal, bool enter) {
+    std::string json = "[";
+    for (size_t i = 0; i < keys.size(); i++) json += (i ? "," : "") + detail::json_string(keys[i]);
+    json += "]";
+    char *error = nullptr;
+    detail::check(waitfor_echo_record_send_keys(socket_name.data(), socket_name.size(), pane_id.data(),
+                                                pane_id.size(), json.data(), json.size(), literal,
+                                                enter, &error),
+                  error);
 }
 
 /** What a probe call is told about itself; valid during the call only. */

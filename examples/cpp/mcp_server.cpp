@@ -5,15 +5,24 @@
 //
 // It serves libwaitfor's profiles by their MCP tool names: the generic
 // `wait_for` (profile aura/wait_for, probing with the built-in run_command
-// and read_file tools) and any further profile named with --profile.
+// and read_file tools) and libtmux-cxx's `wait_for_text` on tmux panes
+// (profile libtmux-cxx/wait_for_text), or the profiles named with
+// --profile; plus `send_keys`, which types into a pane and records the keys
+// with the library so that `wait_for_text` discounts their echo. tmux runs
+// on its default socket (set TMUX_TMPDIR for a private server).
 // Every tool call runs as a wait on the library's engine: the main thread
 // only reads requests, so a long wait never blocks another request, and a
 // cancelled request gets no response (as MCP asks).
 //
-// Usage: waitfor_mcp_server [--profile FAMILY/TOOL]...   (default: aura/wait_for)
+// Usage: waitfor_mcp_server [--profile FAMILY/TOOL]...
+//        (default: aura/wait_for and libtmux-cxx/wait_for_text)
 #include <waitfor.hpp>
 
 #include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <iostream>
@@ -22,6 +31,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using nlohmann::json;
@@ -43,6 +54,81 @@ private:
     std::mutex mutex_;
 };
 
+/// Runs a program and gives its exit status and output (stdout and stderr).
+std::pair<int, std::string> run(const std::vector<std::string> &argv) {
+    std::vector<char *> args;
+    for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return {-1, "pipe failed"};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, STDIN_FILENO);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    close(fds[1]);
+    std::string output;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buffer, sizeof buffer)) > 0) output.append(buffer, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = -1;
+    if (pid > 0) waitpid(pid, &status, 0);
+    return {pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+/// The `send_keys` tool: its definition, and the call.
+struct SendKeys {
+    static json definition() {
+        return {
+            {"name", "send_keys"},
+            {"title", "Send keys to a pane"},
+            {"description",
+             "Type keys into a tmux pane (tmux send-keys) and record them, so that wait_for_text "
+             "discounts their echo and waits only for the program's output."},
+            {"inputSchema",
+             {{"type", "object"},
+              {"additionalProperties", false},
+              {"required", {"target", "keys"}},
+              {"properties",
+               {{"target", {{"type", "string"}, {"maxLength", 512}, {"description", "Pane ID or pane target."}}},
+                {"keys", {{"type", "string"}, {"description", "Text (literal) or a tmux key name."}}},
+                {"literal", {{"type", "boolean"}, {"default", true}, {"description", "Send as text (-l)."}}},
+                {"enter", {{"type", "boolean"}, {"default", true}, {"description", "Press Enter after."}}}}}}},
+            {"annotations", {{"title", "Send keys to a pane"}, {"destructiveHint", true}, {"readOnlyHint", false}}},
+        };
+    }
+
+    /// The MCP tool result of one call.
+    static json call(const json &args) {
+        if (!args.is_object() || !args.value("target", json()).is_string() ||
+            !args.value("keys", json()).is_string())
+            return error("send_keys needs `target` and `keys`, both strings");
+        const std::string target = args["target"], keys = args["keys"];
+        const bool literal = args.value("literal", true), enter = args.value("enter", true);
+        auto [found, pane] = run({"tmux", "display-message", "-p", "-t", target, "#{pane_id}"});
+        while (!pane.empty() && (pane.back() == '\n' || pane.back() == '\r')) pane.pop_back();
+        if (found != 0 || pane.empty() || pane[0] != '%') return error("no pane " + target + ": " + pane);
+        std::vector<std::string> argv = {"tmux", "send-keys", "-t", pane};
+        if (literal) argv.push_back("-l");
+        argv.push_back(keys);
+        auto [sent, why] = run(argv);
+        if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "send-keys", "-t", pane, "Enter"});
+        if (sent != 0) return error("tmux send-keys failed: " + why);
+        waitfor::record_send_keys("", pane, {keys}, literal, enter);
+        json out = {{"pane_id", pane}, {"keys", keys}, {"enter", enter}};
+        return {{"content", {{{"type", "text"}, {"text", out.dump()}}}}, {"structuredContent", out}, {"isError", false}};
+    }
+
+    static json error(const std::string &message) {
+        return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
+    }
+};
+
 /// One tool call in flight.
 struct Call {
     std::mutex mutex;
@@ -60,6 +146,7 @@ public:
                 definitions_.push_back(def["tool"]);
             }
         }
+        definitions_.push_back(SendKeys::definition());
     }
 
     /// Handles one incoming message.
@@ -118,6 +205,10 @@ private:
 
     void call_tool(const json &id, const json &params) {
         const std::string name = params.value("name", "");
+        if (name == "send_keys") {
+            reply(id, SendKeys::call(params.value("arguments", json::object())));
+            return;
+        }
         auto tool = tools_.find(name);
         if (tool == tools_.end()) {
             fail(id, -32602, "unknown tool: " + name);
@@ -217,7 +308,7 @@ int main(int argc, char **argv) {
     std::set<std::string> profiles;
     for (int i = 1; i + 1 < argc; i += 2)
         if (std::string(argv[i]) == "--profile") profiles.insert(argv[i + 1]);
-    if (profiles.empty()) profiles.insert("aura/wait_for");
+    if (profiles.empty()) profiles = {"aura/wait_for", "libtmux-cxx/wait_for_text"};
 
     Output out;
     Server server(out, profiles);

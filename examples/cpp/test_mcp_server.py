@@ -1,11 +1,13 @@
 """Drives the C++ MCP server example with the official Python MCP SDK over
 stdio: initialize, tools/list, tools/call (with progress notifications and
-a tool error), notifications/cancelled.
+a tool error), notifications/cancelled, and send_keys + wait_for_text on a
+real tmux server (a private one: TMUX_TMPDIR points at a scratch directory).
 
 Run: WAITFOR_MCP_SERVER=path/to/waitfor_mcp_server pytest examples/cpp/test_mcp_server.py
 """
 
 import os
+import subprocess
 import tempfile
 
 import anyio
@@ -18,12 +20,12 @@ SERVER = os.environ.get("WAITFOR_MCP_SERVER", "")
 pytestmark = pytest.mark.skipif(not SERVER, reason="WAITFOR_MCP_SERVER is not set")
 
 
-def run(scenario):
+def run(scenario, env=None):
     """Runs `scenario(session, errlog_path)` against a fresh server."""
 
     async def main():
         with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
-            params = StdioServerParameters(command=SERVER, args=[])
+            params = StdioServerParameters(command=SERVER, args=[], env=env)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     init = await session.initialize()
@@ -143,3 +145,50 @@ def test_unknown_tool_is_a_protocol_error():
             assert result.isError
 
     run(scenario)
+
+
+@pytest.fixture
+def tmux_env():
+    """A private tmux server with one pane running sh (prompt `READY>`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        env["TMUX_TMPDIR"] = tmp
+        subprocess.run(
+            ["tmux", "-f", "/dev/null", "new-session", "-d", "-s", "wf", "-x", "120", "-y", "30",
+             "env PS1='READY> ' sh"],
+            env=env, check=True,
+        )
+        try:
+            yield env
+        finally:
+            subprocess.run(["tmux", "kill-server"], env=env, check=False)
+
+
+def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_env):
+    async def scenario(session, _):
+        names = {t.name for t in (await session.list_tools()).tools}
+        assert {"wait_for", "wait_for_text", "send_keys"} <= names
+        ready = await session.call_tool("wait_for_text", {"target": "wf", "text": "READY>", "timeout_ms": 10000})
+        assert ready.structuredContent["matched"], ready
+        sent = await session.call_tool("send_keys", {"target": "wf", "keys": "sleep 1; echo MARK-$((6*7))"})
+        assert not sent.isError, sent.content
+        pane = sent.structuredContent["pane_id"]
+        # The typed line holds "MARK-" at once; only the output, a second
+        # later, may answer, because send_keys recorded the typed keys.
+        result = await session.call_tool("wait_for_text", {"target": pane, "text": "MARK-", "timeout_ms": 20000})
+        out = result.structuredContent
+        assert out["matched"] and not out["matched_at_entry"], out
+        assert out["elapsed_ms"] >= 900, out  # not before `sleep 1` ended
+        assert out["pane_id"] == pane
+        missing = await session.call_tool("wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
+        assert missing.structuredContent["timed_out"]
+
+    run(scenario, env=tmux_env)
+
+
+def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_env):
+    async def scenario(session, _):
+        result = await session.call_tool("send_keys", {"target": "no-such-session", "keys": "x"})
+        assert result.isError
+
+    run(scenario, env=tmux_env)

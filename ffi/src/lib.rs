@@ -10,6 +10,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod callbacks;
+pub mod echo;
 mod guard;
 pub mod handle;
 pub mod info;

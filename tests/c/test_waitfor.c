@@ -7,6 +7,7 @@
  * run under valgrind) by tests/c/CMakeLists.txt. Usage: test_waitfor VECTOR_DIR
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include "waitfor.h"
 #include "waitfor.h" /* included twice on purpose: the guard must hold */
 
@@ -297,6 +298,26 @@ static void test_tools(void) {
     waitfor_handle_free(h);
 }
 
+static void test_echo(void) {
+    char *error = NULL;
+    CHECK(waitfor_echo_record_send_keys(S("c-test-socket"), S("%7"), S("[\"make test\"]"), true, true,
+                                        &error) == WAITFOR_OK);
+    CHECK(error == NULL);
+    CHECK(waitfor_echo_record_send_keys(NULL, 0, S("%7"), S("[\"C-c\"]"), false, false, NULL) ==
+          WAITFOR_OK);
+    CHECK(waitfor_echo_record_send_keys(NULL, 0, S("main:0"), S("[\"x\"]"), true, true, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "pane id"));
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys(NULL, 0, S("%1"), S("[1, 2]"), true, true, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys(NULL, 0, S("%1"), S("[\"x\""), true, true, NULL) ==
+          WAITFOR_ERR_INVALID_JSON);
+    CHECK(waitfor_echo_record_send_keys(NULL, 0, NULL, 2, S("[]"), true, true, NULL) ==
+          WAITFOR_ERR_NULL_POINTER);
+}
+
 static void *cancel_later(void *handle) {
     sleep_ms(50); /* not synchronisation: the wait runs until cancelled whenever this fires */
     waitfor_handle_cancel((const waitfor_handle *)handle);
@@ -476,6 +497,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_tools();
     test_handles();
+    test_echo();
     test_vectors(argv[1]);
     test_concurrency();
     int failed = atomic_load(&failures);

@@ -298,6 +298,29 @@ TEST(Handle, ProgressHooksAndThrowingHooksStayInside) {
     EXPECT_GE(progress.load(), 1);
 }
 
+TEST(Echo, RecordSendKeysValidatesItsInput) {
+    waitfor::record_send_keys("cpp-test", "%3", {"say \"hi\"\n", "tab\there"}, true, true);
+    waitfor::record_send_keys("", "%3", {"C-c"}, false, false);
+    EXPECT_EQ(status_of([] { waitfor::record_send_keys("", "not-a-pane", {"x"}, true, true); }),
+              WAITFOR_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(status_of([] { waitfor::record_send_keys("", "%3", {"bad \xff"}, true, true); }),
+              WAITFOR_ERR_INVALID_UTF8);
+}
+
+TEST(Tools, EveryDefinedProfileIsReachableByName) {
+    json defs = json::parse(waitfor::tool_definitions());
+    EXPECT_GE(defs.size(), 3u);  // aura, libtmux-mcp and libtmux-cxx at least
+    for (auto &d : defs) {
+        // An unknown field breaks every tool's input schema: the profile was
+        // found, and its own validation answered.
+        EXPECT_EQ(status_of([&] {
+                      waitfor::call_tool(d["profile"].get<std::string>(), R"({"no_such_field": 1})");
+                  }),
+                  WAITFOR_ERR_INVALID_SPEC)
+            << d["profile"];
+    }
+}
+
 TEST(Tools, CallAndStartProfiles) {
     const char *args = R"({"probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
                            "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10})";
