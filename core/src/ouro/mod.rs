@@ -11,6 +11,7 @@
 mod clock;
 mod cursor;
 mod envelope;
+mod events;
 mod exit;
 mod flags;
 pub mod jsonl;
@@ -18,12 +19,16 @@ mod matcher;
 mod template;
 mod text;
 mod validate;
+mod wait_for;
 
 pub use clock::rfc3339;
 pub use cursor::JsonlCursor;
 pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
     WAIT_VERSION,
+};
+pub use events::{
+    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_SOURCE, EXIT_USAGE,
 };
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
@@ -36,3 +41,9 @@ pub use matcher::{DataCondition, EventMatchSpec, EventMatcher, MatchError};
 pub use template::{shell_quote, CommandTemplate, TemplateError};
 pub use text::wait_text;
 pub use validate::{is_wait, validate_wait, Validation};
+pub(crate) use wait_for::prepare_parts;
+pub use wait_for::{
+    follow, simulate_follow, simulate_wait_for, start, wait_for, EventFilter, EventWait,
+    FollowLine, NextFn, ReadError, ReadFn, Resume, ResumeFn, WaitForError, WaitForOptions, Waited,
+    DEFAULT_INTERVAL, MIN_TIMEOUT,
+};

@@ -7,6 +7,7 @@
 
 mod aura;
 mod builtin_tools;
+mod ouro;
 mod tool;
 
 pub use tool::{Host, ToolCaller, ToolDefinition, ToolError};
@@ -49,11 +50,18 @@ struct Entry {
     prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
 }
 
-const PROFILES: &[Entry] = &[Entry {
-    id: aura::PROFILE,
-    definition: aura::definition,
-    prepare: aura::prepare,
-}];
+const PROFILES: &[Entry] = &[
+    Entry {
+        id: aura::PROFILE,
+        definition: aura::definition,
+        prepare: aura::prepare,
+    },
+    Entry {
+        id: ouro::PROFILE,
+        definition: ouro::definition,
+        prepare: ouro::prepare,
+    },
+];
 
 /// Every profile's MCP tool definition.
 pub fn definitions() -> Vec<ToolDefinition> {
