@@ -20,13 +20,16 @@ fn event(n: u64, kind: &str) -> AxEvent {
     .unwrap()
 }
 
+/// The cursors each read was given, in order.
+type Seen = Arc<parking_lot::Mutex<Vec<Option<String>>>>;
+
 /// A source that answers read `n` (1-based) with `script(n)`, recording the
 /// cursor each read was given.
 fn source(
     script: impl Fn(u64) -> WaitRead + Send + 'static,
 ) -> (
     impl FnMut(Option<&str>) -> Result<WaitRead, waitfor::ouro::ReadError> + Send,
-    Arc<parking_lot::Mutex<Vec<Option<String>>>>,
+    Seen,
 ) {
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let log = seen.clone();

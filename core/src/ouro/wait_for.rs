@@ -711,24 +711,19 @@ pub fn simulate_follow(
     Ok((lines, waited))
 }
 
-/// The parts of a wait for a profile: spec, probe, policy and a renderer.
+/// Builds a finished wait's envelope from the engine's result.
+pub(crate) type Finish = Box<dyn Fn(&WaitResult) -> Result<Waited, WaitForError> + Send + Sync>;
+
+/// The parts of a wait for a profile: spec, probe, policy and a finisher.
 pub(crate) fn prepare_parts(
     options: WaitForOptions,
-) -> Result<
-    (
-        Spec,
-        Box<dyn Probe>,
-        Policy,
-        impl Fn(&WaitResult) -> Result<Waited, WaitForError>,
-    ),
-    WaitForError,
-> {
+) -> Result<(Spec, Box<dyn Probe>, Policy, Finish), WaitForError> {
     let built = build(options, None)?;
     let finisher = built.finisher;
     Ok((
         built.spec,
-        Box::new(built.probe) as Box<dyn Probe>,
+        Box::new(built.probe),
         built.policy,
-        move |r: &WaitResult| finisher.finish(r),
+        Box::new(move |r: &WaitResult| finisher.finish(r)),
     ))
 }
