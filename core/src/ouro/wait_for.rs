@@ -613,7 +613,7 @@ fn start_built(built: Built) -> Result<EventWait, WaitForError> {
 /// use std::time::Duration;
 /// use serde_json::json;
 /// use waitfor::ouro::{wait_for, CommandTemplate, Resume, WaitForOptions, WaitRead, WaitState};
-/// let event = serde_json::from_value(json!({"cursor": "c1", "type": "build.done",
+/// let event: waitfor::ouro::AxEvent = serde_json::from_value(json!({"cursor": "c1", "type": "build.done",
 ///     "at": "t1", "by": "ci", "target": null, "summary": "build 7 passed"})).unwrap();
 /// let read = move |_: Option<&str>| Ok(WaitRead {
 ///     events: vec![event.clone()], cursor: Some("c1".into()), ..WaitRead::default() });
