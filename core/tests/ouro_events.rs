@@ -216,7 +216,7 @@ fn a_bad_cursor_is_refused_before_waiting() {
 
 fn run(q: &EventsQuery, output: EventsOutput) -> (i32, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_events(q, output, "waitfor", &mut out, &mut err);
+    let code = run_events(q, output, "waitfor", &mut out, &mut err, &|| false);
     (
         code,
         String::from_utf8(out).unwrap(),
@@ -348,4 +348,64 @@ fn the_profile_clamps_the_timeout_to_the_host_ceiling() {
     let out = profiles::call("ouro/wait", &json!({"path": path, "timeout": "1h"}), &host).unwrap();
     assert_eq!(out["state"], "timed-out");
     assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn an_interrupted_command_prints_its_resume_and_exits_130() {
+    let dir = TempDir::new("interrupt");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let q = query(&path, "never", 60_000);
+    let output = EventsOutput {
+        json: true,
+        follow: false,
+    };
+    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| true);
+    assert_eq!(code, waitfor::ouro::EXIT_CANCELLED);
+    let w: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(w["state"], "timed-out");
+    assert_eq!(w["reason"], "cancelled before a matching event");
+    assert!(w["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--cursor j1."));
+}
+
+#[test]
+fn the_command_follows_a_stream_as_json_lines() {
+    let dir = TempDir::new("follow");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("x", "one") + &line("y", "skipped")));
+    let writer_path = path.clone();
+    let writer = std::thread::spawn(move || {
+        append(&writer_path, &line("x", "two"));
+        append(&writer_path, &line("closed", "end"));
+    });
+    let mut q = query(&path, "x", 20_000);
+    q.cursor = None;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let output = EventsOutput {
+        json: false,
+        follow: true,
+    };
+    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| false);
+    writer.join().unwrap();
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["state"], "waiting");
+    assert!(lines[0]["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--follow --cursor j1.0.0.0.0."));
+    let summaries: Vec<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["one", "two"]);
+    assert_eq!(lines.last().unwrap()["state"], "gone");
+    assert_eq!(code, 1);
 }

@@ -14,7 +14,7 @@ use super::matcher::{EventMatchSpec, EventMatcher};
 use super::template::{shell_quote, CommandTemplate};
 use super::text::wait_text;
 use super::wait_for::{
-    follow, wait_for, EventFilter, FollowLine, Resume, WaitForError, WaitForOptions,
+    start, start_follow, EventFilter, FollowLine, Resume, WaitForError, WaitForOptions,
     DEFAULT_INTERVAL,
 };
 use crate::duration::format_duration;
@@ -32,8 +32,16 @@ pub const CURSOR_END: &str = "end";
 pub const EXIT_USAGE: i32 = 2;
 
 /// Exit code of `waitfor events` when the file cannot be read from the
-/// cursor (it was replaced, truncated or rewritten, or an I/O error).
-pub const EXIT_SOURCE: i32 = 3;
+/// cursor (it was replaced, truncated or rewritten, or an I/O error): the
+/// `waitfor` command's "probe error".
+pub const EXIT_SOURCE: i32 = 5;
+
+/// Exit code of `waitfor events` when the host interrupted it (Ctrl-C), as
+/// a shell reports SIGINT; the envelope is still printed, with its resume.
+pub const EXIT_CANCELLED: i32 = 130;
+
+/// How often [`run_events`] prints streamed lines and asks `interrupted`.
+const TICK: Duration = Duration::from_millis(50);
 
 /// A wait on a JSON Lines event file.
 ///
@@ -219,13 +227,15 @@ pub struct EventsOutput {
 /// `err`, and returns the exit code: [`wait_exit`] with the default table
 /// (0 for `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`]
 /// for bad input, [`EXIT_SOURCE`] when the file cannot be read from the
-/// cursor. `program` is how the resume command names the binary.
+/// cursor, [`EXIT_CANCELLED`] once `interrupted` said so (it is asked every
+/// 50 ms; the wait is cancelled and its envelope still printed). `program`
+/// is how the resume command names the binary.
 ///
 /// ```
 /// use waitfor::ouro::{run_events, EventsOutput, EventsQuery};
 /// let q = EventsQuery::new("/nonexistent/waitfor-doc.jsonl");
 /// let (mut out, mut err) = (Vec::new(), Vec::new());
-/// let code = run_events(&q, EventsOutput::default(), "waitfor", &mut out, &mut err);
+/// let code = run_events(&q, EventsOutput::default(), "waitfor", &mut out, &mut err, &|| false);
 /// assert_eq!(code, 1); // gone: the file does not exist
 /// assert!(String::from_utf8(out).unwrap().starts_with("gone: "));
 /// ```
@@ -235,34 +245,45 @@ pub fn run_events(
     program: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    interrupted: &dyn Fn() -> bool,
 ) -> i32 {
     let resume = Resume::Template(query.command_template(program, output.follow));
-    let options = match query.options(resume) {
-        Ok(options) => options,
-        Err(e) => return report_error(&e, err),
-    };
-    let done = if output.follow {
-        // Lines come from a worker thread; a channel hands them to `out`
-        // here, as they come, while the wait runs on the engine.
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let waiter = std::thread::spawn(move || {
-            follow(options, move |line| {
+    let started = query.options(resume).and_then(|options| {
+        if output.follow {
+            // Lines come from an engine worker; a channel brings them here.
+            let (tx, rx) = std::sync::mpsc::channel::<String>();
+            let running = start_follow(options, move |line| {
                 let text = match line {
                     FollowLine::Waiting(w) => serde_json::to_string(w),
                     FollowLine::Event(e) => serde_json::to_string(e),
                 };
                 let _ = tx.send(text.unwrap_or_default());
-            })
-        });
-        for line in rx {
+            })?;
+            Ok((running, Some(rx)))
+        } else {
+            Ok((start(options)?, None))
+        }
+    });
+    let (running, lines) = match started {
+        Ok(started) => started,
+        Err(e) => return report_error(&e, err),
+    };
+    let print_lines = |out: &mut dyn Write| {
+        for line in lines.iter().flat_map(|rx| rx.try_iter()) {
             let _ = writeln!(out, "{line}").and_then(|_| out.flush());
         }
-        match waiter.join() {
-            Ok(done) => done,
-            Err(_) => Err(WaitForError::Engine("the follow thread panicked".into())),
+    };
+    let mut cancelled = false;
+    let done = loop {
+        print_lines(out);
+        if !cancelled && interrupted() {
+            running.cancel();
+            cancelled = true;
         }
-    } else {
-        wait_for(options)
+        if let Some(done) = running.wait_timeout(TICK) {
+            print_lines(out);
+            break done;
+        }
     };
     let done = match done {
         Ok(done) => done,
@@ -277,7 +298,11 @@ pub fn run_events(
         Ok(wait_text(&done.wait))
     };
     let _ = printed.and_then(|text| writeln!(out, "{text}").and_then(|_| out.flush()));
-    exit_code(&done.wait)
+    if cancelled {
+        EXIT_CANCELLED
+    } else {
+        exit_code(&done.wait)
+    }
 }
 
 fn exit_code(w: &Wait) -> i32 {

@@ -28,7 +28,8 @@ pub use envelope::{
     WAIT_VERSION,
 };
 pub use events::{
-    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_SOURCE, EXIT_USAGE,
+    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE,
+    EXIT_USAGE,
 };
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
@@ -43,7 +44,7 @@ pub use text::wait_text;
 pub use validate::{is_wait, validate_wait, Validation};
 pub(crate) use wait_for::prepare_parts;
 pub use wait_for::{
-    follow, simulate_follow, simulate_wait_for, start, wait_for, EventFilter, EventWait,
-    FollowLine, NextFn, ReadError, ReadFn, Resume, ResumeFn, WaitForError, WaitForOptions, Waited,
-    DEFAULT_INTERVAL, MIN_TIMEOUT,
+    follow, simulate_follow, simulate_wait_for, start, start_follow, wait_for, EventFilter,
+    EventWait, FollowLine, NextFn, ReadError, ReadFn, Resume, ResumeFn, WaitForError,
+    WaitForOptions, Waited, DEFAULT_INTERVAL, MIN_TIMEOUT,
 };

@@ -650,8 +650,17 @@ pub fn follow(
     options: WaitForOptions,
     on_line: impl FnMut(&FollowLine) + Send + 'static,
 ) -> Result<Waited, WaitForError> {
+    start_follow(options, on_line)?.wait()
+}
+
+/// Starts a streamed wait ([`follow`]) and returns at once; the `waiting`
+/// line is given to `on_line` before this returns.
+pub fn start_follow(
+    options: WaitForOptions,
+    on_line: impl FnMut(&FollowLine) + Send + 'static,
+) -> Result<EventWait, WaitForError> {
     let (built, _) = build_follow(options, on_line)?;
-    start_built(built)?.wait()
+    start_built(built)
 }
 
 fn build_follow(
