@@ -2,7 +2,8 @@
 # Every test of the Ouro typed event waits (issue 4): the wait/1 envelope,
 # durations, the JSONL source and matcher, the event wait on virtual time
 # and on the real engine, the ouro/wait profile, the `waitfor events`
-# command end to end, and their doc examples. Needs only cargo (Rust 1.85+).
+# command end to end (real binary, real files, a --follow stream read by
+# this process), and their doc examples. Needs only cargo (Rust 1.85+).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +18,5 @@ cargo test -q -p waitfor \
     --test ouro_jsonl --test ouro_matcher --test ouro_duration
 cargo test -q -p waitfor --lib -- ouro:: simulate
 cargo test -q -p waitfor --doc -- ouro simulate
+cargo test -q -p waitfor-cli --test events
+cargo test -q -p waitfor-cli --bin waitfor -- args

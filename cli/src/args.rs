@@ -85,6 +85,9 @@ pub enum Command {
     /// Follow a file until the lines appended to it meet the condition.
     #[command(after_help = FILE_AFTER_HELP)]
     File(FileArgs),
+    /// Wait for a typed event in a JSON Lines file (Ouro AX wait/1: satisfied, timed-out with a resume command, gone).
+    #[command(after_help = crate::events::EVENTS_AFTER_HELP)]
+    Events(crate::events::EventsArgs),
 }
 
 /// `waitfor run`.

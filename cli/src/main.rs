@@ -4,7 +4,12 @@
 //! ```text
 //! waitfor run  [conditions] [--every D] [--timeout D] -- CMD ARGS...
 //! waitfor file PATH [conditions] [--every D] [--timeout D]
+//! waitfor events FILE [--type T] [--by B] [--summary P] [--cursor C] [--timeout D] [--follow]
 //! ```
+//!
+//! `events` waits for a typed event in a JSON Lines file and answers with
+//! the `wait/1` envelope; its exit codes are the envelope's (see
+//! [`events`]).
 //!
 //! Conditions (`--match`, `--not-match`, `--quiet`, `--pattern`..., `--exit`)
 //! together mean "any of them"; `--stop` markers fail the wait. With none,
@@ -16,6 +21,7 @@
 
 mod args;
 mod conditions;
+mod events;
 mod exit;
 mod render;
 mod sigint;
@@ -44,6 +50,9 @@ const KILL_GRACE: Duration = Duration::from_millis(100);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Events(events) = &cli.command {
+        return events::run(events, cli.json);
+    }
     let (subcommand, spec, names) = match spec_of(&cli) {
         Ok(built) => built,
         Err((subcommand, error)) => usage_exit(subcommand, &error),
@@ -126,6 +135,7 @@ fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, Usag
             &file.conditions,
             &file.timing,
         ),
+        Command::Events(_) => unreachable!("main runs `events` before building a spec"),
     };
     let spec = build_spec(probe, target, conditions, timing).map_err(|e| (name, e))?;
     let names = Names {

@@ -27,7 +27,10 @@ fn overhead_per_sample() {
                 Ok(Observation::text(if n < SAMPLES { "no" } else { "ready" }))
             });
             Engine::global()
-                .start(spec(Duration::from_millis(10), Duration::from_secs(60)), probe)
+                .start(
+                    spec(Duration::from_millis(10), Duration::from_secs(60)),
+                    probe,
+                )
                 .unwrap()
         })
         .collect();
@@ -67,7 +70,9 @@ fn cpu_while_waiting() {
     let window = Duration::from_secs(4);
     let cpu = process_cpu();
     let probe = probe_fn(|_| Ok(Observation::text("no")));
-    Engine::global().wait(spec(Duration::from_millis(50), window), probe).unwrap();
+    Engine::global()
+        .wait(spec(Duration::from_millis(50), window), probe)
+        .unwrap();
     let ours = (process_cpu() - cpu).div_f64(window.as_secs_f64());
     let cpu = process_cpu();
     let started = Instant::now();
@@ -103,10 +108,16 @@ fn deadline_overshoot() {
             let started = Instant::now();
             let done = done.clone();
             let options = WaitOptions::default().on_done(move |_| {
-                done.lock().unwrap().push(started.elapsed().saturating_sub(limit));
+                done.lock()
+                    .unwrap()
+                    .push(started.elapsed().saturating_sub(limit));
             });
             Engine::global()
-                .start_with(spec(Duration::from_millis(10), limit), Some(Box::new(probe)), options)
+                .start_with(
+                    spec(Duration::from_millis(10), limit),
+                    Some(Box::new(probe)),
+                    options,
+                )
                 .unwrap()
         })
         .collect();
@@ -156,7 +167,10 @@ fn wake_to_result() {
             Ok(Observation::text(if n == 1 { "no" } else { "ready" }))
         });
         let handle = Engine::global()
-            .start(spec(Duration::from_secs(60), Duration::from_secs(120)), probe)
+            .start(
+                spec(Duration::from_secs(60), Duration::from_secs(120)),
+                probe,
+            )
             .unwrap();
         seen.recv().unwrap();
         // Let the scheduler take the first answer before waking.
@@ -202,14 +216,24 @@ fn ten_thousand_waits() {
     let handles: Vec<_> = (0..WAITS)
         .map(|_| {
             let go = go.clone();
-            let probe = probe_fn(move |_| Ok(Observation::text(if go.load(Ordering::Relaxed) { "ready" } else { "no" })));
+            let probe = probe_fn(move |_| {
+                Ok(Observation::text(if go.load(Ordering::Relaxed) {
+                    "ready"
+                } else {
+                    "no"
+                }))
+            });
             let (reactions, flipped_at) = (reactions.clone(), flipped_at.clone());
             let options = WaitOptions::default().on_done(move |_| {
                 let at = *flipped_at.lock().unwrap();
                 reactions.lock().unwrap().push(at.elapsed());
             });
             Engine::global()
-                .start_with(spec(interval, Duration::from_secs(60)), Some(Box::new(probe)), options)
+                .start_with(
+                    spec(interval, Duration::from_secs(60)),
+                    Some(Box::new(probe)),
+                    options,
+                )
                 .unwrap()
         })
         .collect();
@@ -259,12 +283,39 @@ fn ten_thousand_waits() {
     drop(tx);
     let mut peer_reaction: Vec<Duration> = rx.iter().collect();
     let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
-    row("10k waits at 100 ms: extra memory", mib(ours_rss), "<= 64 MiB", &format!("thread per wait: {}", mib(peer_rss)), peer_rss as f64 / ours_rss.max(1) as f64);
-    row("10k waits at 100 ms: extra threads", ours_thr.to_string(), "<= 8", &format!("thread per wait: {peer_thr}"), peer_thr as f64 / ours_thr.max(1) as f64);
+    row(
+        "10k waits at 100 ms: extra memory",
+        mib(ours_rss),
+        "<= 64 MiB",
+        &format!("thread per wait: {}", mib(peer_rss)),
+        peer_rss as f64 / ours_rss.max(1) as f64,
+    );
+    row(
+        "10k waits at 100 ms: extra threads",
+        ours_thr.to_string(),
+        "<= 8",
+        &format!("thread per wait: {peer_thr}"),
+        peer_thr as f64 / ours_thr.max(1) as f64,
+    );
     let pct = |d: Duration| format!("{:.1}% of a core", d.as_secs_f64() * 100.0);
-    row("10k waits at 100 ms: CPU", pct(ours_cpu), "<= 25%", &format!("thread per wait: {}", pct(peer_cpu)), peer_cpu.as_secs_f64() / ours_cpu.as_secs_f64());
-    let (o, p) = (percentile(&mut ours_reaction, 99.0), percentile(&mut peer_reaction, 99.0));
-    row("10k waits at 100 ms: reaction p99", ms(o), "<= 105 ms", &format!("thread per wait: {}", ms(p)), p.as_secs_f64() / o.as_secs_f64());
+    row(
+        "10k waits at 100 ms: CPU",
+        pct(ours_cpu),
+        "<= 25%",
+        &format!("thread per wait: {}", pct(peer_cpu)),
+        peer_cpu.as_secs_f64() / ours_cpu.as_secs_f64(),
+    );
+    let (o, p) = (
+        percentile(&mut ours_reaction, 99.0),
+        percentile(&mut peer_reaction, 99.0),
+    );
+    row(
+        "10k waits at 100 ms: reaction p99",
+        ms(o),
+        "<= 105 ms",
+        &format!("thread per wait: {}", ms(p)),
+        p.as_secs_f64() / o.as_secs_f64(),
+    );
 }
 
 /// Matching cost per sample of a 256 KiB snapshot growing by 1 KiB.
