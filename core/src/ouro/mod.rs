@@ -1,6 +1,9 @@
 //! Ouro AX typed waits: the `wait/1` envelope, its checks and text, exit
-//! codes, command templates for resuming, and the built-in JSON Lines event
-//! source with a declarative event matcher.
+//! codes, command templates for resuming, the built-in JSON Lines event
+//! source with a declarative event matcher, and the wait itself
+//! ([`wait_for`], [`start`], [`follow`], on the engine; [`simulate_wait_for`]
+//! on virtual time) with the JSONL query behind `waitfor events`
+//! ([`EventsQuery`], [`run_events`]).
 //!
 //! The contract is `shared/seeds/ouro-ax-wait.md`; the seed's camelCase
 //! names are kept in JSON, and its functions map to snake_case here

@@ -4,7 +4,7 @@
 //! an engine probe: the engine owns timing, the deadline, cancel and wake,
 //! exactly as for every other wait. The probe keeps the cursor between
 //! reads, applies the matcher, and answers the engine with a small JSON
-//! observation (`{"matched": n}` once something matched) and `gone` when
+//! observation (`{"matched": n, "cursor": c}` once something matched) and `gone` when
 //! the source says the target can no longer change; the wait's condition is
 //! "`/matched` exists". When the engine is done, the envelope is built from
 //! its result and the probe's state.
@@ -357,11 +357,14 @@ impl Probe for EventProbe {
         s.malformed.extend(read.malformed);
         let gone = read.gone.is_some();
         s.gone = read.gone;
-        let mut observation = if self.emit.is_none() && found > 0 {
-            Observation::json(json!({ "matched": found }))
+        // What the engine sees (and keeps as its last observation): how
+        // many matched and where the cursor is; the events stay here.
+        let key = if self.emit.is_none() && found > 0 {
+            "matched"
         } else {
-            Observation::json(json!({ "streamed": found }))
+            "streamed"
         };
+        let mut observation = Observation::json(json!({ key: found, "cursor": s.cursor }));
         observation.gone = gone;
         Ok(observation)
     }
