@@ -122,7 +122,7 @@ fn timed_out_prints_a_resume_command_that_continues_exactly() {
         "--cursor",
         "end",
         "--timeout",
-        "200ms",
+        "3s", // a read surely completes on a loaded machine, so the resumed wait sees the event
     ]);
     expect(&out, 1);
     let words = resume_words(&text(&out.stdout));
@@ -170,8 +170,8 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
     let (dir, path) = temp();
     append(&path, &line("a", "one"));
     let p = path.to_str().unwrap();
-    let out = run(&["--json", "events", p, "--type", "x", "--timeout", "100ms"]);
-    expect(&out, 1);
+    let out = run(&["--json", "events", p, "--type", "a"]);
+    expect(&out, 0);
     let w: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cursor = w["cursor"].as_str().unwrap().to_string();
     let other = dir.path().join("other.jsonl");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use waitfor::ouro::{
     run_events, start, validate_wait, wait_for, CommandTemplate, EventsOutput, EventsQuery,
-    JsonlError, Resume, WaitForError, WaitState, EXIT_SOURCE, EXIT_USAGE,
+    JsonlError, JsonlSource, Resume, WaitForError, WaitState, EXIT_SOURCE, EXIT_USAGE,
 };
 use waitfor::profiles::{self, Host};
 
@@ -90,6 +90,7 @@ fn resume_after_timed_out_sees_each_event_exactly_once() {
         &(line("noise", "n") + &line("build.done", "build 8 passed")),
     );
     q.cursor = Some(cursor);
+    q.timeout = Some(Duration::from_secs(20));
     let second = wait_for(q.options(resume()).unwrap()).unwrap();
     assert_eq!(second.wait.state, WaitState::Satisfied);
     let summaries: Vec<_> = second.wait.events.iter().map(|e| &e.summary).collect();
@@ -97,6 +98,7 @@ fn resume_after_timed_out_sees_each_event_exactly_once() {
 
     // ... and only once: the next wait from its cursor sees nothing.
     q.cursor = second.wait.cursor.clone();
+    q.timeout = Some(Duration::from_millis(150));
     let third = wait_for(q.options(resume()).unwrap()).unwrap();
     assert_eq!(third.wait.state, WaitState::TimedOut);
     assert!(third.wait.events.is_empty());
@@ -172,14 +174,13 @@ fn a_replaced_file_is_detected_through_the_cursor() {
     let dir = TempDir::new("replaced");
     let path = dir.file("log.jsonl");
     append(&path, &line("a", "one"));
-    let mut q = query(&path, "build.done", 100);
-    let first = wait_for(q.options(resume()).unwrap()).unwrap();
-    assert_eq!(first.wait.state, WaitState::TimedOut);
+    let mut q = query(&path, "build.done", 5000);
+    let cursor = JsonlSource::new(&path).end_cursor().unwrap();
     // Another file moved into place, with the same first line.
     let other = dir.file("new.jsonl");
     append(&other, &(line("a", "one") + &line("build.done", "x")));
     fs::rename(&other, &path).unwrap();
-    q.cursor = first.wait.cursor.clone();
+    q.cursor = Some(cursor);
     let err = wait_for(q.options(resume()).unwrap()).unwrap_err();
     assert!(matches!(err, WaitForError::Read(_)), "{err}");
     let mut cause = std::error::Error::source(&err);
@@ -408,4 +409,27 @@ fn the_command_follows_a_stream_as_json_lines() {
     assert_eq!(summaries, ["one", "two"]);
     assert_eq!(lines.last().unwrap()["state"], "gone");
     assert_eq!(code, 1);
+}
+
+#[test]
+fn a_source_that_never_answers_times_out_with_nothing_seen() {
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let blocked = std::sync::Mutex::new(blocked);
+    let read = move |_: Option<&str>| -> Result<waitfor::ouro::WaitRead, waitfor::ouro::ReadError> {
+        let _ = blocked.lock().unwrap().recv();
+        Err("released".into())
+    };
+    let options =
+        waitfor::ouro::WaitForOptions::new("x", Some(Duration::from_millis(100)), read, resume())
+            .cursor(Some("c0".into()));
+    let done = wait_for(options).unwrap();
+    drop(release);
+    assert_eq!(done.wait.state, WaitState::TimedOut);
+    assert_eq!(
+        done.wait.reason.as_deref(),
+        Some("the event source did not answer before the time limit")
+    );
+    assert_eq!(done.wait.fresh, None, "nothing was seen");
+    assert_eq!(done.wait.cursor.as_deref(), Some("c0"));
+    assert_eq!(done.reads, 0);
 }
