@@ -256,3 +256,29 @@ fn follow_streams_to_another_process() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
 }
+
+#[test]
+fn ctrl_c_ends_a_stream_with_its_resume_and_exit_130() {
+    let (_dir, path) = temp();
+    append(&path, "");
+    let mut child = waitfor()
+        .args(["events", path.to_str().unwrap(), "--follow"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let waiting: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(waiting["state"], "waiting");
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let last: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(last["state"], "timed-out");
+    assert_eq!(last["reason"], "cancelled before a matching event");
+    assert!(last["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--cursor j1."));
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
