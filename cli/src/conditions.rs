@@ -164,11 +164,6 @@ fn pattern(args: &ConditionArgs, flag: &'static str, text: &str) -> Result<Patte
     Spec::new(Condition::Matches(pattern.clone()))
         .validate()
         .map_err(|e| usage(flag, format!("{:?}: {}", text, e.message)))?;
-    if pattern.regex {
-        // Like grep: `^` and `$` match at line boundaries, not only at the
-        // ends of the whole output.
-        pattern.text = format!("(?m){}", pattern.text);
-    }
     Ok(pattern)
 }
 

@@ -44,9 +44,9 @@ const CEILING: Duration = Duration::from_secs(24 * 3600);
 /// How often the main thread looks at Ctrl-C and the clock.
 const TICK: Duration = Duration::from_millis(50);
 
-/// After a probe call was abandoned (deadline, Ctrl-C), time for the
-/// engine's worker to kill the command's process group before we exit.
-const KILL_GRACE: Duration = Duration::from_millis(100);
+/// After a probe call was abandoned (deadline, Ctrl-C), how long to wait
+/// for the engine to kill the command's process group before we exit.
+const RELEASE_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -99,7 +99,8 @@ fn main() -> ExitCode {
     };
     status.clear();
     if result.probe.abandoned > 0 {
-        std::thread::sleep(KILL_GRACE);
+        // Leave no process behind: the abandoned call kills its command.
+        handle.wait_released(RELEASE_GRACE);
     }
 
     let mut stdout = std::io::stdout().lock();

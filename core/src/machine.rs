@@ -79,6 +79,7 @@ pub(crate) struct Machine {
     wake_pending: bool,
     exit_code: Option<i32>,
     entry_matched: bool,
+    alternate_screen: bool,
     last_progress: Option<Duration>,
     progress: Option<Progress>,
 }
@@ -126,6 +127,7 @@ impl Machine {
             wake_pending: false,
             exit_code: None,
             entry_matched: false,
+            alternate_screen: false,
             last_progress: None,
             progress: None,
         })
@@ -268,6 +270,19 @@ impl Machine {
             );
             return self.finish(now, Outcome::Error, None, Vec::new(), Some(message));
         }
+        if self.samples == 1 {
+            if let Some(before) = observation.at_entry.as_deref() {
+                self.entry_matched = self.until.matches_text(before);
+            }
+        }
+        if observation.alternate_screen {
+            // Not output: nothing is compared or matched while it lasts.
+            self.alternate_screen = true;
+            if observation.gone {
+                return self.finish_woken(now, woken, Outcome::Gone, None, Vec::new());
+            }
+            return self.schedule_next(now);
+        }
         let update = self.view.update(std::mem::take(&mut observation.text));
         if update.changed {
             self.last_change = now;
@@ -390,6 +405,7 @@ impl Machine {
             error,
             resume: None,
             woken: false,
+            alternate_screen: self.alternate_screen,
             last_observation: display.to_string(),
         }))
     }

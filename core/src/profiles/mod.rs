@@ -7,9 +7,17 @@
 
 mod aura;
 mod builtin_tools;
+#[cfg(unix)]
+mod libtmux_cxx;
+#[cfg(unix)]
+mod libtmux_mcp;
 mod ouro;
 mod tool;
 
+#[cfg(unix)]
+pub use libtmux_mcp::{
+    ceiling_from_env as libtmux_mcp_ceiling, CEILING_ENV as LIBTMUX_MCP_CEILING_ENV,
+};
 pub use tool::{Host, ToolCaller, ToolDefinition, ToolError};
 
 use crate::engine::{Engine, WaitOptions};
@@ -55,6 +63,18 @@ const PROFILES: &[Entry] = &[
         id: aura::PROFILE,
         definition: aura::definition,
         prepare: aura::prepare,
+    },
+    #[cfg(unix)]
+    Entry {
+        id: libtmux_mcp::PROFILE,
+        definition: libtmux_mcp::definition,
+        prepare: libtmux_mcp::prepare,
+    },
+    #[cfg(unix)]
+    Entry {
+        id: libtmux_cxx::PROFILE,
+        definition: libtmux_cxx::definition,
+        prepare: libtmux_cxx::prepare,
     },
     Entry {
         id: ouro::PROFILE,
