@@ -64,6 +64,39 @@ Examples:
 Exit codes: 0 met, 1 timeout, 2 usage, 3 stopped, 4 gone, 5 probe error,
 6 error, 130 cancelled (see `waitfor --help`).";
 
+const PANE_AFTER_HELP: &str = "\
+Only rows the pane writes after the wait starts count: scrollback and the
+text already on the cursor row never match, and neither does what this
+host typed into the pane (echo recorded through the library). A tmux
+control-mode client wakes the wait on the pane's output (falls back to
+polling); --no-push polls only. With no condition the wait ends at the
+first new output. A pane that dies ends it with exit 4 (gone).
+
+TARGET is a pane id (%3) or any tmux target (build:1.0).
+
+Examples:
+  waitfor pane %3 --match '$ ' --stop 'command not found'
+  waitfor pane build:0.0 --socket-name ci --pattern PASSED --pattern FAILED
+  waitfor pane %1 --quiet 5s --timeout 2m
+
+Exit codes: 0 met, 1 timeout, 2 usage, 3 stopped, 4 gone, 5 probe error,
+6 error, 130 cancelled (see `waitfor --help`).";
+
+const TOOL_AFTER_HELP: &str = "\
+Runs one of the library's tool profiles with the agent's JSON arguments and
+prints the tool's exact output JSON, as an MCP server would return it.
+Profiles whose probe is built in: libtmux-mcp/wait_for_text,
+libtmux-cxx/wait_for_text, aura/wait_for (built-in tools run_command and
+read_file). --list prints every profile's MCP tool definition.
+
+Examples:
+  waitfor tool libtmux-mcp/wait_for_text '{\"pane_id\": \"%1\", \"patterns\": [\"ready\"]}'
+  waitfor tool aura/wait_for '{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": [\"date\"]}}, \"until\": {\"matches\": \"20\"}}'
+  waitfor tool --list
+
+Exit codes: 0 the tool answered (its output is on stdout), 2 bad arguments or
+unknown profile, 6 the tool failed (its error is on stderr), 130 cancelled.";
+
 /// Wait for a condition on a command's output or a file, then exit.
 #[derive(Parser, Debug)]
 #[command(name = "waitfor", version, after_help = TOP_AFTER_HELP)]
@@ -85,9 +118,52 @@ pub enum Command {
     /// Follow a file until the lines appended to it meet the condition.
     #[command(after_help = FILE_AFTER_HELP)]
     File(FileArgs),
+    /// Watch a tmux pane until what it prints after the start meets the condition.
+    #[command(after_help = PANE_AFTER_HELP)]
+    Pane(PaneArgs),
+    /// Run a tool profile with JSON arguments and print its output JSON.
+    #[command(after_help = TOOL_AFTER_HELP)]
+    Tool(ToolArgs),
     /// Wait for a typed event in a JSON Lines file (Ouro AX wait/1: satisfied, timed-out with a resume command, gone).
     #[command(after_help = crate::events::EVENTS_AFTER_HELP)]
     Events(crate::events::EventsArgs),
+}
+
+/// `waitfor pane`.
+#[derive(Args, Debug)]
+pub struct PaneArgs {
+    /// The pane: an id such as %3, or a tmux target such as build:1.0.
+    pub target: String,
+
+    /// The tmux server's socket name (tmux -L).
+    #[arg(long, value_name = "NAME")]
+    pub socket_name: Option<String>,
+
+    /// Poll only: no control-mode client.
+    #[arg(long)]
+    pub no_push: bool,
+
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
+
+    #[command(flatten)]
+    pub timing: TimingArgs,
+}
+
+/// `waitfor tool`.
+#[derive(Args, Debug)]
+pub struct ToolArgs {
+    /// The profile, e.g. libtmux-mcp/wait_for_text.
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+
+    /// The tool's arguments as a JSON object.
+    #[arg(required_unless_present = "list")]
+    pub arguments: Option<String>,
+
+    /// Print every profile's MCP tool definition instead.
+    #[arg(long, conflicts_with_all = ["name", "arguments"])]
+    pub list: bool,
 }
 
 /// `waitfor run`.

@@ -21,6 +21,8 @@ pub enum Target {
     Command,
     /// `waitfor file`: lines appended to a file.
     File,
+    /// `waitfor pane`: rows a tmux pane writes.
+    Pane,
 }
 
 impl Target {
@@ -28,13 +30,14 @@ impl Target {
         match self {
             Target::Command => Duration::from_secs(1),
             Target::File => Duration::from_millis(200),
+            Target::Pane => Duration::from_millis(100),
         }
     }
 
     fn default_condition(self) -> Condition {
         match self {
             Target::Command => Condition::ExitCode(0),
-            Target::File => Condition::AnyOutput,
+            Target::File | Target::Pane => Condition::AnyOutput,
         }
     }
 }
@@ -97,8 +100,9 @@ pub fn build_spec(
         .iter()
         .map(|text| pattern(conditions, "--stop", text))
         .collect::<Result<Vec<_>, _>>()?;
+    // The pane probe keeps its own anchor and returns only fresh rows.
     let view = match target {
-        Target::Command => ViewKind::Whole,
+        Target::Command | Target::Pane => ViewKind::Whole,
         Target::File => ViewKind::Fresh,
     };
     let mut spec = Spec::new(until)
@@ -183,6 +187,11 @@ mod tests {
         let probe = match target {
             Target::Command => command(),
             Target::File => ProbeSpec::File { path: "x".into() },
+            Target::Pane => ProbeSpec::Tmux {
+                pane: Default::default(),
+                socket_name: None,
+                push: true,
+            },
         };
         build_spec(probe, target, &c, &t)
     }

@@ -4,6 +4,8 @@
 //! ```text
 //! waitfor run  [conditions] [--every D] [--timeout D] -- CMD ARGS...
 //! waitfor file PATH [conditions] [--every D] [--timeout D]
+//! waitfor pane TARGET [--socket-name NAME] [conditions] [--every D] [--timeout D]
+//! waitfor tool NAME JSON
 //! waitfor events FILE [--type T] [--by B] [--summary P] [--cursor C] [--timeout D] [--follow]
 //! ```
 //!
@@ -26,6 +28,7 @@ mod exit;
 mod render;
 mod sigint;
 mod status_line;
+mod tool;
 
 use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
@@ -50,6 +53,10 @@ const RELEASE_GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Tool(args) = &cli.command {
+        sigint::install();
+        return tool::run(args);
+    }
     if let Command::Events(events) = &cli.command {
         return events::run(events, cli.json);
     }
@@ -136,6 +143,18 @@ fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, Usag
             &file.conditions,
             &file.timing,
         ),
+        Command::Pane(pane) => (
+            "pane",
+            ProbeSpec::Tmux {
+                pane: pane_target(&pane.target),
+                socket_name: pane.socket_name.clone(),
+                push: !pane.no_push,
+            },
+            Target::Pane,
+            &pane.conditions,
+            &pane.timing,
+        ),
+        Command::Tool(_) => unreachable!("`waitfor tool` returns before building a spec"),
         Command::Events(_) => unreachable!("main runs `events` before building a spec"),
     };
     let spec = build_spec(probe, target, conditions, timing).map_err(|e| (name, e))?;
@@ -144,6 +163,17 @@ fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, Usag
         stops: conditions.stops.clone(),
     };
     Ok((name, spec, names))
+}
+
+/// A pane id (`%3`) is matched exactly; anything else is a tmux target.
+fn pane_target(text: &str) -> waitfor::tmux::PaneTarget {
+    let mut target = waitfor::tmux::PaneTarget::default();
+    if text.starts_with('%') {
+        target.pane_id = Some(text.to_string());
+    } else {
+        target.target = Some(text.to_string());
+    }
+    target
 }
 
 /// Reports a usage error the way clap does (same format, exit code 2).

@@ -129,6 +129,7 @@ mod tests {
             error: None,
             resume: None,
             woken: false,
+            alternate_screen: false,
             last_observation: "a\nb".into(),
         }
     }

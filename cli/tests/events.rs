@@ -3,56 +3,15 @@
 //! by this process while it appends events. No sleep synchronises: each
 //! test waits for an observable fact under a generous deadline.
 
+mod common;
+
+use common::*;
 use serde_json::{json, Value};
 use std::fs::{self, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
-
-/// The longest any test waits for anything.
-const DEADLINE: Duration = Duration::from_secs(30);
-
-fn waitfor() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_waitfor"))
-}
-
-fn run(args: &[&str]) -> Output {
-    let mut child = waitfor()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn waitfor");
-    let start = Instant::now();
-    while child.try_wait().expect("try_wait").is_none() {
-        if start.elapsed() > DEADLINE {
-            let _ = child.kill();
-            panic!(
-                "waitfor {args:?} did not exit: {:?}",
-                child.wait_with_output()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().expect("output")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn expect(output: &Output, want: i32) {
-    assert_eq!(
-        output.status.code(),
-        Some(want),
-        "stdout:\n{}\nstderr:\n{}",
-        text(&output.stdout),
-        text(&output.stderr)
-    );
-}
 
 fn line(kind: &str, summary: &str) -> String {
     json!({"type": kind, "at": "2026-01-01T00:00:00Z", "by": "ci", "summary": summary}).to_string()
@@ -95,9 +54,7 @@ fn satisfied_prints_the_event_and_exits_0() {
     let p = path.to_str().unwrap();
     let out = run(&["events", p, "--type", "build.done", "--timeout", "10s"]);
     expect(&out, 0);
-    assert!(
-        text(&out.stdout).starts_with("2026-01-01T00:00:00Z build.done by ci: build 7 passed\n")
-    );
+    assert!(stdout(&out).starts_with("2026-01-01T00:00:00Z build.done by ci: build 7 passed\n"));
 
     let out = run(&["--json", "events", p, "--summary", "PASSED", "-i"]);
     expect(&out, 0);
@@ -125,14 +82,14 @@ fn timed_out_prints_a_resume_command_that_continues_exactly() {
         "3s", // a read surely completes on a loaded machine, so the resumed wait sees the event
     ]);
     expect(&out, 1);
-    let words = resume_words(&text(&out.stdout));
+    let words = resume_words(&stdout(&out));
     assert_eq!(words[..3], ["waitfor", "events", p]);
 
     // Written between the two calls: seen by the resumed wait, once.
     append(&path, &line("build.done", "new"));
     let again = run(&words[1..].iter().map(String::as_str).collect::<Vec<_>>());
     expect(&again, 0);
-    let printed = text(&again.stdout);
+    let printed = stdout(&again);
     assert!(
         printed.starts_with("2026-01-01T00:00:00Z build.done by ci: new\n"),
         "{printed}"
@@ -144,7 +101,7 @@ fn timed_out_prints_a_resume_command_that_continues_exactly() {
         .map(String::as_str)
         .collect::<Vec<_>>());
     expect(&third, 1);
-    assert!(text(&third.stdout).starts_with("nothing happened for"));
+    assert!(stdout(&third).starts_with("nothing happened for"));
 }
 
 #[test]
@@ -154,7 +111,7 @@ fn gone_exits_1_by_terminal_event_and_by_missing_file() {
     let p = path.to_str().unwrap();
     let out = run(&["events", p, "--type", "build.done"]);
     expect(&out, 1);
-    assert!(text(&out.stdout).contains("gone: "));
+    assert!(stdout(&out).contains("gone: "));
 
     fs::remove_file(&path).unwrap();
     let out = run(&["--json", "events", p, "--type", "build.done"]);
@@ -180,9 +137,9 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
     let out = run(&["events", p, "--type", "x", "--cursor", &cursor]);
     expect(&out, 5);
     assert!(
-        text(&out.stderr).contains("changed under the cursor"),
+        stderr(&out).contains("changed under the cursor"),
         "{}",
-        text(&out.stderr)
+        stderr(&out)
     );
 
     expect(&run(&["events", p, "--cursor", "bogus"]), 2);
@@ -198,9 +155,9 @@ fn malformed_lines_are_reported_on_stderr() {
     let out = run(&["events", path.to_str().unwrap(), "--type", "x"]);
     expect(&out, 0);
     assert!(
-        text(&out.stderr).contains("line 1 (byte 0) skipped: not JSON"),
+        stderr(&out).contains("line 1 (byte 0) skipped: not JSON"),
         "{}",
-        text(&out.stderr)
+        stderr(&out)
     );
 }
 

@@ -61,6 +61,8 @@ pub(crate) struct Machine {
     until: CompiledCondition,
     stop: PatternScan,
     interval: Duration,
+    /// When the current (or last) probe call started.
+    call_started: Duration,
     backoff: Option<Backoff>,
     on_probe_error: ErrorPolicy,
     output_cap: usize,
@@ -109,6 +111,7 @@ impl Machine {
             until: CompiledCondition::compile(&spec.until, "until")?,
             stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
             interval: spec.interval,
+            call_started: now,
             backoff: spec.backoff,
             on_probe_error: spec.on_probe_error,
             output_cap,
@@ -188,6 +191,7 @@ impl Machine {
         }
         self.calls += 1;
         self.wake_pending = false;
+        self.call_started = now;
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
@@ -327,7 +331,9 @@ impl Machine {
         if self.wake_pending {
             return self.begin_probe(now, true);
         }
-        let until = now + self.interval;
+        // Polls start `interval` apart; a call that took longer than that
+        // is followed at once (never two calls at the same time).
+        let until = (self.call_started + self.interval).max(now);
         if let Some(backoff) = self.backoff {
             self.interval = self
                 .interval

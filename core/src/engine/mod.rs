@@ -212,6 +212,17 @@ fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, Spe
             cwd.clone(),
             *stderr,
         )),
+        ProbeSpec::Tmux {
+            pane,
+            socket_name,
+            push,
+        } => {
+            let tmux = match socket_name {
+                Some(name) => crate::tmux::Tmux::new().with_socket_name(name),
+                None => crate::tmux::Tmux::new(),
+            };
+            Box::new(crate::tmux::PaneProbe::new(tmux, pane.clone()).push(*push))
+        }
         ProbeSpec::File { path } => {
             let probe = FileProbe::new(path);
             Box::new(match &resume {

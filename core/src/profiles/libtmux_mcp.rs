@@ -45,6 +45,7 @@ The server caps timeout. An over-large value is not an error — the wait return
 pub(crate) fn definition() -> Value {
     json!({
         "name": "wait_for_text",
+        "title": "Wait for new pane output",
         "description": DESCRIPTION,
         "inputSchema": input_schema(),
         "outputSchema": output_schema(),
