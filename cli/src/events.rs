@@ -48,7 +48,7 @@ pub struct EventsArgs {
     /// The JSON Lines event file.
     pub path: PathBuf,
 
-    /// What you wait for, in words (the envelope's `for`) [default: an event in FILE].
+    /// What you wait for, in words (the envelope's `for`) [default: a TYPE event in FILE].
     #[arg(long = "for", value_name = "WHAT")]
     pub what: Option<String>,
 

@@ -54,7 +54,7 @@ const TICK: Duration = Duration::from_millis(50);
 pub struct EventsQuery {
     /// The file.
     pub path: PathBuf,
-    /// What is awaited, in words; default `an event in {path}`.
+    /// What is awaited, in words; default from [`EventsQuery::what`].
     pub for_: Option<String>,
     /// The reference the wait is about.
     pub target: Option<AxRef>,
@@ -81,11 +81,21 @@ impl EventsQuery {
         }
     }
 
-    /// The envelope's `for`.
+    /// The envelope's `for`: the query's own words, else `a {type} event
+    /// in {path}` (`an event in {path}` without a type filter).
+    ///
+    /// ```
+    /// let mut q = waitfor::ouro::EventsQuery::new("log.jsonl");
+    /// q.filter.kind = Some("build.done".into());
+    /// assert_eq!(q.what(), "a build.done event in log.jsonl");
+    /// ```
     pub fn what(&self) -> String {
-        self.for_
-            .clone()
-            .unwrap_or_else(|| format!("an event in {}", self.path.display()))
+        let path = self.path.display();
+        match (&self.for_, &self.filter.kind) {
+            (Some(what), _) => what.clone(),
+            (None, Some(kind)) => format!("a {kind} event in {path}"),
+            (None, None) => format!("an event in {path}"),
+        }
     }
 
     fn source(&self) -> JsonlSource {
