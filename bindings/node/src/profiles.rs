@@ -24,6 +24,8 @@ pub fn profile_definitions() -> Value {
 /// `args` is JSON text; `tools` is the package's dispatcher for the host's
 /// tools (absent: the built-in `run_command` and `read_file`). `onDone`
 /// gets `{output}` or `{error: {code, message, ...}}` once.
+// The callback's type is spelled out so napi writes its TypeScript signature.
+#[allow(clippy::type_complexity)]
 #[napi]
 pub fn start_tool_call(
     profile: String,

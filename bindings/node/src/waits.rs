@@ -140,6 +140,8 @@ pub fn start(
 /// `spec` is JSON text; `probe` is the package's dispatcher for a
 /// JavaScript probe, absent for the spec's built-in probe; `onDone` gets
 /// `{result}` once.
+// The callback's type is spelled out so napi writes its TypeScript signature.
+#[allow(clippy::type_complexity)]
 #[napi]
 pub fn start_wait(
     spec: String,
