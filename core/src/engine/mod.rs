@@ -154,7 +154,10 @@ impl Engine {
         let slot = Arc::new(Slot::default());
         let active = Active {
             machine,
-            probe: Arc::new(Mutex::new(probe)),
+            probe: Arc::new(handle::ProbeCell {
+                probe: Mutex::new(probe),
+                slot: slot.clone(),
+            }),
             slot: slot.clone(),
             on_progress: options.on_progress,
             on_done: options.on_done,
@@ -209,6 +212,17 @@ fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, Spe
             cwd.clone(),
             *stderr,
         )),
+        ProbeSpec::Tmux {
+            pane,
+            socket_name,
+            push,
+        } => {
+            let tmux = match socket_name {
+                Some(name) => crate::tmux::Tmux::new().with_socket_name(name),
+                None => crate::tmux::Tmux::new(),
+            };
+            Box::new(crate::tmux::PaneProbe::new(tmux, pane.clone()).push(*push))
+        }
         ProbeSpec::File { path } => {
             let probe = FileProbe::new(path);
             Box::new(match &resume {

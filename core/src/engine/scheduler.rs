@@ -1,8 +1,8 @@
 //! The scheduler thread: keeps every wait's next sample and deadline,
 //! hands probe calls to workers, and delivers results.
 
-use super::handle::Slot;
-use super::workers::Workers;
+use super::handle::{ProbeCell, Slot};
+use super::workers::{StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 /// Sample timers are rounded up to this grain so that thousands of waits
 /// share wake-ups; deadlines are exact.
 const TIMER_GRAIN: Duration = Duration::from_millis(1);
-/// How often queued probe calls are checked for a stuck pool.
-const STARVATION_CHECK: Duration = Duration::from_millis(2);
 
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
@@ -27,7 +25,7 @@ pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 /// A wait as the scheduler keeps it.
 pub(crate) struct Active {
     pub machine: Machine,
-    pub probe: Arc<Mutex<Box<dyn Probe>>>,
+    pub probe: Arc<ProbeCell>,
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressFn>,
     pub on_done: Option<DoneFn>,
@@ -86,11 +84,11 @@ impl Scheduler {
     }
 
     pub fn run(mut self) {
-        let mut completed_seen = self.workers.completed();
+        let mut starvation = StarvationWatch::new(Instant::now());
         loop {
             let mut wake_at = self.timers.peek().map(|Reverse((at, _, _))| *at);
             if self.workers.queued() > 0 {
-                let check = self.now() + STARVATION_CHECK;
+                let check = self.now() + STARVATION_WINDOW;
                 wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
             }
             let received = match wake_at {
@@ -108,8 +106,8 @@ impl Scheduler {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
             self.fire_timers();
-            self.workers.relieve_starvation(completed_seen);
-            completed_seen = self.workers.completed();
+            self.workers
+                .relieve_starvation(&mut starvation, Instant::now());
             self.compact_timers();
         }
     }
@@ -201,7 +199,7 @@ impl Scheduler {
         let probe = active.probe.clone();
         let tx = self.tx.clone();
         self.workers.submit(Box::new(move || {
-            let result = call_probe(&probe, &ctx);
+            let result = call_probe(&probe.probe, &ctx);
             let _ = tx.send(Msg::ProbeDone {
                 id,
                 call: ctx.sample,
@@ -233,7 +231,7 @@ impl Scheduler {
                 ProbeMode::Snapshot => active.machine.resume_lines(),
                 // A probe stuck in an abandoned call keeps its lock and its
                 // position is unknown: then no token is given.
-                ProbeMode::Stream => active.probe.try_lock().and_then(|p| p.resume_point()),
+                ProbeMode::Stream => active.probe.probe.try_lock().and_then(|p| p.resume_point()),
             };
             result.resume = token.map(|t| t.encode());
         }

@@ -130,6 +130,18 @@ pub enum ProbeSpec {
         /// The file; it need not exist yet.
         path: String,
     },
+    /// Observe what a tmux pane prints after the wait began (the pane
+    /// probe keeps its own anchor, so the whole view sees only fresh rows).
+    Tmux {
+        /// Which pane: the first field given wins, in the order of
+        /// [`crate::tmux::PaneTarget`]; none means the first session's.
+        pane: crate::tmux::PaneTarget,
+        /// `tmux -L` socket name; the default server if `None`.
+        socket_name: Option<String>,
+        /// Wake on the pane's output through a control-mode client
+        /// (default true); polling only when false.
+        push: bool,
+    },
 }
 
 /// Everything a wait needs. Build it natively or parse it from JSON with
@@ -155,7 +167,8 @@ pub struct Spec {
     pub until: Condition,
     /// Failure markers; a hit wins over a success in the same sample.
     pub stop: Vec<Pattern>,
-    /// Time between the end of one probe call and the start of the next.
+    /// Time between the starts of two probe calls (a call that takes
+    /// longer is followed at once).
     pub interval: Duration,
     /// Optional growth of the interval.
     pub backoff: Option<Backoff>,

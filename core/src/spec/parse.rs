@@ -59,6 +59,22 @@ enum RawProbe {
     File {
         path: String,
     },
+    Tmux {
+        #[serde(default)]
+        pane_id: Option<String>,
+        #[serde(default)]
+        window_id: Option<String>,
+        #[serde(default)]
+        session_id: Option<String>,
+        #[serde(default)]
+        session_name: Option<String>,
+        #[serde(default)]
+        target: Option<String>,
+        #[serde(default)]
+        socket_name: Option<String>,
+        #[serde(default = "yes")]
+        push: bool,
+    },
 }
 
 #[derive(Deserialize)]
@@ -137,6 +153,25 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
     spec.probe = raw.probe.map(|p| match p {
         RawProbe::Command { argv, cwd, stderr } => ProbeSpec::Command { argv, cwd, stderr },
         RawProbe::File { path } => ProbeSpec::File { path },
+        RawProbe::Tmux {
+            pane_id,
+            window_id,
+            session_id,
+            session_name,
+            target,
+            socket_name,
+            push,
+        } => ProbeSpec::Tmux {
+            pane: crate::tmux::PaneTarget {
+                pane_id,
+                window_id,
+                session_id,
+                session_name,
+                target,
+            },
+            socket_name,
+            push,
+        },
     });
     spec.view = match raw.view {
         None | Some(RawView::Whole) => ViewKind::Whole,
@@ -221,10 +256,10 @@ fn deserialize_at<T: serde::de::DeserializeOwned>(
 ) -> Result<T, SpecError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let inner = e.path().to_string();
-        let path = if inner == "." {
-            field.to_string()
-        } else {
-            format!("{field}.{inner}")
+        let path = match inner.trim_start_matches('.') {
+            "" => field.to_string(),
+            index if index.starts_with('[') => format!("{field}{index}"),
+            key => format!("{field}.{key}"),
         };
         SpecError::from_serde(path, e.inner())
     })

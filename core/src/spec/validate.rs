@@ -99,6 +99,15 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
                 ));
             }
         }
+        ProbeSpec::Tmux { socket_name, .. } => {
+            if socket_name.as_deref() == Some("") {
+                return Err(SpecError::new(
+                    "probe.tmux.socket_name",
+                    Rule::Empty,
+                    "must not be empty",
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,78 @@
+//! `waitfor tool NAME JSON`: run a tool profile as an MCP server would and
+//! print its output JSON.
+
+use crate::args::ToolArgs;
+use crate::sigint;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+use waitfor::profiles::{self, Host, ToolError};
+use waitfor::{Engine, WaitOptions};
+
+/// The tool answered; its output is on stdout.
+const ANSWERED: u8 = 0;
+/// Bad arguments or an unknown profile.
+const USAGE: u8 = 2;
+/// The tool failed at run time (MCP `isError`).
+const FAILED: u8 = 6;
+/// Ctrl-C.
+const CANCELLED: u8 = 130;
+
+/// How often the main thread looks at Ctrl-C.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Runs the subcommand.
+pub fn run(args: &ToolArgs) -> ExitCode {
+    if args.list {
+        let definitions = serde_json::to_value(profiles::definitions()).unwrap_or_default();
+        println!("{definitions:#}");
+        return ExitCode::from(ANSWERED);
+    }
+    let (Some(name), Some(arguments)) = (&args.name, &args.arguments) else {
+        return fail(USAGE, "waitfor tool needs NAME and JSON (or --list)");
+    };
+    let arguments: serde_json::Value = match serde_json::from_str(arguments) {
+        Ok(value) => value,
+        Err(e) => return fail(USAGE, &format!("the arguments are not JSON: {e}")),
+    };
+    let prepared = match profiles::prepare(name, &arguments, &Host::default()) {
+        Ok(prepared) => prepared,
+        Err(e) => return fail(USAGE, &e.to_string()),
+    };
+    let options = WaitOptions::default().policy(prepared.policy);
+    let handle = match Engine::global().start_with(prepared.spec, Some(prepared.probe), options) {
+        Ok(handle) => handle,
+        Err(e) => return fail(USAGE, &e.to_string()),
+    };
+    let mut cancelled = false;
+    let result = loop {
+        if let Some(result) = handle.wait_timeout(TICK) {
+            break result;
+        }
+        if !cancelled && sigint::interrupted() {
+            handle.control().cancel();
+            cancelled = true;
+        }
+    };
+    if result.probe.abandoned > 0 {
+        // Leave no process behind: the abandoned call kills its command.
+        handle.wait_released(Duration::from_secs(5));
+    }
+    if cancelled {
+        return fail(CANCELLED, "cancelled");
+    }
+    match (prepared.render)(&result) {
+        Ok(output) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{output}");
+            ExitCode::from(ANSWERED)
+        }
+        Err(ToolError::Runtime(message)) => fail(FAILED, &message),
+        Err(other) => fail(USAGE, &other.to_string()),
+    }
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("waitfor tool: {message}");
+    ExitCode::from(code)
+}
