@@ -94,8 +94,34 @@ export declare function profileDefinitions(): any
  */
 export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null): any
 
+/**
+ * Records, now, keys this process sent to a pane (internal; see the
+ * package's `recordSendKeys`).
+ */
+export declare function recordSendKeys(sent: SendKeys): void
+
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>
+
+/**
+ * What a host sent to a pane with `tmux send-keys` (internal; see the
+ * package's `recordSendKeys`).
+ */
+export interface SendKeys {
+  /** `tmux -L` socket name; absent for the default server. */
+  socketName?: string
+  /** The pane's `%N` id. */
+  paneId: string
+  /**
+   * The `send-keys` key arguments: text with `literal`, otherwise tmux
+   * key names (`C-c`, `Enter`, a single character, ...).
+   */
+  keys: Array<string>
+  /** `send-keys -l`: every argument is literal text. */
+  literal?: boolean
+  /** A final `Enter` was sent. */
+  enter?: boolean
+}
 
 /**
  * Delivers the answer of JavaScript call `id` (internal: called by the

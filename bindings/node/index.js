@@ -850,6 +850,7 @@ module.exports.ouroWaitText = nativeBinding.ouroWaitText
 module.exports.parseDuration = nativeBinding.parseDuration
 module.exports.profileDefinitions = nativeBinding.profileDefinitions
 module.exports.readEvents = nativeBinding.readEvents
+module.exports.recordSendKeys = nativeBinding.recordSendKeys
 module.exports.schemas = nativeBinding.schemas
 module.exports.settleProbe = nativeBinding.settleProbe
 module.exports.simulate = nativeBinding.simulate

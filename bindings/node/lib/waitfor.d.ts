@@ -28,7 +28,10 @@ export type Condition =
 /** A wait (see `SPEC_SCHEMA` for every field and rule). */
 export interface Spec {
   /** A built-in probe; leave it out when passing a JavaScript probe. */
-  probe?: { command: { argv: string[]; cwd?: string; stderr?: boolean } } | { file: { path: string } }
+  probe?:
+    | { command: { argv: string[]; cwd?: string; stderr?: boolean } }
+    | { file: { path: string } }
+    | { tmux: TmuxProbe }
   view?: 'whole' | 'fresh'
   until: Condition
   stop?: Pattern[]
@@ -42,6 +45,23 @@ export interface Spec {
   progress_every_ms?: number
   resume?: string
   [field: string]: unknown
+}
+
+/**
+ * A tmux pane probe: only rows written after the wait began count, typed
+ * input recorded with `recordSendKeys` is discounted. The first target
+ * field given wins; none means the first session's pane.
+ */
+export interface TmuxProbe {
+  pane_id?: string
+  window_id?: string
+  session_id?: string
+  session_name?: string
+  target?: string
+  /** `tmux -L` socket name; the default server when absent. */
+  socket_name?: string
+  /** Wake on output through a control-mode client (default true). */
+  push?: boolean
 }
 
 /** How a wait ended. */
@@ -73,6 +93,8 @@ export interface WaitResult {
   error: string | null
   resume: string | null
   woken: boolean
+  /** The target was on an alternate screen (a full-screen program) at some sample: matching was suppressed then. */
+  alternate_screen: boolean
   [field: string]: unknown
 }
 
@@ -202,6 +224,30 @@ export declare function simulate(vector: object | string): {
   output?: unknown
   tool_error?: { code: string; message: string; field?: string; rule?: string }
 }
+
+/** Keys a host sent to a tmux pane with `send-keys`. */
+export interface SentKeys {
+  /** `tmux -L` socket name; absent for the default server. */
+  socketName?: string | null
+  /** The pane's id, `%N`. */
+  paneId: string
+  /** The `send-keys` arguments: text with `literal`, otherwise tmux key names. */
+  keys: string | string[]
+  /** `send-keys -l`. */
+  literal?: boolean
+  /** A final Enter was sent. */
+  enter?: boolean
+}
+
+/**
+ * Records, now, keys this process sent to a pane, so every pane wait of
+ * this process discounts their echo. Throws `WaitforError`
+ * (`invalid_arguments`) on a malformed record.
+ *
+ * @example
+ * recordSendKeys({ socketName: 'work', paneId: '%1', keys: 'make test', literal: true, enter: true })
+ */
+export declare function recordSendKeys(sent: SentKeys): void
 
 /** The JSON Schema of a spec. */
 export declare const SPEC_SCHEMA: Readonly<Record<string, unknown>>

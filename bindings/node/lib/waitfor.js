@@ -282,6 +282,44 @@ function simulate(vector) {
   return native(() => binding.simulate(text))
 }
 
+function invalid(field, message, rule = 'wrong_type') {
+  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule })
+}
+
+/**
+ * Records, now, keys this process sent to a tmux pane with `send-keys`, so
+ * that every pane wait of this process (`probe.tmux`, the `wait_for_text`
+ * profiles) discounts their echo: the command line being typed, and the
+ * recently submitted lines, are not matched as new output. Call it when
+ * tmux accepted the keys (a `send_keys` tool does it right after
+ * `tmux send-keys`). Records are per socket and pane and expire on their own.
+ *
+ * @param {{socketName?: string, paneId: string, keys: string|string[], literal?: boolean, enter?: boolean}} sent
+ *   `keys` are the `send-keys` arguments: literal text with `literal`
+ *   (`-l`), otherwise tmux key names (`C-c`, `Enter`, one character);
+ *   `enter` means a final Enter was sent.
+ *
+ * @example
+ * execFileSync('tmux', ['-L', sock, 'send-keys', '-t', '%1', '-l', 'make test'])
+ * execFileSync('tmux', ['-L', sock, 'send-keys', '-t', '%1', 'Enter'])
+ * recordSendKeys({ socketName: sock, paneId: '%1', keys: 'make test', literal: true, enter: true })
+ * // a wait for 'make test' on %1 now ignores the typed line
+ */
+function recordSendKeys(sent) {
+  if (sent === null || typeof sent !== 'object') throw invalid('sent', 'must be an object')
+  const { socketName, paneId, literal, enter } = sent
+  const keys = typeof sent.keys === 'string' ? [sent.keys] : sent.keys
+  if (typeof paneId !== 'string' || !/^%\d+$/.test(paneId)) throw invalid('paneId', `must be a pane id like %1, got ${JSON.stringify(paneId)}`)
+  if (socketName !== undefined && socketName !== null && (typeof socketName !== 'string' || socketName === '')) {
+    throw invalid('socketName', 'must be a non-empty string')
+  }
+  if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) throw invalid('keys', 'must be a string or an array of strings')
+  for (const [field, v] of [['literal', literal], ['enter', enter]]) {
+    if (v !== undefined && typeof v !== 'boolean') throw invalid(field, 'must be a boolean')
+  }
+  binding.recordSendKeys({ socketName: socketName ?? undefined, paneId, keys, literal, enter })
+}
+
 module.exports = {
   wait,
   start,
@@ -291,6 +329,7 @@ module.exports = {
   toolDefinitions,
   profiles,
   simulate,
+  recordSendKeys,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
   WaitforError,

@@ -10,6 +10,7 @@ export const {
   toolDefinitions,
   profiles,
   simulate,
+  recordSendKeys,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
   WaitforError,

@@ -15,6 +15,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod bridge;
+mod echo;
 mod errors;
 mod ouro;
 mod profiles;
