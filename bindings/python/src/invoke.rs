@@ -1,0 +1,165 @@
+//! Calling Python from the engine's worker threads: attach to the
+//! interpreter only for the call, run a coroutine on the caller's event
+//! loop, remember the exception a call raised.
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use waitfor::{CancelToken, ProbeError};
+
+/// Set at interpreter exit: from then on no engine thread attaches.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// How often a thread waiting for a coroutine checks its cancel token.
+const CANCEL_CHECK: Duration = Duration::from_millis(5);
+
+/// Stops engine threads from attaching to the interpreter (registered with
+/// `atexit`): a wait still running at exit gets probe errors, never a
+/// thread stuck in a finalizing interpreter.
+#[pyfunction]
+pub fn _shutdown() {
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
+}
+
+/// Runs `f` attached to the interpreter, unless it is going away.
+pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
+    if SHUTTING_DOWN.load(Ordering::Relaxed) {
+        return None;
+    }
+    Python::try_attach(f)
+}
+
+/// Where a wait's Python calls run: its event loop (for coroutine probes
+/// and callbacks) and the last exception a call raised.
+#[derive(Default)]
+pub struct Calls {
+    /// The caller's asyncio loop; `None` for blocking waits.
+    pub event_loop: Option<Py<PyAny>>,
+    /// The last exception a probe or tool call raised, for `__cause__`.
+    pub last_exception: Mutex<Option<Py<PyAny>>>,
+}
+
+impl Calls {
+    /// Calls `f(*args)`; a returned awaitable runs to its end on the event
+    /// loop while this thread waits detached, and is cancelled if `cancel`
+    /// fires first. An exception becomes a probe error and is kept.
+    pub fn call<'py>(
+        &self,
+        py: Python<'py>,
+        f: &Bound<'py, PyAny>,
+        args: Bound<'py, PyTuple>,
+        cancel: &CancelToken,
+    ) -> Result<Bound<'py, PyAny>, ProbeError> {
+        let value = f.call1(args).map_err(|e| self.failed(py, e))?;
+        if is_plain(&value) || !value.hasattr("__await__").unwrap_or(false) {
+            return Ok(value);
+        }
+        let Some(event_loop) = &self.event_loop else {
+            let _ = value.call_method0("close");
+            return Err(ProbeError::new(
+                "the probe returned an awaitable; async probes need wait_async or call_tool_async",
+            ));
+        };
+        self.await_on(py, event_loop.bind(py), value, cancel)
+    }
+
+    fn await_on<'py>(
+        &self,
+        py: Python<'py>,
+        event_loop: &Bound<'py, PyAny>,
+        awaitable: Bound<'py, PyAny>,
+        cancel: &CancelToken,
+    ) -> Result<Bound<'py, PyAny>, ProbeError> {
+        let future = submit(py)
+            .and_then(|submit| submit.call1((awaitable, event_loop)))
+            .map_err(|e| self.failed(py, e))?;
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        future
+            .call_method1("add_done_callback", (Notify { tx },))
+            .map_err(|e| self.failed(py, e))?;
+        if !py.detach(|| done_or_cancelled(&rx, cancel)) {
+            let _ = future.call_method0("cancel");
+            return Err(ProbeError::new("the probe call was abandoned"));
+        }
+        future
+            .call_method0("result")
+            .map_err(|e| self.failed(py, e))
+    }
+
+    /// Keeps `err` as the last exception and describes it.
+    pub fn failed(&self, py: Python<'_>, err: PyErr) -> ProbeError {
+        let message = describe(py, &err);
+        *self.last_exception.lock() = Some(err.into_value(py).into_any());
+        ProbeError::new(message)
+    }
+
+    /// The last exception a call raised.
+    pub fn last_exception(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.last_exception.lock().as_ref().map(|e| e.clone_ref(py))
+    }
+}
+
+fn is_plain(value: &Bound<'_, PyAny>) -> bool {
+    value.cast::<PyString>().is_ok()
+        || value.cast::<PyBytes>().is_ok()
+        || value.cast::<PyDict>().is_ok()
+        || value.cast::<PyList>().is_ok()
+}
+
+fn done_or_cancelled(rx: &Receiver<()>, cancel: &CancelToken) -> bool {
+    loop {
+        match rx.recv_timeout(CANCEL_CHECK) {
+            Ok(()) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return true,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) if cancel.is_cancelled() => {
+                return false
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// `TypeName: message`, the way a traceback's last line reads.
+pub fn describe(py: Python<'_>, err: &PyErr) -> String {
+    let kind = err
+        .get_type(py)
+        .name()
+        .map_or_else(|_| "Exception".to_string(), |n| n.to_string());
+    let text = err.value(py).str().map_or_else(|_| String::new(), |s| s.to_string());
+    if text.is_empty() {
+        kind
+    } else {
+        format!("{kind}: {text}")
+    }
+}
+
+/// `waitfor._aio.submit`: schedules an awaitable on a loop from another
+/// thread, giving a `concurrent.futures.Future`.
+fn submit(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static SUBMIT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    SUBMIT
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("waitfor._aio")?.getattr("submit")?.unbind())
+        })
+        .map(|f| f.bind(py))
+}
+
+/// A done-callback that wakes the thread waiting for a coroutine.
+#[pyclass(frozen)]
+struct Notify {
+    tx: Sender<()>,
+}
+
+#[pymethods]
+impl Notify {
+    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+        let _ = self.tx.try_send(());
+    }
+}
+
+/// Shared between a wait's probe (or tool caller) and its handle.
+pub type SharedCalls = Arc<Calls>;
