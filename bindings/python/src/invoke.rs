@@ -9,21 +9,44 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::os::raw::c_long;
+use std::time::{Duration, Instant};
 use waitfor::{CancelToken, ProbeError};
 
 /// Set at interpreter exit: from then on no engine thread attaches.
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
 
+/// Threads (by Python thread id) attached to run Python for the engine
+/// now; a thread appears once per nested attach.
+static IN_PYTHON: Mutex<Vec<c_long>> = Mutex::new(Vec::new());
+
 /// How often a thread waiting for a coroutine checks its cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(5);
 
-/// Stops engine threads from attaching to the interpreter (registered with
-/// `atexit`): a wait still running at exit gets probe errors, never a
-/// thread stuck in a finalizing interpreter.
+/// How long interpreter exit waits for probes to leave Python.
+const EXIT_GRACE: Duration = Duration::from_millis(250);
+
+/// Called at interpreter exit (`atexit`): no engine thread attaches from
+/// now on, and probes running Python code are asked to stop (a
+/// `SystemExit` raised in their thread) and given a short grace to leave.
+///
+/// A thread still in Python when the interpreter finalizes would be ended
+/// by CPython (up to 3.13) with a forced unwind through Rust frames, which
+/// aborts the process; a probe blocked outside Python (a sleep, a read)
+/// holds no one up: it is simply gone with the process.
 #[pyfunction]
-pub fn _shutdown() {
+pub fn _shutdown(py: Python<'_>) {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    for thread in IN_PYTHON.lock().iter() {
+        // SAFETY: called attached; SystemExit is a static exception type.
+        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(*thread, pyo3::ffi::PyExc_SystemExit) };
+    }
+    let deadline = Instant::now() + EXIT_GRACE;
+    py.detach(|| {
+        while !IN_PYTHON.lock().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
 }
 
 /// Runs `f` attached to the interpreter, unless it is going away.
@@ -31,7 +54,15 @@ pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     if SHUTTING_DOWN.load(Ordering::Relaxed) {
         return None;
     }
-    Python::try_attach(f)
+    // SAFETY: pthread_self has no preconditions; Python's thread id is it.
+    let me = unsafe { libc::pthread_self() } as c_long;
+    IN_PYTHON.lock().push(me);
+    let result = Python::try_attach(f);
+    let mut inside = IN_PYTHON.lock();
+    if let Some(at) = inside.iter().position(|t| *t == me) {
+        inside.swap_remove(at);
+    }
+    result
 }
 
 /// Where a wait's Python calls run: its event loop (for coroutine probes

@@ -74,14 +74,14 @@ impl PyObservation {
         self.inner.gone
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Observation(text={:?}, json={}, exit_code={:?}, gone={})",
-            self.inner.text,
-            self.inner.json.as_ref().map_or("None".into(), |j| j.to_string()),
-            self.inner.exit_code,
-            if self.inner.gone { "True" } else { "False" }
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let text = PyString::new(py, &self.inner.text).repr()?;
+        let json = self.json(py)?.repr()?;
+        let exit_code = self.inner.exit_code.map_or("None".into(), |c| c.to_string());
+        let gone = if self.inner.gone { "True" } else { "False" };
+        Ok(format!(
+            "Observation(text={text}, json={json}, exit_code={exit_code}, gone={gone})"
+        ))
     }
 }
 
