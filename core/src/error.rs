@@ -84,7 +84,17 @@ impl SpecError {
         } else {
             Rule::WrongType
         };
-        let field = if path == "." { String::new() } else { path };
+        let mut field = if path == "." { String::new() } else { path };
+        if rule == Rule::MissingField {
+            // serde names the missing field only in its message.
+            if let Some(name) = text.split('`').nth(1) {
+                field = if field.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{field}.{name}")
+                };
+            }
+        }
         Self::new(field, rule, text)
     }
 }

@@ -2,7 +2,7 @@
 //! hands probe calls to workers, and delivers results.
 
 use super::handle::Slot;
-use super::workers::Workers;
+use super::workers::{StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 /// Sample timers are rounded up to this grain so that thousands of waits
 /// share wake-ups; deadlines are exact.
 const TIMER_GRAIN: Duration = Duration::from_millis(1);
-/// How often queued probe calls are checked for a stuck pool.
-const STARVATION_CHECK: Duration = Duration::from_millis(2);
 
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
@@ -86,11 +84,11 @@ impl Scheduler {
     }
 
     pub fn run(mut self) {
-        let mut completed_seen = self.workers.completed();
+        let mut starvation = StarvationWatch::new(Instant::now());
         loop {
             let mut wake_at = self.timers.peek().map(|Reverse((at, _, _))| *at);
             if self.workers.queued() > 0 {
-                let check = self.now() + STARVATION_CHECK;
+                let check = self.now() + STARVATION_WINDOW;
                 wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
             }
             let received = match wake_at {
@@ -108,8 +106,8 @@ impl Scheduler {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
             self.fire_timers();
-            self.workers.relieve_starvation(completed_seen);
-            completed_seen = self.workers.completed();
+            self.workers
+                .relieve_starvation(&mut starvation, Instant::now());
             self.compact_timers();
         }
     }

@@ -8,7 +8,7 @@
 use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
@@ -16,8 +16,25 @@ pub(crate) type Job = Box<dyn FnOnce() + Send>;
 const MIN_WORKERS: usize = 2;
 /// Workers never exceed this, however many probes hang.
 const MAX_WORKERS: usize = 4096;
+/// Queued calls waiting this long with no call finishing add a worker.
+pub(crate) const STARVATION_WINDOW: Duration = Duration::from_millis(5);
 /// An extra worker idle this long leaves.
 const IDLE_EXIT: Duration = Duration::from_secs(10);
+
+/// What the scheduler remembers between starvation checks.
+pub(crate) struct StarvationWatch {
+    completed: u64,
+    since: Instant,
+}
+
+impl StarvationWatch {
+    pub fn new(now: Instant) -> Self {
+        Self {
+            completed: 0,
+            since: now,
+        }
+    }
+}
 
 pub(crate) struct Workers {
     tx: Sender<Job>,
@@ -61,11 +78,17 @@ impl Workers {
         self.shared.completed.load(Ordering::Relaxed)
     }
 
-    /// Adds a worker if calls are queued and none finished since
-    /// `completed_before` was read: every worker is busy with a slow call.
-    pub fn relieve_starvation(&self, completed_before: u64) {
-        if self.queued() > 0 && self.completed() == completed_before {
+    /// Adds a worker when calls are queued and none has finished for a
+    /// whole starvation window: every worker is busy with a slow call.
+    /// At most one worker is added per window.
+    pub fn relieve_starvation(&self, watch: &mut StarvationWatch, now: Instant) {
+        let completed = self.completed();
+        if completed != watch.completed || self.queued() == 0 {
+            watch.completed = completed;
+            watch.since = now;
+        } else if now.duration_since(watch.since) >= STARVATION_WINDOW {
             self.spawn();
+            watch.since = now;
         }
     }
 

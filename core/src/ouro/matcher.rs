@@ -231,13 +231,13 @@ impl EventMatcher {
     pub fn matches(&self, e: &AxEvent) -> bool {
         let s = &self.spec;
         let target = e.target.as_ref().unwrap_or(&Value::Null);
-        s.kind.as_ref().map_or(true, |k| *k == e.kind)
-            && s.by.as_ref().map_or(true, |b| *b == e.by)
-            && s.target.as_ref().map_or(true, |t| t == target)
+        s.kind.as_ref().is_none_or(|k| *k == e.kind)
+            && s.by.as_ref().is_none_or(|b| *b == e.by)
+            && s.target.as_ref().is_none_or(|t| t == target)
             && self
                 .summary
                 .as_ref()
-                .map_or(true, |re| re.is_match(&e.summary))
+                .is_none_or(|re| re.is_match(&e.summary))
             && s.data.iter().all(|c| data_holds(c, e))
     }
 }

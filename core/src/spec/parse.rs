@@ -221,10 +221,10 @@ fn deserialize_at<T: serde::de::DeserializeOwned>(
 ) -> Result<T, SpecError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let inner = e.path().to_string();
-        let path = if inner == "." {
-            field.to_string()
-        } else {
-            format!("{field}.{inner}")
+        let path = match inner.trim_start_matches('.') {
+            "" => field.to_string(),
+            index if index.starts_with('[') => format!("{field}{index}"),
+            key => format!("{field}.{key}"),
         };
         SpecError::from_serde(path, e.inner())
     })

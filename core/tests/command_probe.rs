@@ -1,0 +1,97 @@
+//! The `command` probe with real processes.
+
+use std::time::{Duration, Instant};
+use waitfor::{Engine, Outcome, Spec, WaitOptions};
+
+fn run(spec: &str) -> waitfor::WaitResult {
+    Engine::global()
+        .run(Spec::from_json(spec).unwrap(), WaitOptions::default())
+        .unwrap()
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie waiting for its parent (init, here) to reap it is not alive.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn output_and_exit_status() {
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "echo out; echo err >&2; exit 3"]}},
+                        "until": {"all": [{"exit_code": 3}, {"matches": "err"}]}}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Matched);
+    assert_eq!(result.exit_code, Some(3));
+    assert_eq!(result.tail.lines, vec!["out", "err"]);
+}
+
+#[test]
+fn stderr_can_be_left_out() {
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "echo err >&2"], "stderr": false}},
+                        "until": {"matches": "err"}, "interval_ms": 10, "max_wait_ms": 100}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Timeout);
+}
+
+#[test]
+fn json_output_feeds_pointer_conditions() {
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["echo", "{\"status\": {\"phase\": \"Running\"}}"]}},
+                        "until": {"json": {"pointer": "/status/phase", "equals": "Running"}}}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Matched);
+}
+
+#[test]
+fn a_missing_program_is_a_probe_error() {
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["/nonexistent/waitfor-test"]}}, "until": {"matches": "x"}}"#,
+    );
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    assert!(result.error.unwrap().contains("/nonexistent/waitfor-test"));
+}
+
+#[test]
+fn the_command_is_killed_at_the_deadline_with_nothing_left_behind() {
+    let dir = std::env::temp_dir().join(format!("waitfor-cmd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pids = dir.join("pids");
+    let script = format!("sleep 300 & echo $$ $! > {}; wait", pids.display());
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["sh", "-c", script]}},
+        "until": {"matches": "never"},
+        "interval_ms": 10,
+        "max_wait_ms": 500
+    });
+    let started = Instant::now();
+    let result = run(&spec.to_string());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the deadline did not hold"
+    );
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    assert_eq!(result.probe.abandoned, 1);
+    let text = std::fs::read_to_string(&pids).expect("the command started");
+    let pids: Vec<i32> = text
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pids.iter().any(|&pid| alive(pid)) {
+        assert!(
+            Instant::now() < deadline,
+            "processes {pids:?} outlived the wait"
+        );
+        std::thread::yield_now();
+    }
+}

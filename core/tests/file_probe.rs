@@ -1,0 +1,146 @@
+//! The `file` probe on real files: appended bytes only, truncation,
+//! rotation, a file created late, partial lines, resume.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use waitfor::{CancelToken, Engine, FileProbe, Outcome, Probe, ProbeContext, Spec, WaitOptions};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("waitfor-file-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ctx() -> ProbeContext {
+    ProbeContext {
+        sample: 1,
+        elapsed: Duration::ZERO,
+        budget: Duration::from_secs(5),
+        cancel: CancelToken::new(),
+        output_cap: 1 << 20,
+    }
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
+}
+
+fn read(probe: &mut FileProbe) -> String {
+    probe.sample(&ctx()).unwrap().text
+}
+
+#[test]
+fn only_bytes_appended_after_the_first_call_count() {
+    let path = temp_dir("append").join("log");
+    append(&path, b"old ready\n");
+    let mut probe = FileProbe::new(&path);
+    assert_eq!(read(&mut probe), "");
+    append(&path, b"new line\n");
+    assert_eq!(read(&mut probe), "new line\n");
+    assert_eq!(read(&mut probe), "");
+}
+
+#[test]
+fn a_file_created_late_is_all_new() {
+    let path = temp_dir("late").join("log");
+    let mut probe = FileProbe::new(&path);
+    assert_eq!(read(&mut probe), "");
+    append(&path, b"first\n");
+    assert_eq!(read(&mut probe), "first\n");
+}
+
+#[test]
+fn truncation_starts_again_at_the_start() {
+    let path = temp_dir("truncate").join("log");
+    append(&path, b"aaaaaaaaaa\n");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, b"b\n");
+    assert_eq!(read(&mut probe), "b\n");
+    fs::write(&path, b"c\n").unwrap();
+    assert_eq!(read(&mut probe), "c\n");
+}
+
+#[test]
+fn rotation_drains_the_old_file_then_follows_the_new_one() {
+    let dir = temp_dir("rotate");
+    let path = dir.join("log");
+    append(&path, b"before\n");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, b"one\n");
+    let rotated = dir.join("log.1");
+    fs::rename(&path, &rotated).unwrap();
+    append(&rotated, b"tail of old\n");
+    append(&path, b"start of new\n");
+    assert_eq!(read(&mut probe), "one\ntail of old\nstart of new\n");
+    append(&path, b"more\n");
+    assert_eq!(read(&mut probe), "more\n");
+}
+
+#[test]
+fn a_last_line_without_newline_and_a_split_character() {
+    let path = temp_dir("partial").join("log");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, b"abc");
+    assert_eq!(read(&mut probe), "abc");
+    append(&path, "def é".as_bytes().split_last().unwrap().1);
+    assert_eq!(read(&mut probe), "def ");
+    append(&path, &"é".as_bytes()[1..]);
+    append(&path, b"\n");
+    assert_eq!(read(&mut probe), "é\n");
+}
+
+#[test]
+fn a_resumed_probe_continues_where_the_last_one_stopped() {
+    let path = temp_dir("resume").join("log");
+    append(&path, b"x\n");
+    let mut first = FileProbe::new(&path);
+    read(&mut first);
+    append(&path, b"seen\n");
+    assert_eq!(read(&mut first), "seen\n");
+    let token = first.resume_point().unwrap();
+    append(&path, b"written between waits\n");
+    let mut second = FileProbe::new(&path).resume_from(&token);
+    assert_eq!(read(&mut second), "written between waits\n");
+}
+
+#[test]
+fn engine_wait_on_a_file_and_resume_across_waits() {
+    let path = temp_dir("engine").join("build.log");
+    append(&path, b"ready from a previous run\n");
+    let spec = |extra: &str| {
+        Spec::from_json(&format!(
+            r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "view": "fresh", "until": {{"matches": "ready"}},
+               "stop": ["FAILED"], "interval_ms": 10, "max_wait_ms": 200 {extra}}}"#,
+            path = path.to_str().unwrap()
+        ))
+        .unwrap()
+    };
+    // Stale content never matches: the first wait times out.
+    let first = Engine::global()
+        .run(spec(""), WaitOptions::default())
+        .unwrap();
+    assert_eq!(first.outcome, Outcome::Timeout);
+    let token = first.resume.expect("a file wait can be resumed");
+    // Written between the two waits: seen by the resumed one, once.
+    append(&path, b"step 1\nready now\n");
+    let second = Engine::global()
+        .run(
+            spec(&format!(r#", "resume": "{token}""#)),
+            WaitOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(second.outcome, Outcome::Matched);
+    assert_eq!(second.matched_lines, vec!["ready now"]);
+}

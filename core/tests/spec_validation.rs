@@ -1,0 +1,327 @@
+//! Every spec rule gives a typed error naming the field and the rule, and
+//! the exported JSON Schemas agree with the parser.
+
+use serde_json::{json, Value};
+use waitfor::{Rule, Spec, RESULT_SCHEMA, SPEC_SCHEMA};
+
+fn rejected(spec: Value) -> (String, Rule) {
+    let err = Spec::from_value(&spec).expect_err(&format!("accepted {spec}"));
+    assert!(!err.message.is_empty());
+    (err.field, err.rule)
+}
+
+fn base() -> Value {
+    json!({"until": {"matches": "ready"}, "interval_ms": 100, "max_wait_ms": 1000})
+}
+
+fn with(key: &str, value: Value) -> Value {
+    let mut spec = base();
+    spec[key] = value;
+    spec
+}
+
+#[test]
+fn each_rule_names_its_field() {
+    let cases: Vec<(Value, &str, Rule)> = vec![
+        (with("colour", json!("red")), "colour", Rule::UnknownField),
+        (
+            with("interval_ms", json!("fast")),
+            "interval_ms",
+            Rule::WrongType,
+        ),
+        (
+            with("interval_ms", json!(0)),
+            "interval_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("interval_ms", json!(-5)),
+            "interval_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("interval_ms", json!(5)),
+            "interval_ms",
+            Rule::OutOfRange,
+        ),
+        (
+            with("interval_ms", json!(1000)),
+            "interval_ms",
+            Rule::IntervalNotBelowLimit,
+        ),
+        (
+            with("interval_ms", json!(2000)),
+            "interval_ms",
+            Rule::IntervalNotBelowLimit,
+        ),
+        (
+            with("max_wait_ms", json!(0)),
+            "max_wait_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("max_wait_ms", json!(-1)),
+            "max_wait_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("until", json!({"quiet_for_ms": 0})),
+            "until.quiet_for_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("until", json!({"quiet_for_ms": 1001})),
+            "until.quiet_for_ms",
+            Rule::QuietAboveLimit,
+        ),
+        (
+            with("until", json!({"matches": ""})),
+            "until.matches",
+            Rule::Empty,
+        ),
+        (
+            with("until", json!({"matches": {"text": "(", "regex": true}})),
+            "until.matches",
+            Rule::InvalidRegex,
+        ),
+        (
+            with("until", json!({"patterns": []})),
+            "until.patterns",
+            Rule::Empty,
+        ),
+        (
+            with("until", json!({"patterns": ["ok", ""]})),
+            "until.patterns[1]",
+            Rule::Empty,
+        ),
+        (
+            with("until", json!({"patterns": ["ok", 3]})),
+            "until.patterns[1]",
+            Rule::WrongType,
+        ),
+        (with("until", json!({})), "until", Rule::Empty),
+        (
+            with("until", json!({"matches": "a", "exit_code": 0})),
+            "until",
+            Rule::Conflict,
+        ),
+        (
+            with("until", json!({"eventually": "a"})),
+            "until.eventually",
+            Rule::UnknownField,
+        ),
+        (with("until", json!("ready")), "until", Rule::WrongType),
+        (with("until", json!({"any": []})), "until.any", Rule::Empty),
+        (
+            with(
+                "until",
+                json!({"all": [{"matches": "a"}, {"quiet_for_ms": 0}]}),
+            ),
+            "until.all[1].quiet_for_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with(
+                "until",
+                json!({"any": [{"not_matches": {"text": "[", "regex": true}}]}),
+            ),
+            "until.any[0].not_matches",
+            Rule::InvalidRegex,
+        ),
+        (
+            with("until", json!({"any_output": false})),
+            "until.any_output",
+            Rule::WrongType,
+        ),
+        (
+            with("until", json!({"json": {"pointer": "status"}})),
+            "until.json",
+            Rule::Conflict,
+        ),
+        (
+            with(
+                "until",
+                json!({"json": {"pointer": "status", "exists": true}}),
+            ),
+            "until.json.pointer",
+            Rule::InvalidPointer,
+        ),
+        (
+            with(
+                "until",
+                json!({"json": {"pointer": "/a~2b", "exists": true}}),
+            ),
+            "until.json.pointer",
+            Rule::InvalidPointer,
+        ),
+        (
+            with(
+                "until",
+                json!({"json": {"pointer": "/a", "exists": true, "equals": 1}}),
+            ),
+            "until.json",
+            Rule::Conflict,
+        ),
+        (
+            with("until", json!({"exit_code": "zero"})),
+            "until.exit_code",
+            Rule::WrongType,
+        ),
+        (
+            with("stop", json!(["ok", {"text": "x", "bogus": 1}])),
+            "stop[1]",
+            Rule::WrongType,
+        ),
+        (
+            with("stop", json!([{"text": "(", "regex": true}])),
+            "stop[0]",
+            Rule::InvalidRegex,
+        ),
+        (with("view", json!("partial")), "view", Rule::UnknownField),
+        (
+            with("probe", json!({"command": {"argv": []}})),
+            "probe.command.argv",
+            Rule::Empty,
+        ),
+        (
+            with("probe", json!({"command": {"argv": ["ls"], "shell": true}})),
+            "probe.command.shell",
+            Rule::UnknownField,
+        ),
+        (
+            with("probe", json!({"file": {"path": ""}})),
+            "probe.file.path",
+            Rule::Empty,
+        ),
+        (
+            with("probe", json!({"socket": {}})),
+            "probe",
+            Rule::UnknownField,
+        ),
+        (
+            with("backoff", json!({"factor": 0.5, "max_interval_ms": 500})),
+            "backoff.factor",
+            Rule::OutOfRange,
+        ),
+        (
+            with("backoff", json!({"factor": 2, "max_interval_ms": 50})),
+            "backoff.max_interval_ms",
+            Rule::OutOfRange,
+        ),
+        (
+            with("on_probe_error", json!({"tolerate": -1})),
+            "on_probe_error.tolerate",
+            Rule::OutOfRange,
+        ),
+        (
+            with("on_probe_error", json!("retry")),
+            "on_probe_error",
+            Rule::UnknownField,
+        ),
+        (
+            with("output_cap_bytes", json!(0)),
+            "output_cap_bytes",
+            Rule::NotPositive,
+        ),
+        (
+            with("tail", json!({"lines": 0, "bytes": 10})),
+            "tail.lines",
+            Rule::NotPositive,
+        ),
+        (
+            with("progress_every_ms", json!(0)),
+            "progress_every_ms",
+            Rule::NotPositive,
+        ),
+        (
+            with("resume", json!("not-a-token")),
+            "resume",
+            Rule::InvalidResume,
+        ),
+        (json!({"interval_ms": 100}), "until", Rule::MissingField),
+        (json!([1, 2]), "", Rule::WrongType),
+    ];
+    for (spec, field, rule) in cases {
+        assert_eq!(
+            rejected(spec.clone()),
+            (field.to_string(), rule),
+            "for {spec}"
+        );
+    }
+}
+
+#[test]
+fn invalid_json_is_its_own_rule() {
+    let err = Spec::from_json("{\"until\": ").unwrap_err();
+    assert_eq!(err.rule, Rule::InvalidJson);
+}
+
+#[test]
+fn huge_patterns_are_refused() {
+    let big = "x".repeat(waitfor::MAX_PATTERN_BYTES + 1);
+    let (field, rule) = rejected(with("until", json!({ "matches": big })));
+    assert_eq!((field.as_str(), rule), ("until.matches", Rule::OutOfRange));
+}
+
+#[test]
+fn native_specs_are_validated_too() {
+    use std::time::Duration;
+    use waitfor::{Condition, Pattern};
+    let spec = Spec::new(Condition::Matches(Pattern::regex("a(")));
+    assert_eq!(spec.validate().unwrap_err().rule, Rule::InvalidRegex);
+    let spec =
+        Spec::new(Condition::QuietFor(Duration::from_secs(60))).max_wait(Duration::from_secs(30));
+    assert_eq!(spec.validate().unwrap_err().rule, Rule::QuietAboveLimit);
+}
+
+fn validator(schema: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(schema).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn the_spec_schema_accepts_what_the_parser_accepts() {
+    let schema = validator(SPEC_SCHEMA);
+    let accepted = [
+        base(),
+        json!({"until": {"any": [{"patterns": ["a", {"text": "b.*", "regex": true}]}, {"quiet_for_ms": 500}]},
+               "stop": ["error"], "view": "fresh", "regex": false, "case_sensitive": false,
+               "probe": {"command": {"argv": ["make"], "cwd": "/tmp", "stderr": false}},
+               "backoff": {"factor": 1.5, "max_interval_ms": 5000}, "on_probe_error": {"tolerate": 3},
+               "output_cap_bytes": 1024, "tail": {"lines": 5, "bytes": 100}, "progress_every_ms": 250}),
+        json!({"until": {"json": {"pointer": "/status", "equals": null}}, "probe": {"file": {"path": "/var/log/x"}}}),
+        json!({"until": {"all": [{"exit_code": 0}, {"not_matches": "Pending"}]}, "on_probe_error": "fail"}),
+    ];
+    for spec in accepted {
+        assert!(schema.is_valid(&spec), "schema rejects {spec}");
+        Spec::from_value(&spec).unwrap_or_else(|e| panic!("parser rejects {spec}: {e}"));
+    }
+    let refused = [
+        with("colour", json!(1)),
+        with("interval_ms", json!(5)),
+        with("until", json!({})),
+        with("until", json!({"matches": "a", "exit_code": 0})),
+        with("until", json!({"json": {"pointer": "/a"}})),
+        with("probe", json!({"command": {"argv": []}})),
+        with("stop", json!([""])),
+    ];
+    for spec in refused {
+        assert!(!schema.is_valid(&spec), "schema accepts {spec}");
+        assert!(Spec::from_value(&spec).is_err(), "parser accepts {spec}");
+    }
+}
+
+#[test]
+fn results_match_the_result_schema() {
+    let schema = validator(RESULT_SCHEMA);
+    for vector in [
+        json!({"spec": {"until": {"matches": "ok"}, "interval_ms": 100}, "script": {"steps": [{"text": "ok"}]}}),
+        json!({"spec": {"until": {"matches": "ok"}, "interval_ms": 100, "view": "fresh"}, "script": {"steps": [{"text": "a"}]}}),
+        json!({"spec": {"until": {"matches": "ok"}, "interval_ms": 100}, "script": {"steps": [{"error": "boom"}]}}),
+    ] {
+        let answer = waitfor::simulate_json(&vector).unwrap();
+        let result = &answer["result"];
+        let errors: Vec<String> = schema.iter_errors(result).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{result}: {errors:?}");
+    }
+}
