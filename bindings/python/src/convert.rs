@@ -49,7 +49,10 @@ pub fn to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
 
 fn to_json_at(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<Value, NotJson> {
     if depth > MAX_DEPTH {
-        return Err(NotJson::new(path, format!("nested deeper than {MAX_DEPTH} levels")));
+        return Err(NotJson::new(
+            path,
+            format!("nested deeper than {MAX_DEPTH} levels"),
+        ));
     }
     if obj.is_none() {
         return Ok(Value::Null);

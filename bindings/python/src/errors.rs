@@ -70,7 +70,6 @@ pub fn tool_error(py: Python<'_>, err: &ToolError, cause: Option<&Py<PyAny>>) ->
     }
 }
 
-
 /// `InternalError`: something that should not happen.
 pub fn internal(py: Python<'_>, message: &str) -> PyErr {
     raise(py, "InternalError", message, &[], None)

@@ -200,7 +200,8 @@ impl NativeHandle {
         };
         loop {
             let slice = deadline.map_or(SIGNAL_CHECK, |d| {
-                d.saturating_duration_since(Instant::now()).min(SIGNAL_CHECK)
+                d.saturating_duration_since(Instant::now())
+                    .min(SIGNAL_CHECK)
             });
             if py.detach(|| self.delivery.wait(slice)) {
                 break;
@@ -211,7 +212,8 @@ impl NativeHandle {
             }
         }
         let result = self.delivery.result.lock().clone();
-        let result = result.ok_or_else(|| errors::internal(py, "a delivered result went missing"))?;
+        let result =
+            result.ok_or_else(|| errors::internal(py, "a delivered result went missing"))?;
         self.convert(py, &result)
     }
 }

@@ -7,9 +7,10 @@ use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::cell::Cell;
+use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::os::raw::c_long;
 use std::time::{Duration, Instant};
 use waitfor::{CancelToken, ProbeError};
 
@@ -57,12 +58,66 @@ pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     // SAFETY: pthread_self has no preconditions; Python's thread id is it.
     let me = unsafe { libc::pthread_self() } as c_long;
     IN_PYTHON.lock().push(me);
+    THREAD_STATE.with(ThreadState::keep);
     let result = Python::try_attach(f);
     let mut inside = IN_PYTHON.lock();
     if let Some(at) = inside.iter().position(|t| *t == me) {
         inside.swap_remove(at);
     }
     result
+}
+
+thread_local! {
+    static THREAD_STATE: ThreadState = const { ThreadState { kept: Cell::new(false) } };
+}
+
+/// Keeps an engine thread's Python thread state between its calls.
+///
+/// Attaching a thread that has none creates a thread state and detaching
+/// deletes it again: a few microseconds a probe call. An engine thread
+/// instead holds one extra `PyGILState_Ensure` for its lifetime (with the
+/// GIL released), so each attach only takes the GIL; the thread state is
+/// deleted when the thread ends.
+struct ThreadState {
+    kept: Cell<bool>,
+}
+
+impl ThreadState {
+    fn keep(&self) {
+        // SAFETY: Py_IsInitialized has no preconditions.
+        if self.kept.get() || unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+            return;
+        }
+        // SAFETY: the interpreter is initialized and not shutting down (the
+        // caller checked); this thread is not attached: Ensure attaches it
+        // with a new thread state, SaveThread detaches it and keeps it.
+        unsafe {
+            pyo3::ffi::PyGILState_Ensure();
+            pyo3::ffi::PyEval_SaveThread();
+        }
+        self.kept.set(true);
+    }
+}
+
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        // At interpreter exit the thread state goes with the interpreter.
+        // SAFETY: Py_IsInitialized has no preconditions.
+        if !self.kept.get()
+            || SHUTTING_DOWN.load(Ordering::SeqCst)
+            || unsafe { pyo3::ffi::Py_IsInitialized() } == 0
+        {
+            return;
+        }
+        // SAFETY: this thread holds one Ensure (from `keep`) and is detached;
+        // Ensure reattaches it, and the two releases bring its count to zero,
+        // which deletes its thread state and detaches it.
+        unsafe {
+            pyo3::ffi::PyGILState_Ensure();
+            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED);
+            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_UNLOCKED);
+        }
+    }
 }
 
 /// Where a wait's Python calls run: its event loop (for coroutine probes
@@ -160,7 +215,10 @@ pub fn describe(py: Python<'_>, err: &PyErr) -> String {
         .get_type(py)
         .name()
         .map_or_else(|_| "Exception".to_string(), |n| n.to_string());
-    let text = err.value(py).str().map_or_else(|_| String::new(), |s| s.to_string());
+    let text = err
+        .value(py)
+        .str()
+        .map_or_else(|_| String::new(), |s| s.to_string());
     if text.is_empty() {
         kind
     } else {

@@ -26,7 +26,11 @@ use waitfor::{Policy, Spec};
 fn json_input(py: Python<'_>, input: &Bound<'_, PyAny>, code: &str) -> PyResult<serde_json::Value> {
     if let Ok(text) = input.cast::<PyString>() {
         return serde_json::from_str(text.to_str()?).map_err(|e| {
-            errors::spec_error(py, &waitfor::SpecError::new("", waitfor::Rule::InvalidJson, e.to_string()), code)
+            errors::spec_error(
+                py,
+                &waitfor::SpecError::new("", waitfor::Rule::InvalidJson, e.to_string()),
+                code,
+            )
         });
     }
     convert::to_json(input).map_err(|e| errors::not_json(py, &e, code))
@@ -85,7 +89,15 @@ fn start(
         on_done,
         event_loop,
     };
-    handle::start(py, spec, probe, policy(max_wait_ceiling, output_cap)?, callbacks, calls, None)
+    handle::start(
+        py,
+        spec,
+        probe,
+        policy(max_wait_ceiling, output_cap)?,
+        callbacks,
+        calls,
+        None,
+    )
 }
 
 /// Starts a profile call (`aura/wait_for`, ...); its result is the tool's

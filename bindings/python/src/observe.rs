@@ -34,7 +34,8 @@ impl PyObservation {
     ) -> PyResult<Self> {
         let mut inner = match json {
             Some(json) if !json.is_none() => {
-                let value = convert::to_json(json).map_err(|e| crate::errors::not_json(py, &e, "invalid_observation"))?;
+                let value = convert::to_json(json)
+                    .map_err(|e| crate::errors::not_json(py, &e, "invalid_observation"))?;
                 waitfor::Observation::json(value)
             }
             _ => waitfor::Observation::default(),
@@ -77,7 +78,10 @@ impl PyObservation {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let text = PyString::new(py, &self.inner.text).repr()?;
         let json = self.json(py)?.repr()?;
-        let exit_code = self.inner.exit_code.map_or("None".into(), |c| c.to_string());
+        let exit_code = self
+            .inner
+            .exit_code
+            .map_or("None".into(), |c| c.to_string());
         let gone = if self.inner.gone { "True" } else { "False" };
         Ok(format!(
             "Observation(text={text}, json={json}, exit_code={exit_code}, gone={gone})"
@@ -161,7 +165,9 @@ pub fn observation(value: &Bound<'_, PyAny>) -> Result<waitfor::Observation, Pro
     if let Ok(b) = value.cast::<PyBytes>() {
         return std::str::from_utf8(b.as_bytes())
             .map(waitfor::Observation::text)
-            .map_err(|e| ProbeError::new(format!("the probe returned bytes that are not UTF-8: {e}")));
+            .map_err(|e| {
+                ProbeError::new(format!("the probe returned bytes that are not UTF-8: {e}"))
+            });
     }
     if value.cast::<PyDict>().is_ok() || value.cast::<PyList>().is_ok() {
         return convert::to_json(value)

@@ -14,7 +14,7 @@ import waitfor
         ({"regex": True, "until": {"matches": "("}}, "until.matches", "invalid_regex"),
         ({"until": {"matches": "x"}, "colour": 1}, "", "unknown_field"),
         ({"until": {"matches": "x"}, "interval_ms": 1}, "interval_ms", "out_of_range"),
-        ({}, "", "missing_field"),
+        ({}, "until", "missing_field"),
         ('{"until": ', "", "invalid_json"),
         ({"until": {"matches": object()}}, "until.matches", "wrong_type"),
     ],
