@@ -1,1 +1,156 @@
-fn main() {}
+//! `waitfor`: wait for a condition on a command's output or a file, then
+//! exit with a code that says how the wait ended.
+//!
+//! ```text
+//! waitfor run  [conditions] [--every D] [--timeout D] -- CMD ARGS...
+//! waitfor file PATH [conditions] [--every D] [--timeout D]
+//! ```
+//!
+//! Conditions (`--match`, `--not-match`, `--quiet`, `--pattern`..., `--exit`)
+//! together mean "any of them"; `--stop` markers fail the wait. With none,
+//! `run` waits for exit status 0 and `file` for any new output. Patterns
+//! are literal and case-sensitive unless `--regex` / `-i`.
+//!
+//! Exit codes (see [`exit`]): 0 condition met, 1 timeout, 2 usage error,
+//! 3 stopped, 4 gone, 5 probe error, 6 error, 130 cancelled.
+
+mod args;
+mod conditions;
+mod exit;
+mod render;
+mod sigint;
+mod status_line;
+
+use args::{Cli, Command};
+use clap::{CommandFactory, Parser};
+use conditions::{build_spec, Target, UsageError};
+use render::Names;
+use status_line::StatusLine;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use waitfor::{Engine, Policy, ProbeSpec, Progress, Spec, WaitOptions};
+
+/// A person chose the timeout: the engine's ceiling is only a backstop.
+const CEILING: Duration = Duration::from_secs(24 * 3600);
+
+/// How often the main thread looks at Ctrl-C and the clock.
+const TICK: Duration = Duration::from_millis(50);
+
+/// After a probe call was abandoned (deadline, Ctrl-C), how long to wait
+/// for the engine to kill the command's process group before we exit.
+const RELEASE_GRACE: Duration = Duration::from_secs(5);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (subcommand, spec, names) = match spec_of(&cli) {
+        Ok(built) => built,
+        Err((subcommand, error)) => usage_exit(subcommand, &error),
+    };
+    sigint::install();
+
+    let latest: Arc<Mutex<Option<Progress>>> = Arc::default();
+    let sink = Arc::clone(&latest);
+    let options = WaitOptions::default()
+        .policy(Policy::default().max_wait_ceiling(CEILING))
+        .on_progress(move |p| {
+            if let Ok(mut slot) = sink.lock() {
+                *slot = Some(p.clone());
+            }
+        });
+    let handle = match Engine::global().start_with(spec, None, options) {
+        Ok(handle) => handle,
+        Err(error) => usage_exit(
+            subcommand,
+            &UsageError {
+                flag: "arguments",
+                message: error.to_string(),
+            },
+        ),
+    };
+
+    let started = Instant::now();
+    let mut status = StatusLine::new();
+    let mut last_draw: Option<Instant> = None;
+    let mut cancelling = false;
+    let result = loop {
+        if let Some(result) = handle.wait_timeout(TICK) {
+            break result;
+        }
+        if !cancelling && sigint::interrupted() {
+            handle.control().cancel();
+            cancelling = true;
+        }
+        if last_draw.is_none_or(|at| at.elapsed() >= conditions::PROGRESS_EVERY) {
+            let progress = latest.lock().ok().and_then(|p| p.clone());
+            status.draw(millis(started.elapsed()), progress.as_ref());
+            last_draw = Some(Instant::now());
+        }
+    };
+    status.clear();
+    if result.probe.abandoned > 0 {
+        // Leave no process behind: the abandoned call kills its command.
+        handle.wait_released(RELEASE_GRACE);
+    }
+
+    let mut stdout = std::io::stdout().lock();
+    let _ = if cli.json {
+        writeln!(stdout, "{}", result.to_json())
+    } else {
+        write!(stdout, "{}", render::text(&result, &names))
+    };
+    let _ = stdout.flush();
+    ExitCode::from(exit::exit_code(result.outcome))
+}
+
+/// The spec and pattern names for the chosen subcommand.
+fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, UsageError)> {
+    let (name, probe, target, conditions, timing) = match &cli.command {
+        Command::Run(run) => (
+            "run",
+            ProbeSpec::Command {
+                argv: run.argv.clone(),
+                cwd: None,
+                stderr: true,
+            },
+            Target::Command,
+            &run.conditions,
+            &run.timing,
+        ),
+        Command::File(file) => (
+            "file",
+            ProbeSpec::File {
+                path: file.path.clone(),
+            },
+            Target::File,
+            &file.conditions,
+            &file.timing,
+        ),
+    };
+    let spec = build_spec(probe, target, conditions, timing).map_err(|e| (name, e))?;
+    let names = Names {
+        patterns: conditions.patterns.clone(),
+        stops: conditions.stops.clone(),
+    };
+    Ok((name, spec, names))
+}
+
+/// Reports a usage error the way clap does (same format, exit code 2).
+fn usage_exit(subcommand: &str, error: &UsageError) -> ! {
+    let mut command = Cli::command();
+    command.build();
+    let message = format!("invalid value for '{}': {}", error.flag, error.message);
+    match command.find_subcommand_mut(subcommand) {
+        Some(sub) => sub
+            .error(clap::error::ErrorKind::ValueValidation, message)
+            .exit(),
+        None => command
+            .error(clap::error::ErrorKind::ValueValidation, message)
+            .exit(),
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -33,6 +33,8 @@ pub mod process;
 pub mod profiles;
 mod result;
 mod resume;
+#[doc(hidden)]
+pub mod sampler;
 mod simulate;
 mod spec;
 pub mod tmux;

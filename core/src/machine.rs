@@ -61,6 +61,8 @@ pub(crate) struct Machine {
     until: CompiledCondition,
     stop: PatternScan,
     interval: Duration,
+    /// When the current (or last) probe call started.
+    call_started: Duration,
     backoff: Option<Backoff>,
     on_probe_error: ErrorPolicy,
     output_cap: usize,
@@ -79,6 +81,7 @@ pub(crate) struct Machine {
     wake_pending: bool,
     exit_code: Option<i32>,
     entry_matched: bool,
+    alternate_screen: bool,
     last_progress: Option<Duration>,
     progress: Option<Progress>,
 }
@@ -108,6 +111,7 @@ impl Machine {
             until: CompiledCondition::compile(&spec.until, "until")?,
             stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
             interval: spec.interval,
+            call_started: now,
             backoff: spec.backoff,
             on_probe_error: spec.on_probe_error,
             output_cap,
@@ -126,6 +130,7 @@ impl Machine {
             wake_pending: false,
             exit_code: None,
             entry_matched: false,
+            alternate_screen: false,
             last_progress: None,
             progress: None,
         })
@@ -186,6 +191,7 @@ impl Machine {
         }
         self.calls += 1;
         self.wake_pending = false;
+        self.call_started = now;
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
@@ -268,6 +274,19 @@ impl Machine {
             );
             return self.finish(now, Outcome::Error, None, Vec::new(), Some(message));
         }
+        if self.samples == 1 {
+            if let Some(before) = observation.at_entry.as_deref() {
+                self.entry_matched = self.until.matches_text(before);
+            }
+        }
+        if observation.alternate_screen {
+            // Not output: nothing is compared or matched while it lasts.
+            self.alternate_screen = true;
+            if observation.gone {
+                return self.finish_woken(now, woken, Outcome::Gone, None, Vec::new());
+            }
+            return self.schedule_next(now);
+        }
         let update = self.view.update(std::mem::take(&mut observation.text));
         if update.changed {
             self.last_change = now;
@@ -312,7 +331,9 @@ impl Machine {
         if self.wake_pending {
             return self.begin_probe(now, true);
         }
-        let until = now + self.interval;
+        // Polls start `interval` apart; a call that took longer than that
+        // is followed at once (never two calls at the same time).
+        let until = (self.call_started + self.interval).max(now);
         if let Some(backoff) = self.backoff {
             self.interval = self
                 .interval
@@ -390,6 +411,7 @@ impl Machine {
             error,
             resume: None,
             woken: false,
+            alternate_screen: self.alternate_screen,
             last_observation: display.to_string(),
         }))
     }

@@ -18,7 +18,8 @@ pub struct Pattern {
     /// The text of the pattern.
     pub text: String,
     /// Interpret `text` as a regular expression (the `regex` crate's syntax,
-    /// linear-time) instead of literal text.
+    /// linear-time, with `^` and `$` matching at line boundaries) instead
+    /// of literal text.
     pub regex: bool,
     /// Match case exactly.
     pub case_sensitive: bool,
@@ -73,7 +74,10 @@ impl Pattern {
         } else {
             regex::escape(&self.text)
         };
+        // Observations are lines of output: `^` and `$` match at line
+        // boundaries, as in grep, not only at the ends of the whole text.
         let regex = RegexBuilder::new(&source)
+            .multi_line(true)
             .case_insensitive(!self.case_sensitive)
             .size_limit(16 * 1024 * 1024)
             .build()

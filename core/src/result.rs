@@ -122,6 +122,9 @@ pub struct WaitResult {
     /// Whether the deciding sample was taken because of a wake-up (push)
     /// rather than the poll timer.
     pub woken: bool,
+    /// The probe saw the target on an alternate screen at some sample
+    /// (matching was suppressed for those samples).
+    pub alternate_screen: bool,
     /// The last observation's text, whole (not in the JSON form: `tail`
     /// is the bounded part).
     #[serde(skip)]

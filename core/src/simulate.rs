@@ -87,6 +87,10 @@ struct RawStep {
     #[serde(default)]
     gone: bool,
     #[serde(default)]
+    alternate_screen: bool,
+    #[serde(default)]
+    at_entry: Option<String>,
+    #[serde(default)]
     error: Option<String>,
     #[serde(default)]
     hang: bool,
@@ -101,7 +105,8 @@ struct RawControl {
 
 impl Script {
     /// Reads the JSON form used by `tests/vectors`: `steps` of
-    /// `{after_ms, text | json | error | hang, fill?, exit_code?, gone?}`,
+    /// `{after_ms, text | json | error | hang, fill?, exit_code?, gone?,
+    /// alternate_screen?, at_entry?}`,
     /// `mode` (`snapshot` or `stream`), `controls` of `{at_ms, action}`.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         let value: serde_json::Value =
@@ -139,6 +144,8 @@ impl Script {
                     };
                     obs.exit_code = s.exit_code;
                     obs.gone = s.gone;
+                    obs.alternate_screen = s.alternate_screen;
+                    obs.at_entry = s.at_entry;
                     Some(Ok(obs))
                 };
                 ScriptStep {

@@ -264,3 +264,33 @@ fn a_spec_with_a_builtin_probe_and_a_host_probe_is_refused() {
         .unwrap();
     assert_eq!(err.rule, waitfor::Rule::MissingField);
 }
+
+#[test]
+fn wait_released_tells_when_an_abandoned_call_has_returned() {
+    let (inside, entered) = mpsc::channel();
+    let (finish, may_finish) = mpsc::channel::<()>();
+    let probe = probe_fn(move |ctx| {
+        let _ = inside.send(());
+        // Outlives the wait's deadline: returns only when the test says.
+        may_finish.recv().unwrap();
+        assert!(ctx.cancel.is_cancelled());
+        Ok(Observation::text(""))
+    });
+    let handle = Engine::global()
+        .start(
+            ready_spec(Duration::from_millis(10), Duration::from_millis(50)),
+            probe,
+        )
+        .unwrap();
+    entered.recv().unwrap();
+    let result = handle
+        .wait_timeout(Duration::from_secs(30))
+        .expect("the deadline held");
+    assert_eq!(result.probe.abandoned, 1);
+    assert!(
+        !handle.wait_released(Duration::from_millis(1)),
+        "released while a call still runs"
+    );
+    finish.send(()).unwrap();
+    assert!(handle.wait_released(Duration::from_secs(30)));
+}

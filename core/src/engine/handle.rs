@@ -7,17 +7,43 @@ use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Where the scheduler leaves a wait's result.
+/// Where the scheduler leaves a wait's result, and where the probe says
+/// it is gone.
 #[derive(Default)]
 pub(crate) struct Slot {
-    result: Mutex<Option<WaitResult>>,
-    ready: Condvar,
+    state: Mutex<SlotState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct SlotState {
+    result: Option<WaitResult>,
+    /// The probe was dropped: no call of it runs any more.
+    released: bool,
 }
 
 impl Slot {
     pub fn fill(&self, result: WaitResult) {
-        *self.result.lock() = Some(result);
-        self.ready.notify_all();
+        self.state.lock().result = Some(result);
+        self.changed.notify_all();
+    }
+
+    pub fn release(&self) {
+        self.state.lock().released = true;
+        self.changed.notify_all();
+    }
+}
+
+/// The probe as the engine holds it; when the last holder (the wait, or a
+/// worker still inside an abandoned call) lets go, the handle hears.
+pub(crate) struct ProbeCell {
+    pub probe: Mutex<Box<dyn crate::probe::Probe>>,
+    pub slot: Arc<Slot>,
+}
+
+impl Drop for ProbeCell {
+    fn drop(&mut self) {
+        self.slot.release();
     }
 }
 
@@ -99,42 +125,59 @@ impl WaitHandle {
 
     /// Blocks the calling thread until the wait ends.
     pub fn wait(self) -> WaitResult {
-        let mut result = self.slot.result.lock();
+        let mut state = self.slot.state.lock();
         loop {
-            if let Some(result) = result.take() {
+            if let Some(result) = state.result.take() {
                 return result;
             }
-            self.slot.ready.wait(&mut result);
+            self.slot.changed.wait(&mut state);
         }
     }
 
     /// Blocks at most `timeout`; `None` if the wait is still running (the
     /// handle stays usable).
     pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
+        self.block_until(timeout, |state| state.result.take())
+    }
+
+    /// Blocks at most `timeout` until the probe is dropped: every call of
+    /// it has returned, abandoned ones included, so a command probe's
+    /// processes are gone. A process about to exit calls this after a
+    /// wait that abandoned a call. Returns whether it was released.
+    pub fn wait_released(&self, timeout: Duration) -> bool {
+        self.block_until(timeout, |state| state.released.then_some(()))
+            .is_some()
+    }
+
+    fn block_until<T>(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut(&mut SlotState) -> Option<T>,
+    ) -> Option<T> {
         let deadline = Instant::now().checked_add(timeout);
-        let mut result = self.slot.result.lock();
+        let mut state = self.slot.state.lock();
         loop {
-            if let Some(result) = result.take() {
-                return Some(result);
+            if let Some(value) = ready(&mut state) {
+                return Some(value);
             }
             match deadline {
                 Some(deadline) => {
                     if self
                         .slot
-                        .ready
-                        .wait_until(&mut result, deadline)
+                        .changed
+                        .wait_until(&mut state, deadline)
                         .timed_out()
                     {
-                        return result.take();
+                        return ready(&mut state);
                     }
                 }
-                None => self.slot.ready.wait(&mut result),
+                None => self.slot.changed.wait(&mut state),
             }
         }
     }
 
     /// The result if the wait has ended, without blocking.
     pub fn try_result(&self) -> Option<WaitResult> {
-        self.slot.result.lock().take()
+        self.slot.state.lock().result.take()
     }
 }

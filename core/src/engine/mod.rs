@@ -154,7 +154,10 @@ impl Engine {
         let slot = Arc::new(Slot::default());
         let active = Active {
             machine,
-            probe: Arc::new(Mutex::new(probe)),
+            probe: Arc::new(handle::ProbeCell {
+                probe: Mutex::new(probe),
+                slot: slot.clone(),
+            }),
             slot: slot.clone(),
             on_progress: options.on_progress,
             on_done: options.on_done,

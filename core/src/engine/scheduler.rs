@@ -1,7 +1,7 @@
 //! The scheduler thread: keeps every wait's next sample and deadline,
 //! hands probe calls to workers, and delivers results.
 
-use super::handle::Slot;
+use super::handle::{ProbeCell, Slot};
 use super::workers::{StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
@@ -25,7 +25,7 @@ pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 /// A wait as the scheduler keeps it.
 pub(crate) struct Active {
     pub machine: Machine,
-    pub probe: Arc<Mutex<Box<dyn Probe>>>,
+    pub probe: Arc<ProbeCell>,
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressFn>,
     pub on_done: Option<DoneFn>,
@@ -199,7 +199,7 @@ impl Scheduler {
         let probe = active.probe.clone();
         let tx = self.tx.clone();
         self.workers.submit(Box::new(move || {
-            let result = call_probe(&probe, &ctx);
+            let result = call_probe(&probe.probe, &ctx);
             let _ = tx.send(Msg::ProbeDone {
                 id,
                 call: ctx.sample,
@@ -231,7 +231,7 @@ impl Scheduler {
                 ProbeMode::Snapshot => active.machine.resume_lines(),
                 // A probe stuck in an abandoned call keeps its lock and its
                 // position is unknown: then no token is given.
-                ProbeMode::Stream => active.probe.try_lock().and_then(|p| p.resume_point()),
+                ProbeMode::Stream => active.probe.probe.try_lock().and_then(|p| p.resume_point()),
             };
             result.resume = token.map(|t| t.encode());
         }

@@ -48,6 +48,16 @@ pub struct Observation {
     pub exit_code: Option<i32>,
     /// The target can no longer change (process gone, pane dead, ...).
     pub gone: bool,
+    /// The target is on an alternate screen (a pager, an editor, a
+    /// full-screen program repainting everything): this observation is not
+    /// output, so it is neither matched nor compared, and the result
+    /// reports `alternate_screen`.
+    pub alternate_screen: bool,
+    /// What the target showed when the wait began, for a probe that keeps
+    /// its own entry anchor and observes only what is new: never read by
+    /// the conditions, but a success pattern that matches it sets the
+    /// result's `matched_at_entry`. Only the first observation's counts.
+    pub at_entry: Option<String>,
 }
 
 impl Observation {
@@ -77,6 +87,28 @@ impl Observation {
     /// Marks the target as gone.
     pub fn with_gone(mut self) -> Self {
         self.gone = true;
+        self
+    }
+
+    /// Marks the target as on an alternate screen (see
+    /// [`Observation::alternate_screen`]).
+    ///
+    /// ```
+    /// assert!(waitfor::Observation::text("").with_alternate_screen().alternate_screen);
+    /// ```
+    pub fn with_alternate_screen(mut self) -> Self {
+        self.alternate_screen = true;
+        self
+    }
+
+    /// Adds what the target showed at entry (see [`Observation::at_entry`]).
+    ///
+    /// ```
+    /// let obs = waitfor::Observation::text("").with_at_entry("$ make\nready");
+    /// assert_eq!(obs.at_entry.as_deref(), Some("$ make\nready"));
+    /// ```
+    pub fn with_at_entry(mut self, text: impl Into<String>) -> Self {
+        self.at_entry = Some(text.into());
         self
     }
 }

@@ -84,11 +84,14 @@ pub(crate) fn definition() -> Value {
     })
 }
 
-fn invalid(field: &str, rule: Rule, message: impl Into<String>) -> ToolError {
+pub(super) fn invalid(field: &str, rule: Rule, message: impl Into<String>) -> ToolError {
     ToolError::InvalidArguments(SpecError::new(field, rule, message))
 }
 
-fn object<'a>(value: &'a Value, field: &str) -> Result<&'a Map<String, Value>, ToolError> {
+pub(super) fn object<'a>(
+    value: &'a Value,
+    field: &str,
+) -> Result<&'a Map<String, Value>, ToolError> {
     value.as_object().ok_or_else(|| {
         invalid(
             field,
@@ -106,7 +109,11 @@ fn display(field: &str) -> &str {
     }
 }
 
-fn reject_unknown(map: &Map<String, Value>, field: &str, known: &[&str]) -> Result<(), ToolError> {
+pub(super) fn reject_unknown(
+    map: &Map<String, Value>,
+    field: &str,
+    known: &[&str],
+) -> Result<(), ToolError> {
     match map.keys().find(|k| !known.contains(&k.as_str())) {
         Some(key) => {
             let at = if field.is_empty() {
@@ -270,7 +277,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     })
 }
 
-fn missing(field: &str) -> ToolError {
+pub(super) fn missing(field: &str) -> ToolError {
     invalid(field, Rule::MissingField, format!("{field} is required"))
 }
 

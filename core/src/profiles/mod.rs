@@ -7,8 +7,16 @@
 
 mod aura;
 mod builtin_tools;
+#[cfg(unix)]
+mod libtmux_cxx;
+#[cfg(unix)]
+mod libtmux_mcp;
 mod tool;
 
+#[cfg(unix)]
+pub use libtmux_mcp::{
+    ceiling_from_env as libtmux_mcp_ceiling, CEILING_ENV as LIBTMUX_MCP_CEILING_ENV,
+};
 pub use tool::{Host, ToolCaller, ToolDefinition, ToolError};
 
 use crate::engine::{Engine, WaitOptions};
@@ -49,11 +57,25 @@ struct Entry {
     prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
 }
 
-const PROFILES: &[Entry] = &[Entry {
-    id: aura::PROFILE,
-    definition: aura::definition,
-    prepare: aura::prepare,
-}];
+const PROFILES: &[Entry] = &[
+    Entry {
+        id: aura::PROFILE,
+        definition: aura::definition,
+        prepare: aura::prepare,
+    },
+    #[cfg(unix)]
+    Entry {
+        id: libtmux_mcp::PROFILE,
+        definition: libtmux_mcp::definition,
+        prepare: libtmux_mcp::prepare,
+    },
+    #[cfg(unix)]
+    Entry {
+        id: libtmux_cxx::PROFILE,
+        definition: libtmux_cxx::definition,
+        prepare: libtmux_cxx::prepare,
+    },
+];
 
 /// Every profile's MCP tool definition.
 pub fn definitions() -> Vec<ToolDefinition> {

@@ -155,7 +155,8 @@ pub struct Spec {
     pub until: Condition,
     /// Failure markers; a hit wins over a success in the same sample.
     pub stop: Vec<Pattern>,
-    /// Time between the end of one probe call and the start of the next.
+    /// Time between the starts of two probe calls (a call that takes
+    /// longer is followed at once).
     pub interval: Duration,
     /// Optional growth of the interval.
     pub backoff: Option<Backoff>,

@@ -27,12 +27,16 @@
 
 pub mod control;
 pub mod echo;
+pub mod echo_registry;
+pub mod pane_probe;
 pub mod snapshot;
 
 pub use control::{decode_output, ControlClient, ControlState, WakeFn};
 pub use echo::{
     EchoLog, EchoMask, Key, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT, ECHO_RECENT_TTL,
 };
+pub use echo_registry::{echo_key, echo_log, record_keys, record_send_keys};
+pub use pane_probe::{PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY};
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};

@@ -89,12 +89,15 @@ impl View {
     }
 
     fn replace_whole(&mut self, observed: String) -> Update {
+        // One pass over the bytes at most: a continuation of the same
+        // length is the same text.
         let continues = self.samples > 1 && observed.starts_with(self.text.as_str());
-        let changed = observed != self.text || self.samples == 1;
+        let changed = self.samples == 1 || !continues || observed.len() != self.text.len();
         let new_from = if continues { self.text.len() } else { 0 };
         match &self.first {
             None => self.first = Some(observed.clone()),
-            Some(first) => self.has_output |= *first != observed,
+            Some(first) if !self.has_output => self.has_output = *first != observed,
+            Some(_) => {}
         }
         self.text = observed;
         Update {

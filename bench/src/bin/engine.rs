@@ -1,0 +1,376 @@
+//! The engine's performance goals (issue 2), each beside a peer measured
+//! in the same run. Run: `cargo run --release -p waitfor-bench --bin engine`.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, ProbeMode, Spec, WaitOptions};
+use waitfor_bench::{header, ms, percentile, process_cpu, resident_bytes, row, threads, us};
+
+fn spec(interval: Duration, max_wait: Duration) -> Spec {
+    Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .interval(interval)
+        .max_wait(max_wait)
+}
+
+/// CPU per sample: 200 waits at 10 ms, 100 samples each, against 200
+/// threads running the same poll loop.
+fn overhead_per_sample() {
+    const WAITS: u64 = 200;
+    const SAMPLES: u64 = 100;
+    let cpu = process_cpu();
+    let handles: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let mut n = 0;
+            let probe = probe_fn(move |_| {
+                n += 1;
+                Ok(Observation::text(if n < SAMPLES { "no" } else { "ready" }))
+            });
+            Engine::global()
+                .start(
+                    spec(Duration::from_millis(10), Duration::from_secs(60)),
+                    probe,
+                )
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        h.wait();
+    }
+    let ours = (process_cpu() - cpu) / (WAITS * SAMPLES) as u32;
+    let cpu = process_cpu();
+    let threads: Vec<_> = (0..WAITS)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for n in 1..=SAMPLES {
+                    let text = if n < SAMPLES { "no" } else { "ready" };
+                    if std::hint::black_box(text).contains("ready") {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let peer = (process_cpu() - cpu) / (WAITS * SAMPLES) as u32;
+    row(
+        "CPU per sample, trivial probe (200 waits x 100 samples)",
+        us(ours),
+        "<= 2 µs",
+        &format!("thread + sleep loop: {}", us(peer)),
+        peer.as_secs_f64() / ours.as_secs_f64(),
+    );
+}
+
+/// CPU per waiting second at a 50 ms interval.
+fn cpu_while_waiting() {
+    let window = Duration::from_secs(4);
+    let cpu = process_cpu();
+    let probe = probe_fn(|_| Ok(Observation::text("no")));
+    Engine::global()
+        .wait(spec(Duration::from_millis(50), window), probe)
+        .unwrap();
+    let ours = (process_cpu() - cpu).div_f64(window.as_secs_f64());
+    let cpu = process_cpu();
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        while started.elapsed() < window {
+            std::hint::black_box("no").contains("ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .join()
+    .unwrap();
+    let peer = (process_cpu() - cpu).div_f64(window.as_secs_f64());
+    row(
+        "CPU per waiting second, 50 ms interval",
+        ms(ours),
+        "<= 0.2 ms",
+        &format!("thread + sleep loop: {}", ms(peer)),
+        peer.as_secs_f64() / ours.as_secs_f64(),
+    );
+}
+
+/// How late a wait whose probe hangs returns after its deadline.
+fn deadline_overshoot() {
+    const WAITS: usize = 200;
+    let limit = Duration::from_millis(100);
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let probe = probe_fn(|ctx| {
+                while !ctx.cancel.wait_timeout(Duration::from_secs(3600)) {}
+                Ok(Observation::text(""))
+            });
+            let started = Instant::now();
+            let done = done.clone();
+            let options = WaitOptions::default().on_done(move |_| {
+                done.lock()
+                    .unwrap()
+                    .push(started.elapsed().saturating_sub(limit));
+            });
+            Engine::global()
+                .start_with(
+                    spec(Duration::from_millis(10), limit),
+                    Some(Box::new(probe)),
+                    options,
+                )
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        h.wait();
+    }
+    let mut ours = done.lock().unwrap().clone();
+    let (tx, rx) = mpsc::channel();
+    let peers: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let (_keep, never) = mpsc::channel::<()>();
+                let started = Instant::now();
+                let _ = never.recv_timeout(limit);
+                tx.send(started.elapsed().saturating_sub(limit)).unwrap();
+            })
+        })
+        .collect();
+    for p in peers {
+        p.join().unwrap();
+    }
+    drop(tx);
+    let mut peer: Vec<Duration> = rx.iter().collect();
+    let (o, p) = (percentile(&mut ours, 99.0), percentile(&mut peer, 99.0));
+    row(
+        "deadline overshoot with a hung probe, p99 (200 waits)",
+        ms(o),
+        "<= 2 ms",
+        &format!("recv_timeout in 200 threads: {}", ms(p)),
+        p.as_secs_f64() / o.as_secs_f64().max(1e-9),
+    );
+}
+
+/// From `wake()` to the result in the host's hands.
+fn wake_to_result() {
+    const ROUNDS: usize = 200;
+    let mut ours = Vec::new();
+    for _ in 0..ROUNDS {
+        let (first, seen) = mpsc::channel();
+        let mut n = 0;
+        let probe = probe_fn(move |_| {
+            n += 1;
+            if n == 1 {
+                let _ = first.send(());
+            }
+            Ok(Observation::text(if n == 1 { "no" } else { "ready" }))
+        });
+        let handle = Engine::global()
+            .start(
+                spec(Duration::from_secs(60), Duration::from_secs(120)),
+                probe,
+            )
+            .unwrap();
+        seen.recv().unwrap();
+        // Let the scheduler take the first answer before waking.
+        while handle.wait_timeout(Duration::from_millis(1)).is_some() {}
+        let woke = Instant::now();
+        handle.control().wake();
+        handle.wait();
+        ours.push(woke.elapsed());
+    }
+    let mut peer = Vec::new();
+    for _ in 0..ROUNDS {
+        let (go, wait_go) = mpsc::channel::<Instant>();
+        let (back, got) = mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let sent: Instant = wait_go.recv().unwrap();
+            back.send(sent.elapsed()).unwrap();
+        });
+        go.send(Instant::now()).unwrap();
+        let one_way: Duration = got.recv().unwrap();
+        t.join().unwrap();
+        peer.push(one_way);
+    }
+    let (o, p) = (percentile(&mut ours, 50.0), percentile(&mut peer, 50.0));
+    row(
+        "wake() to result, p50",
+        us(o),
+        "<= 200 µs",
+        &format!("one thread hand-off: {}", us(p)),
+        p.as_secs_f64() / o.as_secs_f64(),
+    );
+}
+
+/// 10,000 waits at 100 ms: memory, threads, CPU, reaction p99.
+fn ten_thousand_waits() {
+    const WAITS: usize = 10_000;
+    let interval = Duration::from_millis(100);
+    let steady = Duration::from_secs(3);
+    // libwaitfor
+    let go = Arc::new(AtomicBool::new(false));
+    let reactions = Arc::new(Mutex::new(Vec::with_capacity(WAITS)));
+    let flipped_at = Arc::new(Mutex::new(Instant::now()));
+    let (rss, thr) = (resident_bytes(), threads());
+    let handles: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let go = go.clone();
+            let probe = probe_fn(move |_| {
+                Ok(Observation::text(if go.load(Ordering::Relaxed) {
+                    "ready"
+                } else {
+                    "no"
+                }))
+            });
+            let (reactions, flipped_at) = (reactions.clone(), flipped_at.clone());
+            let options = WaitOptions::default().on_done(move |_| {
+                let at = *flipped_at.lock().unwrap();
+                reactions.lock().unwrap().push(at.elapsed());
+            });
+            Engine::global()
+                .start_with(
+                    spec(interval, Duration::from_secs(60)),
+                    Some(Box::new(probe)),
+                    options,
+                )
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(interval * 2);
+    let cpu = process_cpu();
+    std::thread::sleep(steady);
+    let ours_cpu = (process_cpu() - cpu).div_f64(steady.as_secs_f64());
+    let (ours_rss, ours_thr) = (resident_bytes().saturating_sub(rss), threads() - thr);
+    *flipped_at.lock().unwrap() = Instant::now();
+    go.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.wait();
+    }
+    let mut ours_reaction = reactions.lock().unwrap().clone();
+    // Peer: a thread per wait, polling with sleep.
+    let go = Arc::new(AtomicBool::new(false));
+    let flipped_ns = Arc::new(AtomicU64::new(0));
+    let base = Instant::now();
+    let (rss, thr) = (resident_bytes(), threads());
+    let (tx, rx) = mpsc::channel();
+    let peers: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let (go, flipped_ns, tx) = (go.clone(), flipped_ns.clone(), tx.clone());
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || loop {
+                    if go.load(Ordering::Relaxed) {
+                        let at = base + Duration::from_nanos(flipped_ns.load(Ordering::Relaxed));
+                        tx.send(at.elapsed()).unwrap();
+                        return;
+                    }
+                    std::thread::sleep(interval);
+                })
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(interval * 2);
+    let cpu = process_cpu();
+    std::thread::sleep(steady);
+    let peer_cpu = (process_cpu() - cpu).div_f64(steady.as_secs_f64());
+    let (peer_rss, peer_thr) = (resident_bytes().saturating_sub(rss), threads() - thr);
+    flipped_ns.store(base.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    go.store(true, Ordering::Relaxed);
+    for p in peers {
+        p.join().unwrap();
+    }
+    drop(tx);
+    let mut peer_reaction: Vec<Duration> = rx.iter().collect();
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+    row(
+        "10k waits at 100 ms: extra memory",
+        mib(ours_rss),
+        "<= 64 MiB",
+        &format!("thread per wait: {}", mib(peer_rss)),
+        peer_rss as f64 / ours_rss.max(1) as f64,
+    );
+    row(
+        "10k waits at 100 ms: extra threads",
+        ours_thr.to_string(),
+        "<= 8",
+        &format!("thread per wait: {peer_thr}"),
+        peer_thr as f64 / ours_thr.max(1) as f64,
+    );
+    let pct = |d: Duration| format!("{:.1}% of a core", d.as_secs_f64() * 100.0);
+    row(
+        "10k waits at 100 ms: CPU",
+        pct(ours_cpu),
+        "<= 25%",
+        &format!("thread per wait: {}", pct(peer_cpu)),
+        peer_cpu.as_secs_f64() / ours_cpu.as_secs_f64(),
+    );
+    let (o, p) = (
+        percentile(&mut ours_reaction, 99.0),
+        percentile(&mut peer_reaction, 99.0),
+    );
+    row(
+        "10k waits at 100 ms: reaction p99",
+        ms(o),
+        "<= 105 ms",
+        &format!("thread per wait: {}", ms(p)),
+        p.as_secs_f64() / o.as_secs_f64(),
+    );
+}
+
+/// Matching cost per sample of a 256 KiB snapshot growing by 1 KiB.
+fn incremental_matching() {
+    const SAMPLES: usize = 200;
+    let spec = Spec::new(Condition::Matches(Pattern::regex(r"error: [a-z]+ failed")))
+        .max_wait(Duration::from_secs(3600))
+        .output_cap(1 << 20);
+    let mut sampler = waitfor::sampler::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
+    let line = "compiling module with some ordinary build output here\n";
+    let mut text = line.repeat(256 * 1024 / line.len());
+    let chunk = line.repeat(1024 / line.len());
+    let mut ours = Vec::new();
+    let mut peer = Vec::new();
+    let rescan = regex::Regex::new(r"error: [a-z]+ failed").unwrap();
+    for _ in 0..SAMPLES {
+        text.push_str(&chunk);
+        let observation = Observation::text(text.clone());
+        let started = Instant::now();
+        assert!(sampler.feed(observation).is_none());
+        ours.push(started.elapsed());
+        let started = Instant::now();
+        assert!(std::hint::black_box(rescan.find(&text)).is_none());
+        peer.push(started.elapsed());
+    }
+    let (o, p) = (percentile(&mut ours, 50.0), percentile(&mut peer, 50.0));
+    row(
+        "matching a 256 KiB snapshot, 1 KiB new per sample, p50",
+        us(o),
+        "<= 10 µs, >= 20x cheaper",
+        &format!("rescan whole: {}", us(p)),
+        p.as_secs_f64() / o.as_secs_f64(),
+    );
+}
+
+fn main() {
+    let only = std::env::args().nth(1);
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    header("engine (cargo run --release -p waitfor-bench --bin engine)");
+    if run("matching") {
+        incremental_matching();
+    }
+    if run("overhead") {
+        overhead_per_sample();
+    }
+    if run("idle") {
+        cpu_while_waiting();
+    }
+    if run("deadline") {
+        deadline_overshoot();
+    }
+    if run("wake") {
+        wake_to_result();
+    }
+    if run("many") {
+        ten_thousand_waits();
+    }
+}

@@ -1,0 +1,642 @@
+//! End-to-end tests of the `waitfor` binary: real processes, real files,
+//! real signals. No sleep is used to synchronise: a test waits for an
+//! observable fact (a marker file, the process's exit) with a generous
+//! overall deadline, and no assertion is about how long something took.
+
+use serde_json::Value;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest any test waits for anything.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+fn waitfor() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_waitfor"))
+}
+
+/// Runs waitfor to its end (killed and failed after [`DEADLINE`], so a
+/// wrong wait never hangs the suite on its own 10-minute default).
+fn run(args: &[&str]) -> Output {
+    let mut child = spawn(args);
+    let start = Instant::now();
+    while child.try_wait().expect("try_wait").is_none() {
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!(
+                "waitfor {args:?} did not exit: {:?}",
+                child.wait_with_output()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn code(output: &Output) -> i32 {
+    output
+        .status
+        .code()
+        .expect("waitfor exits with a code, not a signal")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(output)))
+}
+
+/// Asserts the exit code, showing everything on failure.
+fn expect(output: &Output, want: i32) {
+    assert_eq!(
+        code(output),
+        want,
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Polls `fact` until it holds; panics after [`DEADLINE`].
+fn eventually(what: &str, mut fact: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !fact() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether the process is gone (absent, or a zombie nobody reaped yet).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            .unwrap_or(false),
+    }
+}
+
+/// Appends `line` to `path` (creating it) again and again until `child`
+/// exits: the wait sees the lines appended after it started, whenever
+/// that is. Returns the child's output.
+fn append_until_exit(mut child: Child, path: &Path, line: &str) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("waitfor did not exit: {:?}", child.wait_with_output());
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("open for append");
+        writeln!(file, "{line}").expect("append");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn spawn(args: &[&str]) -> Child {
+    waitfor()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn waitfor")
+}
+
+// ---- run -------------------------------------------------------------
+
+#[test]
+fn run_matches_output() {
+    let out = run(&["run", "--match", "hello", "--", "echo", "hello world"]);
+    expect(&out, 0);
+    let text = stdout(&out);
+    assert!(text.starts_with("matched in "), "{text}");
+    assert!(text.contains("> hello world"), "{text}");
+    // stderr is not a terminal here: no status line, nothing at all.
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn run_without_condition_waits_for_exit_status_0() {
+    expect(&run(&["run", "--", "true"]), 0);
+    let out = run(&["run", "--timeout", "1s", "--json", "--", "false"]);
+    expect(&out, 1);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "timeout");
+    assert_eq!(result["exit_code"], 1);
+}
+
+#[test]
+fn run_exit_code_condition() {
+    let out = run(&["run", "--exit", "3", "--json", "--", "sh", "-c", "exit 3"]);
+    expect(&out, 0);
+    assert_eq!(json(&out)["outcome"], "matched");
+    assert_eq!(json(&out)["exit_code"], 3);
+}
+
+#[test]
+fn run_matches_after_several_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("n");
+    let script = format!(
+        "n=$(cat {0} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {0}; echo count $n",
+        counter.display()
+    );
+    let out = run(&[
+        "run", "--match", "count 3", "--every", "20ms", "--json", "--", "sh", "-c", &script,
+    ]);
+    expect(&out, 0);
+    let result = json(&out);
+    assert_eq!(result["samples"], 3);
+    assert_eq!(result["matched_lines"], serde_json::json!(["count 3"]));
+}
+
+#[test]
+fn run_json_has_the_result_shape() {
+    let out = run(&[
+        "run",
+        "--json",
+        "--pattern",
+        "foo",
+        "--pattern",
+        "bar",
+        "--",
+        "echo",
+        "a bar",
+    ]);
+    expect(&out, 0);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "matched");
+    assert_eq!(result["matched_index"], 1);
+    assert_eq!(result["matched_lines"], serde_json::json!(["a bar"]));
+    assert_eq!(result["samples"], 1);
+    assert!(result["elapsed_ms"].is_u64());
+    assert_eq!(result["effective_max_wait_ms"], 600_000);
+    assert_eq!(result["clamped"], false);
+    assert!(result["tail"]["lines"].is_array());
+}
+
+#[test]
+fn run_text_names_the_pattern_index() {
+    let out = run(&[
+        "run",
+        "--pattern",
+        "foo",
+        "--pattern",
+        "bar",
+        "--",
+        "echo",
+        "bar",
+    ]);
+    expect(&out, 0);
+    assert!(
+        stdout(&out).contains("--pattern 1: \"bar\""),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn run_sees_stderr() {
+    let out = run(&["run", "--match", "oops", "--", "sh", "-c", "echo oops >&2"]);
+    expect(&out, 0);
+}
+
+#[test]
+fn case_sensitive_by_default_and_ignore_case_flag() {
+    let out = run(&[
+        "run",
+        "--match",
+        "HELLO",
+        "--timeout",
+        "1s",
+        "--",
+        "echo",
+        "hello",
+    ]);
+    expect(&out, 1);
+    expect(
+        &run(&["run", "--match", "HELLO", "-i", "--", "echo", "hello"]),
+        0,
+    );
+    expect(
+        &run(&[
+            "run",
+            "--match",
+            "HELLO",
+            "--ignore-case",
+            "--",
+            "echo",
+            "hello",
+        ]),
+        0,
+    );
+    // --case after -i turns case-sensitivity back on.
+    let out = run(&[
+        "run",
+        "--match",
+        "HELLO",
+        "-i",
+        "--case",
+        "--timeout",
+        "1s",
+        "--",
+        "echo",
+        "hello",
+    ]);
+    expect(&out, 1);
+}
+
+#[test]
+fn regex_patterns() {
+    expect(
+        &run(&[
+            "run", "--regex", "--match", "^h.llo$", "--", "echo", "hello",
+        ]),
+        0,
+    );
+    // `^` and `$` are line anchors.
+    let out = run(&[
+        "run",
+        "--regex",
+        "--match",
+        "^b$",
+        "--json",
+        "--",
+        "printf",
+        "a\\nb\\nc\\n",
+    ]);
+    expect(&out, 0);
+    assert_eq!(json(&out)["matched_lines"], serde_json::json!(["b"]));
+    // Without --regex the same text is literal.
+    let out = run(&[
+        "run",
+        "--match",
+        "h.llo",
+        "--timeout",
+        "1s",
+        "--",
+        "echo",
+        "hello",
+    ]);
+    expect(&out, 1);
+}
+
+#[test]
+fn not_match_and_quiet() {
+    expect(
+        &run(&["run", "--not-match", "busy", "--", "echo", "idle"]),
+        0,
+    );
+    let out = run(&[
+        "run", "--quiet", "200ms", "--every", "50ms", "--json", "--", "echo", "same",
+    ]);
+    expect(&out, 0);
+    assert_eq!(json(&out)["outcome"], "settled");
+}
+
+#[test]
+fn several_conditions_mean_any_of_them() {
+    let out = run(&[
+        "run", "--match", "never", "--exit", "0", "--json", "--", "true",
+    ]);
+    expect(&out, 0);
+    assert_eq!(json(&out)["outcome"], "matched");
+}
+
+#[test]
+fn timeout_exits_1_with_the_tail() {
+    let out = run(&[
+        "run",
+        "--match",
+        "never",
+        "--every",
+        "50ms",
+        "--timeout",
+        "1s",
+        "--",
+        "echo",
+        "still waiting",
+    ]);
+    expect(&out, 1);
+    let text = stdout(&out);
+    assert!(text.starts_with("timeout after "), "{text}");
+    assert!(text.contains("| still waiting"), "{text}");
+}
+
+#[test]
+fn stop_marker_exits_3() {
+    let out = run(&[
+        "run",
+        "--match",
+        "ok",
+        "--stop",
+        "FATAL",
+        "--",
+        "echo",
+        "ok but FATAL",
+    ]);
+    expect(&out, 3);
+    assert!(
+        stdout(&out).starts_with("stopped after "),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&[
+        "run", "--stop", "x", "--stop", "FATAL", "--json", "--", "echo", "FATAL",
+    ]);
+    expect(&out, 3);
+    assert_eq!(json(&out)["outcome"], "stopped");
+    assert_eq!(json(&out)["matched_index"], 1);
+}
+
+#[test]
+fn missing_program_is_a_probe_error() {
+    let out = run(&[
+        "run",
+        "--json",
+        "--",
+        "/nonexistent/waitfor-no-such-program",
+    ]);
+    expect(&out, 5);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "probe_error");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-program"),
+        "{result}"
+    );
+}
+
+#[test]
+fn output_over_the_cap_is_an_error() {
+    let out = run(&["run", "--json", "--", "sh", "-c", "yes | head -c 300000"]);
+    expect(&out, 6);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "error");
+    assert!(
+        result["error"].as_str().unwrap().contains("cap"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_hung_command_is_killed_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pid");
+    let script = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 60",
+        marker.display()
+    );
+    let out = run(&[
+        "run",
+        "--timeout",
+        "1s",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    // No sample ever completed: a probe error, not a timeout.
+    expect(&out, 5);
+    assert_eq!(json(&out)["outcome"], "probe_error");
+    let pid: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    eventually("the hung command to be killed", || process_gone(pid));
+}
+
+#[test]
+fn sigint_cancels_with_130_and_kills_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pid");
+    let script = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 60",
+        marker.display()
+    );
+    let child = spawn(&[
+        "run",
+        "--timeout",
+        "60s",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    // The probe command is running once it wrote its marker.
+    eventually("the probe command to start", || marker.exists());
+    let waitfor_pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(waitfor_pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    expect(&out, 130);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "cancelled");
+    let pid: i32 = std::fs::read_to_string(&marker)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    eventually("the cancelled command to be killed", || process_gone(pid));
+}
+
+#[test]
+fn sigint_between_samples_prints_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let script = format!("touch {}; echo not yet", marker.display());
+    let child = spawn(&[
+        "run",
+        "--match",
+        "never",
+        "--every",
+        "50ms",
+        "--timeout",
+        "60s",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    eventually("a first sample", || marker.exists());
+    // SAFETY: plain kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    expect(&out, 130);
+    assert!(
+        stdout(&out).starts_with("cancelled after "),
+        "{}",
+        stdout(&out)
+    );
+}
+
+// ---- file ------------------------------------------------------------
+
+#[test]
+fn file_matches_an_appended_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    std::fs::write(&path, "old line\n").unwrap();
+    let child = spawn(&[
+        "file",
+        path.to_str().unwrap(),
+        "--match",
+        "ready",
+        "--every",
+        "20ms",
+        "--json",
+    ]);
+    let out = append_until_exit(child, &path, "server ready");
+    expect(&out, 0);
+    let result = json(&out);
+    assert_eq!(result["outcome"], "matched");
+    assert_eq!(result["matched_lines"][0], "server ready");
+}
+
+#[test]
+fn file_without_condition_waits_for_any_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not-yet.log");
+    // The file does not exist when the wait starts.
+    let child = spawn(&["file", path.to_str().unwrap(), "--every", "20ms", "--json"]);
+    let out = append_until_exit(child, &path, "something");
+    expect(&out, 0);
+    assert_eq!(json(&out)["outcome"], "any_output");
+}
+
+#[test]
+fn file_stop_marker_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("build.log");
+    std::fs::write(&path, "").unwrap();
+    let child = spawn(&[
+        "file",
+        path.to_str().unwrap(),
+        "--match",
+        "BUILD OK",
+        "--stop",
+        "FAILED",
+    ]);
+    let out = append_until_exit(child, &path, "BUILD FAILED");
+    expect(&out, 3);
+    assert!(stdout(&out).contains("> BUILD FAILED"), "{}", stdout(&out));
+}
+
+#[test]
+fn file_ignores_what_was_there_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    std::fs::write(&path, "ready\n").unwrap();
+    let out = run(&[
+        "file",
+        path.to_str().unwrap(),
+        "--match",
+        "ready",
+        "--every",
+        "50ms",
+        "--timeout",
+        "1s",
+        "--json",
+    ]);
+    expect(&out, 1);
+    assert_eq!(json(&out)["outcome"], "timeout");
+}
+
+// ---- usage -------------------------------------------------------------
+
+/// Exit 2 with a message naming `flag`.
+fn usage_error(args: &[&str], flag: &str) {
+    let out = run(args);
+    expect(&out, 2);
+    assert!(stderr(&out).contains(flag), "{args:?}: {}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn bad_durations_name_the_flag() {
+    usage_error(&["run", "--timeout", "5x", "--", "true"], "--timeout");
+    usage_error(&["run", "--every", "1.5s", "--", "true"], "--every");
+    usage_error(&["run", "--quiet", "soon", "--", "true"], "--quiet");
+    usage_error(&["file", "x", "--timeout", "0s"], "--timeout");
+    usage_error(&["file", "x", "--every", "5ms"], "--every");
+    usage_error(
+        &["file", "x", "--every", "2s", "--timeout", "1s"],
+        "--every",
+    );
+    usage_error(
+        &["file", "x", "--quiet", "2m", "--timeout", "1m"],
+        "--quiet",
+    );
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    usage_error(&["run", "--bogus", "--", "true"], "--bogus");
+    usage_error(&["run", "--exit", "zero", "--", "true"], "--exit");
+    usage_error(&["file", "x", "--exit", "0"], "--exit");
+    usage_error(&["run", "--regex", "--match", "(", "--", "true"], "--match");
+    usage_error(&["run", "--regex", "--stop", "[", "--", "true"], "--stop");
+    usage_error(&["run", "--match", "", "--", "true"], "--match");
+    // `run` needs a command after `--`.
+    usage_error(&["run", "--match", "x"], "CMD");
+    usage_error(&["file"], "PATH");
+    usage_error(&["nope"], "nope");
+}
+
+#[test]
+fn help_documents_examples_and_exit_codes() {
+    let out = run(&["--help"]);
+    expect(&out, 0);
+    let text = stdout(&out);
+    for needle in [
+        "Exit codes",
+        "130",
+        "any of them",
+        "Examples",
+        "waitfor run",
+        "waitfor file",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    for sub in ["run", "file"] {
+        let out = run(&[sub, "--help"]);
+        expect(&out, 0);
+        let text = stdout(&out);
+        for needle in [
+            "Examples",
+            "--match",
+            "--stop",
+            "--ignore-case",
+            "--every",
+            "--timeout",
+            "Exit codes",
+        ] {
+            assert!(text.contains(needle), "{sub} {needle}: {text}");
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! libtmux-cxx's `wait_for_text`: wait for literal text in a pane,
+//! discounting the server's own typed input
+//! (`seeds/tmux-cpp-wait_for_text.md`).
+//!
+//! Text already on the visible screen at entry counts when it is confirmed
+//! output (mode `capture-at-entry`); after entry only fresh output counts.
+//! `mode` says which path answered (`control-mode`, `polling`), with
+//! `-unconfirmed` when the text was on screen only as the server's own
+//! echo at the end. Keys the server typed are recorded with
+//! [`crate::tmux::record_keys`].
+
+use super::aura::{invalid, missing, object, reject_unknown};
+use super::libtmux_mcp::longer_than;
+use super::tool::{Host, ToolError};
+use super::Prepared;
+use crate::error::Rule;
+use crate::pattern::Pattern;
+use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
+use crate::result::{Outcome, WaitResult};
+use crate::spec::{Condition, Spec};
+use crate::tmux::{PaneProbe, PaneReportHandle, PaneTarget, Tmux};
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+pub(crate) const PROFILE: &str = "libtmux-cxx/wait_for_text";
+
+const MAX_TARGET_CHARS: usize = 512;
+const MAX_TEXT_CHARS: usize = 4096;
+const MAX_TIMEOUT_MS: u64 = 60_000;
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+const INTERVAL: Duration = Duration::from_millis(50);
+
+const DESCRIPTION: &str = "Discount this server\u{2019}s pending input and recent submitted echoes; unmodelled keys stop tracking the current line. \
+Wait for a new shell\u{2019}s prompt before typing. matched_at_entry reports visible text at entry; a mode ending in -unconfirmed identifies input that was still unconfirmed at the deadline. \
+Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted.";
+
+pub(crate) fn definition() -> Value {
+    let annotations: Value = serde_json::from_str(include_str!(
+        "schemas/libtmux_cxx_wait_for_text.annotations.json"
+    ))
+    .expect("valid JSON");
+    json!({
+        "name": "wait_for_text",
+        "title": annotations["title"],
+        "description": DESCRIPTION,
+        "inputSchema": input_schema(),
+        "outputSchema": output_schema(),
+        "annotations": annotations,
+    })
+}
+
+/// The seed's input schema.
+pub(crate) fn input_schema() -> Value {
+    serde_json::from_str(include_str!("schemas/libtmux_cxx_wait_for_text.input.json"))
+        .expect("valid JSON")
+}
+
+/// The seed's output schema.
+pub(crate) fn output_schema() -> Value {
+    serde_json::from_str(include_str!(
+        "schemas/libtmux_cxx_wait_for_text.output.json"
+    ))
+    .expect("valid JSON")
+}
+
+fn bounded_string(map: &Map<String, Value>, field: &str, max: usize) -> Result<String, ToolError> {
+    let value = map.get(field).ok_or_else(|| missing(field))?;
+    let text = value.as_str().ok_or_else(|| {
+        invalid(
+            field,
+            Rule::WrongType,
+            format!("{field} must be a string, got {value}"),
+        )
+    })?;
+    let chars = text.chars().count();
+    if chars > max {
+        return Err(invalid(
+            field,
+            Rule::OutOfRange,
+            format!("{field} must be at most {max} characters, got {chars}"),
+        ));
+    }
+    Ok(text.to_string())
+}
+
+fn timeout_ms(map: &Map<String, Value>) -> Result<u64, ToolError> {
+    let Some(value) = map.get("timeout_ms") else {
+        return Ok(DEFAULT_TIMEOUT_MS);
+    };
+    let whole = value
+        .as_i64()
+        .or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        })
+        .ok_or_else(|| {
+            invalid(
+                "timeout_ms",
+                Rule::WrongType,
+                format!("timeout_ms must be an integer, got {value}"),
+            )
+        })?;
+    if !(1..=MAX_TIMEOUT_MS as i64).contains(&whole) {
+        return Err(invalid(
+            "timeout_ms",
+            Rule::OutOfRange,
+            format!("timeout_ms must be between 1 and {MAX_TIMEOUT_MS}, got {whole}"),
+        ));
+    }
+    Ok(whole as u64)
+}
+
+/// A `%N` id is taken exactly; anything else is a tmux target.
+fn pane_target(target: &str) -> PaneTarget {
+    let is_id = target.len() > 1
+        && target.starts_with('%')
+        && target[1..].bytes().all(|b| b.is_ascii_digit());
+    if is_id {
+        PaneTarget {
+            pane_id: Some(target.to_string()),
+            ..Default::default()
+        }
+    } else {
+        PaneTarget {
+            target: Some(target.to_string()),
+            ..Default::default()
+        }
+    }
+}
+
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    let map = object(args, "")?;
+    reject_unknown(map, "", &["target", "text", "timeout_ms"])?;
+    let target = bounded_string(map, "target", MAX_TARGET_CHARS)?;
+    let text = bounded_string(map, "text", MAX_TEXT_CHARS)?;
+    let timeout = timeout_ms(map)?;
+    if target.is_empty() {
+        return Err(invalid("target", Rule::Empty, "target must not be empty"));
+    }
+    if text.is_empty() {
+        return Err(invalid("text", Rule::Empty, "text must not be empty"));
+    }
+    let spec = Spec::new(Condition::Matches(Pattern::literal(text.clone())))
+        .interval(INTERVAL)
+        .max_wait(longer_than(Duration::from_millis(timeout), INTERVAL));
+    spec.validate()?;
+    let probe = PaneProbe::new(Tmux::new(), pane_target(&target)).credit_entry(true);
+    let report = probe.report();
+    let policy = Policy::default()
+        .max_wait_ceiling(
+            host.max_wait_ceiling
+                .unwrap_or(Duration::from_millis(MAX_TIMEOUT_MS)),
+        )
+        .output_cap(DEFAULT_OUTPUT_CAP);
+    Ok(Prepared {
+        spec,
+        probe: Box::new(probe),
+        policy,
+        render: Box::new(move |result| render(result, &report, &text)),
+    })
+}
+
+fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<Value, ToolError> {
+    let seen = report.get();
+    let pane_id = seen.pane.as_ref().map(|p| p.pane_id.clone());
+    let matched = match result.outcome {
+        Outcome::Matched => true,
+        Outcome::Timeout => false,
+        Outcome::Gone => {
+            return Err(ToolError::Runtime(format!(
+                "pane {} died or was respawned during the wait",
+                pane_id.unwrap_or_default()
+            )))
+        }
+        Outcome::Cancelled => return Err(ToolError::Runtime("wait_for_text was cancelled".into())),
+        _ => {
+            return Err(ToolError::Runtime(
+                result
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| result.outcome.as_str().to_string()),
+            ))
+        }
+    };
+    // The entry observation is the visible screen: a match on it is text
+    // that was already there.
+    let at_entry = matched && result.samples == 1;
+    let mut mode = if at_entry {
+        "capture-at-entry".to_string()
+    } else if matched {
+        if result.woken {
+            "control-mode"
+        } else {
+            "polling"
+        }
+        .to_string()
+    } else {
+        seen.push.mode().to_string()
+    };
+    if !matched && (seen.region.only_echo(text) || seen.entry.only_echo(text)) {
+        mode.push_str("-unconfirmed");
+    }
+    let mut out = json!({
+        "elapsed_ms": result.elapsed_ms,
+        "matched": matched,
+        "matched_at_entry": at_entry,
+        "mode": mode,
+        "text": text,
+        "timed_out": result.outcome == Outcome::Timeout,
+    });
+    if let Some(id) = pane_id {
+        out["pane_id"] = Value::String(id);
+    }
+    Ok(out)
+}

@@ -1,0 +1,46 @@
+//! Feeds observations straight into a wait's state machine, with no
+//! threads and no timers: what a sample costs the engine itself (the view
+//! and the conditions). For benchmarks; not part of the stable API.
+
+use crate::error::SpecError;
+use crate::machine::{Machine, Step};
+use crate::policy::Policy;
+use crate::probe::{Observation, ProbeMode};
+use crate::result::WaitResult;
+use crate::spec::Spec;
+use std::time::Duration;
+
+/// One wait driven by hand, sample by sample, at a standstill clock.
+///
+/// ```
+/// use waitfor::{Observation, ProbeMode, Spec};
+/// let spec = Spec::from_json(r#"{"until": {"matches": "ready"}}"#).unwrap();
+/// let mut sampler = waitfor::sampler::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
+/// assert!(sampler.feed(Observation::text("starting")).is_none());
+/// assert!(sampler.feed(Observation::text("starting\nready")).is_some());
+/// ```
+pub struct Sampler {
+    machine: Machine,
+}
+
+impl Sampler {
+    /// A sampler for `spec` with a probe of `mode`.
+    pub fn new(spec: &Spec, mode: ProbeMode) -> Result<Self, SpecError> {
+        let policy = Policy::default().max_wait_ceiling(spec.max_wait);
+        let mut machine = Machine::new(spec, &policy, mode, Duration::ZERO)?;
+        machine.start(Duration::ZERO);
+        Ok(Self { machine })
+    }
+
+    /// Feeds one observation; the result if this sample ended the wait.
+    pub fn feed(&mut self, observation: Observation) -> Option<WaitResult> {
+        match self.machine.on_probe(Duration::ZERO, Ok(observation)) {
+            Step::Done(result) => Some(*result),
+            // Asleep until the next poll: wake it so it takes the next one.
+            _ => match self.machine.on_wake(Duration::ZERO) {
+                Step::Done(result) => Some(*result),
+                _ => None,
+            },
+        }
+    }
+}

@@ -1,0 +1,542 @@
+//! The built-in pane probe: fresh output of one tmux pane, echo masked,
+//! woken by a control-mode client.
+//!
+//! # What one sample returns
+//!
+//! The first sample resolves the pane, reads the visible screen and takes
+//! the entry anchor: the absolute row of the cursor (see
+//! [`super::snapshot`]). Every sample after it captures the rows from the
+//! anchor down and returns only what was written after the wait began:
+//!
+//! - on the entry cursor row, what follows the text that was there at
+//!   entry (a prompt does not match itself, output written on its row
+//!   does); a row rewritten from its start counts whole;
+//! - below it, every row whose content differs from what that same
+//!   absolute row showed at entry (paint left below the cursor is stale,
+//!   a fresh line identical to an old line elsewhere is not);
+//! - the host's own echo (see [`super::echo_registry`]) blanked out.
+//!
+//! So the engine's whole view (`ViewKind::Whole`) sees exactly the fresh
+//! text and its incremental matching works on it unchanged. The visible
+//! screen at entry goes in [`Observation::at_entry`] (for
+//! `matched_at_entry`), or, with [`PaneProbe::credit_entry`], is the first
+//! observation itself, so text already on screen counts (the C++ seed).
+//!
+//! # Endings the probe decides
+//!
+//! - the pane died, vanished, or was respawned (its pid changed): the
+//!   observation is `gone`;
+//! - its history shrank below the entry size without the pane growing
+//!   (`clear-history`, a trim at the history limit): every later sample is
+//!   an "anchor lost" error, since no row number can be trusted;
+//! - the alternate screen (a pager, an editor): the observation is
+//!   marked [`Observation::alternate_screen`], matching is suppressed while
+//!   it lasts, and the report remembers it.
+//!
+//! # Push
+//!
+//! Right after the entry sample, a control-mode client
+//! ([`super::ControlClient`]) watches the pane and wakes the wait on each
+//! `%output`, so a reaction costs one capture. While it is attached, a
+//! timer sample with no `%output` since the last capture reuses that
+//! capture, except every [`VERIFY_EVERY`], when it captures anyway and
+//! pings the client. If the client cannot attach, exits, or stops
+//! answering, the probe polls (every sample captures). [`PaneReport::push`]
+//! says which path was in force.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use waitfor::tmux::{PaneProbe, PaneTarget, Tmux};
+//! use waitfor::{Condition, Engine, Pattern, Spec};
+//!
+//! let target = PaneTarget { pane_id: Some("%3".into()), ..Default::default() };
+//! let probe = PaneProbe::new(Tmux::new().with_socket_name("work"), target);
+//! let report = probe.report();
+//! let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+//!     .interval(Duration::from_millis(50))
+//!     .max_wait(Duration::from_secs(10));
+//! let result = Engine::global().wait(spec, probe).unwrap();
+//! println!("{:?} via {}", result.outcome, report.get().push.mode());
+//! ```
+
+use super::echo::{EchoLog, EchoMask};
+use super::echo_registry::{echo_key, echo_log};
+use super::{
+    ControlClient, ControlState, PaneRef, PaneSnapshot, PaneTarget, Rows, Tmux, TmuxError,
+};
+use crate::engine::Waker;
+use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// While a control client is attached, a capture is taken at least this
+/// often even without `%output` (a kill, a resize or `clear-history` print
+/// nothing), and the client is pinged.
+pub const VERIFY_EVERY: Duration = Duration::from_millis(500);
+
+/// Longest time the control client gets to attach or answer a ping.
+const CONTROL_BUDGET: Duration = Duration::from_secs(1);
+
+/// Which path wakes the wait.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PushPath {
+    /// Polling only: push was turned off, or has not started yet.
+    #[default]
+    Polling,
+    /// A control-mode client is attached and wakes the wait.
+    ControlMode,
+    /// The control client could not attach or stopped working; polling.
+    Fallback(String),
+}
+
+impl PushPath {
+    /// `control-mode` or `polling` (the C++ seed's `mode` words).
+    ///
+    /// ```
+    /// assert_eq!(waitfor::tmux::PushPath::Fallback("x".into()).mode(), "polling");
+    /// ```
+    pub fn mode(&self) -> &'static str {
+        match self {
+            PushPath::ControlMode => "control-mode",
+            _ => "polling",
+        }
+    }
+}
+
+/// What the probe saw, for a profile to render beside the engine's result.
+#[derive(Clone, Debug, Default)]
+pub struct PaneReport {
+    /// The resolved pane, once the first sample resolved it.
+    pub pane: Option<PaneRef>,
+    /// The path in force at the last sample.
+    pub push: PushPath,
+    /// The rows from the entry cursor row down at the last capture, as
+    /// they are (`original`) and with the host's echo blanked (`lines`).
+    pub region: EchoMask,
+    /// The visible screen at entry, as it was and echo-masked.
+    pub entry: EchoMask,
+    /// The pane was on the alternate screen at some sample.
+    pub alternate_screen: bool,
+    /// Real captures taken (samples answered from the last capture are
+    /// not counted).
+    pub captures: u64,
+}
+
+/// A shared view of a probe's [`PaneReport`], readable after the wait.
+#[derive(Clone, Debug, Default)]
+pub struct PaneReportHandle(Arc<Mutex<PaneReport>>);
+
+impl PaneReportHandle {
+    /// A copy of the report as it is now.
+    pub fn get(&self) -> PaneReport {
+        self.0.lock().clone()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut PaneReport)) {
+        f(&mut self.0.lock());
+    }
+}
+
+/// Fixed after the first sample.
+struct Anchor {
+    pane: PaneRef,
+    row: u64,
+    history_size: u64,
+    pane_height: u32,
+    pane_pid: Option<u32>,
+    /// Raw content of each line at or below the anchor at entry, by the
+    /// absolute row it starts on.
+    stale: HashMap<u64, String>,
+}
+
+/// The pane probe; see the [module docs](self).
+pub struct PaneProbe {
+    tmux: Tmux,
+    target: PaneTarget,
+    push: bool,
+    credit_entry: bool,
+    echo: Arc<EchoLog>,
+    waker: Option<Waker>,
+    anchor: Option<Anchor>,
+    hint: u64,
+    lost: Option<String>,
+    control: Option<ControlClient>,
+    control_tried: bool,
+    seen_outputs: u64,
+    last_capture: Option<Instant>,
+    last: Option<Observation>,
+    report: PaneReportHandle,
+}
+
+impl PaneProbe {
+    /// A probe of the pane `target` names on the server `tmux` reaches,
+    /// with push on, text at entry not counted, and the process-wide echo
+    /// log ([`super::echo_log`]).
+    pub fn new(tmux: Tmux, target: PaneTarget) -> Self {
+        Self {
+            tmux,
+            target,
+            push: true,
+            credit_entry: false,
+            echo: echo_log(),
+            waker: None,
+            anchor: None,
+            hint: 0,
+            lost: None,
+            control: None,
+            control_tried: false,
+            seen_outputs: 0,
+            last_capture: None,
+            last: None,
+            report: PaneReportHandle::default(),
+        }
+    }
+
+    /// Turns the control-mode client on (default) or off (poll only; no
+    /// client ever appears in `list-clients`).
+    pub fn push(mut self, on: bool) -> Self {
+        self.push = on;
+        self
+    }
+
+    /// Whether text already on the visible screen at entry (echo masked)
+    /// counts: the first observation is then that screen.
+    pub fn credit_entry(mut self, on: bool) -> Self {
+        self.credit_entry = on;
+        self
+    }
+
+    /// Reads this echo log instead of the process-wide one.
+    pub fn echo_log(mut self, log: Arc<EchoLog>) -> Self {
+        self.echo = log;
+        self
+    }
+
+    /// A handle on what the probe saw, to read after the wait.
+    pub fn report(&self) -> PaneReportHandle {
+        self.report.clone()
+    }
+
+    fn mask(&self, pane_id: &str, lines: &[String], cursor_line: Option<usize>) -> EchoMask {
+        let key = echo_key(self.tmux.socket_name(), pane_id);
+        self.echo.mask(&key, lines, cursor_line, Instant::now())
+    }
+
+    fn entry_sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        let pane = self
+            .tmux
+            .resolve_pane(&self.target, ctx.budget, &ctx.cancel)
+            .map_err(probe_error)?;
+        let screen = self
+            .tmux
+            .snapshot(&pane.pane_id, Rows::Visible, ctx.budget, &ctx.cancel)
+            .map_err(probe_error)?;
+        let row = screen.cursor_row();
+        // The region is the screen from the cursor line down, unless the
+        // cursor sits on the continuation of a wrapped line: then ask tmux
+        // for the rows from the cursor row, cut there.
+        let region = match screen.cursor_line() {
+            Some(i) if screen.line_rows[i] == row => screen.clone(),
+            _ => self
+                .tmux
+                .snapshot(
+                    &pane.pane_id,
+                    Rows::from_row(row, screen.history_size),
+                    ctx.budget,
+                    &ctx.cancel,
+                )
+                .map_err(probe_error)?,
+        };
+        let stale = region
+            .lines
+            .iter()
+            .zip(&region.line_rows)
+            .filter(|(_, r)| **r >= row)
+            .map(|(l, r)| (*r, l.clone()))
+            .collect();
+        let entry = self.mask(&pane.pane_id, &screen.lines, screen.cursor_line());
+        let first = first_at(&region, row);
+        let region_mask = self.mask(
+            &pane.pane_id,
+            &region.lines[first..],
+            region.cursor_line().and_then(|i| i.checked_sub(first)),
+        );
+        let at_entry = entry.lines.join("\n");
+        let mut obs = if self.credit_entry {
+            Observation::text(at_entry.clone())
+        } else {
+            Observation::text("")
+        };
+        obs.at_entry = Some(at_entry);
+        obs.alternate_screen = screen.alternate_on;
+        obs.gone = screen.pane_dead;
+        self.hint = screen.history_size;
+        self.anchor = Some(Anchor {
+            pane: pane.clone(),
+            row,
+            history_size: screen.history_size,
+            pane_height: screen.pane_height,
+            pane_pid: screen.pane_pid,
+            stale,
+        });
+        self.report.update(|r| {
+            r.pane = Some(pane);
+            r.entry = entry;
+            r.region = region_mask;
+            r.alternate_screen |= screen.alternate_on;
+            r.captures += 1;
+        });
+        self.last_capture = Some(Instant::now());
+        self.last = Some(obs.clone());
+        self.ensure_control(ctx);
+        Ok(obs)
+    }
+
+    /// Starts the control client once, when there is a waker to call.
+    fn ensure_control(&mut self, ctx: &ProbeContext) {
+        if self.control_tried || !self.push {
+            return;
+        }
+        self.control_tried = true;
+        let (Some(waker), Some(anchor)) = (self.waker.clone(), self.anchor.as_ref()) else {
+            return;
+        };
+        let wake = Box::new(move || waker.wake());
+        let budget = ctx.budget.min(CONTROL_BUDGET);
+        let path = match self.tmux.control_attach(
+            &anchor.pane.session_id,
+            &anchor.pane.pane_id,
+            wake,
+            budget,
+            &ctx.cancel,
+        ) {
+            Ok(client) => {
+                self.seen_outputs = client.outputs();
+                self.control = Some(client);
+                // Output may have come between the entry and the attach.
+                self.last_capture = None;
+                PushPath::ControlMode
+            }
+            Err(e) => PushPath::Fallback(format!("cannot attach: {e}")),
+        };
+        self.report.update(|r| r.push = path);
+    }
+
+    /// Whether the last capture still stands: the control client is
+    /// healthy, reported no output since, and the capture is recent.
+    fn last_capture_stands(&mut self, ctx: &ProbeContext) -> bool {
+        let Some(client) = &self.control else {
+            return false;
+        };
+        let state = client.state();
+        let fresh = self
+            .last_capture
+            .is_some_and(|at| at.elapsed() < VERIFY_EVERY);
+        let failure = match state {
+            ControlState::Attached if fresh => return client.outputs() == self.seen_outputs,
+            ControlState::Attached => client
+                .ping(ctx.budget.min(CONTROL_BUDGET), &ctx.cancel)
+                .err()
+                .map(|e| format!("stopped answering: {e}")),
+            other => Some(format!("control client ended: {other:?}")),
+        };
+        if let Some(reason) = failure {
+            if !ctx.cancel.is_cancelled() {
+                self.control = None;
+                self.report.update(|r| r.push = PushPath::Fallback(reason));
+            }
+        }
+        false
+    }
+
+    fn later_sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        if let Some(lost) = &self.lost {
+            return Err(ProbeError::new(lost.clone()));
+        }
+        if self.last_capture_stands(ctx) {
+            if let Some(last) = &self.last {
+                return Ok(last.clone());
+            }
+        }
+        let outputs = self.control.as_ref().map_or(0, ControlClient::outputs);
+        let anchor = self.anchor.as_ref().expect("set by the entry sample");
+        let (pane_id, row, entry_history, entry_height, entry_pid) = (
+            anchor.pane.pane_id.clone(),
+            anchor.row,
+            anchor.history_size,
+            anchor.pane_height,
+            anchor.pane_pid,
+        );
+        let snap = match self.tmux.snapshot(
+            &pane_id,
+            Rows::from_row(row, self.hint),
+            ctx.budget,
+            &ctx.cancel,
+        ) {
+            Ok(snap) => snap,
+            Err(TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. }) => {
+                return Ok(self.previous().with_gone())
+            }
+            Err(e) => return Err(probe_error(e)),
+        };
+        self.seen_outputs = outputs;
+        self.last_capture = Some(Instant::now());
+        self.report.update(|r| r.captures += 1);
+        if snap.pane_pid != entry_pid {
+            // Respawned: a new program's output, not comparable.
+            return Ok(self.previous().with_gone());
+        }
+        if snap.alternate_on {
+            self.report.update(|r| r.alternate_screen = true);
+            let mut obs = self.previous().with_alternate_screen();
+            obs.gone = snap.pane_dead;
+            return Ok(obs);
+        }
+        if snap.history_size < entry_history && snap.pane_height <= entry_height {
+            let message = format!(
+                "anchor lost: pane {pane_id} history shrank below its size at entry \
+                 (history_size {entry_history} -> {}, e.g. clear-history); wait again from the current screen",
+                snap.history_size
+            );
+            self.lost = Some(message.clone());
+            return Err(ProbeError::new(message));
+        }
+        self.hint = snap.history_size;
+        let first = first_at(&snap, row);
+        let cursor = snap.cursor_line().and_then(|i| i.checked_sub(first));
+        let mask = self.mask(&pane_id, &snap.lines[first..], cursor);
+        let stale = &self.anchor.as_ref().expect("set").stale;
+        let text = fresh_text(&snap.line_rows, &mask, row, stale);
+        self.report.update(|r| r.region = mask);
+        let mut obs = Observation::text(text);
+        obs.gone = snap.pane_dead;
+        self.last = Some(obs.clone());
+        Ok(obs)
+    }
+
+    /// The last observation again (nothing new), without its entry text.
+    fn previous(&self) -> Observation {
+        let mut obs = self.last.clone().unwrap_or_default();
+        obs.at_entry = None;
+        obs.alternate_screen = false;
+        obs
+    }
+}
+
+impl Probe for PaneProbe {
+    fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        if self.anchor.is_none() {
+            return self.entry_sample(ctx);
+        }
+        self.later_sample(ctx)
+    }
+
+    fn name(&self) -> &str {
+        "tmux"
+    }
+
+    fn watch(&mut self, waker: Waker) {
+        self.waker = Some(waker);
+    }
+}
+
+fn probe_error(e: TmuxError) -> ProbeError {
+    ProbeError::new(e.to_string())
+}
+
+/// Index of the first line of `snap` that starts at or below `row`.
+fn first_at(snap: &PaneSnapshot, row: u64) -> usize {
+    snap.line_rows.partition_point(|r| *r < row)
+}
+
+/// The fresh text of a region (see the module docs): `mask` holds the
+/// region's lines as captured and echo-masked, `rows` the absolute row of
+/// each of the snapshot's lines (the region's are its last ones), `stale`
+/// the entry content by row. Leading and trailing blank lines are layout.
+fn fresh_text(rows: &[u64], mask: &EchoMask, anchor: u64, stale: &HashMap<u64, String>) -> String {
+    let rows = &rows[rows.len() - mask.lines.len()..];
+    let mut fresh: Vec<String> = Vec::new();
+    for ((raw, masked), row) in mask.original.iter().zip(&mask.lines).zip(rows) {
+        let part: String = match stale.get(row) {
+            Some(old) if *row == anchor && raw.starts_with(old.as_str()) => {
+                masked.chars().skip(old.chars().count()).collect()
+            }
+            Some(old) if old == raw => String::new(),
+            _ => masked.clone(),
+        };
+        fresh.push(part.trim_end().to_string());
+    }
+    let first = fresh.iter().position(|l| !l.trim().is_empty());
+    let last = fresh.iter().rposition(|l| !l.trim().is_empty());
+    match (first, last) {
+        (Some(a), Some(b)) => fresh[a..=b].join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask(lines: &[&str]) -> EchoMask {
+        let v: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        EchoMask {
+            lines: v.clone(),
+            original: v,
+            masked: 0,
+        }
+    }
+
+    fn stale(rows: &[(u64, &str)]) -> HashMap<u64, String> {
+        rows.iter().map(|(r, s)| (*r, s.to_string())).collect()
+    }
+
+    #[test]
+    fn the_entry_prompt_does_not_count_but_text_after_it_does() {
+        let st = stale(&[(10, "$"), (11, "")]);
+        assert_eq!(fresh_text(&[10, 11], &mask(&["$", ""]), 10, &st), "");
+        assert_eq!(
+            fresh_text(&[10, 11], &mask(&["$ ready", ""]), 10, &st),
+            " ready"
+        );
+        assert_eq!(
+            fresh_text(&[10, 11, 12], &mask(&["$ make", "ready", "$"]), 10, &st),
+            " make\nready\n$"
+        );
+    }
+
+    #[test]
+    fn stale_paint_below_counts_only_when_changed() {
+        let st = stale(&[(10, "$"), (12, "old paint")]);
+        let m = mask(&["$", "", "old paint"]);
+        assert_eq!(fresh_text(&[10, 11, 12], &m, 10, &st), "");
+        let m = mask(&["$", "new", "old paint", "old paint"]);
+        assert_eq!(
+            fresh_text(&[10, 11, 12, 13], &m, 10, &st),
+            "new\n\nold paint"
+        );
+    }
+
+    #[test]
+    fn a_rewritten_cursor_row_counts_whole_and_masking_keeps_columns() {
+        let st = stale(&[(5, "$ ec")]);
+        assert_eq!(fresh_text(&[5], &mask(&["> x"]), 5, &st), "> x");
+        let m = EchoMask {
+            original: vec!["$ echo é".into()],
+            lines: vec!["$       ".into()],
+            masked: 1,
+        };
+        assert_eq!(fresh_text(&[5], &m, 5, &st), "");
+    }
+
+    #[test]
+    fn rows_above_the_region_are_skipped() {
+        let st = stale(&[(7, "$")]);
+        assert_eq!(
+            fresh_text(&[5, 7, 8], &mask(&["$ x", "y"]), 7, &st),
+            " x\ny"
+        );
+    }
+}

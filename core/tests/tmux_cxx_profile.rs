@@ -1,0 +1,188 @@
+//! The libtmux-cxx `wait_for_text` profile against a real tmux server. The
+//! profile talks to the default socket (as the C++ server does), so this
+//! binary points `TMUX_TMPDIR` at a private directory and runs its cases
+//! in one test, on one server it kills at the end.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::{assert_valid, output_schema, start, Server};
+use waitfor::profiles::{prepare, Host, ToolError};
+
+const CXX: &str = "libtmux-cxx/wait_for_text";
+
+fn call(s: &Server, text: &str, timeout_ms: u64) -> support::Running {
+    let running = start(
+        CXX,
+        json!({"target": s.pane, "text": text, "timeout_ms": timeout_ms}),
+        &Host::default(),
+    );
+    running.entered();
+    running
+}
+
+fn done(running: support::Running) -> Value {
+    let out = running.finish().0.expect("a result");
+    assert_valid(&output_schema(CXX), &out);
+    out
+}
+
+#[test]
+fn the_cxx_profile_on_a_real_pane() {
+    let dir = std::env::temp_dir().join(format!("waitfor-cxx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::env::set_var("TMUX_TMPDIR", &dir);
+    std::env::remove_var("TMUX");
+    let s = Server::start_default(60, 10);
+    s.wait_prompt();
+
+    // Confirmed output already on screen is credited at entry.
+    s.type_line("echo ENTRY-TEXT");
+    s.wait_screen(|t| t.contains("\nENTRY-TEXT"));
+    let out = done(call(&s, "ENTRY-TEXT", 5000));
+    assert_eq!(out["matched"], true);
+    assert_eq!(out["matched_at_entry"], true);
+    assert_eq!(out["mode"], "capture-at-entry");
+    assert_eq!(out["timed_out"], false);
+    assert_eq!(out["pane_id"], s.pane);
+    assert_eq!(out["text"], "ENTRY-TEXT");
+
+    // Send then wait: the echo is on screen at entry but is not credited;
+    // the output that follows is.
+    s.wait_prompt();
+    s.send_recorded("sleep 0.5; echo cxx-sent", true);
+    s.wait_screen(|t| t.contains("echo cxx-sent"));
+    let out = done(call(&s, "cxx-sent", 10_000));
+    assert_eq!(out["matched"], true);
+    assert_eq!(out["matched_at_entry"], false);
+    let mode = out["mode"].as_str().unwrap();
+    assert!(mode == "control-mode" || mode == "polling", "{mode}");
+
+    // Wait then send, answered by a wake.
+    s.wait_prompt();
+    let running = call(&s, "cxx-after", 10_000);
+    s.send_recorded("echo cxx-after", true);
+    let out = done(running);
+    assert_eq!(out["matched"], true);
+    assert_eq!(out["matched_at_entry"], false);
+
+    // Typed but not submitted: only the server's own echo shows it.
+    s.wait_prompt();
+    s.send_recorded("echo cxx-pending", false);
+    s.wait_screen(|t| t.contains("echo cxx-pending"));
+    let out = done(call(&s, "cxx-pending", 800));
+    assert_eq!(out["matched"], false);
+    assert_eq!(out["timed_out"], true);
+    assert!(
+        out["mode"].as_str().unwrap().ends_with("-unconfirmed"),
+        "{out}"
+    );
+    s.cmd(&["send-keys", "-t", &s.pane, "C-c"]);
+
+    // A quiet timeout is plain.
+    s.wait_prompt();
+    let out = done(call(&s, "never-there", 300));
+    assert_eq!(out["timed_out"], true);
+    assert!(!out["mode"].as_str().unwrap().ends_with("-unconfirmed"));
+
+    // A target tmux resolves.
+    let running = start(
+        CXX,
+        json!({"target": "main:0.0", "text": "ENTRY-TEXT"}),
+        &Host::default(),
+    );
+    let out = running.finish().0.unwrap();
+    assert_eq!(out["pane_id"], s.pane);
+
+    // An unknown pane is a runtime error, not a result.
+    let running = start(
+        CXX,
+        json!({"target": "%999", "text": "x", "timeout_ms": 1000}),
+        &Host::default(),
+    );
+    assert_eq!(running.finish().0.unwrap_err().code(), "runtime");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn rejected(a: Value) -> (String, String) {
+    match prepare(CXX, &a, &Host::default()) {
+        Ok(_) => panic!("{a} was accepted"),
+        Err(ToolError::InvalidArguments(e)) => (e.field, e.message),
+        Err(e) => panic!("{a}: {e}"),
+    }
+}
+
+#[test]
+fn every_input_rule_of_the_cxx_schema() {
+    let long_target = "t".repeat(513);
+    let long_text = "é".repeat(4097);
+    let cases = [
+        (json!({"text": "x"}), "target", "required"),
+        (json!({"target": "%1"}), "text", "required"),
+        (
+            json!({"target": "%1", "text": "x", "extra": 1}),
+            "extra",
+            "unknown field",
+        ),
+        (json!({"target": 1, "text": "x"}), "target", "string"),
+        (json!({"target": "%1", "text": null}), "text", "string"),
+        (
+            json!({"target": long_target, "text": "x"}),
+            "target",
+            "at most 512",
+        ),
+        (
+            json!({"target": "%1", "text": long_text}),
+            "text",
+            "at most 4096",
+        ),
+        (
+            json!({"target": "%1", "text": "x", "timeout_ms": 0}),
+            "timeout_ms",
+            "between 1 and 60000",
+        ),
+        (
+            json!({"target": "%1", "text": "x", "timeout_ms": 60001}),
+            "timeout_ms",
+            "between 1 and 60000",
+        ),
+        (
+            json!({"target": "%1", "text": "x", "timeout_ms": -5}),
+            "timeout_ms",
+            "between 1 and 60000",
+        ),
+        (
+            json!({"target": "%1", "text": "x", "timeout_ms": 1.5}),
+            "timeout_ms",
+            "integer",
+        ),
+        (
+            json!({"target": "%1", "text": "x", "timeout_ms": "10"}),
+            "timeout_ms",
+            "integer",
+        ),
+        (json!({"target": "", "text": "x"}), "target", "empty"),
+        (json!({"target": "%1", "text": ""}), "text", "empty"),
+        (json!("x"), "", "object"),
+    ];
+    for (a, field, words) in cases {
+        let (got_field, message) = rejected(a.clone());
+        assert_eq!(got_field, field, "{a}");
+        assert!(message.contains(words), "{a}: {message}");
+    }
+    for ok in [
+        json!({"target": "%1", "text": "x"}),
+        json!({"target": "%1", "text": "é".repeat(4096), "timeout_ms": 60000}),
+        json!({"target": "s:1.2", "text": "x", "timeout_ms": 1}),
+        json!({"target": "%1", "text": "x", "timeout_ms": 20.0}),
+    ] {
+        assert!(prepare(CXX, &ok, &Host::default()).is_ok(), "{ok}");
+    }
+    let defs = waitfor::profiles::definitions();
+    let d = defs.iter().find(|d| d.profile == CXX).unwrap();
+    assert_eq!(d.tool["name"], "wait_for_text");
+    assert_eq!(d.tool["title"], "Wait for pane text");
+    assert_eq!(d.tool["inputSchema"]["required"], json!(["target", "text"]));
+    jsonschema::validator_for(&d.tool["outputSchema"]).unwrap();
+}
