@@ -35,6 +35,7 @@ cd "$root"
 # Tests import the installed wheel, never the source tree.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests" "$@"
 # mypy --strict on a consumer of the whole API and on the package itself.
-"$venv/bin/python" -m mypy --strict --no-incremental "$root/bindings/python/tests/typing_consumer.py"
+"$venv/bin/python" -m mypy --strict --no-incremental "$root/bindings/python/tests/typing_consumer.py" \
+    "$root/examples/python/server.py"
 (cd "$work" && "$venv/bin/python" -m mypy --strict --no-incremental -p waitfor)
 echo "python: all tests passed"

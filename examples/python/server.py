@@ -80,7 +80,7 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
         result = await run_command({"argv": argv[: argv.index("-t") + 2] + ["Enter"]})
     if result["exit_code"] != 0:
         raise RuntimeError(f"tmux send-keys failed: {result['output'].strip()}")
-    waitfor.record_send_keys(socket, target, [keys], literal=literal, enter=enter)
+    waitfor.record_send_keys(target, [keys], socket_name=socket, literal=literal, enter=enter)
     return {"sent": True}
 
 
@@ -95,6 +95,11 @@ TOOLS: dict[str, tuple[types.Tool, Handler]] = {
                 "properties": {"argv": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                                "cwd": {"type": "string"}},
             },
+            output_schema={
+                "type": "object",
+                "required": ["output", "exit_code"],
+                "properties": {"output": {"type": "string"}, "exit_code": {"type": ["integer", "null"]}},
+            },
         ),
         run_command,
     ),
@@ -103,12 +108,13 @@ TOOLS: dict[str, tuple[types.Tool, Handler]] = {
             name="read_file",
             description="Read a text file.",
             input_schema={"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+            output_schema={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
         ),
         read_file,
     ),
 }
 
-if PANE_PROFILE in waitfor.profiles() and hasattr(waitfor, "record_send_keys"):
+if PANE_PROFILE in waitfor.profiles():
     TOOLS["send_keys"] = (
         types.Tool(
             name="send_keys",
@@ -124,6 +130,7 @@ if PANE_PROFILE in waitfor.profiles() and hasattr(waitfor, "record_send_keys"):
                     "socket_name": {"type": "string"},
                 },
             },
+            output_schema={"type": "object", "required": ["sent"], "properties": {"sent": {"const": True}}},
         ),
         send_keys,
     )

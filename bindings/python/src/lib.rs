@@ -181,6 +181,21 @@ fn format_duration(ms: u64) -> String {
     waitfor::duration::format_duration(ms)
 }
 
+/// Records keys this process sent to a tmux pane (`send-keys` arguments),
+/// so pane waits discount their echo.
+#[pyfunction]
+#[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false))]
+fn record_send_keys(
+    socket_name: Option<&str>,
+    pane_id: &str,
+    keys: Vec<String>,
+    literal: bool,
+    enter: bool,
+) {
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    waitfor::tmux::record_send_keys(socket_name, pane_id, &keys, literal, enter);
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(start, m)?)?;
@@ -189,6 +204,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(record_send_keys, m)?)?;
     m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
     m.add_class::<NativeHandle>()?;
     m.add_class::<handle::PyProgress>()?;

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import PYTHON, ROOT, child_env
+from test_panes import pane  # noqa: F401  (fixture)
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -119,3 +120,32 @@ def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
             assert not out.is_error
 
     asyncio.run(main())
+
+
+def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
+    async def wait_and_type(session: ClientSession, tools: dict[str, dict[str, Any]], text: str, keys: str, enter: bool) -> dict[str, Any]:
+        sampled = asyncio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            sampled.set()
+
+        wait = asyncio.create_task(
+            call(session, tools, "wait_for_text", {"pane_id": pane, "patterns": [text], "timeout": 3, "interval": 0.05},
+                 progress_callback=on_progress)
+        )
+        await asyncio.wait_for(sampled.wait(), 30)
+        sent = await call(session, tools, "send_keys", {"pane_id": pane, "keys": keys, "enter": enter})
+        assert sent == {"sent": True}
+        return await wait
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connected() as (session, tools):
+            assert {"wait_for_text", "send_keys"} <= set(tools)
+            printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
+            # Typed by the server itself and never run: only echo, not output.
+            typed = await wait_and_type(session, tools, "ONLY_TYPED", "ONLY_TYPED", False)
+            return printed, typed
+
+    printed, typed = asyncio.run(main())
+    assert printed["found"] is True and printed["outcome"] == "matched", printed
+    assert typed["found"] is False and typed["outcome"] == "timeout", typed

@@ -29,7 +29,8 @@ def test_every_profile_has_a_complete_definition() -> None:
     defs = waitfor.tool_definitions()
     assert len(names) == len(defs) >= 1 and len(set(names)) == len(names)
     for name, tool in zip(names, defs):
-        assert set(tool) == KEYS, name
+        # `title` is optional in MCP; a seed whose tool has none keeps none.
+        assert KEYS - {"title"} <= set(tool) <= KEYS, name
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
         assert waitfor.tool_definition(name) == tool
@@ -37,6 +38,8 @@ def test_every_profile_has_a_complete_definition() -> None:
 
 @pytest.mark.parametrize("profile", waitfor.profiles())
 def test_every_profile_answers_within_its_output_schema(profile: str) -> None:
+    if profile.endswith("/wait_for_text"):
+        pytest.skip("pane profiles run on real tmux in test_panes.py")
     if profile not in CALLS:
         pytest.fail(f"add a call for the new profile {profile} to CALLS")
     tool = waitfor.tool_definition(profile)

@@ -71,6 +71,7 @@ __all__ = [
     "format_duration",
     "parse_duration",
     "profiles",
+    "record_send_keys",
     "simulate",
     "start",
     "tool_definition",
@@ -429,3 +430,25 @@ def format_duration(duration: int | datetime.timedelta) -> str:
     if duration < 0:
         raise SpecError("a duration cannot be negative", field="duration", rule="out_of_range")
     return _native.format_duration(duration)
+
+
+def record_send_keys(
+    pane_id: str,
+    keys: Sequence[str],
+    *,
+    socket_name: str | None = None,
+    literal: bool = False,
+    enter: bool = False,
+) -> None:
+    """Records keys this server just sent to tmux pane ``pane_id`` (``%N``)
+    with ``send-keys`` (its key arguments; ``literal`` for ``-l``; ``enter``
+    when an ``Enter`` followed), so pane waits (the ``wait_for_text``
+    profiles) do not take their echo for new output. Records expire on
+    their own.
+
+    >>> import waitfor
+    >>> waitfor.record_send_keys("%3", ["make test"], socket_name="demo", literal=True, enter=True)
+    """
+    if isinstance(keys, str):
+        raise TypeError("keys is a list of send-keys arguments, not a str")
+    _native.record_send_keys(socket_name, pane_id, list(keys), literal=literal, enter=enter)
