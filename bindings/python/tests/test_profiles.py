@@ -3,6 +3,8 @@ outputSchema; the shared vectors; durations."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +15,26 @@ from conftest import load_vectors
 
 KEYS = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
-# One call per profile that must match, with the setup it needs.
-CALLS: dict[str, dict[str, Any]] = {
-    "aura/wait_for": {
+def _aura_call(tmp: Path) -> dict[str, Any]:
+    return {
         "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
         "until": {"matches": "Running"},
         "poll_sec": 1,
         "max_wait_sec": 10,
-    },
+    }
+
+
+def _event_call(tmp: Path) -> dict[str, Any]:
+    log = tmp / "events.jsonl"
+    event = {"type": "build.done", "at": "2026-11-29T12:00:00Z", "by": "ci", "summary": "build 7 passed"}
+    log.write_text(json.dumps(event) + "\n")
+    return {"path": str(log), "for": "build 7", "type": "build.done", "timeout": "10s"}
+
+
+# One sample call per profile, given a scratch folder.
+CALLS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "aura/wait_for": _aura_call,
+    "ouro/wait": _event_call,
 }
 
 
@@ -29,22 +43,22 @@ def test_every_profile_has_a_complete_definition() -> None:
     defs = waitfor.tool_definitions()
     assert len(names) == len(defs) >= 1 and len(set(names)) == len(names)
     for name, tool in zip(names, defs):
-        # `title` is optional in MCP; a seed whose tool has none keeps none.
-        assert KEYS - {"title"} <= set(tool) <= KEYS, name
+        assert set(tool) == KEYS, name
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
         assert waitfor.tool_definition(name) == tool
 
 
 @pytest.mark.parametrize("profile", waitfor.profiles())
-def test_every_profile_answers_within_its_output_schema(profile: str) -> None:
+def test_every_profile_answers_within_its_output_schema(profile: str, tmp_path: Path) -> None:
     if profile.endswith("/wait_for_text"):
         pytest.skip("pane profiles run on real tmux in test_panes.py")
     if profile not in CALLS:
         pytest.fail(f"add a call for the new profile {profile} to CALLS")
     tool = waitfor.tool_definition(profile)
-    jsonschema.validate(CALLS[profile], tool["inputSchema"])
-    out = waitfor.call_tool(profile, CALLS[profile])
+    arguments = CALLS[profile](tmp_path)
+    jsonschema.validate(arguments, tool["inputSchema"])
+    out = waitfor.call_tool(profile, arguments)
     jsonschema.validate(out, tool["outputSchema"])
 
 
