@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The Rust crates that build without Python or Node (core, cli, the C ABI
-# when present): format, lints, unit, integration and doc tests, and the
-# shared vectors.
+# when present): format, lints, unit, integration and doc tests (the
+# engine, the shared vectors, the tmux pane waits on a private tmux server,
+# the typed event waits, the `waitfor` command end to end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 need_apt tmux
+# The pane tests start their own tmux servers; an enclosing session's
+# variable must not point them at the user's.
+unset TMUX
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy (default members, all targets)"

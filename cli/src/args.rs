@@ -124,6 +124,9 @@ pub enum Command {
     /// Run a tool profile with JSON arguments and print its output JSON.
     #[command(after_help = TOOL_AFTER_HELP)]
     Tool(ToolArgs),
+    /// Wait for a typed event in a JSON Lines file (Ouro AX wait/1: satisfied, timed-out with a resume command, gone).
+    #[command(after_help = crate::events::EVENTS_AFTER_HELP)]
+    Events(crate::events::EventsArgs),
 }
 
 /// `waitfor pane`.

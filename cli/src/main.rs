@@ -6,7 +6,12 @@
 //! waitfor file PATH [conditions] [--every D] [--timeout D]
 //! waitfor pane TARGET [--socket-name NAME] [conditions] [--every D] [--timeout D]
 //! waitfor tool NAME JSON
+//! waitfor events FILE [--type T] [--by B] [--summary P] [--cursor C] [--timeout D] [--follow]
 //! ```
+//!
+//! `events` waits for a typed event in a JSON Lines file and answers with
+//! the `wait/1` envelope; its exit codes are the envelope's (see
+//! [`events`]).
 //!
 //! Conditions (`--match`, `--not-match`, `--quiet`, `--pattern`..., `--exit`)
 //! together mean "any of them"; `--stop` markers fail the wait. With none,
@@ -18,6 +23,7 @@
 
 mod args;
 mod conditions;
+mod events;
 mod exit;
 mod render;
 mod sigint;
@@ -50,6 +56,9 @@ fn main() -> ExitCode {
     if let Command::Tool(args) = &cli.command {
         sigint::install();
         return tool::run(args);
+    }
+    if let Command::Events(events) = &cli.command {
+        return events::run(events, cli.json);
     }
     let (subcommand, spec, names) = match spec_of(&cli) {
         Ok(built) => built,
@@ -146,6 +155,7 @@ fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, Usag
             &pane.timing,
         ),
         Command::Tool(_) => unreachable!("`waitfor tool` returns before building a spec"),
+        Command::Events(_) => unreachable!("main runs `events` before building a spec"),
     };
     let spec = build_spec(probe, target, conditions, timing).map_err(|e| (name, e))?;
     let names = Names {

@@ -52,7 +52,9 @@ pub use probe::{
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::ResumeToken;
-pub use simulate::{simulate, simulate_json, Control, Script, ScriptStep, Simulation};
+pub use simulate::{
+    simulate, simulate_json, simulate_probe, Control, Script, ScriptStep, Simulation,
+};
 pub use spec::{
     describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
     MIN_INTERVAL, SPEC_SCHEMA,

@@ -2,10 +2,11 @@
 //! behaviour is exact, fast and never flaky. The shared test vectors of
 //! every language run through this.
 
+use crate::cancel::CancelToken;
 use crate::error::SpecError;
-use crate::machine::{Machine, Progress, Step};
+use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::policy::Policy;
-use crate::probe::{Observation, ProbeError, ProbeMode};
+use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
 use crate::spec::Spec;
 use serde::Deserialize;
@@ -185,12 +186,67 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
             "needs at least one step",
         ));
     }
-    let mut machine = Machine::new(spec, policy, script.mode, Duration::ZERO)?;
-    let mut controls = script.controls.clone();
+    let mut calls = 0usize;
+    drive(spec, policy, script.mode, &script.controls, |_| {
+        let scripted = &script.steps[calls.min(script.steps.len() - 1)];
+        calls += 1;
+        match &scripted.answer {
+            Some(answer) => (Some(scripted.takes), answer.clone()),
+            None => (None, Err(ProbeError::new("hung"))),
+        }
+    })
+}
+
+/// Runs a wait on virtual time with a live probe: each call answers at
+/// once (it takes no virtual time), sees the virtual `elapsed` and `budget`
+/// in its context, and `controls` act at their virtual times. For hosts
+/// that build their own probe (such as the Ouro event wait)
+/// and want their state machine tested exactly.
+///
+/// ```
+/// use waitfor::{probe_fn, simulate_probe, Condition, Observation, Pattern, Policy, Spec};
+/// use std::time::Duration;
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+///     .interval(Duration::from_millis(100));
+/// let mut probe = probe_fn(|ctx| Ok(Observation::text(
+///     if ctx.elapsed >= Duration::from_millis(300) { "ready" } else { "wait" })));
+/// let sim = simulate_probe(&spec, &Policy::default(), &mut probe, &[]).unwrap();
+/// assert_eq!(sim.call_starts_ms, vec![0, 100, 200, 300]);
+/// ```
+pub fn simulate_probe(
+    spec: &Spec,
+    policy: &Policy,
+    probe: &mut dyn Probe,
+    controls: &[(Duration, Control)],
+) -> Result<Simulation, SpecError> {
+    let cancel = CancelToken::new();
+    let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
+    drive(spec, policy, probe.mode(), controls, |call| {
+        let ctx = ProbeContext {
+            sample: call.sample,
+            elapsed: call.elapsed,
+            budget: call.budget,
+            cancel: cancel.clone(),
+            output_cap,
+        };
+        (Some(Duration::ZERO), probe.sample(&ctx))
+    })
+}
+
+/// The virtual-time loop: `answer` is asked for each probe call and says
+/// how long the call takes (`None`: it never returns) and what it answers.
+fn drive(
+    spec: &Spec,
+    policy: &Policy,
+    mode: ProbeMode,
+    controls: &[(Duration, Control)],
+    mut answer: impl FnMut(&ProbeCall) -> (Option<Duration>, Result<Observation, ProbeError>),
+) -> Result<Simulation, SpecError> {
+    let mut machine = Machine::new(spec, policy, mode, Duration::ZERO)?;
+    let mut controls = controls.to_vec();
     controls.sort_by_key(|(at, _)| *at);
     let mut controls = controls.into_iter().peekable();
     let mut now = Duration::ZERO;
-    let mut calls = 0usize;
     let mut call_starts_ms = Vec::new();
     let mut progress = Vec::new();
     // The call in flight: when it answers (None: never) and what.
@@ -205,14 +261,10 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
                     progress,
                 })
             }
-            Step::Probe(_) => {
-                let scripted = &script.steps[calls.min(script.steps.len() - 1)];
-                calls += 1;
+            Step::Probe(call) => {
                 call_starts_ms.push(now.as_millis() as u64);
-                in_flight = Some(match &scripted.answer {
-                    Some(answer) => (Some(now + scripted.takes), answer.clone()),
-                    None => (None, Err(ProbeError::new("hung"))),
-                });
+                let (takes, result) = answer(&call);
+                in_flight = Some((takes.map(|t| now + t), result));
             }
             Step::Idle => {}
         }

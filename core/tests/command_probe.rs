@@ -35,11 +35,13 @@ fn output_and_exit_status() {
 
 #[test]
 fn stderr_can_be_left_out() {
+    // A generous limit: the first spawn can be slow on a loaded machine.
     let result = run(
         r#"{"probe": {"command": {"argv": ["sh", "-c", "echo err >&2"], "stderr": false}},
-                        "until": {"matches": "err"}, "interval_ms": 10, "max_wait_ms": 100}"#,
+                        "until": {"matches": "err"}, "interval_ms": 100, "max_wait_ms": 2000}"#,
     );
-    assert_eq!(result.outcome, Outcome::Timeout);
+    assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+    assert!(result.samples >= 1);
 }
 
 #[test]
@@ -79,7 +81,9 @@ fn the_command_is_killed_at_the_deadline_with_nothing_left_behind() {
         "the deadline did not hold"
     );
     assert_eq!(result.outcome, Outcome::ProbeError);
-    assert_eq!(result.probe.abandoned, 1);
+    // Either the engine abandoned the call at the deadline, or the call's
+    // own budget ran out first and it reported the kill: one or the other.
+    assert_eq!(result.probe.abandoned + result.probe.errors, 1, "{result:?}");
     let text = std::fs::read_to_string(&pids).expect("the command started");
     let pids: Vec<i32> = text
         .split_whitespace()

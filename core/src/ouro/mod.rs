@@ -1,6 +1,9 @@
 //! Ouro AX typed waits: the `wait/1` envelope, its checks and text, exit
-//! codes, command templates for resuming, and the built-in JSON Lines event
-//! source with a declarative event matcher.
+//! codes, command templates for resuming, the built-in JSON Lines event
+//! source with a declarative event matcher, and the wait itself
+//! ([`wait_for`], [`start`], [`follow`], on the engine; [`simulate_wait_for`]
+//! on virtual time) with the JSONL query behind `waitfor events`
+//! ([`EventsQuery`], [`run_events`]).
 //!
 //! The contract is `shared/seeds/ouro-ax-wait.md`; the seed's camelCase
 //! names are kept in JSON, and its functions map to snake_case here
@@ -11,6 +14,7 @@
 mod clock;
 mod cursor;
 mod envelope;
+mod events;
 mod exit;
 mod flags;
 pub mod jsonl;
@@ -18,12 +22,17 @@ mod matcher;
 mod template;
 mod text;
 mod validate;
+mod wait_for;
 
 pub use clock::rfc3339;
 pub use cursor::JsonlCursor;
 pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
     WAIT_VERSION,
+};
+pub use events::{
+    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE,
+    EXIT_USAGE,
 };
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
@@ -36,3 +45,9 @@ pub use matcher::{DataCondition, EventMatchSpec, EventMatcher, MatchError};
 pub use template::{shell_quote, CommandTemplate, TemplateError};
 pub use text::wait_text;
 pub use validate::{is_wait, validate_wait, Validation};
+pub(crate) use wait_for::prepare_parts;
+pub use wait_for::{
+    follow, simulate_follow, simulate_wait_for, start, start_follow, wait_for, EventFilter,
+    EventWait, FollowLine, NextFn, ReadError, ReadFn, Resume, ResumeFn, WaitForError,
+    WaitForOptions, Waited, DEFAULT_INTERVAL, MIN_TIMEOUT,
+};

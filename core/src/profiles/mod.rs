@@ -11,6 +11,7 @@ mod builtin_tools;
 mod libtmux_cxx;
 #[cfg(unix)]
 mod libtmux_mcp;
+mod ouro;
 mod tool;
 
 #[cfg(unix)]
@@ -74,6 +75,11 @@ const PROFILES: &[Entry] = &[
         id: libtmux_cxx::PROFILE,
         definition: libtmux_cxx::definition,
         prepare: libtmux_cxx::prepare,
+    },
+    Entry {
+        id: ouro::PROFILE,
+        definition: ouro::definition,
+        prepare: ouro::prepare,
     },
 ];
 

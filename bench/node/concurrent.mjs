@@ -1,0 +1,108 @@
+// 10,000 concurrent waits at a 50 ms interval, side by side: the engine
+// with JavaScript probes, the engine with its built-in file probe (probes
+// that never enter JavaScript), p-wait-for and async-wait-until. Each
+// scenario runs in its own process: the waits poll a condition that stays
+// false for HOLD_MS, then one flip makes it true for all of them.
+//
+// Printed per scenario: extra RSS once the waits run, CPU per waiting
+// second (user+system during the hold), and the p50/p99 reaction (flip to
+// each Promise settling; goal p99 <= interval + 10 ms), plus ratios
+// against each peer.
+//
+//   node concurrent.mjs                 # every scenario, WAITS=10000
+//   WAITS=1000 node concurrent.mjs      # another count
+//   node concurrent.mjs engine-js 1000  # one scenario (child mode)
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { start } from 'waitfor'
+import pWaitFor from 'p-wait-for'
+import { waitUntil } from 'async-wait-until'
+
+const INTERVAL_MS = 50
+const HOLD_MS = Number(process.env.HOLD_MS ?? 3000)
+const LIMIT_MS = 120_000
+
+const SCENARIOS = {
+  /** The engine calling a JavaScript probe per wait. */
+  'engine-js': (n, flag) =>
+    Array.from({ length: n }, () => start({ until: { matches: 'yes' }, interval_ms: INTERVAL_MS, max_wait_ms: LIMIT_MS }, () => (flag.on ? 'yes' : 'no')).result),
+  /** The engine's built-in file probe: the flag is a file the flip writes. */
+  'engine-file': (n, flag) =>
+    Array.from({ length: n }, () =>
+      start({ probe: { file: { path: flag.file } }, until: { matches: 'yes' }, interval_ms: INTERVAL_MS, max_wait_ms: LIMIT_MS }).result,
+    ),
+  'p-wait-for': (n, flag) => Array.from({ length: n }, () => pWaitFor(() => flag.on, { interval: INTERVAL_MS, timeout: LIMIT_MS })),
+  'async-wait-until': (n, flag) =>
+    Array.from({ length: n }, () => waitUntil(() => flag.on, { timeout: LIMIT_MS, intervalBetweenAttempts: INTERVAL_MS })),
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+async function runOne(name, n) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waitfor-bench-'))
+  const flag = { on: false, file: path.join(dir, 'flag') }
+  fs.writeFileSync(flag.file, '')
+  globalThis.gc?.()
+  const rss0 = process.memoryUsage().rss
+  const waits = SCENARIOS[name](n, flag)
+  const settled = new Array(n)
+  waits.forEach((p, i) => p.then(() => (settled[i] = performance.now())))
+  await new Promise((r) => setTimeout(r, 500)) // every wait is polling
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  await new Promise((r) => setTimeout(r, HOLD_MS))
+  const held = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  const rss = process.memoryUsage().rss - rss0
+  const flipped = performance.now()
+  flag.on = true
+  fs.appendFileSync(flag.file, 'yes\n')
+  const results = await Promise.all(waits)
+  const early = results.filter((r) => r && r.outcome && r.outcome !== 'matched').length
+  const reactions = settled.map((t) => t - flipped).sort((a, b) => a - b)
+  fs.rmSync(dir, { recursive: true, force: true })
+  return {
+    name,
+    waits: n,
+    rssMiB: rss / 2 ** 20,
+    cpuMsPerSec: ((cpu.user + cpu.system) / 1e3 / held) * 1e3,
+    p50: percentile(reactions, 50),
+    p99: percentile(reactions, 99),
+    notMatched: early,
+  }
+}
+
+function row(r) {
+  return `${r.name.padEnd(17)} ${String(r.waits).padStart(6)} ${r.rssMiB.toFixed(1).padStart(9)} ${r.cpuMsPerSec.toFixed(0).padStart(13)} ${r.p50
+    .toFixed(1)
+    .padStart(8)} ${r.p99.toFixed(1).padStart(8)}${r.notMatched ? `  (${r.notMatched} not matched)` : ''}`
+}
+
+const [mode, count] = process.argv.slice(2)
+if (mode) {
+  process.stdout.write(JSON.stringify(await runOne(mode, Number(count))))
+} else {
+  const n = Number(process.env.WAITS ?? 10_000)
+  const me = fileURLToPath(import.meta.url)
+  const rows = Object.keys(SCENARIOS).map((name) =>
+    JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--no-warnings', me, name, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })),
+  )
+  console.log(`${n} concurrent waits, ${INTERVAL_MS} ms interval, ${HOLD_MS} ms held false, ${os.cpus().length} CPUs`)
+  console.log('scenario           waits  RSS (MiB)  CPU ms per s  p50 (ms)  p99 (ms)')
+  rows.forEach((r) => console.log(row(r)))
+  const by = Object.fromEntries(rows.map((r) => [r.name, r]))
+  for (const engine of ['engine-js', 'engine-file']) {
+    for (const peer of ['p-wait-for', 'async-wait-until']) {
+      const [e, p] = [by[engine], by[peer]]
+      console.log(
+        `${engine} vs ${peer}: memory ${(e.rssMiB / p.rssMiB).toFixed(2)}x, CPU ${(e.cpuMsPerSec / p.cpuMsPerSec).toFixed(2)}x, p99 ${(e.p99 / p.p99).toFixed(2)}x`,
+      )
+    }
+  }
+  console.log(`goal: p99 <= ${INTERVAL_MS + 10} ms, memory and CPU below both peers`)
+}

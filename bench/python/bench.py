@@ -1,0 +1,209 @@
+"""Benchmarks of the waitfor wheel, side by side with peers in one run.
+
+1. Probe call cost: CPU time per sample beyond the probe's own time, with
+   the interpreter idle (the main thread blocked), waitfor against
+   polling2 and tenacity threads doing the same polls.
+2. 1,000 concurrent waits at a 50 ms interval, each ready at a random
+   moment: p50/p99 reaction (ready -> caller resumes) and CPU as % of one
+   core, for waitfor.wait_async, a plain asyncio loop, tenacity (threads)
+   and polling2 (threads).
+
+Run: python bench/python/bench.py [--waits 1000] [--interval 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import polling2
+import tenacity
+import waitfor
+
+READY = re.compile("ready")
+
+
+def make_probe(ready_at: float) -> Callable[[], str]:
+    def probe() -> str:
+        return "ready" if time.monotonic() >= ready_at else "waiting"
+
+    return probe
+
+
+def own_cost(calls: int = 200_000) -> float:
+    """Seconds of CPU one probe call costs when called directly."""
+    probe = make_probe(float("inf"))
+    start = time.process_time()
+    for _ in range(calls):
+        READY.search(probe())
+    return (time.process_time() - start) / calls
+
+
+def probe_call_cost(waits: int, seconds: float) -> dict[str, float]:
+    """CPU per sample beyond the probe, for `waits` never-ending waits at
+    10 ms polled for `seconds`."""
+    results: dict[str, float] = {}
+    base = own_cost()
+
+    def measure(name: str, run: Callable[[], int]) -> None:
+        start = time.process_time()
+        samples = run()
+        cpu = time.process_time() - start
+        results[name] = (cpu / samples - base) * 1e6
+
+    def with_waitfor() -> int:
+        spec = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": int(seconds * 1000)}
+        handles = [waitfor.start(spec, make_probe(float("inf"))) for _ in range(waits)]
+        return sum(h.result().samples for h in handles)
+
+    def with_threads(poll: Callable[[Callable[[], str]], None]) -> int:
+        counts = [0] * waits
+
+        def run(i: int) -> None:
+            inner = make_probe(float("inf"))
+
+            def counted() -> str:
+                counts[i] += 1
+                return inner()
+
+            poll(counted)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(waits)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sum(counts)
+
+    def polling2_poll(probe: Callable[[], str]) -> None:
+        try:
+            polling2.poll(probe, step=0.01, timeout=seconds, check_success=lambda s: READY.search(s) is not None)
+        except polling2.TimeoutException:
+            pass
+
+    def tenacity_poll(probe: Callable[[], str]) -> None:
+        retrying = tenacity.Retrying(
+            wait=tenacity.wait_fixed(0.01),
+            stop=tenacity.stop_after_delay(seconds),
+            retry=tenacity.retry_if_result(lambda s: READY.search(s) is None),
+            retry_error_callback=lambda state: None,
+        )
+        retrying(probe)
+
+    measure("waitfor", with_waitfor)
+    measure("polling2 (threads)", lambda: with_threads(polling2_poll))
+    measure("tenacity (threads)", lambda: with_threads(tenacity_poll))
+    results["probe's own cost"] = base * 1e6
+    return results
+
+
+def reaction(waits: int, interval: float) -> dict[str, tuple[float, float, float]]:
+    """name -> (p50 ms, p99 ms, CPU % of one core)."""
+    out: dict[str, tuple[float, float, float]] = {}
+    rng = random.Random(7)
+
+    def ready_times() -> list[float]:
+        now = time.monotonic()
+        return [now + 0.5 + rng.random() * 2.0 for _ in range(waits)]
+
+    def record(name: str, run: Callable[[list[float]], list[float]]) -> None:
+        times = ready_times()
+        cpu0, wall0 = time.process_time(), time.monotonic()
+        reacted = run(times)
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+        lags = sorted((r - t) * 1000 for r, t in zip(reacted, times))
+        out[name] = (statistics.median(lags), lags[int(len(lags) * 0.99) - 1], 100 * cpu / wall)
+
+    def with_waitfor(times: list[float]) -> list[float]:
+        spec = {"until": {"matches": "ready"}, "interval_ms": int(interval * 1000), "max_wait_ms": 30000}
+
+        async def one(t: float) -> float:
+            r = await waitfor.wait_async(spec, make_probe(t))
+            assert r.outcome == "matched"
+            return time.monotonic()
+
+        async def main() -> list[float]:
+            return list(await asyncio.gather(*(one(t) for t in times)))
+
+        return asyncio.run(main())
+
+    def with_asyncio(times: list[float]) -> list[float]:
+        async def one(t: float) -> float:
+            probe = make_probe(t)
+            while READY.search(probe()) is None:
+                await asyncio.sleep(interval)
+            return time.monotonic()
+
+        async def main() -> list[float]:
+            return list(await asyncio.gather(*(one(t) for t in times)))
+
+        return asyncio.run(main())
+
+    def with_threads(poll: Callable[[Callable[[], str]], Any]) -> Callable[[list[float]], list[float]]:
+        def run(times: list[float]) -> list[float]:
+            reacted = [0.0] * len(times)
+
+            def one(i: int) -> None:
+                poll(make_probe(times[i]))
+                reacted[i] = time.monotonic()
+
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(len(times))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return reacted
+
+        return run
+
+    record("waitfor.wait_async", with_waitfor)
+    record("asyncio loop", with_asyncio)
+    record(
+        "tenacity (threads)",
+        with_threads(
+            lambda p: tenacity.Retrying(
+                wait=tenacity.wait_fixed(interval), retry=tenacity.retry_if_result(lambda s: READY.search(s) is None)
+            )(p)
+        ),
+    )
+    record(
+        "polling2 (threads)",
+        with_threads(lambda p: polling2.poll(p, step=interval, timeout=30, check_success=lambda s: READY.search(s) is not None)),
+    )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--waits", type=int, default=1000)
+    parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--cost-waits", type=int, default=50)
+    parser.add_argument("--cost-seconds", type=float, default=3.0)
+    args = parser.parse_args()
+
+    cost = probe_call_cost(args.cost_waits, args.cost_seconds)
+    print(f"probe call cost beyond the probe ({args.cost_waits} waits at 10 ms, interpreter idle), CPU us/sample:")
+    for name, us in cost.items():
+        print(f"  {name:22} {us:8.2f}")
+    for name in ("polling2 (threads)", "tenacity (threads)"):
+        print(f"  ratio {name} / waitfor: {cost[name] / cost['waitfor']:.1f}x")
+
+    react = reaction(args.waits, args.interval)
+    print(f"\n{args.waits} concurrent waits, {args.interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core")
+    for name, (p50, p99, cpu) in react.items():
+        print(f"  {name:20} p50 {p50:7.1f}  p99 {p99:7.1f}  cpu {cpu:6.1f}%")
+    base = react["waitfor.wait_async"][2]
+    for name, (_, _, cpu) in react.items():
+        if name != "waitfor.wait_async":
+            print(f"  cpu ratio {name} / waitfor: {cpu / base:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+/**
+ * `waitfor/ax`: the Ouro AX typed wait under the seed's names. Switch from
+ * the seed by changing the import:
+ *
+ * @example
+ * import { waitFor, waitText, waitExit, DEFAULT_WAIT_EXITS } from 'waitfor/ax'
+ */
+
+export { WaitforError } from './waitfor'
+
+/** A reference the agent already holds (opaque JSON). */
+export type AxRef = unknown
+
+/** One thing that happened, with the cursor that resumes after it. */
+export interface AxEvent {
+  cursor: string
+  type: string
+  at: string
+  by: string
+  target: AxRef | null
+  summary: string
+  data?: Record<string, unknown>
+}
+
+/** How current the source is, so an agent can tell "nothing happened" from "nothing was seen". */
+export interface Fresh {
+  state: string
+  asOf: string | null
+}
+
+/** A command the agent can run next. */
+export interface NextStep {
+  command: string
+  description?: string
+}
+
+export declare const WAIT_VERSION: 'wait/1'
+/** How a wait ended. */
+export declare const WAIT_STATES: readonly ['satisfied', 'waiting', 'timed-out', 'gone']
+export type WaitState = (typeof WAIT_STATES)[number]
+
+/** The envelope a wait returns. */
+export interface Wait {
+  ax: typeof WAIT_VERSION
+  for: string
+  target: AxRef | null
+  state: WaitState
+  since: string
+  until: string | null
+  cursor: string | null
+  events: AxEvent[]
+  fresh: Fresh | null
+  resume: NextStep | null
+  reason: string | null
+  callback: string | null
+  next: NextStep[]
+}
+
+/** What `wait` takes. */
+export type WaitFields = Pick<Wait, 'for' | 'state' | 'since'> & Partial<Omit<Wait, 'ax' | 'for' | 'state' | 'since'>>
+
+/** Exit code names by wait state, in the tool's table. */
+export type WaitExits = Readonly<Record<WaitState, string>>
+/** Exit codes by name. */
+export type ExitTable = Readonly<Record<string, number>>
+
+export interface Validation {
+  ok: boolean
+  errors: string[]
+}
+
+/** The default: a satisfied or open wait exits ok; a wait that timed out or can no longer happen exits error. */
+export declare const DEFAULT_WAIT_EXITS: WaitExits
+
+/** The flags a wait command takes, shaped as ax-command flags. */
+export declare const WAIT_FLAGS: Readonly<{
+  readonly timeout: { readonly type: 'string'; readonly placeholder: '<duration>'; readonly description: string }
+  readonly cursor: { readonly type: 'string'; readonly placeholder: '<cursor>'; readonly description: string }
+}>
+
+/**
+ * Builds a wait; a timed-out or waiting wait needs resume and a satisfied
+ * one an event: otherwise it throws a `WaitforError` (`invalid_wait`).
+ *
+ * @example
+ * wait({ for: 'deploy', state: 'gone', since: new Date().toISOString() })
+ */
+export declare function wait(fields: WaitFields): Wait
+/** Whether a value is a wait of this version (its shape only). */
+export declare function isWait(v: unknown): v is Wait
+/** Checks a wait: one that can go on names how to resume it, and a satisfied one carries what happened. */
+export declare function validateWait(v: unknown): Validation
+/** The wait as text: what happened (one line per event), or that nothing did, then how to resume. */
+export declare function waitText(w: Wait): string
+/** The exit code a wait gives, by its state's name in the tool's table. */
+export declare function waitExit(w: Wait, exits: ExitTable, names?: WaitExits): number
+/** "90s", "2m", "1h", "500ms" or a bare number of seconds, as milliseconds; null when it is none of these. */
+export declare function parseDuration(text: string): number | null
+/** Milliseconds as the shortest exact duration parseDuration reads back. */
+export declare function formatDuration(ms: number): string
+
+/** What one read of the source returns. */
+export interface WaitRead {
+  events: AxEvent[]
+  cursor: string | null
+  fresh?: Fresh | null
+  gone?: string | null
+}
+
+/** What waitFor takes. */
+export interface WaitForOptions {
+  for: string
+  target: AxRef | null
+  cursor?: string | null
+  timeoutMs: number
+  read(cursor: string | null): Promise<WaitRead>
+  match?(event: AxEvent): boolean
+  resume(cursor: string | null): NextStep
+  next?(events: readonly AxEvent[]): NextStep[]
+  callback?: string | null
+  intervalMs?: number
+  now?(): number
+  sleep?(ms: number): Promise<void>
+  signal?: AbortSignal
+}
+
+/**
+ * Waits on a reference until a matching event, a time limit or the target
+ * is gone, and returns the typed wait.
+ *
+ * @example
+ * const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 60_000,
+ *   read: async (c) => readEvents('events.jsonl', c), match: eventMatcher({ type: 'build.done' }),
+ *   resume: (c) => ({ command: `ax wait --cursor ${c}` }) })
+ */
+export declare function waitFor(options: WaitForOptions): Promise<Wait>
+
+/** A read of a JSON Lines log, with the lines that were not events. */
+export interface JsonlRead extends WaitRead {
+  cursor: string
+  fresh: Fresh
+  gone: string | null
+  malformed: { line: number; offset: number; reason: string }[]
+}
+
+/** Reads a JSON Lines event log after `cursor` (the core's source). */
+export declare function readEvents(path: string, cursor?: string | null, options?: { terminalTypes?: string[] }): JsonlRead
+/** The cursor at the end of a JSON Lines event log. */
+export declare function eventsEndCursor(path: string): string
+
+/** A declarative event match. */
+export interface EventMatchSpec {
+  type?: string
+  by?: string
+  target?: AxRef | null
+  summary?: string
+  summaryRegex?: boolean
+  ignoreCase?: boolean
+  data?: ({ pointer: string; equals: unknown } | { pointer: string; exists: boolean })[]
+}
+
+/** A `match` function from a declarative spec (the core's matcher). */
+export declare function eventMatcher(spec: EventMatchSpec): (event: AxEvent) => boolean

@@ -1,0 +1,72 @@
+'use strict'
+/**
+ * Typed errors: every refusal of the package is a `WaitforError` with a
+ * stable `code`.
+ * @module
+ */
+
+/**
+ * A refusal: bad input (`invalid_arguments`, with `field` and `rule`), an
+ * unknown profile (`unknown_profile`), a profile that could not finish
+ * (`runtime`), an invalid `wait/1` envelope (`invalid_wait`, with
+ * `errors`), or an event source problem (`bad_cursor`, `source_replaced`,
+ * `io`).
+ *
+ * @example
+ * try { await wait({ until: { matches: '(' }, regex: true }, () => '') }
+ * catch (e) { if (e instanceof WaitforError) console.log(e.code, e.field, e.rule) }
+ */
+class WaitforError extends Error {
+  /**
+   * @param {{code: string, message: string, field?: string, rule?: string, errors?: string[]}} detail
+   * @param {{cause?: unknown}} [options]
+   */
+  constructor(detail, options) {
+    super(detail.message, options)
+    this.name = 'WaitforError'
+    /** @type {string} */
+    this.code = detail.code
+    if (detail.field !== undefined) this.field = detail.field
+    if (detail.rule !== undefined) this.rule = detail.rule
+    if (detail.errors !== undefined) this.errors = detail.errors
+  }
+}
+
+/** The typed error a native refusal carries as JSON in its message. */
+function fromNative(err) {
+  if (err instanceof WaitforError) return err
+  let detail
+  try {
+    detail = JSON.parse(err && err.message)
+  } catch {
+    detail = null
+  }
+  if (detail && typeof detail.code === 'string') return new WaitforError(detail)
+  return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
+}
+
+/** Runs `fn`, turning what it throws into a `WaitforError`. */
+function native(fn) {
+  try {
+    return fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+/** A value as JSON text, or a typed error naming `field`. */
+function toJson(field, value) {
+  if (typeof value === 'string') return value
+  let text
+  try {
+    text = JSON.stringify(value)
+  } catch (err) {
+    throw new WaitforError({ code: 'invalid_arguments', message: `${field}: not JSON: ${err.message}`, field, rule: 'invalid_json' }, { cause: err })
+  }
+  if (text === undefined) {
+    throw new WaitforError({ code: 'invalid_arguments', message: `${field}: must be a JSON object`, field, rule: 'wrong_type' })
+  }
+  return text
+}
+
+module.exports = { WaitforError, fromNative, native, toJson }

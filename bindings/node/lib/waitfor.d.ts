@@ -1,0 +1,267 @@
+/**
+ * `waitfor`: wait for a condition from Node without blocking the event
+ * loop. Results and specs are the engine's JSON (snake_case), identical in
+ * every language binding.
+ *
+ * @example
+ * import { wait } from 'waitfor'
+ * const r = await wait({ until: { matches: 'ready' }, max_wait_ms: 5000 }, () => readStatus())
+ * if (r.outcome === 'matched') { ... }
+ */
+
+/** A pattern: literal text by default; `{regex, ignore_case}` per pattern. */
+export type Pattern = string | { pattern: string; regex?: boolean; ignore_case?: boolean }
+
+/** The success condition tree. */
+export type Condition =
+  | { matches: Pattern }
+  | { not_matches: Pattern }
+  | { patterns: Pattern[] }
+  | { quiet_for_ms: number }
+  | { any_output: true }
+  | { json: { pointer: string; equals?: unknown; exists?: boolean } }
+  | { exit_code: number }
+  | { any: Condition[] }
+  | { all: Condition[] }
+  | Record<string, unknown>
+
+/** A wait (see `SPEC_SCHEMA` for every field and rule). */
+export interface Spec {
+  /** A built-in probe; leave it out when passing a JavaScript probe. */
+  probe?:
+    | { command: { argv: string[]; cwd?: string; stderr?: boolean } }
+    | { file: { path: string } }
+    | { tmux: TmuxProbe }
+  view?: 'whole' | 'fresh'
+  until: Condition
+  stop?: Pattern[]
+  regex?: boolean
+  interval_ms?: number
+  backoff?: unknown
+  max_wait_ms?: number
+  on_probe_error?: 'fail' | { tolerate: number }
+  output_cap_bytes?: number
+  tail?: { lines?: number; bytes?: number }
+  progress_every_ms?: number
+  resume?: string
+  [field: string]: unknown
+}
+
+/**
+ * A tmux pane probe: only rows written after the wait began count, typed
+ * input recorded with `recordSendKeys` is discounted. The first target
+ * field given wins; none means the first session's pane.
+ */
+export interface TmuxProbe {
+  pane_id?: string
+  window_id?: string
+  session_id?: string
+  session_name?: string
+  target?: string
+  /** `tmux -L` socket name; the default server when absent. */
+  socket_name?: string
+  /** Wake on output through a control-mode client (default true). */
+  push?: boolean
+}
+
+/** How a wait ended. */
+export type Outcome =
+  | 'matched'
+  | 'settled'
+  | 'any_output'
+  | 'stopped'
+  | 'gone'
+  | 'timeout'
+  | 'cancelled'
+  | 'probe_error'
+  | 'error'
+
+/** The engine's result (see `RESULT_SCHEMA`). */
+export interface WaitResult {
+  outcome: Outcome
+  matched_index: number | null
+  matched_lines: string[]
+  matched_at_entry: boolean
+  saw_new_output: boolean
+  tail: { lines: string[]; truncated: boolean }
+  exit_code: number | null
+  samples: number
+  elapsed_ms: number
+  effective_max_wait_ms: number
+  clamped: boolean
+  probe: { errors: number; abandoned: number; last_error: string | null }
+  error: string | null
+  resume: string | null
+  woken: boolean
+  /** The target was on an alternate screen (a full-screen program) at some sample: matching was suppressed then. */
+  alternate_screen: boolean
+  [field: string]: unknown
+}
+
+/** A progress report (throttled by the spec's `progress_every_ms`). */
+export interface Progress {
+  samples: number
+  elapsed_ms: number
+  last_line: string | null
+}
+
+/** What a probe call is told. */
+export interface ProbeContext {
+  /** 1 for the first call, 2 for the next, ... */
+  sample: number
+  elapsedMs: number
+  /** Time left before the deadline; the call is abandoned after it. */
+  budgetMs: number
+}
+
+/** An observation with its facts. */
+export interface Observation {
+  text?: string | Uint8Array
+  /** Structured output, for `json` conditions. */
+  json?: unknown
+  exitCode?: number
+  /** The target can no longer change. */
+  gone?: boolean
+}
+
+/**
+ * What a probe may return: a string, bytes (UTF-8), an observation, any
+ * other JSON value (structured output), nothing (empty text), or a Promise
+ * of one of these.
+ */
+export type ProbeValue = string | Uint8Array | Observation | object | number | boolean | null | undefined
+export type Probe = (ctx: ProbeContext) => ProbeValue | Promise<ProbeValue>
+
+/** The host's limits for one wait. */
+export interface Policy {
+  /** A `max_wait_ms` above this is lowered to it (reported as `clamped`). Default 300000. */
+  maxWaitCeilingMs?: number
+  /** The output cap for specs that set none. Default 262144. */
+  outputCapBytes?: number
+}
+
+export interface WaitOptions {
+  /** Aborting resolves the wait with outcome `cancelled`. */
+  signal?: AbortSignal
+  onProgress?: (progress: Progress) => void
+  policy?: Policy
+}
+
+/** A running wait. */
+export declare class WaitHandle {
+  private constructor()
+  /** Settles once with the result. */
+  readonly result: Promise<WaitResult>
+  /** Takes a sample now instead of at the next poll. */
+  wake(): void
+  /** Ends the wait with outcome `cancelled`. */
+  cancel(): void
+}
+
+/**
+ * Runs a wait with a JavaScript probe, or the spec's built-in one. Never
+ * rejects for a normal ending (timeout, stop, probe error, cancel); rejects
+ * with a `WaitforError` for bad input.
+ *
+ * @example
+ * const r = await wait({ until: { matches: 'ok' }, interval_ms: 100 }, async () => (await fetch(url)).text())
+ */
+export declare function wait(spec: Spec | string, probe?: Probe | null, options?: WaitOptions): Promise<WaitResult>
+
+/**
+ * Starts a wait and returns its handle at once.
+ *
+ * @example
+ * const h = start({ probe: { file: { path: 'app.log' } }, until: { matches: 'listening' } })
+ * h.wake()
+ * const r = await h.result
+ */
+export declare function start(spec: Spec | string, probe?: Probe | null, options?: WaitOptions): WaitHandle
+
+/** Validates a spec without running it; throws a `WaitforError` when invalid. */
+export declare function checkSpec(spec: Spec | string): void
+
+/** An MCP tool definition. */
+export interface ToolDefinition {
+  name: string
+  title: string
+  description: string
+  inputSchema: { type: 'object'; [key: string]: unknown }
+  outputSchema: { type: 'object'; [key: string]: unknown }
+  annotations: Record<string, unknown>
+}
+
+/** Every profile with its tool: `profile` is `family/tool`, such as `aura/wait_for`. */
+export declare function profiles(): { profile: string; tool: ToolDefinition }[]
+
+/** The MCP tool definitions of every profile. */
+export declare function toolDefinitions(): ToolDefinition[]
+
+export interface CallToolOptions {
+  /** Aborting cancels the wait; the profile decides what a cancelled call returns. */
+  signal?: AbortSignal
+  onProgress?: (progress: Progress) => void
+  /** Overrides the profile's ceiling on the time limit. */
+  maxWaitCeilingMs?: number
+  /** The server's own tools, for profiles that probe them (AURA's `wait_for`); returns the tool's text. */
+  tools?: (name: string, args: Record<string, unknown>, ctx: { budgetMs: number }) => ProbeValue | Promise<ProbeValue>
+}
+
+/**
+ * Calls a profile's tool with the agent's arguments; resolves with output
+ * valid against the tool's `outputSchema`.
+ *
+ * @example
+ * const out = await callTool('aura/wait_for', { probe: { tool: 'status' }, until: { matches: 'up' } }, { tools })
+ */
+export declare function callTool(name: string, args: Record<string, unknown> | string, options?: CallToolOptions): Promise<any>
+
+/** Runs one shared test vector on virtual time. */
+export declare function simulate(vector: object | string): {
+  result: WaitResult
+  call_starts_ms: number[]
+  progress: Progress[]
+  output?: unknown
+  tool_error?: { code: string; message: string; field?: string; rule?: string }
+}
+
+/** Keys a host sent to a tmux pane with `send-keys`. */
+export interface SentKeys {
+  /** `tmux -L` socket name; absent for the default server. */
+  socketName?: string | null
+  /** The pane's id, `%N`. */
+  paneId: string
+  /** The `send-keys` arguments: text with `literal`, otherwise tmux key names. */
+  keys: string | string[]
+  /** `send-keys -l`. */
+  literal?: boolean
+  /** A final Enter was sent. */
+  enter?: boolean
+}
+
+/**
+ * Records, now, keys this process sent to a pane, so every pane wait of
+ * this process discounts their echo. Throws `WaitforError`
+ * (`invalid_arguments`) on a malformed record.
+ *
+ * @example
+ * recordSendKeys({ socketName: 'work', paneId: '%1', keys: 'make test', literal: true, enter: true })
+ */
+export declare function recordSendKeys(sent: SentKeys): void
+
+/** The JSON Schema of a spec. */
+export declare const SPEC_SCHEMA: Readonly<Record<string, unknown>>
+/** The JSON Schema of a result. */
+export declare const RESULT_SCHEMA: Readonly<Record<string, unknown>>
+
+/** Every refusal of the package, with a stable `code`. */
+export declare class WaitforError extends Error {
+  /** `invalid_arguments`, `unknown_profile`, `runtime`, `invalid_wait`, `bad_cursor`, `source_replaced`, `io`. */
+  readonly code: string
+  /** The offending field, for `invalid_arguments`. */
+  readonly field?: string
+  /** The rule it broke (stable snake_case), for `invalid_arguments`. */
+  readonly rule?: string
+  /** Every broken rule, for `invalid_wait`. */
+  readonly errors?: string[]
+}

@@ -1,0 +1,18 @@
+// ESM entry point: the same objects as the CommonJS one (lib/waitfor.js).
+import cjs from './waitfor.js'
+
+export const {
+  wait,
+  start,
+  WaitHandle,
+  checkSpec,
+  callTool,
+  toolDefinitions,
+  profiles,
+  simulate,
+  recordSendKeys,
+  SPEC_SCHEMA,
+  RESULT_SCHEMA,
+  WaitforError,
+} = cjs
+export default cjs

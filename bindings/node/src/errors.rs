@@ -1,0 +1,37 @@
+//! Errors handed to JavaScript: a JSON document in the message, which the
+//! JavaScript layer turns into a `WaitforError` with `code`, `field`,
+//! `rule` and `errors`.
+
+use serde_json::{json, Value};
+use waitfor::profiles::ToolError;
+use waitfor::SpecError;
+
+/// An error whose message is `detail` as JSON (always with `code` and
+/// `message`).
+pub fn typed(detail: Value) -> napi::Error {
+    napi::Error::from_reason(detail.to_string())
+}
+
+/// A rejected spec or argument: code `invalid_arguments` with its field
+/// and rule.
+pub fn spec(err: &SpecError) -> napi::Error {
+    typed(json!({
+        "code": "invalid_arguments",
+        "message": err.to_string(),
+        "field": err.field,
+        "rule": err.rule,
+    }))
+}
+
+/// A profile call that gave no result.
+pub fn tool(err: &ToolError) -> napi::Error {
+    match err {
+        ToolError::InvalidArguments(e) => spec(e),
+        other => typed(json!({"code": other.code(), "message": other.to_string()})),
+    }
+}
+
+/// Any other refusal, with its own code.
+pub fn other(code: &str, message: impl std::fmt::Display) -> napi::Error {
+    typed(json!({"code": code, "message": message.to_string()}))
+}

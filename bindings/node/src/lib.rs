@@ -1,0 +1,22 @@
+//! The native half of the npm package `waitfor`: the libwaitfor engine for
+//! Node through napi-rs.
+//!
+//! This crate exports low-level functions (see the generated `index.d.ts`);
+//! the package's public API is the JavaScript layer in `lib/`, which turns
+//! them into Promises, `AbortSignal` handling and typed errors. Nothing here
+//! blocks the JavaScript thread or holds a libuv pool thread while a wait
+//! runs: waits live on the engine's scheduler, JavaScript probes are called
+//! through weak, callee-unhandled threadsafe functions, and results come
+//! back through a threadsafe function that is released once it has been
+//! called.
+
+// The exports are only reached through Node's module registration, which
+// a Rust test build does not have; the tests are the JavaScript ones.
+#![cfg_attr(test, allow(dead_code))]
+
+mod bridge;
+mod echo;
+mod errors;
+mod ouro;
+mod profiles;
+mod waits;

@@ -1,0 +1,91 @@
+//! Seed profiles: every profile's MCP tool definition, calls to them with
+//! the host's JavaScript tools, and the shared test vectors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::{FnArgs, Function, Unknown};
+use napi_derive::napi;
+use serde_json::{json, Value};
+use waitfor::profiles::{self, Host, ToolCaller};
+use waitfor::{Policy, WaitOptions};
+
+use crate::bridge::JsTools;
+use crate::errors;
+use crate::waits::{done_fn, progress_fn, start, whole, NativeWait};
+
+/// Every profile and its MCP tool object: `[{profile, tool}]`.
+#[napi]
+pub fn profile_definitions() -> Value {
+    serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
+}
+
+/// Starts a profile call (internal; see the package's `callTool`).
+/// `args` is JSON text; `tools` is the package's dispatcher for the host's
+/// tools (absent: the built-in `run_command` and `read_file`). `onDone`
+/// gets `{output}` or `{error: {code, message, ...}}` once.
+// The callback's type is spelled out so napi writes its TypeScript signature.
+#[allow(clippy::type_complexity)]
+#[napi]
+pub fn start_tool_call(
+    profile: String,
+    args: String,
+    tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
+    on_done: Function<'static, Value, Unknown<'static>>,
+    on_progress: Option<Function<'static, Value, Unknown<'static>>>,
+    max_wait_ceiling_ms: Option<f64>,
+) -> napi::Result<NativeWait> {
+    let args: Value = serde_json::from_str(&args)
+        .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
+    let mut host = Host::default();
+    if let Some(ms) = max_wait_ceiling_ms {
+        host.max_wait_ceiling = Some(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
+    }
+    if let Some(f) = tools {
+        let dispatch = f
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        host.tools = Some(Arc::new(JsTools { dispatch }) as Arc<dyn ToolCaller>);
+    }
+    let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
+    let render = prepared.render;
+    start(
+        prepared.spec,
+        Some(prepared.probe),
+        WaitOptions::default().policy(prepared.policy),
+        done_fn(&on_done)?,
+        progress_fn(on_progress.as_ref())?,
+        move |result| match render(result) {
+            Ok(output) => json!({ "output": output }),
+            Err(err) => json!({ "error": error_json(&err) }),
+        },
+    )
+}
+
+fn error_json(err: &profiles::ToolError) -> Value {
+    match err {
+        profiles::ToolError::InvalidArguments(e) => json!({
+            "code": err.code(), "message": err.to_string(), "field": e.field, "rule": e.rule,
+        }),
+        other => json!({"code": other.code(), "message": other.to_string()}),
+    }
+}
+
+/// Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
+/// the answer has `result`, `call_starts_ms`, `progress`, and `output` or
+/// `tool_error` for profile vectors.
+#[napi]
+pub fn simulate(vector: String) -> napi::Result<Value> {
+    let vector: Value = serde_json::from_str(&vector)
+        .map_err(|e| errors::other("invalid_arguments", format!("vector: not JSON: {e}")))?;
+    waitfor::simulate_json(&vector).map_err(|e| errors::spec(&e))
+}
+
+/// The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`.
+#[napi]
+pub fn default_policy() -> Vec<f64> {
+    let p = Policy::default();
+    vec![p.max_wait_ceiling.as_millis() as f64, p.output_cap as f64]
+}

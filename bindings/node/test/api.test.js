@@ -1,0 +1,207 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { wait, start, checkSpec, callTool, toolDefinitions, profiles, WaitforError, RESULT_SCHEMA, SPEC_SCHEMA } = require('..')
+const { tempDir, eventually, repo } = require('./helpers.js')
+const Ajv = require('ajv/dist/2020')
+
+const fast = { interval_ms: 10, max_wait_ms: 5000 }
+const validResult = new Ajv({ strict: false }).compile(RESULT_SCHEMA)
+
+test('a sync JavaScript probe is polled until the condition holds', async () => {
+  let n = 0
+  const r = await wait({ until: { matches: 'ready' }, ...fast }, () => (++n < 3 ? 'starting' : 'ready'))
+  assert.equal(r.outcome, 'matched')
+  assert.equal(r.samples, 3)
+  assert.ok(validResult(r), JSON.stringify(validResult.errors))
+})
+
+test('a probe returning a Promise, a Buffer, an object or an observation', async () => {
+  const asyncR = await wait({ until: { matches: 'ok' }, ...fast }, async () => 'ok')
+  assert.equal(asyncR.outcome, 'matched')
+  const buf = await wait({ until: { matches: 'bytes' }, ...fast }, () => Buffer.from('some bytes'))
+  assert.equal(buf.outcome, 'matched')
+  const obj = await wait({ until: { json: { pointer: '/status', equals: 'up' } }, ...fast }, () => ({ status: 'up' }))
+  assert.equal(obj.outcome, 'matched')
+  const exit = await wait({ until: { exit_code: 3 }, ...fast }, () => ({ text: 'done', exitCode: 3 }))
+  assert.equal(exit.outcome, 'matched')
+  assert.equal(exit.exit_code, 3)
+  const gone = await wait({ until: { matches: 'never' }, ...fast }, () => ({ text: '', gone: true }))
+  assert.equal(gone.outcome, 'gone')
+})
+
+test('a probe that throws or rejects is a probe error, never a crash', async () => {
+  const thrown = await wait({ until: { matches: 'x' }, ...fast }, () => {
+    throw new Error('boom')
+  })
+  assert.equal(thrown.outcome, 'probe_error')
+  assert.match(thrown.probe.last_error, /boom/)
+  const rejected = await wait({ until: { matches: 'x' }, ...fast }, () => Promise.reject(new TypeError('nope')))
+  assert.equal(rejected.outcome, 'probe_error')
+  assert.match(rejected.probe.last_error, /nope/)
+  const odd = await wait({ until: { matches: 'x' }, ...fast }, () => {
+    throw Symbol('not an error') // eslint-disable-line no-throw-literal
+  })
+  assert.equal(odd.outcome, 'probe_error')
+  let n = 0
+  const tolerated = await wait({ until: { matches: 'ok' }, on_probe_error: { tolerate: 5 }, ...fast }, () => {
+    if (++n < 3) throw new Error('flaky')
+    return 'ok'
+  })
+  assert.equal(tolerated.outcome, 'matched')
+  assert.equal(tolerated.probe.errors, 2)
+  const unreadable = await wait({ until: { matches: 'x' }, ...fast }, () => ({ big: 10n }))
+  assert.equal(unreadable.outcome, 'probe_error')
+})
+
+test('a probe still running at the deadline is abandoned and the Promise resolves on time', async () => {
+  const began = Date.now()
+  let n = 0
+  const r = await wait({ until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 300 }, () => (++n === 1 ? 'first' : new Promise(() => {})))
+  assert.equal(r.outcome, 'timeout')
+  assert.equal(r.probe.abandoned, 1)
+  assert.equal(n, 2, 'no call starts after the abandoned one')
+  assert.ok(Date.now() - began < 3000, 'resolved near its deadline')
+  // No sample ever completed: the engine calls that a probe error.
+  const never = await wait({ until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 200 }, () => new Promise(() => {}))
+  assert.equal(never.outcome, 'probe_error')
+  assert.equal(never.probe.abandoned, 1)
+})
+
+test('built-in probes: command and file', async () => {
+  const cmd = await wait({ probe: { command: { argv: ['sh', '-c', 'echo build ok'] } }, until: { matches: 'ok' }, ...fast })
+  assert.equal(cmd.outcome, 'matched')
+  const dir = tempDir()
+  const log = path.join(dir, 'app.log')
+  fs.writeFileSync(log, 'old line\n')
+  let sampled = false
+  const handle = start({ probe: { file: { path: log } }, until: { matches: 'listening' }, progress_every_ms: 10, ...fast }, null, {
+    onProgress: () => (sampled = true),
+  })
+  await eventually(() => sampled)
+  fs.appendFileSync(log, 'server listening on 8080\n')
+  const r = await handle.result
+  assert.equal(r.outcome, 'matched')
+  assert.deepEqual(r.matched_lines, ['server listening on 8080'])
+})
+
+test('start: wake samples now, cancel ends with cancelled, result settles once', async () => {
+  let samples = 0
+  let state = 'waiting'
+  const h = start({ until: { matches: 'go' }, interval_ms: 60000, max_wait_ms: 120000 }, () => {
+    samples++
+    return state
+  })
+  await eventually(() => samples === 1)
+  state = 'go'
+  h.wake()
+  const r = await h.result
+  assert.equal(r.outcome, 'matched')
+  assert.equal(r.woken, true)
+  const h2 = start({ until: { matches: 'never' }, interval_ms: 60000, max_wait_ms: 120000 }, () => '')
+  h2.cancel()
+  assert.equal((await h2.result).outcome, 'cancelled')
+  h2.cancel() // harmless after the end
+  h2.wake()
+})
+
+test('AbortSignal cancels: aborted later, and already aborted (the probe is never called)', async () => {
+  const c = new AbortController()
+  let calls = 0
+  const p = wait({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 }, () => {
+    calls++
+    return ''
+  }, { signal: c.signal })
+  await eventually(() => calls > 0)
+  c.abort()
+  assert.equal((await p).outcome, 'cancelled')
+  let called = 0
+  const r = await wait({ until: { matches: 'x' }, ...fast }, () => {
+    called++
+    return 'x'
+  }, { signal: AbortSignal.abort() })
+  assert.equal(r.outcome, 'cancelled')
+  assert.equal(called, 0)
+})
+
+test('onProgress reports samples; a throwing onProgress does not break the wait', async () => {
+  const reports = []
+  let n = 0
+  const r = await wait({ until: { matches: 'done' }, interval_ms: 10, progress_every_ms: 10, max_wait_ms: 5000 }, () => (++n < 6 ? `step ${n}` : 'done'), {
+    onProgress: (p) => reports.push(p),
+  })
+  assert.equal(r.outcome, 'matched')
+  await eventually(() => reports.length > 0)
+  assert.equal(typeof reports[0].samples, 'number')
+  assert.match(reports[0].last_line, /step/)
+})
+
+test('policy: the host ceiling clamps max_wait_ms and is reported', async () => {
+  const r = await wait({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 100000 }, () => '', { policy: { maxWaitCeilingMs: 50 } })
+  assert.equal(r.outcome, 'timeout')
+  assert.equal(r.clamped, true)
+  assert.equal(r.effective_max_wait_ms, 50)
+})
+
+test('bad input is a typed WaitforError naming the field and rule', async () => {
+  await assert.rejects(wait({ until: { matches: '(' }, regex: true }, () => ''), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'until.matches' && e.rule === 'invalid_regex')
+  await assert.rejects(wait({ until: { matches: 'x' }, nope: 1 }, () => ''), (e) => e.code === 'invalid_arguments' && e.rule === 'unknown_field')
+  await assert.rejects(wait('{not json', () => ''), (e) => e.code === 'invalid_arguments' && e.rule === 'invalid_json')
+  await assert.rejects(wait({ until: { matches: 'x' } }), (e) => e.field === 'probe' && e.rule === 'missing_field')
+  await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
+  await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { signal: {} }), (e) => e.field === 'options.signal')
+  await assert.rejects(wait({ until: { matches: 'x' }, big: 1n }, () => ''), (e) => e.rule === 'invalid_json')
+  await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { policy: { maxWaitCeilingMs: -1 } }), (e) => e.code === 'invalid_arguments')
+  assert.throws(() => checkSpec({ until: { matches: 'x' }, interval_ms: 1 }), (e) => e.field === 'interval_ms')
+  checkSpec({ until: { matches: 'x' } })
+  assert.equal(SPEC_SCHEMA.type, 'object')
+})
+
+test('toolDefinitions: MCP tool objects for every profile', () => {
+  const tools = toolDefinitions()
+  assert.equal(tools.length, profiles().length)
+  for (const tool of tools) {
+    for (const key of ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations']) assert.ok(key in tool, key)
+    assert.equal(tool.inputSchema.type, 'object')
+  }
+})
+
+test('callTool runs every profile; output valid against its outputSchema', async () => {
+  const ajv = new Ajv({ strict: false })
+  for (const { profile, tool } of profiles()) {
+    assert.ok(typeof profile === 'string' && profile.includes('/'))
+    const validate = ajv.compile(tool.outputSchema)
+    if (profile === 'aura/wait_for') {
+      const out = await callTool(profile, { probe: { tool: 'run_command', args: { argv: ['echo', 'Running'] } }, until: { matches: 'Running' }, poll_sec: 1, max_wait_sec: 5 })
+      assert.equal(out.reason, 'matched')
+      assert.ok(validate(out), JSON.stringify(validate.errors))
+    }
+  }
+})
+
+test('callTool lends the server its own JavaScript tools; resolves by tool name', async () => {
+  let polls = 0
+  const seen = []
+  const out = await callTool('wait_for', { probe: { tool: 'deploy_status', args: { id: 7 } }, until: { matches: 'Running' }, poll_sec: 1, max_wait_sec: 10 }, {
+    tools: async (name, args) => {
+      seen.push([name, args])
+      return ++polls < 2 ? 'Pending' : 'Running'
+    },
+  })
+  assert.equal(out.reason, 'matched')
+  assert.deepEqual(seen[0], ['deploy_status', { id: 7 }])
+  await assert.rejects(callTool('aura/wait_for', { probe: { tool: '' }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.field === 'probe.tool' && e.rule === 'empty')
+  await assert.rejects(callTool('nope/none', {}), (e) => e.code === 'unknown_profile')
+})
+
+test('require from the repository root and import as ESM give the same API', async () => {
+  const fromRoot = require(path.join(repo, 'bindings/node'))
+  assert.equal(typeof fromRoot.wait, 'function')
+  const esm = await import('waitfor')
+  assert.equal(esm.wait, fromRoot.wait)
+  const ax = await import('waitfor/ax')
+  assert.equal(typeof ax.waitFor, 'function')
+  assert.equal(require('waitfor/ax').wait, ax.wait)
+})

@@ -1,0 +1,90 @@
+'use strict'
+// The event loop while waits run: no blocking, no libuv pool thread held,
+// and the process exits on its own when no wait is pending.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const { monitorEventLoopDelay } = require('node:perf_hooks')
+const { start } = require('..')
+const { tempDir, eventually, root } = require('./helpers.js')
+
+const N = 1000
+
+function thousandWaits(probe) {
+  return Array.from({ length: N }, () => start({ until: { matches: 'never' }, interval_ms: 50, max_wait_ms: 120000 }, probe))
+}
+
+test('1,000 pending waits: timers keep firing and fs.readFile completes while they run', async () => {
+  let calls = 0
+  const handles = thousandWaits(() => {
+    calls++
+    return 'still waiting'
+  })
+  try {
+    await eventually(() => calls >= N, { timeoutMs: 30000 })
+    const lag = monitorEventLoopDelay({ resolution: 10 })
+    lag.enable()
+    // The default libuv pool has 4 threads: if each wait held one, these
+    // reads would never complete.
+    const self = fs.promises.readFile(__filename)
+    const reads = await Promise.all(Array.from({ length: 8 }, () => fs.promises.readFile(__filename)))
+    assert.equal((await self).length, reads[0].length)
+    await new Promise((r) => setTimeout(r, 500))
+    lag.disable()
+    // Generous: the machine is shared; a blocked loop would show seconds.
+    assert.ok(lag.max / 1e6 < 1000, `event loop delay max ${lag.max / 1e6} ms`)
+  } finally {
+    for (const h of handles) h.cancel()
+  }
+  const results = await Promise.all(handles.map((h) => h.result))
+  assert.ok(results.every((r) => r.outcome === 'cancelled'))
+})
+
+function runScript(dir, source) {
+  const file = path.join(dir, `script-${Math.random().toString(36).slice(2)}.js`)
+  fs.writeFileSync(file, source)
+  return spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60000 })
+}
+
+test('the process exits on its own once no wait is pending', () => {
+  const dir = tempDir()
+  const r = runScript(dir, `
+    const { wait, start } = require(${JSON.stringify(root)})
+    let n = 0
+    wait({ until: { matches: 'done' }, interval_ms: 10, max_wait_ms: 5000 }, () => (++n < 3 ? 'no' : 'done'))
+      .then((r) => console.log('outcome', r.outcome))
+    const h = start({ until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 60000 }, () => { throw new Error('boom') })
+    h.result.then((r) => console.log('second', r.outcome))
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /outcome matched/)
+  assert.match(r.stdout, /second probe_error/)
+})
+
+test('a pending wait keeps the process alive until it settles, like a timer', () => {
+  const dir = tempDir()
+  const r = runScript(dir, `
+    const { wait } = require(${JSON.stringify(root)})
+    wait({ probe: { command: { argv: ['sh', '-c', 'echo tick'] } }, until: { matches: 'never' }, interval_ms: 20, max_wait_ms: 300 })
+      .then((r) => console.log('outcome', r.outcome))
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /outcome timeout/)
+})
+
+test('a probe that throws or rejects in many waits never crashes the process', () => {
+  const dir = tempDir()
+  const r = runScript(dir, `
+    const { wait } = require(${JSON.stringify(root)})
+    const spec = { until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 2000 }
+    Promise.all([
+      ...Array.from({ length: 50 }, () => wait(spec, () => { throw new Error('boom') })),
+      ...Array.from({ length: 50 }, () => wait(spec, async () => { throw new Error('async boom') })),
+      ...Array.from({ length: 50 }, () => wait(spec, () => Promise.reject('a string'))),
+    ]).then((rs) => console.log('all', rs.every((r) => r.outcome === 'probe_error')))
+  `)
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /all true/)
+})

@@ -1,0 +1,38 @@
+'use strict'
+// The package as shipped: generated files match the sources, types compile
+// for a strict consumer, and `npm pack` installs and works in a fresh folder.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { execFileSync, spawnSync } = require('node:child_process')
+const { tempDir, root } = require('./helpers.js')
+
+test('generated index.js and index.d.ts match the committed ones (run after `npm run build`)', (t) => {
+  const git = spawnSync('git', ['diff', '--exit-code', '--stat', 'HEAD', '--', 'index.js', 'index.d.ts'], { cwd: root, encoding: 'utf8' })
+  if (git.error || git.status === 128) return t.skip('not a git checkout')
+  assert.equal(git.status, 0, `generated files drifted; commit them:\n${git.stdout}`)
+})
+
+test('a strict TypeScript consumer compiles (tsc --noEmit)', () => {
+  const tsc = require.resolve('typescript/bin/tsc')
+  const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', path.join(root, 'test/types/tsconfig.json')], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stdout + r.stderr)
+})
+
+test('npm pack installs and works in a fresh folder (CommonJS and ESM)', () => {
+  const dir = tempDir()
+  const out = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop()
+  const app = path.join(dir, 'app')
+  fs.mkdirSync(app)
+  fs.writeFileSync(path.join(app, 'package.json'), '{"name":"app","private":true}')
+  execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--offline', path.join(dir, out)], { cwd: app })
+  fs.writeFileSync(path.join(app, 'cjs.js'), `
+    const { wait } = require('waitfor'); const { formatDuration } = require('waitfor/ax')
+    wait({ until: { matches: 'ok' }, interval_ms: 10 }, () => 'ok').then((r) => console.log(r.outcome, formatDuration(90000)))`)
+  fs.writeFileSync(path.join(app, 'esm.mjs'), `
+    import { wait } from 'waitfor'; import { WAIT_VERSION } from 'waitfor/ax'
+    console.log((await wait({ until: { matches: 'ok' }, interval_ms: 10 }, async () => 'ok')).outcome, WAIT_VERSION)`)
+  assert.equal(execFileSync(process.execPath, ['cjs.js'], { cwd: app, encoding: 'utf8' }).trim(), 'matched 90s')
+  assert.equal(execFileSync(process.execPath, ['esm.mjs'], { cwd: app, encoding: 'utf8' }).trim(), 'matched wait/1')
+})

@@ -1,0 +1,32 @@
+// A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
+import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition } from 'waitfor'
+import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventMatcher, type Wait, type WaitState } from 'waitfor/ax'
+
+async function main(): Promise<void> {
+  const result: WaitResult = await wait({ until: { matches: 'ready' }, max_wait_ms: 1000 }, async ({ sample }) => `sample ${sample}`)
+  const outcome: string = result.outcome
+  const handle = start({ probe: { file: { path: 'x.log' } }, until: { matches: 'ok' } }, null, { signal: AbortSignal.timeout(1000) })
+  handle.wake()
+  recordSendKeys({ socketName: 'work', paneId: '%1', keys: ['make test'], literal: true, enter: true })
+  const pane: boolean = (await wait({ probe: { tmux: { pane_id: '%1', socket_name: 'work' } }, until: { matches: 'ok' } })).alternate_screen
+  handle.cancel()
+  await handle.result
+  const tools: ToolDefinition[] = toolDefinitions()
+  const out: unknown = await callTool(tools[0].name, {}, { tools: async (name, args) => `${name} ${JSON.stringify(args)}` })
+  try {
+    checkSpec({ until: { matches: '(' } })
+  } catch (e) {
+    if (e instanceof WaitforError) console.log(e.code, e.field, e.rule)
+  }
+  const w: Wait = await waitFor({
+    for: 'build', target: null, timeoutMs: parseDuration('90s') ?? 90000,
+    read: async (cursor) => readEvents('events.jsonl', cursor),
+    match: eventMatcher({ type: 'build.done' }),
+    resume: (cursor) => ({ command: `ax wait --cursor ${cursor ?? ''}` }),
+  })
+  const state: WaitState = w.state
+  const built = envelope({ for: 'x', state: 'gone', since: new Date().toISOString() })
+  console.log(outcome, pane, out, state, isWait(built), validateWait(built).ok, waitText(built), waitExit(built, { ok: 0, error: 1 }, DEFAULT_WAIT_EXITS),
+    formatDuration(1000), WAIT_STATES[0], WAIT_VERSION, WAIT_FLAGS.timeout.placeholder)
+}
+void main()

@@ -1,0 +1,454 @@
+"""waitfor: wait for a condition instead of sleeping, in one call.
+
+An agent tool server (an MCP server) that must wait for a build, a prompt
+or a rollout calls :func:`wait` (or ``await`` :func:`wait_async`) with a
+spec and a probe, and gets a structured :class:`WaitResult` as soon as the
+condition holds, a failure marker hits, or the time limit passes. The
+engine is Rust; the GIL is released while it runs and taken only to call a
+Python probe.
+
+>>> import waitfor
+>>> polls = iter(["starting", "starting", "ready"])
+>>> result = waitfor.wait(
+...     {"until": {"matches": "ready"}, "stop": ["error"], "interval_ms": 10},
+...     lambda: next(polls),
+... )
+>>> result.outcome, result.samples
+('matched', 3)
+
+A probe is a plain callable or an ``async def`` (run on the caller's event
+loop by :func:`wait_async`), taking no argument or a :class:`ProbeContext`,
+and returning ``str``, UTF-8 ``bytes``, a ``dict``/``list`` (structured
+output for ``json`` conditions) or an :class:`Observation`. Without a probe
+the spec's built-in one runs (``{"probe": {"command": {"argv": [...]}}}``
+or ``{"probe": {"file": {"path": ...}}}``).
+
+Every tool profile (``aura/wait_for``, ...) is there for MCP servers:
+:func:`tool_definitions` to register, :func:`call_tool` to answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import datetime
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from . import _aio, _native
+from ._errors import (
+    InternalError,
+    ProbeError,
+    SpecError,
+    ToolError,
+    WaitforError,
+)
+from ._native import Observation, ProbeContext, Progress
+from ._result import Outcome, ProbeAccounting, Tail, WaitResult
+
+__all__ = [
+    "RESULT_SCHEMA",
+    "SPEC_SCHEMA",
+    "InternalError",
+    "Observation",
+    "Outcome",
+    "Policy",
+    "ProbeAccounting",
+    "ProbeContext",
+    "ProbeError",
+    "Progress",
+    "SpecError",
+    "Tail",
+    "ToolError",
+    "WaitHandle",
+    "WaitResult",
+    "WaitforError",
+    "call_tool",
+    "call_tool_async",
+    "format_duration",
+    "parse_duration",
+    "profiles",
+    "record_send_keys",
+    "simulate",
+    "start",
+    "tool_definition",
+    "tool_definitions",
+    "wait",
+    "wait_async",
+]
+
+RESULT_SCHEMA: str = _native.RESULT_SCHEMA
+"""JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`."""
+SPEC_SCHEMA: str = _native.SPEC_SCHEMA
+"""JSON Schema (draft 2020-12) of a spec."""
+
+Spec = Union[Mapping[str, Any], str]
+"""A spec: a dict (or JSON text) following :data:`SPEC_SCHEMA`."""
+Answer = Union[str, bytes, Mapping[str, Any], Sequence[Any], Observation]
+"""What a probe returns."""
+Probe = Union[
+    Callable[[], Union[Answer, Awaitable[Answer]]],
+    Callable[[ProbeContext], Union[Answer, Awaitable[Answer]]],
+]
+"""A probe: a callable (plain or ``async def``), with or without a context."""
+ProgressCallback = Callable[[Progress], Any]
+"""Called with a :class:`Progress`; in ``*_async`` calls on the loop (it may be ``async def``)."""
+Tools = Callable[[str, dict[str, Any]], Union[Answer, Awaitable[Answer]]]
+"""``tools(name, arguments)``: runs another tool of the server for ``wait_for``."""
+
+atexit.register(_native._shutdown)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Limits the host (the tool server), not the agent, sets on a wait.
+
+    ``max_wait_ceiling`` (seconds): a spec's ``max_wait_ms`` above it is
+    lowered to it, and the result says so (``clamped``). ``output_cap``
+    (bytes): the largest observation for specs that set none.
+
+    >>> import waitfor
+    >>> r = waitfor.wait({"until": {"matches": "x"}, "max_wait_ms": 60000, "interval_ms": 10},
+    ...                  lambda: "x", policy=waitfor.Policy(max_wait_ceiling=30))
+    >>> (r.effective_max_wait_ms, r.clamped)
+    (30000, True)
+    """
+
+    max_wait_ceiling: float = 300.0
+    output_cap: int = 256 * 1024
+
+
+def _takes_ctx(probe: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(probe).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        for p in parameters
+    )
+
+
+def _native_start(
+    spec: Spec,
+    probe: Probe | None,
+    *,
+    stream: bool,
+    policy: Policy | None,
+    on_progress: Callable[[Progress], Any] | None,
+    on_done: Callable[[], None] | None = None,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> _native.NativeHandle:
+    if probe is not None and not callable(probe):
+        raise TypeError(f"probe must be callable, not {type(probe).__name__}")
+    policy = policy or Policy()
+    return _native.start(
+        spec,
+        probe,
+        takes_ctx=probe is not None and _takes_ctx(probe),
+        stream=stream,
+        on_progress=on_progress,
+        on_done=on_done,
+        event_loop=loop,
+        max_wait_ceiling=policy.max_wait_ceiling,
+        output_cap=policy.output_cap,
+    )
+
+
+def _refuse_async(func: object, what: str, instead: str) -> None:
+    if func is not None and _aio.is_async(func):
+        raise TypeError(f"an async {what} runs on an event loop: use {instead}")
+
+
+class WaitHandle:
+    """A running wait, from :func:`start`. Dropping it does not cancel it.
+
+    >>> import waitfor
+    >>> handle = waitfor.start({"until": {"matches": "never"}}, lambda: "")
+    >>> handle.cancel()
+    >>> handle.result(timeout=10).outcome
+    'cancelled'
+    """
+
+    def __init__(self, native: _native.NativeHandle) -> None:
+        self._native = native
+        self._result: WaitResult | None = None
+
+    def cancel(self) -> None:
+        """Ends the wait with outcome ``cancelled``; a probe call in flight
+        is abandoned (its context reads ``cancelled``). Harmless once ended."""
+        self._native.cancel()
+
+    def wake(self) -> None:
+        """Takes a sample now instead of at the next poll (a push signal)."""
+        self._native.wake()
+
+    def done(self) -> bool:
+        """Whether the wait has ended."""
+        return self._native.done()
+
+    def result(self, timeout: float | None = None) -> WaitResult:
+        """Blocks until the wait ends (Ctrl-C interrupts; the wait goes on),
+        at most ``timeout`` seconds (then ``TimeoutError``)."""
+        if self._result is None:
+            self._result = WaitResult._from_native(self._native.result(timeout))
+        return self._result
+
+
+def start(
+    spec: Spec,
+    probe: Probe | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+    policy: Policy | None = None,
+    stream: bool = False,
+) -> WaitHandle:
+    """Starts a wait and returns at once; see :func:`wait` for the arguments.
+
+    ``on_progress`` is called on an engine thread. ``async def`` probes
+    need :func:`wait_async`.
+    """
+    _refuse_async(probe, "probe", "wait_async")
+    return WaitHandle(_native_start(spec, probe, stream=stream, policy=policy, on_progress=on_progress))
+
+
+def wait(
+    spec: Spec,
+    probe: Probe | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+    policy: Policy | None = None,
+    stream: bool = False,
+) -> WaitResult:
+    """Waits until the spec's condition holds, a stop marker hits, or the
+    time limit passes; blocks only the calling thread, with the GIL released.
+
+    ``spec`` is a dict (or JSON text) following :data:`SPEC_SCHEMA`:
+    ``until`` (``matches``, ``not_matches``, ``patterns``, ``quiet_for_ms``,
+    ``any_output``, ``json``, ``exit_code``, ``any``/``all``), ``stop``,
+    ``interval_ms`` (>= 10), ``max_wait_ms``, ``view`` (``whole`` or
+    ``fresh``), ``on_probe_error``, ... ``probe`` is a callable or ``None``
+    for the spec's built-in probe; ``stream=True`` declares that each call
+    returns only new text. Ctrl-C cancels the wait and raises
+    ``KeyboardInterrupt``. A bad spec raises :class:`SpecError`.
+
+    >>> import waitfor
+    >>> waitfor.wait({"probe": {"command": {"argv": ["echo", "build ok"]}},
+    ...               "until": {"patterns": ["ok", "done"]}}).matched_index
+    0
+    """
+    _refuse_async(probe, "probe", "wait_async")
+    native = _native_start(spec, probe, stream=stream, policy=policy, on_progress=on_progress)
+    try:
+        return WaitResult._from_native(native.result())
+    except BaseException:
+        native.cancel()
+        raise
+
+
+async def _settled(native: _native.NativeHandle, future: asyncio.Future[None]) -> Any:
+    try:
+        await future
+    except asyncio.CancelledError:
+        native.cancel()
+        raise
+    return native.result(0)
+
+
+async def wait_async(
+    spec: Spec,
+    probe: Probe | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+    policy: Policy | None = None,
+    stream: bool = False,
+) -> WaitResult:
+    """:func:`wait` for asyncio: resolves on the running loop, which it
+    never blocks. ``async def`` probes and ``on_progress`` callbacks run on
+    that loop. Cancelling the awaiting task cancels the wait and its probe
+    call.
+
+    >>> import asyncio, waitfor
+    >>> async def probe() -> str:
+    ...     return "ready"
+    >>> asyncio.run(waitfor.wait_async({"until": {"matches": "ready"}}, probe)).outcome
+    'matched'
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+    tasks: set[asyncio.Task[Any]] = set()
+    native = _native_start(
+        spec,
+        probe,
+        stream=stream,
+        policy=policy,
+        on_progress=_aio.on_loop(on_progress, tasks),
+        on_done=functools.partial(_aio.settle, future),
+        loop=loop,
+    )
+    return WaitResult._from_native(await _settled(native, future))
+
+
+def _seconds(value: float | datetime.timedelta | None) -> float | None:
+    return value.total_seconds() if isinstance(value, datetime.timedelta) else value
+
+
+def call_tool(
+    profile: str,
+    arguments: Mapping[str, Any] | str,
+    *,
+    tools: Tools | None = None,
+    on_progress: ProgressCallback | None = None,
+    max_wait_ceiling: float | datetime.timedelta | None = None,
+) -> dict[str, Any]:
+    """Runs a profile's tool call (``aura/wait_for``, ...) to its end and
+    gives the tool's output, as its ``outputSchema`` describes.
+
+    ``arguments`` are the agent's, passed through. ``tools(name,
+    arguments)`` runs the server's other tools for the generic
+    ``wait_for`` probe (without it: built-in ``run_command`` and
+    ``read_file``). ``max_wait_ceiling`` overrides the profile's ceiling.
+    Bad arguments raise :class:`SpecError` (code ``invalid_arguments``);
+    an unknown profile or a wait that could not finish raises
+    :class:`ToolError`.
+
+    >>> import waitfor
+    >>> out = waitfor.call_tool("aura/wait_for", {
+    ...     "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
+    ...     "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10})
+    >>> out["reason"]
+    'matched'
+    """
+    _refuse_async(tools, "tools callable", "call_tool_async")
+    native = _native.call_tool(
+        profile,
+        arguments,
+        tools=tools,
+        on_progress=on_progress,
+        max_wait_ceiling=_seconds(max_wait_ceiling),
+    )
+    try:
+        output: dict[str, Any] = native.result()
+        return output
+    except BaseException:
+        native.cancel()
+        raise
+
+
+async def call_tool_async(
+    profile: str,
+    arguments: Mapping[str, Any] | str,
+    *,
+    tools: Tools | None = None,
+    on_progress: ProgressCallback | None = None,
+    max_wait_ceiling: float | datetime.timedelta | None = None,
+) -> dict[str, Any]:
+    """:func:`call_tool` for asyncio: ``tools`` and ``on_progress`` may be
+    ``async def`` and run on the running loop; cancelling the awaiting task
+    cancels the wait (what an MCP server does on
+    ``notifications/cancelled``)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+    tasks: set[asyncio.Task[Any]] = set()
+    native = _native.call_tool(
+        profile,
+        arguments,
+        tools=tools,
+        on_progress=_aio.on_loop(on_progress, tasks),
+        on_done=functools.partial(_aio.settle, future),
+        event_loop=loop,
+        max_wait_ceiling=_seconds(max_wait_ceiling),
+    )
+    output: dict[str, Any] = await _settled(native, future)
+    return output
+
+
+def profiles() -> list[str]:
+    """The profile names (``family/tool``) :func:`call_tool` accepts."""
+    return [profile for profile, _ in _native.definitions()]
+
+
+def tool_definitions() -> list[dict[str, Any]]:
+    """Every profile's MCP tool definition, in :func:`profiles` order: dicts
+    with ``name``, ``title``, ``description``, ``inputSchema``,
+    ``outputSchema`` and ``annotations``, ready to register.
+
+    >>> import waitfor
+    >>> sorted(waitfor.tool_definitions()[0])
+    ['annotations', 'description', 'inputSchema', 'name', 'outputSchema', 'title']
+    """
+    return [tool for _, tool in _native.definitions()]
+
+
+def tool_definition(profile: str) -> dict[str, Any]:
+    """One profile's MCP tool definition; :class:`ToolError` if unknown."""
+    for name, tool in _native.definitions():
+        if name == profile:
+            return tool
+    raise ToolError(f"unknown profile `{profile}`", code="unknown_profile")
+
+
+def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]:
+    """Runs one shared test vector (``tests/vectors/*.json``) on virtual
+    time and gives its answer, to compare with the vector's ``expect``."""
+    answer: dict[str, Any] = _native.simulate(vector)
+    return answer
+
+
+def parse_duration(text: str) -> int:
+    """Milliseconds in a duration written ``"90s"``, ``"2m"``, ``"1h"``,
+    ``"500ms"`` or ``"30"`` (seconds); whole numbers only.
+    :class:`SpecError` (rule ``wrong_type``) for anything else.
+
+    >>> import waitfor
+    >>> waitfor.parse_duration("2m")
+    120000
+    """
+    ms = _native.parse_duration(text)
+    if ms is None:
+        raise SpecError(
+            f"{text!r} is not a duration: digits then ms, s, m or h (\"90s\", \"2m\", \"500ms\")",
+            field="duration",
+            rule="wrong_type",
+        )
+    return ms
+
+
+def format_duration(duration: int | datetime.timedelta) -> str:
+    """The shortest exact text for a duration (milliseconds or a
+    ``timedelta``) that :func:`parse_duration` reads back.
+
+    >>> import waitfor
+    >>> waitfor.format_duration(90_000)
+    '90s'
+    """
+    if isinstance(duration, datetime.timedelta):
+        duration = duration // datetime.timedelta(milliseconds=1)
+    if duration < 0:
+        raise SpecError("a duration cannot be negative", field="duration", rule="out_of_range")
+    return _native.format_duration(duration)
+
+
+def record_send_keys(
+    pane_id: str,
+    keys: Sequence[str],
+    *,
+    socket_name: str | None = None,
+    literal: bool = False,
+    enter: bool = False,
+) -> None:
+    """Records keys this server just sent to tmux pane ``pane_id`` (``%N``)
+    with ``send-keys`` (its key arguments; ``literal`` for ``-l``; ``enter``
+    when an ``Enter`` followed), so pane waits (the ``wait_for_text``
+    profiles) do not take their echo for new output. Records expire on
+    their own.
+
+    >>> import waitfor
+    >>> waitfor.record_send_keys("%3", ["make test"], socket_name="demo", literal=True, enter=True)
+    """
+    if isinstance(keys, str):
+        raise TypeError("keys is a list of send-keys arguments, not a str")
+    _native.record_send_keys(socket_name, pane_id, list(keys), literal=literal, enter=enter)

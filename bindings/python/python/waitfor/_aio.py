@@ -1,0 +1,54 @@
+"""asyncio glue for the engine's threads."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def submit(
+    awaitable: Awaitable[Any], loop: asyncio.AbstractEventLoop
+) -> concurrent.futures.Future[Any]:
+    """Runs ``awaitable`` on ``loop`` from another thread (the engine's
+    worker calling an ``async def`` probe)."""
+    coro = awaitable if asyncio.iscoroutine(awaitable) else _await(awaitable)
+    return asyncio.run_coroutine_threadsafe(coro, loop)
+
+
+def settle(future: asyncio.Future[None]) -> None:
+    """Resolves the future an ``*_async`` call awaits (run on its loop)."""
+    if not future.done():
+        future.set_result(None)
+
+
+def on_loop(
+    callback: Callable[[Any], Any] | None, tasks: set[asyncio.Task[Any]]
+) -> Callable[[Any], None] | None:
+    """A progress callback run on the loop: a coroutine it returns
+    becomes a task, kept in ``tasks`` until it ends."""
+    if callback is None:
+        return None
+
+    def report(progress: Any) -> None:
+        answer = callback(progress)
+        if inspect.isawaitable(answer):
+            task = asyncio.ensure_future(answer)
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    return report
+
+
+def is_async(func: Any) -> bool:
+    """Whether calling ``func`` gives a coroutine (``async def``, also as
+    ``__call__``)."""
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)
+    )

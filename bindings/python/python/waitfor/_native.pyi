@@ -1,0 +1,93 @@
+"""Type stubs of the native module (Rust, pyo3)."""
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, final
+
+RESULT_SCHEMA: str
+SPEC_SCHEMA: str
+
+@final
+class Observation:
+    """One observation of a probe: text, structured json, exit code, gone."""
+
+    def __init__(
+        self,
+        text: str | None = None,
+        *,
+        json: Any = None,
+        exit_code: int | None = None,
+        gone: bool = False,
+    ) -> None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def json(self) -> Any: ...
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def gone(self) -> bool: ...
+
+@final
+class ProbeContext:
+    """What a probe call is told about itself."""
+
+    @property
+    def sample(self) -> int: ...
+    @property
+    def elapsed(self) -> float: ...
+    @property
+    def budget(self) -> float: ...
+    @property
+    def cancelled(self) -> bool: ...
+    def wait_cancelled(self, timeout: float) -> bool: ...
+
+@final
+class Progress:
+    """Progress of a running wait."""
+
+    @property
+    def samples(self) -> int: ...
+    @property
+    def elapsed_ms(self) -> int: ...
+    @property
+    def last_line(self) -> str | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class NativeHandle:
+    def cancel(self) -> None: ...
+    def wake(self) -> None: ...
+    def done(self) -> bool: ...
+    def result(self, timeout: float | None = None) -> Any: ...
+
+def start(
+    spec: Mapping[str, Any] | str,
+    probe: Callable[..., Any] | None = None,
+    *,
+    takes_ctx: bool = False,
+    stream: bool = False,
+    on_progress: Callable[[Progress], Any] | None = None,
+    on_done: Callable[[], None] | None = None,
+    event_loop: asyncio.AbstractEventLoop | None = None,
+    max_wait_ceiling: float | None = None,
+    output_cap: int | None = None,
+) -> NativeHandle: ...
+def call_tool(
+    profile: str,
+    arguments: Mapping[str, Any] | str,
+    *,
+    tools: Callable[..., Any] | None = None,
+    on_progress: Callable[[Progress], Any] | None = None,
+    on_done: Callable[[], None] | None = None,
+    event_loop: asyncio.AbstractEventLoop | None = None,
+    max_wait_ceiling: float | None = None,
+) -> NativeHandle: ...
+def definitions() -> list[tuple[str, dict[str, Any]]]: ...
+def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]: ...
+def parse_duration(text: str) -> int | None: ...
+def format_duration(ms: int) -> str: ...
+def record_send_keys(
+    socket_name: str | None, pane_id: str, keys: list[str], *, literal: bool = False, enter: bool = False
+) -> None: ...
+def _shutdown() -> None: ...

@@ -1,0 +1,152 @@
+//! JSON values between Rust (`serde_json::Value`) and Python objects.
+//!
+//! Python to JSON accepts what `json.dumps` accepts by default (dict with
+//! str keys, list, tuple, str, int, float, bool, None) and names the path
+//! of anything else, so a bad spec says where it went wrong.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting accepted, so a self-referencing list fails cleanly.
+const MAX_DEPTH: usize = 128;
+
+/// A Python value JSON cannot hold, and where it was.
+#[derive(Debug)]
+pub struct NotJson {
+    /// Path from the root, such as `$.until.matches` or `$[2]`.
+    pub path: String,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl NotJson {
+    fn new(path: &str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for NotJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl From<NotJson> for PyErr {
+    fn from(err: NotJson) -> Self {
+        PyTypeError::new_err(err.to_string())
+    }
+}
+
+/// A Python object as JSON, or where it holds something JSON cannot.
+pub fn to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
+    to_json_at(obj, "$", 0)
+}
+
+fn to_json_at(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<Value, NotJson> {
+    if depth > MAX_DEPTH {
+        return Err(NotJson::new(
+            path,
+            format!("nested deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return text(s, path).map(Value::String);
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        return Err(NotJson::new(path, "integer does not fit in 64 bits"));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| NotJson::new(path, "NaN and infinity are not JSON"));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::new();
+        for (k, v) in d.iter() {
+            let key = k
+                .cast::<PyString>()
+                .map_err(|_| NotJson::new(path, "dict keys must be str for JSON"))?;
+            let key = text(key, path)?;
+            let at = format!("{path}.{key}");
+            map.insert(key, to_json_at(&v, &at, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return items(l.iter(), path, depth);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return items(t.iter(), path, depth);
+    }
+    let kind = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "value".to_string(), |n| n.to_string());
+    Err(NotJson::new(
+        path,
+        format!("a {kind} is not JSON (use dict, list, str, int, float, bool or None)"),
+    ))
+}
+
+fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
+    s.to_str()
+        .map(str::to_owned)
+        .map_err(|_| NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)"))
+}
+
+fn items<'py>(
+    iter: impl Iterator<Item = Bound<'py, PyAny>>,
+    path: &str,
+    depth: usize,
+) -> Result<Value, NotJson> {
+    iter.enumerate()
+        .map(|(i, v)| to_json_at(&v, &format!("{path}[{i}]"), depth + 1))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Value::Array)
+}
+
+/// A JSON value as plain Python objects (dict, list, str, int, float,
+/// bool, None).
+pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let list = PyList::empty(py);
+            for v in a {
+                list.append(to_py(py, v)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(o) => {
+            let dict = PyDict::new(py);
+            for (k, v) in o {
+                dict.set_item(k, to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}

@@ -1,0 +1,241 @@
+//! A running wait as Python sees it: cancel, wake, and its result
+//! delivered to a blocked thread or to an asyncio loop.
+
+use crate::convert;
+use crate::errors;
+use crate::invoke::{attached, SharedCalls};
+use parking_lot::{Condvar, Mutex};
+use pyo3::exceptions::PyTimeoutError;
+use pyo3::prelude::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use waitfor::profiles::Render;
+use waitfor::{Progress, WaitControl, WaitOptions, WaitResult};
+
+/// How often a blocked `result()` looks for Ctrl-C.
+const SIGNAL_CHECK: Duration = Duration::from_millis(20);
+
+/// Where the engine leaves the result for Python.
+#[derive(Default)]
+struct Delivery {
+    result: Mutex<Option<WaitResult>>,
+    ready: Condvar,
+}
+
+impl Delivery {
+    fn fill(&self, result: &WaitResult) {
+        *self.result.lock() = Some(result.clone());
+        self.ready.notify_all();
+    }
+
+    /// Waits at most `timeout`; whether the result is there.
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut result = self.result.lock();
+        if result.is_none() {
+            self.ready.wait_for(&mut result, timeout);
+        }
+        result.is_some()
+    }
+}
+
+/// Progress of a running wait, reported (throttled by the spec's
+/// ``progress_every_ms``) after samples that decided nothing.
+#[pyclass(frozen, module = "waitfor", name = "Progress")]
+pub struct PyProgress {
+    inner: Progress,
+}
+
+#[pymethods]
+impl PyProgress {
+    /// Samples taken so far.
+    #[getter]
+    fn samples(&self) -> u64 {
+        self.inner.samples
+    }
+
+    /// Milliseconds since the wait began.
+    #[getter]
+    fn elapsed_ms(&self) -> u64 {
+        self.inner.elapsed_ms
+    }
+
+    /// The last non-empty line of the last observation.
+    #[getter]
+    fn last_line(&self) -> Option<&str> {
+        self.inner.last_line.as_deref()
+    }
+
+    /// ``{"samples", "elapsed_ms", "last_line"}``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &serde_json::json!(self.inner))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Progress(samples={}, elapsed_ms={}, last_line={:?})",
+            self.inner.samples, self.inner.elapsed_ms, self.inner.last_line
+        )
+    }
+}
+
+/// Python callbacks of one wait; `event_loop` set for async callers.
+pub struct Callbacks {
+    pub on_progress: Option<Py<PyAny>>,
+    pub on_done: Option<Py<PyAny>>,
+    pub event_loop: Option<Py<PyAny>>,
+}
+
+impl Callbacks {
+    /// Engine options that call these callbacks: on the event loop
+    /// (through `call_soon_threadsafe`) when there is one, else on the
+    /// engine's worker thread.
+    fn options(self, delivery: Arc<Delivery>) -> WaitOptions {
+        let Callbacks {
+            on_progress,
+            on_done,
+            event_loop,
+        } = self;
+        let event_loop = event_loop.map(Arc::new);
+        let mut options = WaitOptions::default();
+        if let Some(report) = on_progress {
+            let event_loop = event_loop.clone();
+            options = options.on_progress(move |progress| {
+                attached(|py| {
+                    let progress = PyProgress {
+                        inner: progress.clone(),
+                    };
+                    let called = match &event_loop {
+                        Some(l) => l
+                            .bind(py)
+                            .call_method1("call_soon_threadsafe", (report.bind(py), progress))
+                            .map(drop),
+                        None => report.bind(py).call1((progress,)).map(drop),
+                    };
+                    if let Err(err) = called {
+                        err.write_unraisable(py, Some(report.bind(py)));
+                    }
+                });
+            });
+        }
+        options.on_done(move |result| {
+            delivery.fill(result);
+            if let (Some(done), Some(l)) = (on_done, event_loop) {
+                attached(|py| {
+                    // A closed loop has no one left to tell.
+                    let _ = l.bind(py).call_method1("call_soon_threadsafe", (done,));
+                });
+            }
+        })
+    }
+}
+
+/// A running wait (internal: ``waitfor.WaitHandle`` wraps it).
+#[pyclass(frozen, module = "waitfor._native")]
+pub struct NativeHandle {
+    control: WaitControl,
+    delivery: Arc<Delivery>,
+    calls: SharedCalls,
+    render: Option<Arc<Render>>,
+}
+
+/// Starts a wait on this process's engine with `callbacks`; `render` makes
+/// it a profile call whose result is the tool's output.
+pub fn start(
+    py: Python<'_>,
+    spec: waitfor::Spec,
+    probe: Option<Box<dyn waitfor::Probe>>,
+    policy: waitfor::Policy,
+    callbacks: Callbacks,
+    calls: SharedCalls,
+    render: Option<Render>,
+) -> PyResult<NativeHandle> {
+    let delivery = Arc::new(Delivery::default());
+    let options = callbacks.options(delivery.clone()).policy(policy);
+    let code = if render.is_some() {
+        "invalid_arguments"
+    } else {
+        "invalid_spec"
+    };
+    let handle = py
+        .detach(|| crate::engine::engine().start_with(spec, probe, options))
+        .map_err(|e| errors::spec_error(py, &e, code))?;
+    Ok(NativeHandle {
+        control: handle.control(),
+        delivery,
+        calls,
+        render: render.map(Arc::new),
+    })
+}
+
+#[pymethods]
+impl NativeHandle {
+    /// Ends the wait with outcome ``cancelled``.
+    fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// Takes a sample now.
+    fn wake(&self) {
+        self.control.wake();
+    }
+
+    /// Whether the wait has ended.
+    fn done(&self) -> bool {
+        self.delivery.result.lock().is_some()
+    }
+
+    /// Blocks (GIL released, Ctrl-C honoured) until the wait ends or
+    /// `timeout` seconds pass (`TimeoutError`). A wait gives
+    /// `(result_dict, last_observation, probe_exception)`; a profile call
+    /// gives its output dict or raises.
+    #[pyo3(signature = (timeout = None))]
+    fn result<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let deadline = match timeout {
+            Some(t) => Some(
+                Instant::now()
+                    + Duration::try_from_secs_f64(t.max(0.0))
+                        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+            ),
+            None => None,
+        };
+        loop {
+            let slice = deadline.map_or(SIGNAL_CHECK, |d| {
+                d.saturating_duration_since(Instant::now())
+                    .min(SIGNAL_CHECK)
+            });
+            if py.detach(|| self.delivery.wait(slice)) {
+                break;
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(PyTimeoutError::new_err("the wait is still running"));
+            }
+        }
+        let result = self.delivery.result.lock().clone();
+        let result =
+            result.ok_or_else(|| errors::internal(py, "a delivered result went missing"))?;
+        self.convert(py, &result)
+    }
+}
+
+impl NativeHandle {
+    fn convert<'py>(&self, py: Python<'py>, result: &WaitResult) -> PyResult<Bound<'py, PyAny>> {
+        let cause = self.calls.last_exception(py);
+        match &self.render {
+            Some(render) => match render(result) {
+                Ok(output) => convert::to_py(py, &output),
+                Err(err) => Err(errors::tool_error(py, &err, cause.as_ref())),
+            },
+            None => {
+                let dict = convert::to_py(py, &result.to_json())?;
+                let cause = match cause {
+                    Some(c) => c.into_bound(py),
+                    None => py.None().into_bound(py),
+                };
+                Ok((dict, result.last_observation.as_str(), cause)
+                    .into_pyobject(py)?
+                    .into_any())
+            }
+        }
+    }
+}

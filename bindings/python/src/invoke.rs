@@ -1,0 +1,254 @@
+//! Calling Python from the engine's worker threads: attach to the
+//! interpreter only for the call, run a coroutine on the caller's event
+//! loop, remember the exception a call raised.
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::cell::Cell;
+use std::os::raw::c_long;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use waitfor::{CancelToken, ProbeError};
+
+/// Set at interpreter exit: from then on no engine thread attaches.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// Threads (by Python thread id) attached to run Python for the engine
+/// now; a thread appears once per nested attach.
+static IN_PYTHON: Mutex<Vec<c_long>> = Mutex::new(Vec::new());
+
+/// How often a thread waiting for a coroutine checks its cancel token.
+const CANCEL_CHECK: Duration = Duration::from_millis(5);
+
+/// How long interpreter exit waits for probes to leave Python.
+const EXIT_GRACE: Duration = Duration::from_millis(250);
+
+/// Called at interpreter exit (`atexit`): no engine thread attaches from
+/// now on, and probes running Python code are asked to stop (a
+/// `SystemExit` raised in their thread) and given a short grace to leave.
+///
+/// A thread still in Python when the interpreter finalizes would be ended
+/// by CPython (up to 3.13) with a forced unwind through Rust frames, which
+/// aborts the process; a probe blocked outside Python (a sleep, a read)
+/// holds no one up: it is simply gone with the process.
+#[pyfunction]
+pub fn _shutdown(py: Python<'_>) {
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    for thread in IN_PYTHON.lock().iter() {
+        // SAFETY: called attached; SystemExit is a static exception type.
+        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(*thread, pyo3::ffi::PyExc_SystemExit) };
+    }
+    let deadline = Instant::now() + EXIT_GRACE;
+    py.detach(|| {
+        while !IN_PYTHON.lock().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+/// Runs `f` attached to the interpreter, unless it is going away.
+pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
+    if SHUTTING_DOWN.load(Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: pthread_self has no preconditions; Python's thread id is it.
+    let me = unsafe { libc::pthread_self() } as c_long;
+    IN_PYTHON.lock().push(me);
+    THREAD_STATE.with(ThreadState::keep);
+    let result = Python::try_attach(f);
+    let mut inside = IN_PYTHON.lock();
+    if let Some(at) = inside.iter().position(|t| *t == me) {
+        inside.swap_remove(at);
+    }
+    result
+}
+
+thread_local! {
+    static THREAD_STATE: ThreadState = const { ThreadState { kept: Cell::new(false) } };
+}
+
+/// Keeps an engine thread's Python thread state between its calls.
+///
+/// Attaching a thread that has none creates a thread state and detaching
+/// deletes it again: a few microseconds a probe call. An engine thread
+/// instead holds one extra `PyGILState_Ensure` for its lifetime (with the
+/// GIL released), so each attach only takes the GIL; the thread state is
+/// deleted when the thread ends.
+struct ThreadState {
+    kept: Cell<bool>,
+}
+
+impl ThreadState {
+    fn keep(&self) {
+        // SAFETY: Py_IsInitialized has no preconditions.
+        if self.kept.get() || unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+            return;
+        }
+        // SAFETY: the interpreter is initialized and not shutting down (the
+        // caller checked); this thread is not attached: Ensure attaches it
+        // with a new thread state, SaveThread detaches it and keeps it.
+        unsafe {
+            pyo3::ffi::PyGILState_Ensure();
+            pyo3::ffi::PyEval_SaveThread();
+        }
+        self.kept.set(true);
+    }
+}
+
+impl Drop for ThreadState {
+    fn drop(&mut self) {
+        // At interpreter exit the thread state goes with the interpreter.
+        // SAFETY: Py_IsInitialized has no preconditions.
+        if !self.kept.get()
+            || SHUTTING_DOWN.load(Ordering::SeqCst)
+            || unsafe { pyo3::ffi::Py_IsInitialized() } == 0
+        {
+            return;
+        }
+        // SAFETY: this thread holds one Ensure (from `keep`) and is detached;
+        // Ensure reattaches it, and the two releases bring its count to zero,
+        // which deletes its thread state and detaches it.
+        unsafe {
+            pyo3::ffi::PyGILState_Ensure();
+            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED);
+            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_UNLOCKED);
+        }
+    }
+}
+
+/// Where a wait's Python calls run: its event loop (for coroutine probes
+/// and callbacks) and the last exception a call raised.
+#[derive(Default)]
+pub struct Calls {
+    /// The caller's asyncio loop; `None` for blocking waits.
+    pub event_loop: Option<Py<PyAny>>,
+    /// The last exception a probe or tool call raised, for `__cause__`.
+    pub last_exception: Mutex<Option<Py<PyAny>>>,
+}
+
+impl Calls {
+    /// Calls `f(*args)`; a returned awaitable runs to its end on the event
+    /// loop while this thread waits detached, and is cancelled if `cancel`
+    /// fires first. An exception becomes a probe error and is kept.
+    pub fn call<'py>(
+        &self,
+        py: Python<'py>,
+        f: &Bound<'py, PyAny>,
+        args: Bound<'py, PyTuple>,
+        cancel: &CancelToken,
+    ) -> Result<Bound<'py, PyAny>, ProbeError> {
+        let value = f.call1(args).map_err(|e| self.failed(py, e))?;
+        if is_plain(&value) || !value.hasattr("__await__").unwrap_or(false) {
+            return Ok(value);
+        }
+        let Some(event_loop) = &self.event_loop else {
+            let _ = value.call_method0("close");
+            return Err(ProbeError::new(
+                "the probe returned an awaitable; async probes need wait_async or call_tool_async",
+            ));
+        };
+        self.await_on(py, event_loop.bind(py), value, cancel)
+    }
+
+    fn await_on<'py>(
+        &self,
+        py: Python<'py>,
+        event_loop: &Bound<'py, PyAny>,
+        awaitable: Bound<'py, PyAny>,
+        cancel: &CancelToken,
+    ) -> Result<Bound<'py, PyAny>, ProbeError> {
+        let future = submit(py)
+            .and_then(|submit| submit.call1((awaitable, event_loop)))
+            .map_err(|e| self.failed(py, e))?;
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        future
+            .call_method1("add_done_callback", (Notify { tx },))
+            .map_err(|e| self.failed(py, e))?;
+        if !py.detach(|| done_or_cancelled(&rx, cancel)) {
+            let _ = future.call_method0("cancel");
+            return Err(ProbeError::new("the probe call was abandoned"));
+        }
+        future
+            .call_method0("result")
+            .map_err(|e| self.failed(py, e))
+    }
+
+    /// Keeps `err` as the last exception and describes it.
+    pub fn failed(&self, py: Python<'_>, err: PyErr) -> ProbeError {
+        let message = describe(py, &err);
+        *self.last_exception.lock() = Some(err.into_value(py).into_any());
+        ProbeError::new(message)
+    }
+
+    /// The last exception a call raised.
+    pub fn last_exception(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.last_exception.lock().as_ref().map(|e| e.clone_ref(py))
+    }
+}
+
+fn is_plain(value: &Bound<'_, PyAny>) -> bool {
+    value.cast::<PyString>().is_ok()
+        || value.cast::<PyBytes>().is_ok()
+        || value.cast::<PyDict>().is_ok()
+        || value.cast::<PyList>().is_ok()
+}
+
+fn done_or_cancelled(rx: &Receiver<()>, cancel: &CancelToken) -> bool {
+    loop {
+        match rx.recv_timeout(CANCEL_CHECK) {
+            Ok(()) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return true,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) if cancel.is_cancelled() => {
+                return false
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// `TypeName: message`, the way a traceback's last line reads.
+pub fn describe(py: Python<'_>, err: &PyErr) -> String {
+    let kind = err
+        .get_type(py)
+        .name()
+        .map_or_else(|_| "Exception".to_string(), |n| n.to_string());
+    let text = err
+        .value(py)
+        .str()
+        .map_or_else(|_| String::new(), |s| s.to_string());
+    if text.is_empty() {
+        kind
+    } else {
+        format!("{kind}: {text}")
+    }
+}
+
+/// `waitfor._aio.submit`: schedules an awaitable on a loop from another
+/// thread, giving a `concurrent.futures.Future`.
+fn submit(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static SUBMIT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    SUBMIT
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("waitfor._aio")?.getattr("submit")?.unbind())
+        })
+        .map(|f| f.bind(py))
+}
+
+/// A done-callback that wakes the thread waiting for a coroutine.
+#[pyclass(frozen)]
+struct Notify {
+    tx: Sender<()>,
+}
+
+#[pymethods]
+impl Notify {
+    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+        let _ = self.tx.try_send(());
+    }
+}
+
+/// Shared between a wait's probe (or tool caller) and its handle.
+pub type SharedCalls = Arc<Calls>;

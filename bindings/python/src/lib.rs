@@ -1,0 +1,216 @@
+//! `waitfor._native`: the engine for the `waitfor` Python package.
+//!
+//! The pure-Python package (`python/waitfor`) gives the public API; this
+//! module converts at the edges and runs waits on the Rust engine with the
+//! GIL released, attaching only to call Python probes and callbacks.
+
+mod convert;
+mod engine;
+mod errors;
+mod handle;
+mod invoke;
+mod observe;
+mod probe;
+
+use handle::{Callbacks, NativeHandle};
+use invoke::{Calls, SharedCalls};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use std::sync::Arc;
+use std::time::Duration;
+use waitfor::profiles::{self, Host};
+use waitfor::{Policy, Spec};
+
+/// JSON input (a `str` of JSON, or dicts and lists) as a value; refused
+/// input raises `SpecError` with `code`.
+fn json_input(py: Python<'_>, input: &Bound<'_, PyAny>, code: &str) -> PyResult<serde_json::Value> {
+    if let Ok(text) = input.cast::<PyString>() {
+        return serde_json::from_str(text.to_str()?).map_err(|e| {
+            errors::spec_error(
+                py,
+                &waitfor::SpecError::new("", waitfor::Rule::InvalidJson, e.to_string()),
+                code,
+            )
+        });
+    }
+    convert::to_json(input).map_err(|e| errors::not_json(py, &e, code))
+}
+
+fn policy(ceiling: Option<f64>, output_cap: Option<usize>) -> PyResult<Policy> {
+    let mut policy = Policy::default();
+    if let Some(ceiling) = ceiling {
+        policy = policy.max_wait_ceiling(seconds(ceiling)?);
+    }
+    if let Some(cap) = output_cap {
+        policy = policy.output_cap(cap);
+    }
+    Ok(policy)
+}
+
+fn seconds(value: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{value} seconds: {e}")))
+}
+
+/// Starts a wait. `probe` is a Python callable or `None` for the spec's
+/// built-in probe.
+#[pyfunction]
+#[pyo3(signature = (spec, probe = None, *, takes_ctx = false, stream = false, on_progress = None,
+    on_done = None, event_loop = None, max_wait_ceiling = None, output_cap = None))]
+#[allow(clippy::too_many_arguments)]
+fn start(
+    py: Python<'_>,
+    spec: &Bound<'_, PyAny>,
+    probe: Option<Py<PyAny>>,
+    takes_ctx: bool,
+    stream: bool,
+    on_progress: Option<Py<PyAny>>,
+    on_done: Option<Py<PyAny>>,
+    event_loop: Option<Py<PyAny>>,
+    max_wait_ceiling: Option<f64>,
+    output_cap: Option<usize>,
+) -> PyResult<NativeHandle> {
+    let value = json_input(py, spec, "invalid_spec")?;
+    let spec = Spec::from_value(&value).map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
+    let calls: SharedCalls = Arc::new(Calls {
+        event_loop: event_loop.as_ref().map(|l| l.clone_ref(py)),
+        ..Calls::default()
+    });
+    let probe = probe.map(|func| {
+        Box::new(probe::PyProbe {
+            func,
+            takes_ctx,
+            stream,
+            calls: calls.clone(),
+        }) as Box<dyn waitfor::Probe>
+    });
+    let callbacks = Callbacks {
+        on_progress,
+        on_done,
+        event_loop,
+    };
+    handle::start(
+        py,
+        spec,
+        probe,
+        policy(max_wait_ceiling, output_cap)?,
+        callbacks,
+        calls,
+        None,
+    )
+}
+
+/// Starts a profile call (`aura/wait_for`, ...); its result is the tool's
+/// output. `tools(name, arguments)` serves a `wait_for` probe's tool calls.
+#[pyfunction]
+#[pyo3(signature = (profile, arguments, *, tools = None, on_progress = None, on_done = None,
+    event_loop = None, max_wait_ceiling = None))]
+#[allow(clippy::too_many_arguments)]
+fn call_tool(
+    py: Python<'_>,
+    profile: &str,
+    arguments: &Bound<'_, PyAny>,
+    tools: Option<Py<PyAny>>,
+    on_progress: Option<Py<PyAny>>,
+    on_done: Option<Py<PyAny>>,
+    event_loop: Option<Py<PyAny>>,
+    max_wait_ceiling: Option<f64>,
+) -> PyResult<NativeHandle> {
+    let args = json_input(py, arguments, "invalid_arguments")?;
+    let calls: SharedCalls = Arc::new(Calls {
+        event_loop: event_loop.as_ref().map(|l| l.clone_ref(py)),
+        ..Calls::default()
+    });
+    let host = Host {
+        tools: tools.map(|func| {
+            Arc::new(probe::PyTools {
+                func,
+                calls: calls.clone(),
+            }) as Arc<dyn profiles::ToolCaller>
+        }),
+        max_wait_ceiling: max_wait_ceiling.map(seconds).transpose()?,
+    };
+    let prepared = py
+        .detach(|| profiles::prepare(profile, &args, &host))
+        .map_err(|e| errors::tool_error(py, &e, None))?;
+    let callbacks = Callbacks {
+        on_progress,
+        on_done,
+        event_loop,
+    };
+    handle::start(
+        py,
+        prepared.spec,
+        Some(prepared.probe),
+        prepared.policy,
+        callbacks,
+        calls,
+        Some(prepared.render),
+    )
+}
+
+/// Every profile as `(profile, tool_definition)`.
+#[pyfunction]
+fn definitions(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let items = profiles::definitions()
+        .into_iter()
+        .map(|d| Ok((d.profile, convert::to_py(py, &d.tool)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Runs a shared test vector on virtual time; gives its answer.
+#[pyfunction]
+fn simulate<'py>(py: Python<'py>, vector: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let vector = json_input(py, vector, "invalid_spec")?;
+    let answer = py
+        .detach(|| waitfor::simulate_json(&vector))
+        .map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
+    convert::to_py(py, &answer)
+}
+
+/// Milliseconds in a duration such as `"90s"`, or `None`.
+#[pyfunction]
+fn parse_duration(text: &str) -> Option<u64> {
+    waitfor::duration::parse_duration(text)
+}
+
+/// The shortest exact text for `ms` milliseconds.
+#[pyfunction]
+fn format_duration(ms: u64) -> String {
+    waitfor::duration::format_duration(ms)
+}
+
+/// Records keys this process sent to a tmux pane (`send-keys` arguments),
+/// so pane waits discount their echo.
+#[pyfunction]
+#[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false))]
+fn record_send_keys(
+    socket_name: Option<&str>,
+    pane_id: &str,
+    keys: Vec<String>,
+    literal: bool,
+    enter: bool,
+) {
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    waitfor::tmux::record_send_keys(socket_name, pane_id, &keys, literal, enter);
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(start, m)?)?;
+    m.add_function(wrap_pyfunction!(call_tool, m)?)?;
+    m.add_function(wrap_pyfunction!(definitions, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(format_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(record_send_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
+    m.add_class::<NativeHandle>()?;
+    m.add_class::<handle::PyProgress>()?;
+    m.add_class::<observe::PyObservation>()?;
+    m.add_class::<observe::PyProbeContext>()?;
+    m.add("RESULT_SCHEMA", waitfor::RESULT_SCHEMA)?;
+    m.add("SPEC_SCHEMA", waitfor::SPEC_SCHEMA)?;
+    Ok(())
+}

@@ -1,0 +1,49 @@
+"""Shared helpers: polling with generous deadlines instead of sleeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+VECTORS = ROOT / "tests" / "vectors"
+
+
+def eventually(check: Callable[[], bool], timeout: float = 20.0, what: str = "condition") -> None:
+    """Polls ``check`` until it holds; fails after a generous deadline."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not hold within {timeout}s")
+        time.sleep(0.005)
+
+
+@pytest.fixture(autouse=True)
+def _installed_wheel() -> None:
+    """The tests must run against the installed wheel, not the source tree."""
+    import waitfor
+
+    assert "site-packages" in waitfor.__file__, waitfor.__file__
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def load_vectors() -> list[tuple[str, dict[str, object]]]:
+    cases = []
+    for file in sorted(VECTORS.glob("*.json")):
+        for vector in json.loads(file.read_text())["vectors"]:
+            cases.append((f"{file.stem}/{vector['name']}", vector))
+    return cases
+
+
+PYTHON = sys.executable

@@ -1,0 +1,98 @@
+"""Each exception type: its code, its fields, its cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import waitfor
+
+
+@pytest.mark.parametrize(
+    ("bad_spec", "field", "rule"),
+    [
+        ({"regex": True, "until": {"matches": "("}}, "until.matches", "invalid_regex"),
+        ({"until": {"matches": "x"}, "colour": 1}, "", "unknown_field"),
+        ({"until": {"matches": "x"}, "interval_ms": 1}, "interval_ms", "out_of_range"),
+        ({}, "until", "missing_field"),
+        ('{"until": ', "", "invalid_json"),
+        ({"until": {"matches": object()}}, "until.matches", "wrong_type"),
+    ],
+)
+def test_spec_errors_name_field_and_rule(bad_spec: Any, field: str, rule: str) -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait(bad_spec, lambda: "")
+    err = caught.value
+    assert (err.rule, err.code) == (rule, "invalid_spec"), err
+    assert err.field == field or (rule == "unknown_field" and "colour" in str(err)), err
+    assert isinstance(err, ValueError) and isinstance(err, waitfor.WaitforError)
+
+
+def test_probe_and_builtin_probe_together_is_a_conflict() -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait({"probe": {"command": {"argv": ["true"]}}, "until": {"matches": "x"}}, lambda: "")
+    assert (caught.value.field, caught.value.rule) == ("probe", "conflict")
+
+
+def test_no_probe_at_all() -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait({"until": {"matches": "x"}})
+    assert caught.value.rule == "missing_field"
+
+
+def test_probe_error_chains_the_probes_exception() -> None:
+    class Refused(Exception):
+        pass
+
+    def probe() -> str:
+        raise Refused("port 8080")
+
+    r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, probe)
+    assert r.outcome == "probe_error" and r.error == "probe failed: Refused: port 8080"
+    assert isinstance(r.probe_exception, Refused)
+    with pytest.raises(waitfor.ProbeError) as caught:
+        r.raise_for_probe_error()
+    assert caught.value.code == "probe_error"
+    assert caught.value.__cause__ is r.probe_exception
+    ok = waitfor.wait({"until": {"matches": "x"}}, lambda: "x")
+    assert ok.raise_for_probe_error() is ok
+
+
+def test_unknown_profile_is_a_tool_error() -> None:
+    with pytest.raises(waitfor.ToolError) as caught:
+        waitfor.call_tool("nobody/nothing", {})
+    assert caught.value.code == "unknown_profile"
+    with pytest.raises(waitfor.ToolError):
+        waitfor.tool_definition("nobody/nothing")
+
+
+def test_invalid_tool_arguments_are_spec_errors() -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.call_tool("aura/wait_for", {"probe": {"tool": ""}, "until": {"matches": "x"}})
+    assert caught.value.code == "invalid_arguments" and caught.value.field.startswith("probe")
+
+
+def test_runtime_tool_error_chains_the_tool_callers_exception() -> None:
+    def tools(name: str, arguments: dict[str, Any]) -> str:
+        raise PermissionError(f"{name} denied")
+
+    with pytest.raises(waitfor.ToolError) as caught:
+        waitfor.call_tool(
+            "aura/wait_for",
+            {"probe": {"tool": "status"}, "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5},
+            tools=tools,
+        )
+    assert caught.value.code == "runtime"
+    assert isinstance(caught.value.__cause__, PermissionError)
+
+
+def test_hierarchy_and_codes() -> None:
+    for cls, code in [
+        (waitfor.SpecError, "invalid_spec"),
+        (waitfor.ProbeError, "probe_error"),
+        (waitfor.ToolError, "runtime"),
+        (waitfor.InternalError, "internal"),
+    ]:
+        assert issubclass(cls, waitfor.WaitforError)
+        assert cls("m").code == code
+    assert waitfor.WaitforError("m", code="x").code == "x"

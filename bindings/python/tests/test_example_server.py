@@ -1,0 +1,151 @@
+"""The example MCP server (examples/python/server.py) driven by the
+official MCP client over stdio; every structured result is validated
+against the tool's outputSchema."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import PYTHON, ROOT, child_env
+from test_panes import pane  # noqa: F401  (fixture)
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SERVER = ROOT / "examples" / "python" / "server.py"
+
+
+@asynccontextmanager
+async def connected() -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
+    params = StdioServerParameters(command=PYTHON, args=[str(SERVER)], env=child_env())
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in (await session.list_tools()).tools}
+            yield session, tools
+
+
+async def call(session: ClientSession, tools: dict[str, dict[str, Any]], name: str, args: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    result = await session.call_tool(name, args, **kw)
+    assert not result.is_error, result.content
+    out = result.structured_content
+    assert isinstance(out, dict)
+    jsonschema.validate(out, tools[name]["outputSchema"])
+    return out
+
+
+def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path) -> None:
+    flag = tmp_path / "state"
+    flag.write_text("starting\n")
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+        if len(progress) == 2:
+            flag.write_text("Running\n")
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connected() as (session, tools):
+            assert {"wait_for", "run_command", "read_file"} <= set(tools)
+            assert tools["wait_for"]["outputSchema"]["required"]
+            via_file = await call(
+                session, tools, "wait_for",
+                {"probe": {"tool": "read_file", "args": {"path": str(flag)}}, "until": {"matches": "Running"},
+                 "poll_sec": 1, "max_wait_sec": 30},
+                progress_callback=on_progress,
+            )
+            via_command = await call(
+                session, tools, "wait_for",
+                {"probe": {"tool": "run_command", "args": {"argv": ["echo", "pods 3/3"]}}, "until": {"matches": "3/3"}},
+            )
+            return via_file, via_command
+
+    via_file, via_command = asyncio.run(main())
+    assert via_file["reason"] == "matched" and via_file["samples"] >= 3
+    assert [v for v, _ in progress] == sorted(v for v, _ in progress) and progress[0][1] == "starting"
+    assert via_command["reason"] == "matched"
+
+
+def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
+    async def main() -> list[str]:
+        async with connected() as (session, _):
+            bad = await session.call_tool("wait_for", {"probe": {"tool": ""}, "until": {"matches": "x"}})
+            loop = await session.call_tool("wait_for", {"probe": {"tool": "wait_for"}, "until": {"matches": "x"}, "max_wait_sec": 5})
+            texts = []
+            for r in (bad, loop):
+                assert r.is_error
+                texts.append(r.content[0].text)  # type: ignore[union-attr]
+            return texts
+
+    bad, loop = asyncio.run(main())
+    assert bad.startswith("invalid_arguments:")
+    assert loop.startswith("runtime:") and "cannot probe" in loop
+
+
+def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
+    counter = tmp_path / "calls"
+    probe = {"tool": "run_command", "args": {"argv": ["sh", "-c", f"echo . >> {counter}"]}}
+
+    def lines() -> int:
+        return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+    async def main() -> None:
+        async with connected() as (session, _):
+            task = asyncio.create_task(
+                session.call_tool("wait_for", {"probe": probe, "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 120})
+            )
+            deadline = time.monotonic() + 30
+            while lines() < 2:
+                assert time.monotonic() < deadline, "the wait never probed"
+                await asyncio.sleep(0.05)
+            task.cancel()  # the client sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # Probing stops: the count stays put across several intervals.
+            seen = lines()
+            stable_since = time.monotonic()
+            while time.monotonic() - stable_since < 3.5:
+                assert time.monotonic() < deadline + 30, "the wait kept probing"
+                await asyncio.sleep(0.25)
+                if lines() != seen:
+                    seen, stable_since = lines(), time.monotonic()
+            # The server still answers.
+            out = await session.call_tool("run_command", {"argv": ["echo", "alive"]})
+            assert not out.is_error
+
+    asyncio.run(main())
+
+
+def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
+    async def wait_and_type(session: ClientSession, tools: dict[str, dict[str, Any]], text: str, keys: str, enter: bool) -> dict[str, Any]:
+        sampled = asyncio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            sampled.set()
+
+        wait = asyncio.create_task(
+            call(session, tools, "wait_for_text", {"pane_id": pane, "patterns": [text], "timeout": 3, "interval": 0.05},
+                 progress_callback=on_progress)
+        )
+        await asyncio.wait_for(sampled.wait(), 30)
+        sent = await call(session, tools, "send_keys", {"pane_id": pane, "keys": keys, "enter": enter})
+        assert sent == {"sent": True}
+        return await wait
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connected() as (session, tools):
+            assert {"wait_for_text", "send_keys"} <= set(tools)
+            printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
+            # Typed by the server itself and never run: only echo, not output.
+            typed = await wait_and_type(session, tools, "ONLY_TYPED", "ONLY_TYPED", False)
+            return printed, typed
+
+    printed, typed = asyncio.run(main())
+    assert printed["found"] is True and printed["outcome"] == "matched", printed
+    assert typed["found"] is False and typed["outcome"] == "timeout", typed

@@ -1,0 +1,94 @@
+"""The pane profiles on a real tmux server (private: its own TMUX_TMPDIR),
+and echo recording."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+import waitfor
+from conftest import eventually
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+@pytest.fixture
+def pane(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A pane running sh on a tmux server of its own (default socket in a
+    private TMUX_TMPDIR, so profiles without a socket option reach it)."""
+    tmpdir = tempfile.mkdtemp(prefix="wf-tmux-")
+    monkeypatch.setenv("TMUX_TMPDIR", tmpdir)
+    monkeypatch.delenv("TMUX", raising=False)
+    pane_id = subprocess.run(
+        ["tmux", "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", "-P", "-F", "#{pane_id}", "sh"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    try:
+        yield pane_id
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def send(pane_id: str, keys: str, *, enter: bool = True) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", pane_id, "-l", keys], check=True)
+    if enter:
+        subprocess.run(["tmux", "send-keys", "-t", pane_id, "Enter"], check=True)
+
+
+def wait_then(profile: str, args: dict[str, Any], action: Any) -> dict[str, Any]:
+    """Runs the profile call in a thread; `action` runs once the wait has
+    taken samples (so what it does is fresh output)."""
+    sampled = threading.Event()
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        out.update(waitfor.call_tool(profile, args, on_progress=lambda p: sampled.set()))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert sampled.wait(30), "the wait never reported progress"
+    action()
+    thread.join(60)
+    jsonschema.validate(out, waitfor.tool_definition(profile)["outputSchema"])
+    return out
+
+
+PANE_ARGS = {
+    "libtmux-mcp/wait_for_text": lambda pane, text: {"pane_id": pane, "patterns": [text], "timeout": 20, "interval": 0.05},
+    "libtmux-cxx/wait_for_text": lambda pane, text: {"target": pane, "text": text, "timeout_ms": 20000},
+}
+
+
+@pytest.mark.parametrize("profile", sorted(PANE_ARGS))
+def test_pane_profile_sees_fresh_output(profile: str, pane: str) -> None:
+    assert profile in waitfor.profiles()
+    out = wait_then(profile, PANE_ARGS[profile](pane, "MARK_A"), lambda: send(pane, "printf 'MARK_%s\\n' A"))
+    assert out.get("found", out.get("matched")) is True, out
+
+
+def test_recorded_keys_are_not_taken_for_output(pane: str) -> None:
+    args = {"pane_id": pane, "patterns": ["TYPED_ONLY"], "timeout": 2, "interval": 0.05}
+    # Typed by someone else: the echo is new text on the pane, so it matches.
+    unrecorded = wait_then("libtmux-mcp/wait_for_text", args, lambda: send(pane, "TYPED_ONLY", enter=False))
+    send(pane, "\x15", enter=False)  # C-u: clear the line
+
+    def typed_by_us() -> None:
+        send(pane, "TYPED_ONLY", enter=False)
+        waitfor.record_send_keys(pane, ["TYPED_ONLY"], literal=True)
+
+    recorded = wait_then("libtmux-mcp/wait_for_text", args, typed_by_us)
+    assert unrecorded["found"] is True, unrecorded
+    assert recorded["found"] is False and recorded["outcome"] == "timeout", recorded
+
+
+def test_record_send_keys_refuses_a_str() -> None:
+    with pytest.raises(TypeError):
+        waitfor.record_send_keys("%1", "ls")  # type: ignore[arg-type]

@@ -1,0 +1,149 @@
+"""Every profile: its tool definition, a call, its output against its
+outputSchema; the shared vectors; durations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import waitfor
+from conftest import load_vectors
+
+KEYS = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+
+def _aura_call(tmp: Path) -> dict[str, Any]:
+    return {
+        "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
+        "until": {"matches": "Running"},
+        "poll_sec": 1,
+        "max_wait_sec": 10,
+    }
+
+
+def _event_call(tmp: Path) -> dict[str, Any]:
+    log = tmp / "events.jsonl"
+    event = {"type": "build.done", "at": "2026-11-29T12:00:00Z", "by": "ci", "summary": "build 7 passed"}
+    log.write_text(json.dumps(event) + "\n")
+    return {"path": str(log), "for": "build 7", "type": "build.done", "timeout": "10s"}
+
+
+# One sample call per profile, given a scratch folder.
+CALLS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "aura/wait_for": _aura_call,
+    "ouro/wait": _event_call,
+}
+
+
+def test_every_profile_has_a_complete_definition() -> None:
+    names = waitfor.profiles()
+    defs = waitfor.tool_definitions()
+    assert len(names) == len(defs) >= 1 and len(set(names)) == len(names)
+    for name, tool in zip(names, defs):
+        assert set(tool) == KEYS, name
+        jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+        jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
+        assert waitfor.tool_definition(name) == tool
+
+
+@pytest.mark.parametrize("profile", waitfor.profiles())
+def test_every_profile_answers_within_its_output_schema(profile: str, tmp_path: Path) -> None:
+    if profile.endswith("/wait_for_text"):
+        pytest.skip("pane profiles run on real tmux in test_panes.py")
+    if profile not in CALLS:
+        pytest.fail(f"add a call for the new profile {profile} to CALLS")
+    tool = waitfor.tool_definition(profile)
+    arguments = CALLS[profile](tmp_path)
+    jsonschema.validate(arguments, tool["inputSchema"])
+    out = waitfor.call_tool(profile, arguments)
+    jsonschema.validate(out, tool["outputSchema"])
+
+
+def test_generic_wait_for_probes_the_hosts_own_tool(tmp_path: Path) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    reports: list[waitfor.Progress] = []
+
+    def tools(name: str, arguments: dict[str, Any]) -> str:
+        calls.append((name, arguments))
+        return "rollout 3/3" if len(calls) >= 3 else f"rollout {len(calls)}/3"
+
+    out = waitfor.call_tool(
+        "aura/wait_for",
+        {"probe": {"tool": "kubectl_status", "args": {"app": "web"}}, "until": {"matches": "3/3"}, "poll_sec": 1},
+        tools=tools,
+        on_progress=reports.append,
+    )
+    assert out["reason"] == "matched" and out["samples"] == 3
+    assert calls[0] == ("kubectl_status", {"app": "web"})
+
+
+def test_ceiling_override() -> None:
+    out = waitfor.call_tool(
+        "aura/wait_for",
+        {"probe": {"tool": "run_command", "args": {"argv": ["true"]}}, "until": {"matches": "never"},
+         "poll_sec": 1, "max_wait_sec": 60},
+        max_wait_ceiling=1,
+    )
+    assert out["reason"] == "timeout" and out["effective_max_wait_sec"] == 1
+
+
+def test_arguments_as_json_text() -> None:
+    out = waitfor.call_tool(
+        "aura/wait_for",
+        '{"probe": {"tool": "run_command", "args": {"argv": ["echo", "hi"]}}, "until": {"matches": "hi"}}',
+    )
+    assert out["reason"] == "matched"
+
+
+def contains(actual: Any, expected: Any, path: str = "") -> list[str]:
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        wrong = []
+        for key, want in expected.items():
+            if key not in actual:
+                wrong.append(f"{path}.{key}: missing")
+            else:
+                wrong += contains(actual[key], want, f"{path}.{key}")
+        return wrong
+    return [] if actual == expected else [f"{path}: got {actual!r}, want {expected!r}"]
+
+
+VECTORS = load_vectors()
+
+
+def test_there_are_shared_vectors() -> None:
+    assert len(VECTORS) >= 50
+
+
+@pytest.mark.parametrize(("name", "vector"), VECTORS, ids=[n for n, _ in VECTORS])
+def test_shared_vector(name: str, vector: dict[str, Any]) -> None:
+    assert contains(waitfor.simulate(vector), vector["expect"]) == []
+
+
+def test_simulate_refuses_a_bad_vector() -> None:
+    with pytest.raises(waitfor.SpecError):
+        waitfor.simulate({"spec": {"until": {}}, "script": {"steps": []}})
+
+
+@pytest.mark.parametrize(("text", "ms"), [("90s", 90000), ("2m", 120000), ("1h", 3600000), ("500ms", 500), ("30", 30000)])
+def test_parse_duration(text: str, ms: int) -> None:
+    assert waitfor.parse_duration(text) == ms
+    assert waitfor.parse_duration(waitfor.format_duration(ms)) == ms
+
+
+@pytest.mark.parametrize("text", ["1.5s", "-1s", "90 s", "", "1m30s", "99999999999999999999h"])
+def test_parse_duration_refuses(text: str) -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.parse_duration(text)
+    assert caught.value.field == "duration"
+
+
+def test_format_duration() -> None:
+    import datetime
+
+    assert waitfor.format_duration(datetime.timedelta(minutes=2)) == "2m"
+    assert waitfor.format_duration(0) == "0s"
+    with pytest.raises(waitfor.SpecError):
+        waitfor.format_duration(-1)

@@ -1,0 +1,127 @@
+"""Threads and processes: parallel waits, Ctrl-C, exit with a hung probe,
+fork."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import textwrap
+import threading
+import warnings
+
+import pytest
+import waitfor
+from conftest import PYTHON, child_env, eventually
+
+
+def test_two_threads_waiting_at_once_both_progress() -> None:
+    gate = threading.Barrier(2, timeout=20)
+    results: dict[str, waitfor.WaitResult] = {}
+
+    def run(name: str) -> None:
+        n = 0
+
+        def probe() -> str:
+            nonlocal n
+            n += 1
+            if n == 2:
+                # Each probe reaches its second sample only while the other
+                # thread's wait runs too.
+                gate.wait()
+            return "done" if n >= 3 else ""
+
+        results[name] = waitfor.wait({"until": {"matches": "done"}, "interval_ms": 10, "max_wait_ms": 20000}, probe)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert {k: r.outcome for k, r in results.items()} == {"a": "matched", "b": "matched"}
+
+
+def run_child(code: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [PYTHON, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+
+
+def test_ctrl_c_interrupts_a_blocking_wait_and_cancels_it() -> None:
+    child = run_child(
+        """
+        import waitfor
+        seen = []
+        def probe(ctx):
+            if ctx.sample == 1:
+                print("waiting", flush=True)
+            seen.append(ctx.sample)
+            return ""
+        try:
+            waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 120000}, probe)
+        except KeyboardInterrupt:
+            n = len(seen)
+            import time; time.sleep(0.3)
+            print("interrupted", "stopped" if len(seen) <= n + 1 else "still probing", flush=True)
+        """
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "waiting"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert out.strip() == "interrupted stopped", err
+
+
+def test_interpreter_exit_is_not_held_up_by_hung_probes() -> None:
+    child = run_child(
+        """
+        import threading, time, waitfor
+        entered = threading.Barrier(3, timeout=20)
+        def sleeper():
+            entered.wait()
+            threading.Event().wait()  # hangs, GIL released
+        def spinner():
+            entered.wait()
+            while True:               # hangs, holding the GIL by turns
+                pass
+        spec = {"until": {"matches": "x"}, "max_wait_ms": 600000}
+        waitfor.start(spec, sleeper)
+        waitfor.start(spec, spinner)
+        entered.wait()
+        print("exiting", flush=True)
+        """
+    )
+    out, err = child.communicate(timeout=60)
+    assert out.strip() == "exiting", err
+    assert child.returncode == 0, err
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_can_still_wait() -> None:
+    before = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
+    assert before.outcome == "matched"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child
+        code = 1
+        try:
+            polls = iter(["", "x"])
+            r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 20000}, lambda: next(polls))
+            code = 0 if (r.outcome, r.samples) == ("matched", 2) else 2
+        finally:
+            os._exit(code)
+    status = [0]
+
+    def reaped() -> bool:
+        done, status[0] = os.waitpid(pid, os.WNOHANG)
+        return done == pid
+
+    eventually(reaped, timeout=30, what="the forked child to finish")
+    assert os.waitstatus_to_exitcode(status[0]) == 0
+    after = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
+    assert after.outcome == "matched"

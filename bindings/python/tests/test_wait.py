@@ -1,0 +1,235 @@
+"""Blocking waits: probes of every kind, answers of every type, built-in
+probes, policy, progress, handles."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import waitfor
+from conftest import eventually
+
+FAST = {"interval_ms": 10, "max_wait_ms": 20000}
+
+
+def spec(**fields: Any) -> dict[str, Any]:
+    return {**FAST, **fields}
+
+
+def test_plain_callable_until_match() -> None:
+    polls = iter(["starting", "still starting", "ready"])
+    r = waitfor.wait(spec(until={"matches": "ready"}), lambda: next(polls))
+    assert (r.outcome, r.samples, r.ok) == ("matched", 3, True)
+    assert r.matched_lines == ("ready",)
+    assert r.last_observation == "ready"
+
+
+def test_spec_as_json_text() -> None:
+    r = waitfor.wait(json.dumps(spec(until={"matches": "x"})), lambda: "x")
+    assert r.outcome == "matched"
+
+
+def test_probe_gets_context() -> None:
+    seen: list[tuple[int, float, float, bool]] = []
+
+    def probe(ctx: waitfor.ProbeContext) -> str:
+        seen.append((ctx.sample, ctx.elapsed, ctx.budget, ctx.cancelled))
+        return "go" if ctx.sample == 2 else ""
+
+    r = waitfor.wait(spec(until={"matches": "go"}), probe)
+    assert r.outcome == "matched"
+    assert [s[0] for s in seen] == [1, 2]
+    assert all(0 < budget <= 20 and not cancelled for _, _, budget, cancelled in seen)
+
+
+@pytest.mark.parametrize(
+    ("answer", "until"),
+    [
+        ("ready", {"matches": "ready"}),
+        (b"ready", {"matches": "ready"}),
+        ({"status": "ok"}, {"json": {"pointer": "/status", "equals": "ok"}}),
+        ([1, {"a": True}], {"json": {"pointer": "/1/a", "equals": True}}),
+        (waitfor.Observation("done", exit_code=0), {"exit_code": 0}),
+        (waitfor.Observation(json={"n": 3}), {"json": {"pointer": "/n", "equals": 3}}),
+        (waitfor.Observation("x", gone=True), {"matches": "never"}),
+    ],
+)
+def test_answer_types(answer: Any, until: dict[str, Any]) -> None:
+    r = waitfor.wait(spec(until=until), lambda: answer)
+    want = "gone" if isinstance(answer, waitfor.Observation) and answer.gone else "matched"
+    assert r.outcome == want, r
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (None, "NoneType"),
+        (42, "int"),
+        (b"\xff\xfe", "not UTF-8"),
+        ({"x": object()}, "not JSON"),
+        ({1: "a"}, "keys must be str"),
+    ],
+)
+def test_wrong_answers_are_probe_errors(answer: Any, says: str) -> None:
+    r = waitfor.wait(spec(until={"matches": "x"}), lambda: answer)
+    assert r.outcome == "probe_error"
+    assert r.error is not None and says in r.error
+
+
+def test_observation_fields() -> None:
+    o = waitfor.Observation(json={"a": [1, 2]}, exit_code=3)
+    assert (o.text, o.json, o.exit_code, o.gone) == ('{"a":[1,2]}', {"a": [1, 2]}, 3, False)
+    assert repr(o) == "Observation(text='{\"a\":[1,2]}', json={'a': [1, 2]}, exit_code=3, gone=False)"
+    with pytest.raises(waitfor.SpecError):
+        waitfor.Observation(json={"bad": float("nan")})
+
+
+def test_tolerated_probe_errors_then_success() -> None:
+    calls = iter([ValueError("flaky"), "ok"])
+
+    def probe() -> str:
+        answer = next(calls)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    r = waitfor.wait(spec(until={"matches": "ok"}, on_probe_error={"tolerate": 2}), probe)
+    assert r.outcome == "matched"
+    assert r.probe.errors == 1
+    assert r.probe.last_error == "ValueError: flaky"
+
+
+def test_builtin_command_probe() -> None:
+    r = waitfor.wait(
+        spec(probe={"command": {"argv": ["sh", "-c", "echo build ok; exit 3"]}}, until={"exit_code": 3})
+    )
+    assert (r.outcome, r.exit_code) == ("matched", 3)
+
+
+def test_builtin_file_probe_fresh_and_resume(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("old ready\n")
+    handle = waitfor.start(
+        spec(probe={"file": {"path": str(log)}}, view="fresh", until={"matches": "ready"})
+    )
+    # Appended until seen: the wait may take its entry sample after any one.
+    while not handle.done():
+        with log.open("a") as f:
+            f.write("now ready\n")
+        try:
+            handle.result(timeout=0.05)
+        except TimeoutError:
+            pass
+    r = handle.result()
+    assert r.outcome == "matched" and r.matched_lines == ("now ready",)
+    assert r.resume is not None
+
+
+def test_policy_clamps() -> None:
+    r = waitfor.wait(
+        spec(until={"matches": "never"}, max_wait_ms=60000),
+        lambda: "",
+        policy=waitfor.Policy(max_wait_ceiling=0.2),
+    )
+    assert (r.outcome, r.effective_max_wait_ms, r.clamped) == ("timeout", 200, True)
+
+
+def test_output_cap_policy() -> None:
+    r = waitfor.wait(spec(until={"matches": "never"}), lambda: "x" * 5000, policy=waitfor.Policy(output_cap=1000))
+    assert r.outcome == "error"
+
+
+def test_stream_probe_appends() -> None:
+    parts = iter(["rea", "dy\n"])
+    r = waitfor.wait(
+        spec(view="fresh", until={"matches": "ready"}), lambda: next(parts, ""), stream=True
+    )
+    assert r.outcome == "matched"
+
+
+def test_progress_callback() -> None:
+    reports: list[waitfor.Progress] = []
+    r = waitfor.wait(
+        spec(until={"matches": "never"}, max_wait_ms=400, progress_every_ms=10),
+        lambda: "working\n",
+        on_progress=reports.append,
+    )
+    assert r.outcome == "timeout"
+    eventually(lambda: len(reports) > 0, what="a progress report")
+    p = reports[0]
+    assert p.samples >= 1 and p.last_line == "working"
+    assert p.to_dict() == {"samples": p.samples, "elapsed_ms": p.elapsed_ms, "last_line": "working"}
+
+
+def test_handle_cancel_wake_and_result_timeout() -> None:
+    samples: list[int] = []
+
+    def probe(ctx: waitfor.ProbeContext) -> str:
+        samples.append(ctx.sample)
+        return ""
+
+    handle = waitfor.start({"until": {"matches": "x"}, "interval_ms": 60000, "max_wait_ms": 120000}, probe)
+    eventually(lambda: len(samples) == 1, what="first sample")
+    with pytest.raises(TimeoutError):
+        handle.result(timeout=0.05)
+    assert not handle.done()
+    handle.wake()
+    eventually(lambda: len(samples) == 2, what="woken sample")
+    handle.cancel()
+    r = handle.result(timeout=20)
+    assert r.outcome == "cancelled" and handle.done()
+    assert handle.result() is r
+
+
+def test_cancel_releases_a_probe_sleeping_in_its_context() -> None:
+    entered = threading.Event()
+    released: list[bool] = []
+
+    def probe(ctx: waitfor.ProbeContext) -> str:
+        entered.set()
+        released.append(ctx.wait_cancelled(60))
+        return ""
+
+    handle = waitfor.start(spec(until={"matches": "x"}), probe)
+    assert entered.wait(20)
+    handle.cancel()
+    assert handle.result(timeout=20).outcome == "cancelled"
+    eventually(lambda: released == [True], what="probe released")
+
+
+def test_deadline_abandons_a_hung_probe() -> None:
+    r = waitfor.wait(
+        {"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 200},
+        lambda ctx: ctx.wait_cancelled(60) and "",
+    )
+    assert r.outcome in ("timeout", "probe_error")
+    assert r.probe.abandoned == 1
+
+
+def test_result_json_is_the_engines_and_fits_its_schema() -> None:
+    r = waitfor.wait(spec(until={"patterns": ["a", "b"]}, stop=["err"]), lambda: "b\n")
+    d = r.to_dict()
+    jsonschema.validate(d, json.loads(waitfor.RESULT_SCHEMA))
+    assert d["outcome"] == r.outcome and d["matched_index"] == r.matched_index == 1
+    assert d["tail"] == {"lines": list(r.tail.lines), "truncated": r.tail.truncated}
+    d["outcome"] = "changed"
+    assert r.to_dict()["outcome"] == "matched"
+
+
+def test_stop_marker_wins() -> None:
+    r = waitfor.wait(spec(until={"matches": "ok"}, stop=["FAILED"]), lambda: "ok FAILED")
+    assert (r.outcome, r.matched_index) == ("stopped", 0)
+
+
+def test_async_probe_refused_by_blocking_wait() -> None:
+    async def probe() -> str:
+        return ""
+
+    with pytest.raises(TypeError, match="wait_async"):
+        waitfor.wait(spec(until={"matches": "x"}), probe)
+    with pytest.raises(TypeError, match="callable"):
+        waitfor.wait(spec(until={"matches": "x"}), "not callable")  # type: ignore[arg-type]

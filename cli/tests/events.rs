@@ -1,0 +1,241 @@
+//! End-to-end tests of `waitfor events`: the real binary on real files;
+//! exit codes, resume commands run as printed, and a `--follow` stream read
+//! by this process while it appends events. No sleep synchronises: each
+//! test waits for an observable fact under a generous deadline.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+
+fn line(kind: &str, summary: &str) -> String {
+    json!({"type": kind, "at": "2026-01-01T00:00:00Z", "by": "ci", "summary": summary}).to_string()
+        + "\n"
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    (dir, path)
+}
+
+/// The words of a printed resume command (the tests use paths without
+/// spaces, so no word is quoted).
+fn resume_words(output: &str) -> Vec<String> {
+    let line = output
+        .lines()
+        .find_map(|l| l.strip_prefix("resume: "))
+        .unwrap_or_else(|| panic!("no resume line in:\n{output}"));
+    let command = line.split("  # ").next().unwrap();
+    command.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn satisfied_prints_the_event_and_exits_0() {
+    let (_dir, path) = temp();
+    append(
+        &path,
+        &(line("noise", "n") + &line("build.done", "build 7 passed")),
+    );
+    let p = path.to_str().unwrap();
+    let out = run(&["events", p, "--type", "build.done", "--timeout", "10s"]);
+    expect(&out, 0);
+    assert!(stdout(&out).starts_with("2026-01-01T00:00:00Z build.done by ci: build 7 passed\n"));
+
+    let out = run(&["--json", "events", p, "--summary", "PASSED", "-i"]);
+    expect(&out, 0);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (w["ax"].as_str(), w["state"].as_str()),
+        (Some("wait/1"), Some("satisfied"))
+    );
+    assert_eq!(w["events"][0]["summary"], "build 7 passed");
+}
+
+#[test]
+fn timed_out_prints_a_resume_command_that_continues_exactly() {
+    let (_dir, path) = temp();
+    append(&path, &line("build.done", "old"));
+    let p = path.to_str().unwrap();
+    let out = run(&[
+        "events",
+        p,
+        "--type",
+        "build.done",
+        "--cursor",
+        "end",
+        "--timeout",
+        "3s", // a read surely completes on a loaded machine, so the resumed wait sees the event
+    ]);
+    expect(&out, 1);
+    let words = resume_words(&stdout(&out));
+    assert_eq!(words[..3], ["waitfor", "events", p]);
+
+    // Written between the two calls: seen by the resumed wait, once.
+    append(&path, &line("build.done", "new"));
+    let again = run(&words[1..].iter().map(String::as_str).collect::<Vec<_>>());
+    expect(&again, 0);
+    let printed = stdout(&again);
+    assert!(
+        printed.starts_with("2026-01-01T00:00:00Z build.done by ci: new\n"),
+        "{printed}"
+    );
+    assert!(!printed.contains("old"));
+
+    let third = run(&resume_words(&printed)[1..]
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    expect(&third, 1);
+    assert!(stdout(&third).starts_with("nothing happened for"));
+}
+
+#[test]
+fn gone_exits_1_by_terminal_event_and_by_missing_file() {
+    let (_dir, path) = temp();
+    append(&path, &line("closed", "run closed"));
+    let p = path.to_str().unwrap();
+    let out = run(&["events", p, "--type", "build.done"]);
+    expect(&out, 1);
+    assert!(stdout(&out).contains("gone: "));
+
+    fs::remove_file(&path).unwrap();
+    let out = run(&["--json", "events", p, "--type", "build.done"]);
+    expect(&out, 1);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["state"], "gone");
+    assert_eq!(w["fresh"]["state"], "missing");
+    assert_eq!(w["resume"], Value::Null);
+}
+
+#[test]
+fn a_replaced_file_exits_5_and_bad_input_exits_2() {
+    let (dir, path) = temp();
+    append(&path, &line("a", "one"));
+    let p = path.to_str().unwrap();
+    let out = run(&["--json", "events", p, "--type", "a"]);
+    expect(&out, 0);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cursor = w["cursor"].as_str().unwrap().to_string();
+    let other = dir.path().join("other.jsonl");
+    append(&other, &(line("a", "one") + &line("x", "two")));
+    fs::rename(&other, &path).unwrap();
+    let out = run(&["events", p, "--type", "x", "--cursor", &cursor]);
+    expect(&out, 5);
+    assert!(
+        stderr(&out).contains("changed under the cursor"),
+        "{}",
+        stderr(&out)
+    );
+
+    expect(&run(&["events", p, "--cursor", "bogus"]), 2);
+    expect(&run(&["events", p, "--timeout", "soon"]), 2);
+    expect(&run(&["events", p, "--summary", "(", "--regex"]), 2);
+    expect(&run(&["events"]), 2);
+}
+
+#[test]
+fn malformed_lines_are_reported_on_stderr() {
+    let (_dir, path) = temp();
+    append(&path, &("{oops\n".to_string() + &line("x", "fine")));
+    let out = run(&["events", path.to_str().unwrap(), "--type", "x"]);
+    expect(&out, 0);
+    assert!(
+        stderr(&out).contains("line 1 (byte 0) skipped: not JSON"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn follow_streams_to_another_process() {
+    let (_dir, path) = temp();
+    append(&path, "");
+    let mut child = waitfor()
+        .args([
+            "events",
+            path.to_str().unwrap(),
+            "--type",
+            "x",
+            "--cursor",
+            "end",
+            "--follow",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || -> Value {
+        let line = rx
+            .recv_timeout(DEADLINE)
+            .expect("a line from waitfor --follow");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let waiting = next();
+    assert_eq!(waiting["state"], "waiting");
+    assert!(waiting["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--follow --cursor j1."));
+
+    append(&path, &(line("y", "skipped") + &line("x", "first")));
+    assert_eq!(next()["summary"], "first");
+    append(&path, &line("x", "second"));
+    assert_eq!(next()["summary"], "second");
+    append(&path, &line("closed", "the end"));
+    let last = next();
+    assert_eq!(last["state"], "gone");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn ctrl_c_ends_a_stream_with_its_resume_and_exit_130() {
+    let (_dir, path) = temp();
+    append(&path, "");
+    let mut child = waitfor()
+        .args(["events", path.to_str().unwrap(), "--follow"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let waiting: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(waiting["state"], "waiting");
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let last: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(last["state"], "timed-out");
+    assert_eq!(last["reason"], "cancelled before a matching event");
+    assert!(last["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--cursor j1."));
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}

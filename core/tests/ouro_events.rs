@@ -1,0 +1,435 @@
+//! The event wait on the real engine over real JSON Lines files: resume
+//! after `timed-out`, gone (terminal event, removed file), a replaced file,
+//! malformed lines, the `ouro/wait` profile and the `waitfor events` command
+//! logic.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use waitfor::ouro::{
+    run_events, start, validate_wait, wait_for, CommandTemplate, EventsOutput, EventsQuery,
+    JsonlError, JsonlSource, Resume, WaitForError, WaitState, EXIT_SOURCE, EXIT_USAGE,
+};
+use waitfor::profiles::{self, Host};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("waitfor-events-{name}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn line(kind: &str, summary: &str) -> String {
+    json!({"type": kind, "at": "2026-01-01T00:00:00Z", "by": "ci", "summary": summary}).to_string()
+        + "\n"
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+fn query(path: &Path, kind: &str, timeout_ms: u64) -> EventsQuery {
+    let mut q = EventsQuery::new(path);
+    q.filter.kind = Some(kind.into());
+    q.timeout = Some(Duration::from_millis(timeout_ms));
+    q.interval = Some(Duration::from_millis(20));
+    q
+}
+
+fn resume() -> Resume {
+    Resume::Template(CommandTemplate::parse("again --cursor {cursor}").unwrap())
+}
+
+/// The cursor a resume command continues from (its last word).
+fn resume_cursor(w: &waitfor::ouro::Wait) -> String {
+    let cmd = &w.resume.as_ref().expect("a resume step").command;
+    cmd.rsplit(' ').next().unwrap().to_string()
+}
+
+#[test]
+fn resume_after_timed_out_sees_each_event_exactly_once() {
+    let dir = TempDir::new("resume");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("build.done", "old build"));
+    let mut q = query(&path, "build.done", 150);
+    q.cursor = Some("end".into());
+    let first = wait_for(q.options(resume()).unwrap()).unwrap();
+    assert_eq!(first.wait.state, WaitState::TimedOut, "{:?}", first.wait);
+    let cursor = resume_cursor(&first.wait);
+    assert_eq!(first.wait.cursor.as_deref(), Some(cursor.as_str()));
+
+    // Written between the two calls: the resumed wait sees it.
+    append(
+        &path,
+        &(line("noise", "n") + &line("build.done", "build 8 passed")),
+    );
+    q.cursor = Some(cursor);
+    q.timeout = Some(Duration::from_secs(20));
+    let second = wait_for(q.options(resume()).unwrap()).unwrap();
+    assert_eq!(second.wait.state, WaitState::Satisfied);
+    let summaries: Vec<_> = second.wait.events.iter().map(|e| &e.summary).collect();
+    assert_eq!(summaries, ["build 8 passed"]);
+
+    // ... and only once: the next wait from its cursor sees nothing.
+    q.cursor = second.wait.cursor.clone();
+    q.timeout = Some(Duration::from_millis(150));
+    let third = wait_for(q.options(resume()).unwrap()).unwrap();
+    assert_eq!(third.wait.state, WaitState::TimedOut);
+    assert!(third.wait.events.is_empty());
+    assert_eq!(third.wait.cursor, second.wait.cursor);
+}
+
+#[test]
+fn an_event_appended_while_waiting_satisfies_the_wait() {
+    let dir = TempDir::new("live");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let mut q = query(&path, "build.done", 20_000);
+    q.cursor = Some("end".into());
+    let running = start(q.options(resume()).unwrap()).unwrap();
+    append(&path, &line("build.done", "now"));
+    let done = running.wait().unwrap();
+    assert_eq!(done.wait.state, WaitState::Satisfied);
+    assert_eq!(done.wait.events[0].summary, "now");
+    assert!(validate_wait(&serde_json::to_value(&done.wait).unwrap()).ok);
+}
+
+#[test]
+fn cancel_from_another_thread() {
+    let dir = TempDir::new("cancel");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let running = start(query(&path, "never", 20_000).options(resume()).unwrap()).unwrap();
+    let control = running.control();
+    std::thread::spawn(move || control.cancel()).join().unwrap();
+    let done = running.wait().unwrap();
+    assert_eq!(done.wait.state, WaitState::TimedOut);
+    assert_eq!(
+        done.wait.reason.as_deref(),
+        Some("cancelled before a matching event")
+    );
+    assert!(done.wait.resume.is_some());
+}
+
+#[test]
+fn gone_by_terminal_event() {
+    let dir = TempDir::new("terminal");
+    let path = dir.file("log.jsonl");
+    append(
+        &path,
+        &(line("started", "a") + &line("closed", "run closed")),
+    );
+    let done = wait_for(query(&path, "build.done", 5000).options(resume()).unwrap()).unwrap();
+    assert_eq!(done.wait.state, WaitState::Gone);
+    assert!(done.wait.reason.as_deref().unwrap().contains("closed"));
+    assert_eq!(done.wait.resume, None);
+}
+
+#[test]
+fn gone_by_removed_file() {
+    let dir = TempDir::new("removed");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("started", "a"));
+    let running = start(
+        query(&path, "build.done", 20_000)
+            .options(resume())
+            .unwrap(),
+    )
+    .unwrap();
+    fs::remove_file(&path).unwrap();
+    let done = running.wait().unwrap();
+    assert_eq!(done.wait.state, WaitState::Gone);
+    assert_eq!(done.wait.fresh.as_ref().unwrap().state, "missing");
+    assert!(done.wait.reason.as_deref().unwrap().contains("was removed"));
+}
+
+#[test]
+fn a_replaced_file_is_detected_through_the_cursor() {
+    let dir = TempDir::new("replaced");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("a", "one"));
+    let mut q = query(&path, "build.done", 5000);
+    let cursor = JsonlSource::new(&path).end_cursor().unwrap();
+    // Another file moved into place, with the same first line.
+    let other = dir.file("new.jsonl");
+    append(&other, &(line("a", "one") + &line("build.done", "x")));
+    fs::rename(&other, &path).unwrap();
+    q.cursor = Some(cursor);
+    let err = wait_for(q.options(resume()).unwrap()).unwrap_err();
+    assert!(matches!(err, WaitForError::Read(_)), "{err}");
+    let mut cause = std::error::Error::source(&err);
+    let mut replaced = false;
+    while let Some(c) = cause {
+        replaced |= matches!(c.downcast_ref(), Some(JsonlError::Replaced { .. }));
+        cause = c.source();
+    }
+    assert!(replaced, "{err}");
+}
+
+#[test]
+fn malformed_lines_are_reported_and_skipped() {
+    let dir = TempDir::new("malformed");
+    let path = dir.file("log.jsonl");
+    append(
+        &path,
+        &("not json\n".to_string() + "{\"type\": 5}\n" + &line("build.done", "ok")),
+    );
+    let done = wait_for(query(&path, "build.done", 5000).options(resume()).unwrap()).unwrap();
+    assert_eq!(done.wait.state, WaitState::Satisfied);
+    let lines: Vec<u64> = done.malformed.iter().map(|m| m.line).collect();
+    assert_eq!(lines, [1, 2]);
+    assert!(done.wait.cursor.as_deref().unwrap().starts_with("j1."));
+}
+
+#[test]
+fn a_bad_cursor_is_refused_before_waiting() {
+    let mut q = EventsQuery::new("/nonexistent/x.jsonl");
+    q.cursor = Some("j9.1".into());
+    let err = q.options(resume()).err().unwrap();
+    assert!(err.to_string().contains("j9.1"), "{err}");
+}
+
+fn run(q: &EventsQuery, output: EventsOutput) -> (i32, String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run_events(q, output, "waitfor", &mut out, &mut err, &|| false);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn the_command_prints_text_json_and_exit_codes() {
+    let dir = TempDir::new("command");
+    let path = dir.file("log.jsonl");
+    append(
+        &path,
+        &("oops\n".to_string() + &line("build.done", "build 7 passed")),
+    );
+    let (code, out, err) = run(&query(&path, "build.done", 5000), EventsOutput::default());
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("2026-01-01T00:00:00Z build.done by ci: build 7 passed\n"),
+        "{out}"
+    );
+    assert!(err.contains("line 1 (byte 0) skipped: not JSON"), "{err}");
+
+    let q = query(&path, "deploy.done", 100);
+    let (code, out, _) = run(
+        &q,
+        EventsOutput {
+            json: true,
+            follow: false,
+        },
+    );
+    assert_eq!(code, 1);
+    let w: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(w["state"], "timed-out");
+    let cmd = w["resume"]["command"].as_str().unwrap();
+    assert_eq!(
+        cmd,
+        format!(
+            "waitfor events {} --type deploy.done --timeout 100ms --cursor {}",
+            path.display(),
+            w["cursor"].as_str().unwrap()
+        )
+    );
+
+    let (code, out, _) = run(&q, EventsOutput::default());
+    assert_eq!(code, 1);
+    assert!(out.contains("\nresume: waitfor events "), "{out}");
+
+    let mut bad = q.clone();
+    bad.cursor = Some("nope".into());
+    let (code, _, err) = run(&bad, EventsOutput::default());
+    assert_eq!((code, err.contains("nope")), (EXIT_USAGE, true));
+
+    let mut replaced = q.clone();
+    replaced.cursor = Some("j1.5.0.1.1.0000000000000000".into());
+    let (code, _, err) = run(&replaced, EventsOutput::default());
+    assert_eq!(code, EXIT_SOURCE, "{err}");
+}
+
+#[test]
+fn the_profile_is_listed_with_the_envelope_schema() {
+    let defs = profiles::definitions();
+    let def = defs.iter().find(|d| d.profile == "ouro/wait").unwrap();
+    assert_eq!(def.tool["name"], "wait_for_event");
+    assert_eq!(def.tool["inputSchema"]["required"], json!(["path"]));
+    assert!(def.tool["outputSchema"]["properties"]["state"]["enum"].is_array());
+    assert_eq!(def.tool["annotations"]["readOnlyHint"], true);
+}
+
+#[test]
+fn the_profile_waits_and_its_output_fits_its_schema() {
+    let dir = TempDir::new("profile");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("build.done", "build 7 passed"));
+    let defs = profiles::definitions();
+    let schema = &defs.iter().find(|d| d.profile == "ouro/wait").unwrap().tool["outputSchema"];
+    let validator = jsonschema::validator_for(schema).unwrap();
+    let args = json!({"path": path, "type": "build.done", "for": "build 7", "timeout": "5s"});
+    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    assert_eq!(out["state"], "satisfied", "{out}");
+    assert_eq!(out["for"], "build 7");
+    assert!(validator.is_valid(&out), "{out}");
+
+    let args = json!({"path": path, "type": "deploy.done", "timeout": 100, "cursor": "end"});
+    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    assert_eq!(out["state"], "timed-out");
+    assert!(validator.is_valid(&out), "{out}");
+    let cmd = out["resume"]["command"].as_str().unwrap();
+    let again: Value = serde_json::from_str(cmd.strip_prefix("wait_for_event ").unwrap()).unwrap();
+    assert_eq!(again["cursor"], out["cursor"]);
+    assert_eq!(again["type"], "deploy.done");
+}
+
+#[test]
+fn the_profile_refuses_bad_arguments_by_field() {
+    let host = Host::default();
+    for (args, field) in [
+        (json!({}), "path"),
+        (json!({"path": "x", "nope": 1}), "nope"),
+        (json!({"path": "x", "timeout": "soon"}), "timeout"),
+        (json!({"path": "x", "timeout": 5}), "timeout"),
+        (json!({"path": "x", "cursor": "j7"}), "cursor"),
+        (
+            json!({"path": "x", "summary": "(", "summaryRegex": true}),
+            "summary",
+        ),
+        (json!({"path": "x", "type": 3}), "type"),
+        (json!({"path": 3}), "path"),
+    ] {
+        let err = profiles::prepare("ouro/wait", &args, &host).err().unwrap();
+        assert_eq!(err.code(), "invalid_arguments", "{args}");
+        let profiles::ToolError::InvalidArguments(spec) = err else {
+            unreachable!()
+        };
+        assert_eq!(spec.field, field, "{args}: {spec}");
+    }
+}
+
+#[test]
+fn the_profile_clamps_the_timeout_to_the_host_ceiling() {
+    let dir = TempDir::new("ceiling");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let host = Host {
+        max_wait_ceiling: Some(Duration::from_millis(100)),
+        ..Host::default()
+    };
+    let started = Instant::now();
+    let out = profiles::call("ouro/wait", &json!({"path": path, "timeout": "1h"}), &host).unwrap();
+    assert_eq!(out["state"], "timed-out");
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn an_interrupted_command_prints_its_resume_and_exits_130() {
+    let dir = TempDir::new("interrupt");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let q = query(&path, "never", 60_000);
+    let output = EventsOutput {
+        json: true,
+        follow: false,
+    };
+    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| true);
+    assert_eq!(code, waitfor::ouro::EXIT_CANCELLED);
+    let w: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(w["state"], "timed-out");
+    assert_eq!(w["reason"], "cancelled before a matching event");
+    assert!(w["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--cursor j1."));
+}
+
+#[test]
+fn the_command_follows_a_stream_as_json_lines() {
+    let dir = TempDir::new("follow");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("x", "one") + &line("y", "skipped")));
+    let writer_path = path.clone();
+    let writer = std::thread::spawn(move || {
+        append(&writer_path, &line("x", "two"));
+        append(&writer_path, &line("closed", "end"));
+    });
+    let mut q = query(&path, "x", 20_000);
+    q.cursor = None;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let output = EventsOutput {
+        json: false,
+        follow: true,
+    };
+    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| false);
+    writer.join().unwrap();
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["state"], "waiting");
+    assert!(lines[0]["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains("--follow --cursor j1.0.0.0.0."));
+    let summaries: Vec<&str> = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(summaries, ["one", "two"]);
+    assert_eq!(lines.last().unwrap()["state"], "gone");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_source_that_never_answers_times_out_with_nothing_seen() {
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let blocked = std::sync::Mutex::new(blocked);
+    let read = move |_: Option<&str>| -> Result<waitfor::ouro::WaitRead, waitfor::ouro::ReadError> {
+        let _ = blocked.lock().unwrap().recv();
+        Err("released".into())
+    };
+    let options =
+        waitfor::ouro::WaitForOptions::new("x", Some(Duration::from_millis(100)), read, resume())
+            .cursor(Some("c0".into()));
+    let done = wait_for(options).unwrap();
+    drop(release);
+    assert_eq!(done.wait.state, WaitState::TimedOut);
+    assert_eq!(
+        done.wait.reason.as_deref(),
+        Some("the event source did not answer before the time limit")
+    );
+    assert_eq!(done.wait.fresh, None, "nothing was seen");
+    assert_eq!(done.wait.cursor.as_deref(), Some("c0"));
+    assert_eq!(done.reads, 0);
+}

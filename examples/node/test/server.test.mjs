@@ -1,0 +1,144 @@
+// Drives the example server with the official SDK's Client over stdio, on
+// real files, processes and a real tmux server; every result is checked
+// against its tool's outputSchema with ajv.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import Ajv from 'ajv'
+
+const require = createRequire(import.meta.url)
+const { tempDir, eventually } = require('../../../bindings/node/test/helpers.js')
+const { TmuxServer } = require('../../../bindings/node/test/tmux.js')
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const dir = tempDir('waitfor-mcp-example-')
+
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [path.join(here, '..', 'server.mjs')],
+  stderr: 'pipe',
+  env: { ...process.env },
+})
+let serverLog = ''
+transport.stderr.on('data', (chunk) => (serverLog += chunk))
+const client = new Client({ name: 'waitfor-example-test', version: '0.0.0' })
+await client.connect(transport)
+test.after(() => client.close())
+
+const ajv = new Ajv({ strict: false, allErrors: true })
+const { tools } = await client.listTools()
+const validators = new Map(tools.map((t) => [t.name, ajv.compile(t.outputSchema)]))
+
+/** Calls a tool; asserts success and that the output fits its outputSchema. */
+async function call(name, args, options = {}) {
+  const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options })
+  assert.ok(!res.isError, `${name} failed: ${JSON.stringify(res.content)}`)
+  const validate = validators.get(name)
+  assert.ok(validate(res.structuredContent), `${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(res.structuredContent)}`)
+  assert.deepEqual(JSON.parse(res.content[0].text), res.structuredContent)
+  return res.structuredContent
+}
+
+/** A call whose first progress notification resolves `progressed`. */
+function callWithProgress(name, args, options = {}) {
+  const seen = []
+  let first
+  const progressed = new Promise((resolve) => (first = resolve))
+  const result = call(name, args, {
+    ...options,
+    onprogress: (p) => {
+      seen.push(p)
+      first(p)
+    },
+  })
+  return { result, progressed, seen }
+}
+
+function eventLine(type, summary) {
+  return `${JSON.stringify({ type, at: new Date().toISOString(), by: 'test', target: null, summary })}\n`
+}
+
+test('lists the five tools, each with an input and an output schema', () => {
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['run_command', 'send_keys', 'wait_for', 'wait_for_event', 'wait_for_text'])
+  for (const t of tools) {
+    assert.equal(t.inputSchema.type, 'object', t.name)
+    assert.equal(t.outputSchema.type, 'object', t.name)
+  }
+})
+
+test('wait_for_event: an event appended after the call satisfies it, with progress', async () => {
+  const log = path.join(dir, 'events.jsonl')
+  fs.writeFileSync(log, eventLine('build.done', 'an old build, before the call'))
+  const { result, progressed, seen } = callWithProgress('wait_for_event', { path: log, match: { type: 'build.done' }, timeout: '30s', for: 'build 8' })
+  await progressed
+  fs.appendFileSync(log, eventLine('build.started', 'build 8 started') + eventLine('build.done', 'build 8 passed'))
+  const w = await result
+  assert.equal(w.ax, 'wait/1')
+  assert.equal(w.state, 'satisfied')
+  assert.deepEqual(w.events.map((e) => e.summary), ['build 8 passed'])
+  assert.ok(seen.length >= 1 && seen[0].progress >= 1)
+})
+
+test('wait_for_event: nothing matching is a timed-out envelope that says how to resume', async () => {
+  const log = path.join(dir, 'quiet.jsonl')
+  fs.writeFileSync(log, '')
+  const w = await call('wait_for_event', { path: log, match: { type: 'never' }, timeout: '200ms' })
+  assert.equal(w.state, 'timed-out')
+  assert.match(w.resume.command, /--cursor/)
+})
+
+test('wait_for (AURA) probes run_command of the same server until the output matches', async () => {
+  const status = path.join(dir, 'status')
+  fs.writeFileSync(status, 'starting\n')
+  const { result, progressed } = callWithProgress('wait_for', {
+    probe: { tool: 'run_command', args: { argv: ['cat', status] } },
+    until: { matches: 'ready' },
+    poll_sec: 1,
+    max_wait_sec: 30,
+  })
+  await progressed
+  fs.writeFileSync(status, 'ready\n')
+  const out = await result
+  assert.equal(out.reason, 'matched')
+  assert.match(out.last_observation, /ready/)
+})
+
+test('a cancelled call (notifications/cancelled) cancels the wait in the server', async () => {
+  const controller = new AbortController()
+  const { result, progressed } = callWithProgress(
+    'wait_for',
+    { probe: { tool: 'run_command', args: { argv: ['echo', 'busy'] } }, until: { matches: 'never-printed' }, poll_sec: 1, max_wait_sec: 120 },
+    { signal: controller.signal },
+  )
+  await progressed
+  controller.abort()
+  await assert.rejects(result, /abort/i)
+  await eventually(() => serverLog.includes('wait_for failed after cancel: wait_for was cancelled'), { timeoutMs: 20_000 })
+})
+
+test('bad arguments are a tool error naming the field', async () => {
+  const res = await client.callTool({ name: 'wait_for', arguments: { probe: { tool: 'run_command' }, until: {} } })
+  assert.equal(res.isError, true)
+  assert.match(res.content[0].text, /invalid_arguments: .*until/)
+})
+
+test('send_keys records its echo: wait_for_text matches the output, not the typed line', async (t) => {
+  const tmux = await TmuxServer.start()
+  t.after(() => tmux.kill())
+  const pane = { pane_id: tmux.pane, socket_name: tmux.socketName }
+  const echoOnly = callWithProgress('wait_for_text', { ...pane, patterns: ['echo ZZ-'], timeout: 1.5 })
+  const output = callWithProgress('wait_for_text', { ...pane, patterns: ['ZZ-42'], timeout: 20 })
+  await Promise.all([echoOnly.progressed, output.progressed])
+  await call('send_keys', { ...pane, keys: 'sleep 0.3; echo ZZ-$((6*7))' })
+  const out = await output.result
+  assert.equal(out.outcome, 'matched')
+  assert.deepEqual(out.matched_lines, ['ZZ-42'])
+  const echo = await echoOnly.result
+  assert.equal(echo.outcome, 'timeout', `matched the echo: ${JSON.stringify(echo.matched_lines)}`)
+  assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
+})

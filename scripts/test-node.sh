@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the npm package `waitfor` (bindings/node) in place and runs all of
+# its tests with `node --test`: the API, every profile, the Ouro-named
+# exports, the event loop, the shared vectors, `tsc --noEmit` on a strict
+# consumer, `npm pack` installed into a fresh folder; then the example MCP
+# server (examples/node) driven by the official SDK client over stdio.
+# Needs: cargo, node >= 20 with npm, git, tmux. Everything else comes from npm.
+set -euo pipefail
+
+if ! command -v tmux >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq tmux >/dev/null
+fi
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here/bindings/node"
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
+npm ci --no-audit --no-fund --loglevel=error
+npm run --silent build
+npm test
+
+# The example MCP server, driven by the SDK's client over stdio.
+cd "$here/examples/node"
+npm ci --no-audit --no-fund --loglevel=error
+npm test

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the `waitfor` wheel, installs it into a fresh virtual environment
+# (as a user gets it) and runs the Python tests and mypy --strict.
+# Usage: scripts/test-python.sh [pytest args...]
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+py="${PYTHON:-python3}"
+work="${WAITFOR_PY_WORK:-$root/target/python}"
+venv="$work/venv"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+
+# Pinned test tools.
+pins=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 mcp==2.3.0 jsonschema==4.26.0
+      tenacity==9.2.1 polling2==0.5.0)
+
+if ! command -v tmux >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+    fi
+fi
+
+# A fresh venv for every run: the wheel is tested as a user installs it.
+rm -rf "$venv"
+mkdir -p "$work"
+"$py" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
+
+rm -rf "$work/wheels"
+(cd "$root/bindings/python" &&
+    "$venv/bin/maturin" build --release --quiet --out "$work/wheels" --interpreter "$venv/bin/python")
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$work"/wheels/waitfor-*.whl
+
+cd "$root"
+# Tests import the installed wheel, never the source tree.
+"$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/bindings/python/tests" "$@"
+# mypy --strict on a consumer of the whole API and on the package itself.
+"$venv/bin/python" -m mypy --strict --no-incremental "$root/bindings/python/tests/typing_consumer.py" \
+    "$root/examples/python/server.py"
+(cd "$work" && "$venv/bin/python" -m mypy --strict --no-incremental -p waitfor)
+echo "python: all tests passed"
