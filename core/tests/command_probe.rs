@@ -83,7 +83,11 @@ fn the_command_is_killed_at_the_deadline_with_nothing_left_behind() {
     assert_eq!(result.outcome, Outcome::ProbeError);
     // Either the engine abandoned the call at the deadline, or the call's
     // own budget ran out first and it reported the kill: one or the other.
-    assert_eq!(result.probe.abandoned + result.probe.errors, 1, "{result:?}");
+    assert_eq!(
+        result.probe.abandoned + result.probe.errors,
+        1,
+        "{result:?}"
+    );
     let text = std::fs::read_to_string(&pids).expect("the command started");
     let pids: Vec<i32> = text
         .split_whitespace()

@@ -294,3 +294,24 @@ fn wait_released_tells_when_an_abandoned_call_has_returned() {
     finish.send(()).unwrap();
     assert!(handle.wait_released(Duration::from_secs(30)));
 }
+
+#[test]
+fn a_panicking_done_callback_breaks_nothing() {
+    let spec = || ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+    let ready = || Box::new(probe_fn(|_| Ok(Observation::text("ready")))) as Box<dyn Probe>;
+    let options = WaitOptions::default().on_done(|_| panic!("host bug in on_done"));
+    let first = Engine::global()
+        .start_with(spec(), Some(ready()), options)
+        .unwrap();
+    let result = first
+        .wait_timeout(Duration::from_secs(30))
+        .expect("the handle still hears");
+    assert_eq!(result.outcome, Outcome::Matched);
+    let second = Engine::global()
+        .start_with(spec(), Some(ready()), WaitOptions::default())
+        .unwrap();
+    let result = second
+        .wait_timeout(Duration::from_secs(30))
+        .expect("later results are delivered");
+    assert_eq!(result.outcome, Outcome::Matched);
+}

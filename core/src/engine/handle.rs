@@ -1,8 +1,8 @@
 //! The host's side of a running wait: its result slot and its controls.
 
+use super::queue::Queue;
 use super::scheduler::Msg;
 use crate::result::WaitResult;
-use crossbeam_channel::Sender;
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -60,21 +60,21 @@ impl Drop for ProbeCell {
 #[derive(Clone)]
 pub struct WaitControl {
     pub(crate) id: u64,
-    pub(crate) tx: Sender<Msg>,
+    pub(crate) tx: Arc<Queue<Msg>>,
 }
 
 impl WaitControl {
     /// Ends the wait with outcome `cancelled`; a probe call in flight is
     /// abandoned and its cancel token cancelled.
     pub fn cancel(&self) {
-        let _ = self.tx.send(Msg::Cancel(self.id));
+        self.tx.push(Msg::Cancel(self.id));
     }
 
     /// Takes a sample now instead of at the next poll (a push signal: a
     /// file changed, a pane printed). During a probe call, the next sample
     /// starts as soon as it returns.
     pub fn wake(&self) {
-        let _ = self.tx.send(Msg::Wake(self.id));
+        self.tx.push(Msg::Wake(self.id));
     }
 }
 

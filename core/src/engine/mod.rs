@@ -1,6 +1,7 @@
 //! The engine: one scheduler thread and a few workers run every wait.
 
 mod handle;
+mod queue;
 mod scheduler;
 mod workers;
 
@@ -13,9 +14,9 @@ use crate::probe::{FileProbe, Probe};
 use crate::result::WaitResult;
 use crate::resume::ResumeToken;
 use crate::spec::{ProbeSpec, Spec, ViewKind};
-use crossbeam_channel::Sender;
 use handle::Slot;
 use parking_lot::Mutex;
+use queue::Queue;
 use scheduler::{Active, Msg, Scheduler};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -75,7 +76,7 @@ impl WaitOptions {
 /// assert_eq!(result.samples, 3);
 /// ```
 pub struct Engine {
-    tx: Sender<Msg>,
+    tx: Arc<Queue<Msg>>,
     epoch: Instant,
     next_id: AtomicU64,
 }
@@ -83,9 +84,9 @@ pub struct Engine {
 impl Engine {
     /// A new engine with its own scheduler thread.
     pub fn new() -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let tx = Arc::new(Queue::new());
         let epoch = Instant::now();
-        let scheduler = Scheduler::new(rx, tx.clone(), epoch);
+        let scheduler = Scheduler::new(tx.clone(), epoch);
         std::thread::Builder::new()
             .name("waitfor-scheduler".into())
             .spawn(move || scheduler.run())
@@ -168,9 +169,7 @@ impl Engine {
             call: 0,
             timer_seq: 0,
         };
-        self.tx
-            .send(Msg::Start(id, Box::new(active)))
-            .expect("the waitfor scheduler thread is gone");
+        self.tx.push(Msg::Start(id, Box::new(active)));
         Ok(WaitHandle { slot, control })
     }
 

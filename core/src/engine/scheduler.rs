@@ -2,16 +2,17 @@
 //! hands probe calls to workers, and delivers results.
 
 use super::handle::{ProbeCell, Slot};
-use super::workers::{StarvationWatch, Workers, STARVATION_WINDOW};
+use super::queue::Queue;
+use super::workers::{Delivery, Job, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -57,25 +58,37 @@ pub(crate) enum Msg {
 type Timer = Reverse<(Duration, u64, u64)>;
 
 pub(crate) struct Scheduler {
-    rx: Receiver<Msg>,
-    tx: Sender<Msg>,
+    inbox: Arc<Queue<Msg>>,
     epoch: Instant,
     waits: HashMap<u64, Active>,
     timers: BinaryHeap<Timer>,
     next_seq: u64,
     workers: Workers,
+    delivery: Delivery,
+    /// Probe calls decided during this turn of the loop, handed to the
+    /// workers together at its end.
+    calls: Vec<Job>,
+    /// Results and progress reports decided during this turn, handed to
+    /// the delivery thread together at its end.
+    deliveries: Vec<Job>,
+    /// When the scheduler will wake next, in nanoseconds since `epoch`
+    /// (`u64::MAX`: not before a message).
+    planned_wake: Arc<AtomicU64>,
 }
 
 impl Scheduler {
-    pub fn new(rx: Receiver<Msg>, tx: Sender<Msg>, epoch: Instant) -> Self {
+    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant) -> Self {
         Self {
-            rx,
-            tx,
+            inbox,
             epoch,
             waits: HashMap::new(),
             timers: BinaryHeap::new(),
             next_seq: 1,
             workers: Workers::new(),
+            delivery: Delivery::new(),
+            calls: Vec::new(),
+            deliveries: Vec::new(),
+            planned_wake: Arc::new(AtomicU64::new(u64::MAX)),
         }
     }
 
@@ -84,28 +97,27 @@ impl Scheduler {
     }
 
     pub fn run(mut self) {
-        let mut starvation = StarvationWatch::new(Instant::now());
+        let mut starvation = StarvationWatch::default();
         loop {
             let mut wake_at = self.timers.peek().map(|Reverse((at, _, _))| *at);
             if self.workers.queued() > 0 {
                 let check = self.now() + STARVATION_WINDOW;
                 wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
             }
-            let received = match wake_at {
-                Some(at) => self.rx.recv_deadline(self.epoch + at),
-                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match received {
-                Ok(msg) => {
+            self.planned_wake
+                .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
+            if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
+                self.handle(msg);
+                let mut more = Vec::new();
+                self.inbox.drain(&mut more);
+                for msg in more {
                     self.handle(msg);
-                    while let Ok(msg) = self.rx.try_recv() {
-                        self.handle(msg);
-                    }
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return,
             }
             self.fire_timers();
+            self.workers.submit_all(std::mem::take(&mut self.calls));
+            self.delivery
+                .submit_all(std::mem::take(&mut self.deliveries));
             self.workers
                 .relieve_starvation(&mut starvation, Instant::now());
             self.compact_timers();
@@ -197,14 +209,26 @@ impl Scheduler {
             output_cap: active.machine.output_cap(),
         };
         let probe = active.probe.clone();
-        let tx = self.tx.clone();
-        self.workers.submit(Box::new(move || {
+        let inbox = self.inbox.clone();
+        let planned_wake = self.planned_wake.clone();
+        let epoch = self.epoch;
+        self.calls.push(Box::new(move || {
             let result = call_probe(&probe.probe, &ctx);
-            let _ = tx.send(Msg::ProbeDone {
+            let done = Msg::ProbeDone {
                 id,
                 call: ctx.sample,
                 result,
-            });
+            };
+            // When the scheduler wakes within a tick anyway (thousands of
+            // waits keep it ticking), the answer waits for it: one wake-up
+            // per tick instead of one per answer.
+            let wakes_soon =
+                planned_wake.load(Ordering::Relaxed) <= nanos(epoch.elapsed() + TIMER_GRAIN);
+            if wakes_soon {
+                inbox.push_quietly(done);
+            } else {
+                inbox.push(done);
+            }
         }));
     }
 
@@ -216,8 +240,8 @@ impl Scheduler {
             (active.machine.take_progress(), &active.on_progress)
         {
             let report = report.clone();
-            // Reported on a worker: a slow host callback never stalls others.
-            self.workers.submit(Box::new(move || report(&progress)));
+            // Reported off the scheduler: a slow host callback never stalls it.
+            self.deliveries.push(Box::new(move || report(&progress)));
         }
     }
 
@@ -244,12 +268,14 @@ impl Scheduler {
         // delivered: closing a push source (a control-mode client, a
         // watch) may take a while, and must be done when the host hears.
         let probe = active.probe;
-        // Delivered on a worker: a host callback that is slow (or waits for
-        // an interpreter lock) never stalls the scheduler.
-        self.workers.submit(Box::new(move || {
+        // Delivered off the scheduler: a host callback that is slow (or
+        // waits for an interpreter lock) never stalls it, and hung probes
+        // holding every worker never delay a result.
+        self.deliveries.push(Box::new(move || {
             drop(probe);
             if let Some(on_done) = on_done {
-                on_done(&result);
+                // A host callback that panics still lets the handle hear.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
             }
             slot.fill(result);
         }));
@@ -283,4 +309,8 @@ fn call_probe(
             .unwrap_or_else(|| "unknown panic".to_string());
         Err(ProbeError::new(format!("probe panicked: {what}")))
     })
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -5,7 +5,7 @@
 //! and adds a worker, so a hung probe never holds up another wait by more
 //! than one starvation check. Extra workers leave after a while idle.
 
-use crossbeam_channel::{Receiver, Sender};
+use super::queue::Queue;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,23 +22,15 @@ pub(crate) const STARVATION_WINDOW: Duration = Duration::from_millis(5);
 const IDLE_EXIT: Duration = Duration::from_secs(10);
 
 /// What the scheduler remembers between starvation checks.
+#[derive(Default)]
 pub(crate) struct StarvationWatch {
     completed: u64,
-    since: Instant,
-}
-
-impl StarvationWatch {
-    pub fn new(now: Instant) -> Self {
-        Self {
-            completed: 0,
-            since: now,
-        }
-    }
+    /// Since when calls have been seen queued with none finishing.
+    stalled_since: Option<Instant>,
 }
 
 pub(crate) struct Workers {
-    tx: Sender<Job>,
-    rx: Receiver<Job>,
+    jobs: Arc<Queue<Job>>,
     shared: Arc<Counters>,
 }
 
@@ -50,10 +42,8 @@ struct Counters {
 
 impl Workers {
     pub fn new() -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
         let workers = Self {
-            tx,
-            rx,
+            jobs: Arc::new(Queue::new()),
             shared: Arc::default(),
         };
         for _ in 0..MIN_WORKERS {
@@ -62,15 +52,17 @@ impl Workers {
         workers
     }
 
-    /// Queues a probe call.
-    pub fn submit(&self, job: Job) {
-        // The receiving side lives as long as `self`, so this cannot fail.
-        let _ = self.tx.send(job);
+    /// Queues probe calls, all at once: one lock and no more wake-ups
+    /// than there are calls for sleeping workers.
+    pub fn submit_all(&self, jobs: Vec<Job>) {
+        if !jobs.is_empty() {
+            self.jobs.push_all(jobs);
+        }
     }
 
     /// Calls waiting for a worker.
     pub fn queued(&self) -> usize {
-        self.rx.len()
+        self.jobs.len()
     }
 
     /// Calls finished so far.
@@ -85,10 +77,18 @@ impl Workers {
         let completed = self.completed();
         if completed != watch.completed || self.queued() == 0 {
             watch.completed = completed;
-            watch.since = now;
-        } else if now.duration_since(watch.since) >= STARVATION_WINDOW {
-            self.spawn();
-            watch.since = now;
+            watch.stalled_since = None;
+            return;
+        }
+        // The clock starts when a queued call is first seen, not at the
+        // last check: a call queued a moment ago is not a stall.
+        match watch.stalled_since {
+            None => watch.stalled_since = Some(now),
+            Some(since) if now.duration_since(since) >= STARVATION_WINDOW => {
+                self.spawn();
+                watch.stalled_since = Some(now);
+            }
+            Some(_) => {}
         }
     }
 
@@ -98,25 +98,25 @@ impl Workers {
             threads.fetch_sub(1, Ordering::SeqCst);
             return;
         }
-        let rx = self.rx.clone();
+        let jobs = self.jobs.clone();
         let shared = self.shared.clone();
         let spawned = std::thread::Builder::new()
             .name("waitfor-worker".into())
-            .spawn(move || work(&rx, &shared));
+            .spawn(move || work(&jobs, &shared));
         if spawned.is_err() {
             threads.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
 
-fn work(rx: &Receiver<Job>, shared: &Counters) {
+fn work(jobs: &Queue<Job>, shared: &Counters) {
     loop {
-        match rx.recv_timeout(IDLE_EXIT) {
-            Ok(job) => {
+        match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
+            Some(job) => {
                 job();
                 shared.completed.fetch_add(1, Ordering::Relaxed);
             }
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+            None => {
                 let threads = shared.threads.load(Ordering::SeqCst);
                 if threads > MIN_WORKERS
                     && shared
@@ -127,10 +127,38 @@ fn work(rx: &Receiver<Job>, shared: &Counters) {
                     return;
                 }
             }
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                shared.threads.fetch_sub(1, Ordering::SeqCst);
-                return;
-            }
+        }
+    }
+}
+
+/// One thread that hands results and progress to the host: a host
+/// callback that blocks delays other deliveries, never a probe call or
+/// the scheduler.
+pub(crate) struct Delivery {
+    jobs: Arc<Queue<Job>>,
+}
+
+impl Delivery {
+    pub fn new() -> Self {
+        let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
+        let queue = jobs.clone();
+        std::thread::Builder::new()
+            .name("waitfor-delivery".into())
+            .spawn(move || loop {
+                if let Some(job) = queue.pop(None) {
+                    // A host callback that panics loses its own delivery,
+                    // not the thread every later result needs.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                }
+            })
+            .expect("cannot start the waitfor delivery thread");
+        Self { jobs }
+    }
+
+    /// Queues deliveries, all at once.
+    pub fn submit_all(&self, jobs: Vec<Job>) {
+        if !jobs.is_empty() {
+            self.jobs.push_all(jobs);
         }
     }
 }

@@ -1,0 +1,129 @@
+//! A blocking queue that sleeps at once when empty.
+//!
+//! The scheduler and the workers hand each other one message per sample;
+//! a channel that spins before it sleeps costs more than the handoff
+//! itself when a wait samples 20 times a second. This queue takes a lock,
+//! and wakes a sleeper only when one sleeps.
+
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+pub(crate) struct Queue<T> {
+    state: Mutex<State<T>>,
+    ready: Condvar,
+}
+
+struct State<T> {
+    items: VecDeque<T>,
+    sleepers: usize,
+}
+
+impl<T> Queue<T> {
+    pub fn new() -> Self {
+        Self {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                sleepers: 0,
+            }),
+            ready: Condvar::new(),
+        }
+    }
+
+    /// Adds an item; wakes one sleeper if any sleeps.
+    pub fn push(&self, item: T) {
+        let mut state = self.state.lock();
+        state.items.push_back(item);
+        if state.sleepers > 0 {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Adds several items under one lock, waking as many sleepers as
+    /// there are items (at most).
+    pub fn push_all(&self, items: impl IntoIterator<Item = T>) {
+        let mut state = self.state.lock();
+        let before = state.items.len();
+        state.items.extend(items);
+        let added = state.items.len() - before;
+        for _ in 0..added.min(state.sleepers) {
+            self.ready.notify_one();
+        }
+    }
+
+    /// Adds an item without waking a sleeper: for an item that can wait
+    /// until the sleeper wakes on its own (at its deadline).
+    pub fn push_quietly(&self, item: T) {
+        self.state.lock().items.push_back(item);
+    }
+
+    /// Items waiting.
+    pub fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    /// Takes one item, sleeping until one comes or `deadline` passes
+    /// (`None`: no deadline).
+    pub fn pop(&self, deadline: Option<Instant>) -> Option<T> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(item) = state.items.pop_front() {
+                return Some(item);
+            }
+            state.sleepers += 1;
+            let timed_out = match deadline {
+                Some(deadline) => self.ready.wait_until(&mut state, deadline).timed_out(),
+                None => {
+                    self.ready.wait(&mut state);
+                    false
+                }
+            };
+            state.sleepers -= 1;
+            if timed_out {
+                return state.items.pop_front();
+            }
+        }
+    }
+
+    /// Takes every item waiting, without sleeping.
+    pub fn drain(&self, into: &mut Vec<T>) {
+        into.extend(self.state.lock().items.drain(..));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn items_come_out_in_order() {
+        let queue = Queue::new();
+        queue.push(1);
+        queue.push(2);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.pop(None), Some(1));
+        let mut rest = Vec::new();
+        queue.drain(&mut rest);
+        assert_eq!(rest, vec![2]);
+    }
+
+    #[test]
+    fn pop_times_out_when_empty() {
+        let queue: Queue<u8> = Queue::new();
+        assert_eq!(
+            queue.pop(Some(Instant::now() + Duration::from_millis(1))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sleeper_is_woken_by_a_push() {
+        let queue = Arc::new(Queue::new());
+        let pusher = queue.clone();
+        let taker = std::thread::spawn(move || queue.pop(None));
+        pusher.push(7);
+        assert_eq!(taker.join().unwrap(), Some(7));
+    }
+}
