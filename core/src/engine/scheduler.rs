@@ -11,6 +11,7 @@ use crate::result::WaitResult;
 use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -60,7 +61,9 @@ type Timer = Reverse<(Duration, u64, u64)>;
 pub(crate) struct Scheduler {
     inbox: Arc<Queue<Msg>>,
     epoch: Instant,
-    waits: HashMap<u64, Active>,
+    waits: HashMap<u64, Active, BuildHasherDefault<IdHasher>>,
+    /// Messages taken from the inbox in one turn (kept for its capacity).
+    inbox_batch: Vec<Msg>,
     timers: BinaryHeap<Timer>,
     next_seq: u64,
     workers: Workers,
@@ -81,7 +84,8 @@ impl Scheduler {
         Self {
             inbox,
             epoch,
-            waits: HashMap::new(),
+            waits: HashMap::default(),
+            inbox_batch: Vec::new(),
             timers: BinaryHeap::new(),
             next_seq: 1,
             workers: Workers::new(),
@@ -108,16 +112,16 @@ impl Scheduler {
                 .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
             if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
                 self.handle(msg);
-                let mut more = Vec::new();
-                self.inbox.drain(&mut more);
-                for msg in more {
+                let mut batch = std::mem::take(&mut self.inbox_batch);
+                self.inbox.drain(&mut batch);
+                for msg in batch.drain(..) {
                     self.handle(msg);
                 }
+                self.inbox_batch = batch;
             }
             self.fire_timers();
-            self.workers.submit_all(std::mem::take(&mut self.calls));
-            self.delivery
-                .submit_all(std::mem::take(&mut self.deliveries));
+            self.workers.submit_all(&mut self.calls);
+            self.delivery.submit_all(&mut self.deliveries);
             self.workers
                 .relieve_starvation(&mut starvation, Instant::now());
             self.compact_timers();
@@ -313,4 +317,27 @@ fn call_probe(
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Hashes wait ids (small sequential numbers) with one multiplication:
+/// SipHash's protection against chosen keys buys nothing here.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        // Fibonacci hashing spreads sequential ids over the high bits the
+        // table's control bytes use.
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }

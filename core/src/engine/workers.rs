@@ -54,9 +54,9 @@ impl Workers {
 
     /// Queues probe calls, all at once: one lock and no more wake-ups
     /// than there are calls for sleeping workers.
-    pub fn submit_all(&self, jobs: Vec<Job>) {
+    pub fn submit_all(&self, jobs: &mut Vec<Job>) {
         if !jobs.is_empty() {
-            self.jobs.push_all(jobs);
+            self.jobs.push_all(jobs.drain(..));
         }
     }
 
@@ -156,9 +156,9 @@ impl Delivery {
     }
 
     /// Queues deliveries, all at once.
-    pub fn submit_all(&self, jobs: Vec<Job>) {
+    pub fn submit_all(&self, jobs: &mut Vec<Job>) {
         if !jobs.is_empty() {
-            self.jobs.push_all(jobs);
+            self.jobs.push_all(jobs.drain(..));
         }
     }
 }
