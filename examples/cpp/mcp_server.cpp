@@ -113,13 +113,16 @@ struct SendKeys {
         auto [found, pane] = run({"tmux", "display-message", "-p", "-t", target, "#{pane_id}"});
         while (!pane.empty() && (pane.back() == '\n' || pane.back() == '\r')) pane.pop_back();
         if (found != 0 || pane.empty() || pane[0] != '%') return error("no pane " + target + ": " + pane);
+        // Recorded before the keys go out: a wait sampling the pane in between
+        // must never see an unrecorded echo (a record for keys that fail to go
+        // out just expires).
+        waitfor::record_send_keys("", pane, {keys}, literal, enter);
         std::vector<std::string> argv = {"tmux", "send-keys", "-t", pane};
         if (literal) argv.push_back("-l");
         argv.push_back(keys);
         auto [sent, why] = run(argv);
         if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "send-keys", "-t", pane, "Enter"});
         if (sent != 0) return error("tmux send-keys failed: " + why);
-        waitfor::record_send_keys("", pane, {keys}, literal, enter);
         json out = {{"pane_id", pane}, {"keys", keys}, {"enter", enter}};
         return {{"content", {{{"type", "text"}, {"text", out.dump()}}}}, {"structuredContent", out}, {"isError", false}};
     }

@@ -73,6 +73,10 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     literal = bool(arguments.get("literal", True))
     enter = bool(arguments.get("enter", True))
     socket = arguments.get("socket_name")
+    # Recorded before the keys go out: a wait sampling the pane in between
+    # must never see an unrecorded echo. A record for keys that then fail
+    # to send just expires.
+    waitfor.record_send_keys(target, [keys], socket_name=socket, literal=literal, enter=enter)
     argv = ["tmux", *(["-L", socket] if socket else []), "send-keys", "-t", target]
     argv += (["-l"] if literal else []) + [keys]
     result = await run_command({"argv": argv})
@@ -80,7 +84,6 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
         result = await run_command({"argv": argv[: argv.index("-t") + 2] + ["Enter"]})
     if result["exit_code"] != 0:
         raise RuntimeError(f"tmux send-keys failed: {result['output'].strip()}")
-    waitfor.record_send_keys(target, [keys], socket_name=socket, literal=literal, enter=enter)
     return {"sent": True}
 
 
