@@ -41,14 +41,14 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions, Waker};
+pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
 pub use pattern::{Pattern, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext, ProbeError,
-    ProbeMode,
+    probe_fn, AsyncProbe, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext,
+    ProbeError, ProbeMode,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::ResumeToken;

@@ -47,6 +47,27 @@ impl Drop for ProbeCell {
     }
 }
 
+/// An [`AsyncProbe`](crate::AsyncProbe) as the engine holds it: started on
+/// the scheduler thread, so no call of it runs once the wait drops it.
+pub(crate) struct DeferredCell {
+    pub probe: Box<dyn crate::probe::AsyncProbe>,
+    pub slot: Arc<Slot>,
+}
+
+impl Drop for DeferredCell {
+    fn drop(&mut self) {
+        self.slot.release();
+    }
+}
+
+/// The probe of one wait, by how its calls run.
+pub(crate) enum ProbeHolder {
+    /// Called on a worker thread, which blocks until it returns.
+    Blocking(Arc<ProbeCell>),
+    /// Started on the scheduler thread; answers through a [`Reply`](super::Reply).
+    Deferred(DeferredCell),
+}
+
 /// Cancels or wakes a running wait from any thread. Cheap to clone; using
 /// it after the wait ended does nothing.
 ///

@@ -1,20 +1,23 @@
 //! The engine: one scheduler thread and a few workers run every wait.
 
+mod call;
 mod handle;
 mod queue;
+mod reply;
 mod scheduler;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle, Waker};
+pub use reply::Reply;
 
 use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
-use crate::probe::{FileProbe, Probe};
+use crate::probe::{AsyncProbe, FileProbe, Probe, ProbeMode};
 use crate::result::WaitResult;
 use crate::resume::ResumeToken;
 use crate::spec::{ProbeSpec, Spec, ViewKind};
-use handle::Slot;
+use handle::{DeferredCell, ProbeCell, ProbeHolder, Slot};
 use parking_lot::Mutex;
 use queue::Queue;
 use scheduler::{Active, Msg, Scheduler};
@@ -120,13 +123,7 @@ impl Engine {
         let probe = match (probe, &spec.probe) {
             (Some(probe), None) => probe,
             (None, Some(builtin)) => builtin_probe(builtin, &spec)?,
-            (Some(_), Some(_)) => {
-                return Err(SpecError::new(
-                    "probe",
-                    Rule::Conflict,
-                    "the spec names a built-in probe and the host passed one too",
-                ))
-            }
+            (Some(_), Some(_)) => return Err(two_probes()),
             (None, None) => {
                 return Err(SpecError::new(
                     "probe",
@@ -136,29 +133,73 @@ impl Engine {
             }
         };
         let mut probe = probe;
-        let mode = probe.mode();
+        let (mode, name) = (probe.mode(), probe.name().to_string());
+        self.launch(spec, options, mode, &name, |slot, control| {
+            probe.watch(control.waker());
+            ProbeHolder::Blocking(Arc::new(ProbeCell {
+                probe: Mutex::new(probe),
+                slot,
+            }))
+        })
+    }
+
+    /// Starts a wait whose probe answers later, from its own loop (see
+    /// [`AsyncProbe`]): no worker thread waits for its answers.
+    ///
+    /// ```
+    /// use waitfor::{AsyncProbe, Condition, Engine, Observation, Outcome, Pattern, ProbeContext, Reply, Spec};
+    /// struct Ready;
+    /// impl AsyncProbe for Ready {
+    ///     fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
+    ///         reply.send(Ok(Observation::text("ready")));
+    ///     }
+    /// }
+    /// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
+    /// let result = Engine::global().start_async(spec, Ready, Default::default()).unwrap().wait();
+    /// assert_eq!(result.outcome, Outcome::Matched);
+    /// ```
+    pub fn start_async(
+        &self,
+        spec: Spec,
+        probe: impl AsyncProbe,
+        options: WaitOptions,
+    ) -> Result<WaitHandle, SpecError> {
+        if spec.probe.is_some() {
+            return Err(two_probes());
+        }
+        let (mode, name) = (probe.mode(), probe.name().to_string());
+        let probe: Box<dyn AsyncProbe> = Box::new(probe);
+        self.launch(spec, options, mode, &name, |slot, _| {
+            ProbeHolder::Deferred(DeferredCell { probe, slot })
+        })
+    }
+
+    /// Hands a wait whose probe is ready to the scheduler.
+    fn launch(
+        &self,
+        spec: Spec,
+        options: WaitOptions,
+        mode: ProbeMode,
+        probe_name: &str,
+        hold: impl FnOnce(Arc<Slot>, &WaitControl) -> ProbeHolder,
+    ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, self.epoch.elapsed())?;
+        let control = WaitControl {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            tx: self.tx.clone(),
+        };
         let span = tracing::info_span!(
             "wait_for",
             wait_condition = %crate::spec::describe(&spec.until),
-            probe_tool = probe.name(),
+            probe_tool = probe_name,
             poll_count = tracing::field::Empty,
             stop_reason = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
         );
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let control = WaitControl {
-            id,
-            tx: self.tx.clone(),
-        };
-        probe.watch(control.waker());
         let slot = Arc::new(Slot::default());
         let active = Active {
             machine,
-            probe: Arc::new(handle::ProbeCell {
-                probe: Mutex::new(probe),
-                slot: slot.clone(),
-            }),
+            probe: hold(slot.clone(), &control),
             slot: slot.clone(),
             on_progress: options.on_progress,
             on_done: options.on_done,
@@ -169,7 +210,7 @@ impl Engine {
             call: 0,
             timer_seq: 0,
         };
-        self.tx.push(Msg::Start(id, Box::new(active)));
+        self.tx.push(Msg::Start(control.id, Box::new(active)));
         Ok(WaitHandle { slot, control })
     }
 
@@ -197,6 +238,14 @@ impl Default for Engine {
     fn default() -> Self {
         Self::new()
     }
+}
+
+fn two_probes() -> SpecError {
+    SpecError::new(
+        "probe",
+        Rule::Conflict,
+        "the spec names a built-in probe and the host passed one too",
+    )
 }
 
 fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, SpecError> {

@@ -1,14 +1,15 @@
 //! The scheduler thread: keeps every wait's next sample and deadline,
 //! hands probe calls to workers, and delivers results.
 
-use super::handle::{ProbeCell, Slot};
+use super::call::{panicked, ProbeJob, ReturnPath};
+use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
+use super::reply::Reply;
 use super::workers::{Delivery, Job, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
-use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Sample timers are rounded up to this grain so that thousands of waits
 /// share wake-ups; deadlines are exact.
-const TIMER_GRAIN: Duration = Duration::from_millis(1);
+pub(crate) const TIMER_GRAIN: Duration = Duration::from_millis(1);
 
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
@@ -27,7 +28,7 @@ pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 /// A wait as the scheduler keeps it.
 pub(crate) struct Active {
     pub machine: Machine,
-    pub probe: Arc<ProbeCell>,
+    pub probe: ProbeHolder,
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressFn>,
     pub on_done: Option<DoneFn>,
@@ -36,7 +37,8 @@ pub(crate) struct Active {
     pub resumable: bool,
     /// The probe's mode, read once at start.
     pub mode: ProbeMode,
-    /// The token of the probe call in flight.
+    /// The token every probe call of this wait gets: calls are abandoned
+    /// only when the wait ends, so one token serves them all.
     pub call_cancel: CancelToken,
     /// Number of the call in flight, so a late answer is recognised.
     pub call: u64,
@@ -70,17 +72,21 @@ pub(crate) struct Scheduler {
     delivery: Delivery,
     /// Probe calls decided during this turn of the loop, handed to the
     /// workers together at its end.
-    calls: Vec<Job>,
+    calls: Vec<ProbeJob>,
     /// Results and progress reports decided during this turn, handed to
     /// the delivery thread together at its end.
     deliveries: Vec<Job>,
-    /// When the scheduler will wake next, in nanoseconds since `epoch`
-    /// (`u64::MAX`: not before a message).
-    planned_wake: Arc<AtomicU64>,
+    /// Shared with the workers; holds when the scheduler wakes next.
+    back: Arc<ReturnPath>,
 }
 
 impl Scheduler {
     pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant) -> Self {
+        let back = Arc::new(ReturnPath {
+            inbox: inbox.clone(),
+            epoch,
+            planned_wake: AtomicU64::new(u64::MAX),
+        });
         Self {
             inbox,
             epoch,
@@ -88,11 +94,11 @@ impl Scheduler {
             inbox_batch: Vec::new(),
             timers: BinaryHeap::new(),
             next_seq: 1,
-            workers: Workers::new(),
+            workers: Workers::new(back.clone()),
             delivery: Delivery::new(),
             calls: Vec::new(),
             deliveries: Vec::new(),
-            planned_wake: Arc::new(AtomicU64::new(u64::MAX)),
+            back,
         }
     }
 
@@ -108,7 +114,8 @@ impl Scheduler {
                 let check = self.now() + STARVATION_WINDOW;
                 wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
             }
-            self.planned_wake
+            self.back
+                .planned_wake
                 .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
             if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
                 self.handle(msg);
@@ -204,7 +211,6 @@ impl Scheduler {
         };
         active.call = call.sample;
         active.timer_seq = 0;
-        active.call_cancel = CancelToken::new();
         let ctx = ProbeContext {
             sample: call.sample,
             elapsed: call.elapsed,
@@ -212,28 +218,27 @@ impl Scheduler {
             cancel: active.call_cancel.clone(),
             output_cap: active.machine.output_cap(),
         };
-        let probe = active.probe.clone();
-        let inbox = self.inbox.clone();
-        let planned_wake = self.planned_wake.clone();
-        let epoch = self.epoch;
-        self.calls.push(Box::new(move || {
-            let result = call_probe(&probe.probe, &ctx);
-            let done = Msg::ProbeDone {
+        match &mut active.probe {
+            ProbeHolder::Blocking(cell) => self.calls.push(ProbeJob {
                 id,
-                call: ctx.sample,
-                result,
-            };
-            // When the scheduler wakes within a tick anyway (thousands of
-            // waits keep it ticking), the answer waits for it: one wake-up
-            // per tick instead of one per answer.
-            let wakes_soon =
-                planned_wake.load(Ordering::Relaxed) <= nanos(epoch.elapsed() + TIMER_GRAIN);
-            if wakes_soon {
-                inbox.push_quietly(done);
-            } else {
-                inbox.push(done);
+                cell: cell.clone(),
+                ctx,
+            }),
+            ProbeHolder::Deferred(cell) => {
+                let reply = Reply::new(id, call.sample, self.inbox.clone());
+                let begun = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    cell.probe.begin(&ctx, reply);
+                }));
+                if let Err(panic) = begun {
+                    // The reply, dropped while unwinding, has already
+                    // answered; this answer names the panic instead.
+                    active.call = 0;
+                    let now = self.epoch.elapsed();
+                    let step = active.machine.on_probe(now, Err(panicked(panic.as_ref())));
+                    self.apply(id, Some(step));
+                }
             }
-        }));
+        }
     }
 
     fn report_progress(&mut self, id: u64) {
@@ -259,7 +264,12 @@ impl Scheduler {
                 ProbeMode::Snapshot => active.machine.resume_lines(),
                 // A probe stuck in an abandoned call keeps its lock and its
                 // position is unknown: then no token is given.
-                ProbeMode::Stream => active.probe.probe.try_lock().and_then(|p| p.resume_point()),
+                ProbeMode::Stream => match &active.probe {
+                    ProbeHolder::Blocking(cell) => {
+                        cell.probe.try_lock().and_then(|p| p.resume_point())
+                    }
+                    ProbeHolder::Deferred(_) => None,
+                },
             };
             result.resume = token.map(|t| t.encode());
         }
@@ -268,7 +278,7 @@ impl Scheduler {
         active.span.record("elapsed_ms", result.elapsed_ms);
         let on_done = active.on_done.take();
         let slot = active.slot;
-        // The probe is dropped on the worker too, before the result is
+        // The probe is dropped on the delivery thread, before the result is
         // delivered: closing a push source (a control-mode client, a
         // watch) may take a while, and must be done when the host hears.
         let probe = active.probe;
@@ -299,23 +309,7 @@ impl Scheduler {
     }
 }
 
-/// Calls the probe, turning a panic into a probe error.
-fn call_probe(
-    probe: &Mutex<Box<dyn Probe>>,
-    ctx: &ProbeContext,
-) -> Result<Observation, ProbeError> {
-    let mut probe = probe.lock();
-    std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx))).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        Err(ProbeError::new(format!("probe panicked: {what}")))
-    })
-}
-
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

@@ -5,6 +5,7 @@
 //! and adds a worker, so a hung probe never holds up another wait by more
 //! than one starvation check. Extra workers leave after a while idle.
 
+use super::call::{ProbeJob, ReturnPath};
 use super::queue::Queue;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -30,8 +31,9 @@ pub(crate) struct StarvationWatch {
 }
 
 pub(crate) struct Workers {
-    jobs: Arc<Queue<Job>>,
+    jobs: Arc<Queue<ProbeJob>>,
     shared: Arc<Counters>,
+    back: Arc<ReturnPath>,
 }
 
 #[derive(Default)]
@@ -41,10 +43,11 @@ struct Counters {
 }
 
 impl Workers {
-    pub fn new() -> Self {
+    pub fn new(back: Arc<ReturnPath>) -> Self {
         let workers = Self {
             jobs: Arc::new(Queue::new()),
             shared: Arc::default(),
+            back,
         };
         for _ in 0..MIN_WORKERS {
             workers.spawn();
@@ -54,7 +57,7 @@ impl Workers {
 
     /// Queues probe calls, all at once: one lock and no more wake-ups
     /// than there are calls for sleeping workers.
-    pub fn submit_all(&self, jobs: &mut Vec<Job>) {
+    pub fn submit_all(&self, jobs: &mut Vec<ProbeJob>) {
         if !jobs.is_empty() {
             self.jobs.push_all(jobs.drain(..));
         }
@@ -100,20 +103,21 @@ impl Workers {
         }
         let jobs = self.jobs.clone();
         let shared = self.shared.clone();
+        let back = self.back.clone();
         let spawned = std::thread::Builder::new()
             .name("waitfor-worker".into())
-            .spawn(move || work(&jobs, &shared));
+            .spawn(move || work(&jobs, &shared, &back));
         if spawned.is_err() {
             threads.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
 
-fn work(jobs: &Queue<Job>, shared: &Counters) {
+fn work(jobs: &Queue<ProbeJob>, shared: &Counters, back: &ReturnPath) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
             Some(job) => {
-                job();
+                job.run(back);
                 shared.completed.fetch_add(1, Ordering::Relaxed);
             }
             None => {

@@ -2,10 +2,12 @@
 
 mod callback;
 mod command;
+mod deferred;
 mod file;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
+pub use deferred::AsyncProbe;
 pub use file::FileProbe;
 
 use crate::cancel::CancelToken;

@@ -1,0 +1,68 @@
+//! One probe call on a worker thread, and the way its answer goes back.
+
+use super::handle::ProbeCell;
+use super::queue::Queue;
+use super::scheduler::{nanos, Msg, TIMER_GRAIN};
+use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
+use parking_lot::Mutex;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A call of a blocking probe, queued for a worker.
+pub(crate) struct ProbeJob {
+    pub id: u64,
+    pub cell: Arc<ProbeCell>,
+    pub ctx: ProbeContext,
+}
+
+/// What every worker shares to hand answers back to the scheduler.
+pub(crate) struct ReturnPath {
+    pub inbox: Arc<Queue<Msg>>,
+    pub epoch: Instant,
+    /// When the scheduler will wake next, in nanoseconds since `epoch`
+    /// (`u64::MAX`: not before a message).
+    pub planned_wake: AtomicU64,
+}
+
+impl ProbeJob {
+    /// Calls the probe and queues its answer for the scheduler.
+    pub fn run(self, back: &ReturnPath) {
+        let result = call_probe(&self.cell.probe, &self.ctx);
+        let done = Msg::ProbeDone {
+            id: self.id,
+            call: self.ctx.sample,
+            result,
+        };
+        // When the scheduler wakes within a tick anyway (thousands of waits
+        // keep it ticking), the answer waits for it: one wake-up per tick
+        // instead of one per answer.
+        let soon = nanos(back.epoch.elapsed() + TIMER_GRAIN);
+        if back.planned_wake.load(Ordering::Relaxed) <= soon {
+            back.inbox.push_quietly(done);
+        } else {
+            back.inbox.push(done);
+        }
+    }
+}
+
+/// Calls the probe, turning a panic into a probe error.
+fn call_probe(
+    probe: &Mutex<Box<dyn Probe>>,
+    ctx: &ProbeContext,
+) -> Result<Observation, ProbeError> {
+    let mut probe = probe.lock();
+    std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
+        .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+}
+
+/// The probe error for a probe call that panicked.
+pub(crate) fn panicked(panic: &(dyn std::any::Any + Send)) -> ProbeError {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    ProbeError::new(format!("probe panicked: {what}"))
+}

@@ -1,0 +1,190 @@
+//! Probes that answer later from a loop of their own ([`AsyncProbe`]): no
+//! worker thread waits for them, deadlines still hold, and lost or late
+//! answers break nothing.
+
+use std::sync::mpsc;
+use std::time::Duration;
+use waitfor::{
+    AsyncProbe, CancelToken, Condition, Engine, ErrorPolicy, Observation, Outcome, Pattern,
+    ProbeContext, Reply, Rule, Spec, WaitOptions,
+};
+
+fn ready_spec(interval: Duration, max_wait: Duration) -> Spec {
+    Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .interval(interval)
+        .max_wait(max_wait)
+}
+
+/// A call as a host loop receives it.
+struct Call {
+    sample: u64,
+    cancel: CancelToken,
+    reply: Reply,
+}
+
+/// Queues every call on a channel, as a binding queues it on its loop.
+struct Queued(mpsc::Sender<Call>);
+
+impl AsyncProbe for Queued {
+    fn begin(&mut self, ctx: &ProbeContext, reply: Reply) {
+        let _ = self.0.send(Call {
+            sample: ctx.sample,
+            cancel: ctx.cancel.clone(),
+            reply,
+        });
+    }
+}
+
+fn thread_count() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn one_loop_thread_answers_many_waits_in_batches() {
+    const WAITS: usize = 300;
+    let (tx, calls) = mpsc::channel::<Call>();
+    // The host's loop: takes what is queued, answers it all at once.
+    let host_loop = std::thread::spawn(move || {
+        let mut most_threads = 0;
+        while let Ok(first) = calls.recv() {
+            most_threads = most_threads.max(thread_count());
+            let batch: Vec<Call> = std::iter::once(first).chain(calls.try_iter()).collect();
+            Reply::send_all(batch.into_iter().map(|call| {
+                let text = if call.sample < 3 { "starting" } else { "ready" };
+                (call.reply, Ok(Observation::text(text)))
+            }));
+        }
+        most_threads
+    });
+    let before = thread_count();
+    let handles: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(120));
+            Engine::global()
+                .start_async(spec, Queued(tx.clone()), WaitOptions::default())
+                .unwrap()
+        })
+        .collect();
+    drop(tx);
+    for handle in handles {
+        let result = handle.wait();
+        assert_eq!((result.outcome, result.samples), (Outcome::Matched, 3));
+    }
+    let most = host_loop.join().unwrap();
+    // No worker is tied up per pending call: at most the engine's own
+    // threads (scheduler, delivery, idle workers) appeared.
+    assert!(
+        most <= before + 8,
+        "{} threads for {WAITS} pending calls",
+        most - before
+    );
+}
+
+#[test]
+fn an_unanswered_call_is_abandoned_at_the_deadline_and_its_late_answer_ignored() {
+    let (tx, calls) = mpsc::channel();
+    let handle = Engine::global()
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_millis(100)),
+            Queued(tx),
+            WaitOptions::default(),
+        )
+        .unwrap();
+    let first: Call = calls.recv().unwrap();
+    first.reply.send(Ok(Observation::text("starting")));
+    // The second call is never answered in time.
+    let call = calls.recv().unwrap();
+    let result = handle
+        .wait_timeout(Duration::from_secs(30))
+        .expect("the deadline held");
+    assert_eq!(result.outcome, Outcome::Timeout);
+    assert_eq!((result.samples, result.probe.abandoned), (1, 1));
+    assert!(call.cancel.is_cancelled(), "the call was told");
+    assert!(handle.wait_released(Duration::from_secs(30)));
+    call.reply.send(Ok(Observation::text("ready")));
+    assert!(calls.try_recv().is_err(), "no call began after the wait");
+}
+
+#[test]
+fn a_reply_dropped_unanswered_is_a_probe_error() {
+    struct Forgets;
+    impl AsyncProbe for Forgets {
+        fn begin(&mut self, _ctx: &ProbeContext, _reply: Reply) {}
+    }
+    let result = Engine::global()
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_secs(30)),
+            Forgets,
+            WaitOptions::default(),
+        )
+        .unwrap()
+        .wait();
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    let error = result.probe.last_error.unwrap();
+    assert!(error.contains("without answering"), "{error}");
+}
+
+#[test]
+fn a_panicking_begin_is_a_probe_error_under_each_policy() {
+    struct Panics;
+    impl AsyncProbe for Panics {
+        fn begin(&mut self, ctx: &ProbeContext, reply: Reply) {
+            if ctx.sample < 3 {
+                panic!("host bug in begin");
+            }
+            reply.send(Ok(Observation::text("ready")));
+        }
+    }
+    let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+    let result = Engine::global()
+        .start_async(spec.clone(), Panics, WaitOptions::default())
+        .unwrap()
+        .wait();
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    let error = result.probe.last_error.unwrap();
+    assert!(error.contains("host bug in begin"), "{error}");
+    let tolerant = spec.on_probe_error(ErrorPolicy::Tolerate(2));
+    let result = Engine::global()
+        .start_async(tolerant, Panics, WaitOptions::default())
+        .unwrap()
+        .wait();
+    assert_eq!((result.outcome, result.samples), (Outcome::Matched, 1));
+    assert_eq!(result.probe.errors, 2);
+}
+
+#[test]
+fn cancel_ends_a_wait_whose_call_is_pending() {
+    let (tx, calls) = mpsc::channel();
+    let handle = Engine::global()
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_secs(600)),
+            Queued(tx),
+            WaitOptions::default(),
+        )
+        .unwrap();
+    let call = calls.recv().unwrap();
+    handle.control().cancel();
+    let result = handle
+        .wait_timeout(Duration::from_secs(30))
+        .expect("cancel was heard");
+    assert_eq!(result.outcome, Outcome::Cancelled);
+    assert!(call.cancel.is_cancelled());
+}
+
+#[test]
+fn a_spec_with_a_builtin_probe_is_refused() {
+    let spec =
+        Spec::from_json(r#"{"probe": {"file": {"path": "/tmp/x"}}, "until": {"matches": "a"}}"#)
+            .unwrap();
+    let (tx, _calls) = mpsc::channel();
+    let err = Engine::global()
+        .start_async(spec, Queued(tx), WaitOptions::default())
+        .err()
+        .unwrap();
+    assert_eq!((err.field.as_str(), err.rule), ("probe", Rule::Conflict));
+}
