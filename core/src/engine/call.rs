@@ -1,10 +1,11 @@
 //! One probe call on a worker thread, and the way its answer goes back.
 
-use super::handle::ProbeCell;
+use super::handle::{Calling, ProbeCell};
 use super::queue::Queue;
-use super::scheduler::{nanos, Msg, TIMER_GRAIN};
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
-use parking_lot::Mutex;
+use super::scheduler::{nanos, Msg};
+use super::timers::TIMER_GRAIN;
+use crate::machine::ProbeCall;
+use crate::probe::{Observation, ProbeError};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::time::Instant;
 pub(crate) struct ProbeJob {
     pub id: u64,
     pub cell: Arc<ProbeCell>,
-    pub ctx: ProbeContext,
+    pub call: ProbeCall,
 }
 
 /// What every worker shares to hand answers back to the scheduler.
@@ -29,11 +30,13 @@ pub(crate) struct ReturnPath {
 impl ProbeJob {
     /// Calls the probe and queues its answer for the scheduler.
     pub fn run(self, back: &ReturnPath) {
-        let result = call_probe(&self.cell.probe, &self.ctx);
+        let started = Instant::now();
+        let result = self.call();
         let done = Msg::ProbeDone {
             id: self.id,
-            call: self.ctx.sample,
+            call: self.call.sample,
             result,
+            took: Some(started.elapsed()),
         };
         // When the scheduler wakes within a tick anyway (thousands of waits
         // keep it ticking), the answer waits for it: one wake-up per tick
@@ -47,14 +50,17 @@ impl ProbeJob {
     }
 }
 
-/// Calls the probe, turning a panic into a probe error.
-fn call_probe(
-    probe: &Mutex<Box<dyn Probe>>,
-    ctx: &ProbeContext,
-) -> Result<Observation, ProbeError> {
-    let mut probe = probe.lock();
-    std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
-        .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+impl ProbeJob {
+    /// Calls the probe, turning a panic into a probe error.
+    pub fn call(&self) -> Result<Observation, ProbeError> {
+        let mut calling = self.cell.probe.lock();
+        let Calling { probe, ctx } = &mut *calling;
+        ctx.sample = self.call.sample;
+        ctx.elapsed = self.call.elapsed;
+        ctx.budget = self.call.budget;
+        std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
+            .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+    }
 }
 
 /// The probe error for a probe call that panicked.

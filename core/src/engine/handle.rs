@@ -37,8 +37,16 @@ impl Slot {
 /// The probe as the engine holds it; when the last holder (the wait, or a
 /// worker still inside an abandoned call) lets go, the handle hears.
 pub(crate) struct ProbeCell {
-    pub probe: Mutex<Box<dyn crate::probe::Probe>>,
+    pub probe: Mutex<Calling>,
     pub slot: Arc<Slot>,
+}
+
+/// A blocking probe with the context its calls get: the context lives as
+/// long as the wait and each call only updates its numbers, so a call
+/// clones no cancel token.
+pub(crate) struct Calling {
+    pub probe: Box<dyn crate::probe::Probe>,
+    pub ctx: crate::probe::ProbeContext,
 }
 
 impl Drop for ProbeCell {

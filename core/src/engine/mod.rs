@@ -2,28 +2,33 @@
 
 mod call;
 mod handle;
+mod leader;
 mod queue;
 mod reply;
 mod scheduler;
+mod timers;
+mod watchdog;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle, Waker};
 pub use reply::Reply;
 
+use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
+use crate::probe::ProbeContext;
 use crate::probe::{AsyncProbe, FileProbe, Probe, ProbeMode};
 use crate::result::WaitResult;
 use crate::resume::ResumeToken;
 use crate::spec::{ProbeSpec, Spec, ViewKind};
-use handle::{DeferredCell, ProbeCell, ProbeHolder, Slot};
+use handle::{Calling, DeferredCell, ProbeCell, ProbeHolder, Slot};
 use parking_lot::Mutex;
 use queue::Queue;
-use scheduler::{Active, Msg, Scheduler};
+use scheduler::{Active, Msg, Pace};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Options of one wait besides its spec and probe.
 ///
@@ -89,11 +94,7 @@ impl Engine {
     pub fn new() -> Self {
         let tx = Arc::new(Queue::new());
         let epoch = Instant::now();
-        let scheduler = Scheduler::new(tx.clone(), epoch);
-        std::thread::Builder::new()
-            .name("waitfor-scheduler".into())
-            .spawn(move || scheduler.run())
-            .expect("cannot start the waitfor scheduler thread");
+        leader::start(tx.clone(), epoch);
         Self {
             tx,
             epoch,
@@ -134,10 +135,11 @@ impl Engine {
         };
         let mut probe = probe;
         let (mode, name) = (probe.mode(), probe.name().to_string());
-        self.launch(spec, options, mode, &name, |slot, control| {
+        let pace = Pace::of(probe.may_block());
+        self.launch(spec, options, (mode, &name, pace), |slot, control, ctx| {
             probe.watch(control.waker());
             ProbeHolder::Blocking(Arc::new(ProbeCell {
-                probe: Mutex::new(probe),
+                probe: Mutex::new(Calling { probe, ctx }),
                 slot,
             }))
         })
@@ -169,9 +171,12 @@ impl Engine {
         }
         let (mode, name) = (probe.mode(), probe.name().to_string());
         let probe: Box<dyn AsyncProbe> = Box::new(probe);
-        self.launch(spec, options, mode, &name, |slot, _| {
-            ProbeHolder::Deferred(DeferredCell { probe, slot })
-        })
+        self.launch(
+            spec,
+            options,
+            (mode, &name, Pace::of(true)),
+            |slot, _, _| ProbeHolder::Deferred(DeferredCell { probe, slot }),
+        )
     }
 
     /// Hands a wait whose probe is ready to the scheduler.
@@ -179,9 +184,8 @@ impl Engine {
         &self,
         spec: Spec,
         options: WaitOptions,
-        mode: ProbeMode,
-        probe_name: &str,
-        hold: impl FnOnce(Arc<Slot>, &WaitControl) -> ProbeHolder,
+        (mode, probe_name, pace): (ProbeMode, &str, Pace),
+        hold: impl FnOnce(Arc<Slot>, &WaitControl, ProbeContext) -> ProbeHolder,
     ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, self.epoch.elapsed())?;
         let control = WaitControl {
@@ -197,18 +201,27 @@ impl Engine {
             elapsed_ms = tracing::field::Empty,
         );
         let slot = Arc::new(Slot::default());
+        let call_cancel = CancelToken::new();
+        let ctx = ProbeContext {
+            sample: 0,
+            elapsed: Duration::ZERO,
+            budget: Duration::ZERO,
+            cancel: call_cancel.clone(),
+            output_cap: machine.output_cap(),
+        };
         let active = Active {
+            probe: hold(slot.clone(), &control, ctx),
             machine,
-            probe: hold(slot.clone(), &control),
             slot: slot.clone(),
             on_progress: options.on_progress,
             on_done: options.on_done,
             span,
             resumable: spec.view == ViewKind::Fresh,
             mode,
-            call_cancel: Default::default(),
+            call_cancel,
             call: 0,
             timer_seq: 0,
+            pace,
         };
         self.tx.push(Msg::Start(control.id, Box::new(active)));
         Ok(WaitHandle { slot, control })

@@ -35,6 +35,7 @@ impl Target {
             id: self.id,
             call: self.call,
             result: answer,
+            took: None,
         }
     }
 }

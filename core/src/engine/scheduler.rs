@@ -1,27 +1,26 @@
-//! The scheduler thread: keeps every wait's next sample and deadline,
-//! hands probe calls to workers, and delivers results.
+//! The scheduler: keeps every wait's next sample and deadline, decides
+//! each probe call (made on its own thread when quick, else on workers),
+//! and hands results to the delivery thread.
 
 use super::call::{panicked, ProbeJob, ReturnPath};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
+use super::timers::{Due, Timers};
+use super::watchdog::STALL;
 use super::workers::{Delivery, Job, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Sample timers are rounded up to this grain so that thousands of waits
-/// share wake-ups; deadlines are exact.
-pub(crate) const TIMER_GRAIN: Duration = Duration::from_millis(1);
-
+pub(crate) type Answer = Result<Observation, ProbeError>;
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 
@@ -44,6 +43,53 @@ pub(crate) struct Active {
     pub call: u64,
     /// Sequence number of the valid sample timer.
     pub timer_seq: u64,
+    /// Whether the scheduler makes this wait's calls itself.
+    pub pace: Pace,
+}
+
+/// Where a wait's blocking probe calls run: on the scheduler thread once
+/// a call proved quick (see [`super::watchdog`]), on workers otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pace {
+    /// The next call runs on the scheduler thread.
+    pub inline: bool,
+    /// The probe may block: its calls always run on workers.
+    blocking: bool,
+    /// Calls that ran past the watchdog's stall bound (capped).
+    stalls: u32,
+    /// Quick calls in a row.
+    quick_streak: u32,
+}
+
+/// A call quicker than this lets the next one run on the scheduler thread.
+const QUICK_CALL: Duration = Duration::from_micros(100);
+
+impl Pace {
+    /// The pace of a new wait's probe: its first call is timed on a worker.
+    pub fn of(may_block: bool) -> Self {
+        Self {
+            inline: false,
+            blocking: may_block,
+            stalls: 0,
+            quick_streak: 0,
+        }
+    }
+
+    /// Takes in how long a call took. After a call that stalled, the
+    /// probe proves itself again on workers, for twice as many calls as
+    /// the last time: a probe that hangs now and then costs few
+    /// hand-overs of the scheduler.
+    fn record(&mut self, took: Duration, inline_ok: bool) {
+        if took >= STALL {
+            self.stalls = (self.stalls + 1).min(16);
+        }
+        self.quick_streak = if took < QUICK_CALL {
+            self.quick_streak.saturating_add(1)
+        } else {
+            0
+        };
+        self.inline = inline_ok && !self.blocking && self.quick_streak >= 1 << self.stalls;
+    }
 }
 
 pub(crate) enum Msg {
@@ -51,14 +97,13 @@ pub(crate) enum Msg {
     ProbeDone {
         id: u64,
         call: u64,
-        result: Result<Observation, ProbeError>,
+        result: Answer,
+        /// How long a blocking call took (none for an async probe).
+        took: Option<Duration>,
     },
     Cancel(u64),
     Wake(u64),
 }
-
-/// A timer entry; `seq` 0 is the wait's deadline, valid while it runs.
-type Timer = Reverse<(Duration, u64, u64)>;
 
 pub(crate) struct Scheduler {
     inbox: Arc<Queue<Msg>>,
@@ -66,7 +111,9 @@ pub(crate) struct Scheduler {
     waits: HashMap<u64, Active, BuildHasherDefault<IdHasher>>,
     /// Messages taken from the inbox in one turn (kept for its capacity).
     inbox_batch: Vec<Msg>,
-    timers: BinaryHeap<Timer>,
+    timers: Timers,
+    /// Timers due this turn (kept for its capacity).
+    due: Vec<Due>,
     next_seq: u64,
     workers: Workers,
     delivery: Delivery,
@@ -78,10 +125,17 @@ pub(crate) struct Scheduler {
     deliveries: Vec<Job>,
     /// Shared with the workers; holds when the scheduler wakes next.
     back: Arc<ReturnPath>,
+    /// Calls of quick probes this turn, made on the scheduler thread.
+    inline: Vec<ProbeJob>,
+    /// Whether calls may run on the scheduler thread (a watchdog runs).
+    inline_ok: bool,
+    starvation: StarvationWatch,
 }
 
 impl Scheduler {
-    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant) -> Self {
+    /// A scheduler; `inline_ok` when a watchdog guards calls made on the
+    /// scheduler thread.
+    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool) -> Self {
         let back = Arc::new(ReturnPath {
             inbox: inbox.clone(),
             epoch,
@@ -92,13 +146,17 @@ impl Scheduler {
             epoch,
             waits: HashMap::default(),
             inbox_batch: Vec::new(),
-            timers: BinaryHeap::new(),
+            timers: Timers::default(),
+            due: Vec::new(),
             next_seq: 1,
             workers: Workers::new(back.clone()),
             delivery: Delivery::new(),
             calls: Vec::new(),
             deliveries: Vec::new(),
             back,
+            inline: Vec::new(),
+            inline_ok,
+            starvation: StarvationWatch::default(),
         }
     }
 
@@ -106,33 +164,63 @@ impl Scheduler {
         self.epoch.elapsed()
     }
 
-    pub fn run(mut self) {
-        let mut starvation = StarvationWatch::default();
-        loop {
-            let mut wake_at = self.timers.peek().map(|Reverse((at, _, _))| *at);
-            if self.workers.queued() > 0 {
-                let check = self.now() + STARVATION_WINDOW;
-                wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
-            }
-            self.back
-                .planned_wake
-                .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
-            if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
-                self.handle(msg);
-                let mut batch = std::mem::take(&mut self.inbox_batch);
-                self.inbox.drain(&mut batch);
-                for msg in batch.drain(..) {
-                    self.handle(msg);
-                }
-                self.inbox_batch = batch;
-            }
-            self.fire_timers();
-            self.workers.submit_all(&mut self.calls);
-            self.delivery.submit_all(&mut self.deliveries);
-            self.workers
-                .relieve_starvation(&mut starvation, Instant::now());
-            self.compact_timers();
+    /// One turn's first half: sleeps until a message or the next timer,
+    /// takes in every message waiting, and fires due timers.
+    pub fn gather(&mut self) {
+        let mut wake_at = self.timers.next();
+        if self.workers.queued() > 0 {
+            let check = self.now() + STARVATION_WINDOW;
+            wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
+        self.back
+            .planned_wake
+            .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
+        if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
+            self.handle(msg);
+            let mut batch = std::mem::take(&mut self.inbox_batch);
+            self.inbox.drain(&mut batch);
+            for msg in batch.drain(..) {
+                self.handle(msg);
+            }
+            self.inbox_batch = batch;
+        }
+        self.fire_timers();
+    }
+
+    /// One turn's second half: hands out the calls and deliveries the
+    /// turn decided, and looks after the worker pool and the timers.
+    pub fn flush(&mut self) {
+        self.workers.submit_all(&mut self.calls);
+        self.delivery.submit_all(&mut self.deliveries);
+        self.workers
+            .relieve_starvation(&mut self.starvation, Instant::now());
+        self.compact_timers();
+    }
+
+    /// The next call this thread makes itself, if any.
+    pub fn next_inline(&mut self) -> Option<ProbeJob> {
+        self.inline.pop()
+    }
+
+    /// Puts back a call taken with [`Scheduler::next_inline`].
+    pub fn defer_inline(&mut self, job: ProbeJob) {
+        self.inline.push(job);
+    }
+
+    /// The calls left for this thread go to workers instead (after a
+    /// take-over, or past a turn's time budget).
+    pub fn hand_inline_to_workers(&mut self) {
+        self.calls.append(&mut self.inline);
+    }
+
+    /// Takes in the answer of a call this thread made itself.
+    pub fn answer(&mut self, id: u64, call: u64, result: Answer, took: Duration) {
+        self.handle(Msg::ProbeDone {
+            id,
+            call,
+            result,
+            took: Some(took),
+        });
     }
 
     fn handle(&mut self, msg: Msg) {
@@ -141,12 +229,21 @@ impl Scheduler {
             Msg::Start(id, active) => {
                 let deadline = active.machine.deadline();
                 self.waits.insert(id, *active);
-                self.timers.push(Reverse((deadline, id, 0)));
+                self.timers.arm_deadline(deadline, id);
                 let step = self.waits.get_mut(&id).map(|a| a.machine.start(now));
                 self.apply(id, step);
             }
-            Msg::ProbeDone { id, call, result } => {
+            Msg::ProbeDone {
+                id,
+                call,
+                result,
+                took,
+            } => {
+                let inline_ok = self.inline_ok;
                 let step = self.waits.get_mut(&id).and_then(|a| {
+                    if let Some(took) = took {
+                        a.pace.record(took, inline_ok);
+                    }
                     (a.call == call && a.machine.is_probing())
                         .then(|| a.machine.on_probe(now, result))
                 });
@@ -166,11 +263,9 @@ impl Scheduler {
 
     fn fire_timers(&mut self) {
         let now = self.now();
-        while let Some(Reverse((at, id, seq))) = self.timers.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.timers.pop();
+        let mut due = std::mem::take(&mut self.due);
+        self.timers.take_due(now, &mut due);
+        for (id, seq) in due.drain(..) {
             let step = self
                 .waits
                 .get_mut(&id)
@@ -178,6 +273,7 @@ impl Scheduler {
                 .map(|a| a.machine.on_timer(now));
             self.apply(id, step);
         }
+        self.due = due;
     }
 
     fn apply(&mut self, id: u64, step: Option<Step>) {
@@ -199,10 +295,8 @@ impl Scheduler {
         let seq = self.next_seq;
         self.next_seq += 1;
         active.timer_seq = seq;
-        let grain = TIMER_GRAIN.as_nanos();
-        let rounded = Duration::from_nanos((until.as_nanos().div_ceil(grain) * grain) as u64);
         self.timers
-            .push(Reverse((rounded.min(active.machine.deadline()), id, seq)));
+            .arm_sample(until, active.machine.deadline(), id, seq);
     }
 
     fn start_call(&mut self, id: u64, call: ProbeCall) {
@@ -211,20 +305,27 @@ impl Scheduler {
         };
         active.call = call.sample;
         active.timer_seq = 0;
-        let ctx = ProbeContext {
-            sample: call.sample,
-            elapsed: call.elapsed,
-            budget: call.budget,
-            cancel: active.call_cancel.clone(),
-            output_cap: active.machine.output_cap(),
-        };
         match &mut active.probe {
-            ProbeHolder::Blocking(cell) => self.calls.push(ProbeJob {
-                id,
-                cell: cell.clone(),
-                ctx,
-            }),
+            ProbeHolder::Blocking(cell) => {
+                let job = ProbeJob {
+                    id,
+                    cell: cell.clone(),
+                    call,
+                };
+                if active.pace.inline {
+                    self.inline.push(job);
+                } else {
+                    self.calls.push(job);
+                }
+            }
             ProbeHolder::Deferred(cell) => {
+                let ctx = ProbeContext {
+                    sample: call.sample,
+                    elapsed: call.elapsed,
+                    budget: call.budget,
+                    cancel: active.call_cancel.clone(),
+                    output_cap: active.machine.output_cap(),
+                };
                 let reply = Reply::new(id, call.sample, self.inbox.clone());
                 let begun = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
@@ -266,7 +367,7 @@ impl Scheduler {
                 // position is unknown: then no token is given.
                 ProbeMode::Stream => match &active.probe {
                     ProbeHolder::Blocking(cell) => {
-                        cell.probe.try_lock().and_then(|p| p.resume_point())
+                        cell.probe.try_lock().and_then(|c| c.probe.resume_point())
                     }
                     ProbeHolder::Deferred(_) => None,
                 },
@@ -295,15 +396,15 @@ impl Scheduler {
         }));
     }
 
-    /// Finished waits leave their deadline entries behind; rebuild the heap
-    /// when those outnumber the live ones.
+    /// Finished waits leave their deadline entries behind; drop them when
+    /// they outnumber the live ones.
     fn compact_timers(&mut self) {
         if self.timers.len() > 1024 && self.timers.len() > 4 * (self.waits.len() + 1) {
             let waits = &self.waits;
-            self.timers.retain(|Reverse((_, id, seq))| {
+            self.timers.retain(|id, seq| {
                 waits
-                    .get(id)
-                    .is_some_and(|a| *seq == 0 || *seq == a.timer_seq)
+                    .get(&id)
+                    .is_some_and(|a| seq == 0 || seq == a.timer_seq)
             });
         }
     }

@@ -268,7 +268,9 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         };
         Ok::<_, ProbeError>(Observation::text(text))
     })
-    .named(tool);
+    .named(tool)
+    // Host tools run anything: keep them off the scheduler thread.
+    .blocking();
     Ok(Prepared {
         spec,
         probe: Box::new(probe),

@@ -437,6 +437,11 @@ impl Probe for PaneProbe {
         "tmux"
     }
 
+    /// Runs `tmux` per call.
+    fn may_block(&self) -> bool {
+        true
+    }
+
     fn watch(&mut self, waker: Waker) {
         self.waker = Some(waker);
     }

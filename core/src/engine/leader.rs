@@ -1,0 +1,96 @@
+//! The scheduler thread's loop, and its hand-over when an inline call
+//! hangs (see [`super::watchdog`]).
+//!
+//! The scheduler's state sits behind a lock that its thread holds except
+//! while it makes a probe call itself. When the watchdog finds such a call
+//! stuck, it starts a new scheduler thread, which takes the lock and goes
+//! on; the stuck thread posts its answer like a worker when the call
+//! returns, and ends.
+
+use super::queue::Queue;
+use super::scheduler::{Msg, Scheduler};
+use super::watchdog::Watchdog;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most time one turn spends making calls itself.
+const INLINE_BUDGET: Duration = Duration::from_millis(2);
+
+struct Leadership {
+    scheduler: Mutex<Scheduler>,
+    watchdog: Option<Watchdog>,
+    /// Where a stuck thread posts its answer.
+    inbox: Arc<Queue<Msg>>,
+}
+
+/// Starts the scheduler thread (and its watchdog) for an engine.
+pub(crate) fn start(inbox: Arc<Queue<Msg>>, epoch: Instant) {
+    let watchdog = Watchdog::new(epoch);
+    let scheduler = Scheduler::new(inbox.clone(), epoch, watchdog.is_some());
+    let leadership = Arc::new(Leadership {
+        scheduler: Mutex::new(scheduler),
+        watchdog,
+        inbox,
+    });
+    spawn_leader(leadership.clone());
+    if leadership.watchdog.is_some() {
+        std::thread::Builder::new()
+            .name("waitfor-watchdog".into())
+            .spawn(move || {
+                if let Some(watchdog) = &leadership.watchdog {
+                    watchdog.watch(|| spawn_leader(leadership.clone()));
+                }
+            })
+            .expect("cannot start the waitfor watchdog thread");
+    }
+}
+
+fn spawn_leader(leadership: Arc<Leadership>) {
+    std::thread::Builder::new()
+        .name("waitfor-scheduler".into())
+        .spawn(move || lead(&leadership))
+        .expect("cannot start the waitfor scheduler thread");
+}
+
+/// The scheduler loop; returns when a stuck inline call lost the
+/// scheduler to another thread.
+fn lead(leadership: &Leadership) {
+    let mut scheduler = leadership.scheduler.lock();
+    // Taking over from a stuck thread: the calls it did not get to go to
+    // workers.
+    scheduler.hand_inline_to_workers();
+    loop {
+        scheduler.gather();
+        if let Some(watchdog) = &leadership.watchdog {
+            let turn = Instant::now();
+            while let Some(job) = scheduler.next_inline() {
+                if turn.elapsed() >= INLINE_BUDGET {
+                    // More quick calls than one thread makes in time: the
+                    // rest go to workers, so every core takes a share.
+                    scheduler.defer_inline(job);
+                    scheduler.hand_inline_to_workers();
+                    break;
+                }
+                let ticket = watchdog.enter();
+                drop(scheduler);
+                let started = Instant::now();
+                let answer = job.call();
+                let took = started.elapsed();
+                if !watchdog.leave(ticket) {
+                    leadership.inbox.push(Msg::ProbeDone {
+                        id: job.id,
+                        call: job.call.sample,
+                        result: answer,
+                        took: Some(took),
+                    });
+                    return;
+                }
+                scheduler = leadership.scheduler.lock();
+                scheduler.answer(job.id, job.call.sample, answer, took);
+            }
+            watchdog.disarm();
+        }
+        scheduler.flush();
+    }
+}

@@ -1,0 +1,155 @@
+//! Every wait's next sample and deadline.
+//!
+//! Sample times are rounded up to a grain so that thousands of waits share
+//! wake-ups; they go into one bucket per grain, so arming one costs an
+//! append and a turn takes whole buckets instead of popping a heap entry
+//! by entry (with 10,000 waits the heap walk was the scheduler's largest
+//! cost). Deadlines are exact and stay in a heap.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::time::Duration;
+
+/// Sample timers are rounded up to this grain; deadlines are exact.
+pub(crate) const TIMER_GRAIN: Duration = Duration::from_millis(1);
+
+/// A due timer: the wait's id and the timer's sequence number (0 for the
+/// deadline, valid while the wait runs).
+pub(crate) type Due = (u64, u64);
+
+#[derive(Default)]
+pub(crate) struct Timers {
+    /// Sample timers by grain number (time since the epoch / grain).
+    buckets: BTreeMap<u64, Vec<Due>>,
+    /// Emptied bucket vectors, kept for their capacity.
+    spare: Vec<Vec<Due>>,
+    deadlines: BinaryHeap<Reverse<(Duration, u64)>>,
+    samples: usize,
+}
+
+fn grain_of(at: Duration) -> u64 {
+    let grain = TIMER_GRAIN.as_nanos();
+    u64::try_from(at.as_nanos().div_ceil(grain)).unwrap_or(u64::MAX)
+}
+
+fn start_of(grain: u64) -> Duration {
+    TIMER_GRAIN.saturating_mul(u32::try_from(grain).unwrap_or(u32::MAX))
+}
+
+impl Timers {
+    /// Arms wait `id`'s sample timer number `seq` at `at`, rounded up to
+    /// the grain; none when that is past `deadline` (the deadline fires).
+    pub fn arm_sample(&mut self, at: Duration, deadline: Duration, id: u64, seq: u64) {
+        let grain = grain_of(at);
+        if start_of(grain) > deadline {
+            return;
+        }
+        let spare = &mut self.spare;
+        self.buckets
+            .entry(grain)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push((id, seq));
+        self.samples += 1;
+    }
+
+    /// Arms wait `id`'s deadline.
+    pub fn arm_deadline(&mut self, at: Duration, id: u64) {
+        self.deadlines.push(Reverse((at, id)));
+    }
+
+    /// When the next timer fires.
+    pub fn next(&self) -> Option<Duration> {
+        let sample = self.buckets.keys().next().map(|&g| start_of(g));
+        let deadline = self.deadlines.peek().map(|Reverse((at, _))| *at);
+        match (sample, deadline) {
+            (Some(s), Some(d)) => Some(s.min(d)),
+            (s, d) => s.or(d),
+        }
+    }
+
+    /// Moves every timer due at `now` into `due`.
+    pub fn take_due(&mut self, now: Duration, due: &mut Vec<Due>) {
+        while let Some(entry) = self.buckets.first_entry() {
+            if start_of(*entry.key()) > now {
+                break;
+            }
+            let mut bucket = entry.remove();
+            self.samples -= bucket.len();
+            due.append(&mut bucket);
+            self.spare.push(bucket);
+        }
+        while let Some(Reverse((at, id))) = self.deadlines.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.deadlines.pop();
+            due.push((id, 0));
+        }
+    }
+
+    /// Entries held, stale ones included.
+    pub fn len(&self) -> usize {
+        self.samples + self.deadlines.len()
+    }
+
+    /// Drops the entries `live` rejects (timers of finished waits, sample
+    /// timers replaced by later ones).
+    pub fn retain(&mut self, live: impl Fn(u64, u64) -> bool) {
+        self.deadlines.retain(|Reverse((_, id))| live(*id, 0));
+        let mut samples = 0;
+        self.buckets.retain(|_, bucket| {
+            bucket.retain(|&(id, seq)| live(id, seq));
+            samples += bucket.len();
+            !bucket.is_empty()
+        });
+        self.samples = samples;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn samples_round_up_to_the_grain_and_deadlines_are_exact() {
+        let mut timers = Timers::default();
+        timers.arm_sample(Duration::from_micros(2_300), ms(100), 1, 5);
+        timers.arm_deadline(Duration::from_micros(2_100), 2);
+        assert_eq!(timers.next(), Some(Duration::from_micros(2_100)));
+        let mut due = Vec::new();
+        timers.take_due(Duration::from_micros(2_200), &mut due);
+        assert_eq!(due, vec![(2, 0)]);
+        timers.take_due(ms(3), &mut due);
+        assert_eq!(due, vec![(2, 0), (1, 5)]);
+        assert_eq!((timers.len(), timers.next()), (0, None));
+    }
+
+    #[test]
+    fn a_sample_past_the_deadline_is_left_to_the_deadline() {
+        let mut timers = Timers::default();
+        timers.arm_sample(
+            Duration::from_micros(9_500),
+            Duration::from_micros(9_200),
+            1,
+            1,
+        );
+        assert_eq!(timers.len(), 0);
+    }
+
+    #[test]
+    fn retain_drops_stale_entries() {
+        let mut timers = Timers::default();
+        timers.arm_sample(ms(5), ms(100), 1, 1);
+        timers.arm_sample(ms(5), ms(100), 1, 2);
+        timers.arm_deadline(ms(100), 1);
+        timers.arm_deadline(ms(100), 2);
+        timers.retain(|id, seq| id == 1 && seq != 1);
+        let mut due = Vec::new();
+        timers.take_due(ms(100), &mut due);
+        assert_eq!(due, vec![(1, 2), (1, 0)]);
+    }
+}

@@ -1,0 +1,145 @@
+//! Quick probes run on the scheduler thread itself; one that hangs there
+//! loses the scheduler to a new thread, and every other wait keeps its
+//! pace (Linux: the watchdog needs a timerfd).
+#![cfg(target_os = "linux")]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
+
+fn spec(max_wait: Duration) -> Spec {
+    Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .interval(Duration::from_millis(10))
+        .max_wait(max_wait)
+}
+
+fn thread_name() -> String {
+    std::thread::current().name().unwrap_or("").to_string()
+}
+
+/// Runs a wait of `samples` samples and returns the thread of each call.
+fn call_threads(samples: u64, blocking: bool) -> Vec<String> {
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let seen = threads.clone();
+    let mut n = 0;
+    let probe = probe_fn(move |_| {
+        n += 1;
+        seen.lock().unwrap().push(thread_name());
+        Ok(Observation::text(if n < samples { "no" } else { "ready" }))
+    });
+    let probe = if blocking { probe.blocking() } else { probe };
+    let result = Engine::global()
+        .wait(spec(Duration::from_secs(60)), probe)
+        .unwrap();
+    assert_eq!(result.samples, samples);
+    let threads = threads.lock().unwrap().clone();
+    threads
+}
+
+#[test]
+fn quick_probes_run_on_the_scheduler_after_their_first_call() {
+    // A call preempted on a loaded machine looks slow and sends the next
+    // one to a worker: a few attempts make that noise harmless.
+    let mut attempts = Vec::new();
+    for _ in 0..5 {
+        let threads = call_threads(5, false);
+        assert_eq!(
+            threads[0], "waitfor-worker",
+            "the first call is timed on a worker"
+        );
+        if threads[1..].iter().all(|t| t == "waitfor-scheduler") {
+            return;
+        }
+        attempts.push(threads);
+    }
+    panic!("later calls never ran on the scheduler: {attempts:?}");
+}
+
+#[test]
+fn probes_that_may_block_always_run_on_workers() {
+    let threads = call_threads(5, true);
+    assert!(threads.iter().all(|t| t == "waitfor-worker"), "{threads:?}");
+}
+
+#[test]
+fn a_call_that_stalls_sends_the_next_ones_to_workers() {
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let seen = threads.clone();
+    let mut n = 0;
+    let probe = probe_fn(move |_| {
+        n += 1;
+        seen.lock().unwrap().push(thread_name());
+        if n == 3 {
+            // Slow work (not synchronisation): past the watchdog's bound.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(Observation::text(if n < 6 { "no" } else { "ready" }))
+    });
+    let result = Engine::global()
+        .wait(spec(Duration::from_secs(60)), probe)
+        .unwrap();
+    assert_eq!(result.outcome, Outcome::Matched);
+    let threads = threads.lock().unwrap().clone();
+    // After a stall the probe proves itself on workers again, for two
+    // quick calls, before it may come back.
+    assert_eq!(
+        threads[3..5],
+        ["waitfor-worker", "waitfor-worker"],
+        "{threads:?}"
+    );
+}
+
+#[test]
+fn a_quick_probe_that_hangs_loses_the_scheduler_and_other_waits_keep_their_pace() {
+    // A quick probe that hangs the first time it is called on the
+    // scheduler thread, until the test lets it go.
+    let (entered, hung) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let hanging = probe_fn(move |_| {
+        if thread_name() == "waitfor-scheduler" {
+            entered.send(()).unwrap();
+            released.lock().unwrap().recv().unwrap();
+        }
+        Ok(Observation::text("no"))
+    });
+    let hanging = Engine::global()
+        .start(spec(Duration::from_secs(600)), hanging)
+        .unwrap();
+    hung.recv().unwrap();
+
+    // Another wait runs its samples while the old scheduler thread hangs.
+    let samples = Arc::new(AtomicU64::new(0));
+    let counted = samples.clone();
+    let other = probe_fn(move |_| {
+        let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+        Ok(Observation::text(if n < 20 { "no" } else { "ready" }))
+    });
+    let started = Instant::now();
+    let result = Engine::global()
+        .start(spec(Duration::from_secs(60)), other)
+        .unwrap()
+        .wait_timeout(Duration::from_secs(30))
+        .expect("the other wait ran while the old scheduler thread hung");
+    assert_eq!((result.outcome, result.samples), (Outcome::Matched, 20));
+    assert!(started.elapsed() < Duration::from_secs(30));
+
+    // The hung wait still hears a cancel, and the stuck call's answer,
+    // once it comes, breaks nothing.
+    hanging.control().cancel();
+    let result = hanging
+        .wait_timeout(Duration::from_secs(30))
+        .expect("cancel was heard while the call hung");
+    assert_eq!(result.outcome, Outcome::Cancelled);
+    assert_eq!(result.probe.abandoned, 1);
+    release.send(()).unwrap();
+    assert!(hanging.wait_released(Duration::from_secs(30)));
+    let after = Engine::global()
+        .wait(
+            spec(Duration::from_secs(30)),
+            probe_fn(|_| Ok(Observation::text("ready"))),
+        )
+        .unwrap();
+    assert_eq!(after.outcome, Outcome::Matched);
+}
