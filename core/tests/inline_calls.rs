@@ -3,6 +3,7 @@
 //! pace (Linux: the watchdog needs a timerfd).
 #![cfg(target_os = "linux")]
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,9 +41,12 @@ fn call_threads(samples: u64, blocking: bool) -> Vec<String> {
 #[test]
 fn quick_probes_run_on_the_scheduler_after_their_first_call() {
     // A call preempted on a loaded machine looks slow and sends the next
-    // one to a worker: a few attempts make that noise harmless.
+    // one to a worker, and a take-over in another test pauses calls on the
+    // scheduler for a while: attempts over some seconds make that noise
+    // harmless.
     let mut attempts = Vec::new();
-    for _ in 0..5 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
         let threads = call_threads(5, false);
         assert_eq!(
             threads[0], "waitfor-worker",
@@ -142,4 +146,38 @@ fn a_quick_probe_that_hangs_loses_the_scheduler_and_other_waits_keep_their_pace(
         )
         .unwrap();
     assert_eq!(after.outcome, Outcome::Matched);
+}
+
+#[test]
+fn probes_that_keep_stalling_cannot_pile_up_stuck_threads() {
+    // 50 waits whose probes are quick on workers but stall whenever they
+    // run on the scheduler thread (as a probe waiting for a busy
+    // interpreter lock would): each stall costs a take-over, that is a
+    // new scheduler thread. After one, no call runs on the scheduler for
+    // a while, longer each time, so few threads are ever started.
+    let schedulers = Arc::new(Mutex::new(HashSet::new()));
+    let handles: Vec<_> = (0..50)
+        .map(|_| {
+            let seen = schedulers.clone();
+            let probe = probe_fn(move |_| {
+                if thread_name() == "waitfor-scheduler" {
+                    seen.lock().unwrap().insert(std::thread::current().id());
+                    // Slow work, not synchronisation: past the stall bound.
+                    std::thread::sleep(Duration::from_millis(3));
+                }
+                Ok(Observation::text("no"))
+            });
+            Engine::global()
+                .start(spec(Duration::from_millis(1500)), probe)
+                .unwrap()
+        })
+        .collect();
+    for handle in handles {
+        let result = handle.wait();
+        assert_eq!(result.outcome, Outcome::Timeout);
+    }
+    let started = schedulers.lock().unwrap().len();
+    // Pauses of 50, 100, 200, 400, 800 ms fit in 1.5 s: a handful of
+    // take-overs (other tests may add one or two), not one per stall.
+    assert!(started <= 12, "{started} scheduler threads stalled");
 }

@@ -33,33 +33,33 @@ pub(crate) fn start(inbox: Arc<Queue<Msg>>, epoch: Instant) {
         watchdog,
         inbox,
     });
-    spawn_leader(leadership.clone());
+    spawn_leader(leadership.clone(), false);
     if leadership.watchdog.is_some() {
         std::thread::Builder::new()
             .name("waitfor-watchdog".into())
             .spawn(move || {
                 if let Some(watchdog) = &leadership.watchdog {
-                    watchdog.watch(|| spawn_leader(leadership.clone()));
+                    watchdog.watch(|| spawn_leader(leadership.clone(), true));
                 }
             })
             .expect("cannot start the waitfor watchdog thread");
     }
 }
 
-fn spawn_leader(leadership: Arc<Leadership>) {
+fn spawn_leader(leadership: Arc<Leadership>, took_over: bool) {
     std::thread::Builder::new()
         .name("waitfor-scheduler".into())
-        .spawn(move || lead(&leadership))
+        .spawn(move || lead(&leadership, took_over))
         .expect("cannot start the waitfor scheduler thread");
 }
 
 /// The scheduler loop; returns when a stuck inline call lost the
 /// scheduler to another thread.
-fn lead(leadership: &Leadership) {
+fn lead(leadership: &Leadership, took_over: bool) {
     let mut scheduler = leadership.scheduler.lock();
-    // Taking over from a stuck thread: the calls it did not get to go to
-    // workers.
-    scheduler.hand_inline_to_workers();
+    if took_over {
+        scheduler.after_take_over();
+    }
     loop {
         scheduler.gather();
         if let Some(watchdog) = &leadership.watchdog {

@@ -63,6 +63,11 @@ pub(crate) struct Pace {
 
 /// A call quicker than this lets the next one run on the scheduler thread.
 const QUICK_CALL: Duration = Duration::from_micros(100);
+/// No call runs on the scheduler thread for this long after a take-over,
+/// doubled for each take-over in a row (up to 64 times).
+const INLINE_PAUSE: Duration = Duration::from_millis(50);
+/// Take-overs less than this apart (after the pause) count as in a row.
+const TAKE_OVER_MEMORY: Duration = Duration::from_secs(10);
 
 impl Pace {
     /// The pace of a new wait's probe: its first call is timed on a worker.
@@ -129,6 +134,10 @@ pub(crate) struct Scheduler {
     inline: Vec<ProbeJob>,
     /// Whether calls may run on the scheduler thread (a watchdog runs).
     inline_ok: bool,
+    /// After a take-over, no call runs on this thread until then.
+    inline_paused_until: Option<Instant>,
+    /// Take-overs in a row (each less than a memory apart), capped.
+    take_overs: u32,
     starvation: StarvationWatch,
 }
 
@@ -156,6 +165,8 @@ impl Scheduler {
             back,
             inline: Vec::new(),
             inline_ok,
+            inline_paused_until: None,
+            take_overs: 0,
             starvation: StarvationWatch::default(),
         }
     }
@@ -200,6 +211,25 @@ impl Scheduler {
     /// The next call this thread makes itself, if any.
     pub fn next_inline(&mut self) -> Option<ProbeJob> {
         self.inline.pop()
+    }
+
+    /// A new thread took the scheduler from one stuck in a call: the calls
+    /// that thread did not get to go to workers, and no call runs on the
+    /// scheduler thread for a while, longer after each take-over in a
+    /// row. So probes that stall now and then (one waiting for a busy
+    /// interpreter lock) cannot pile up stuck threads.
+    pub fn after_take_over(&mut self) {
+        self.hand_inline_to_workers();
+        let now = Instant::now();
+        let recent = self
+            .inline_paused_until
+            .is_some_and(|until| now < until + TAKE_OVER_MEMORY);
+        self.take_overs = if recent {
+            (self.take_overs + 1).min(6)
+        } else {
+            0
+        };
+        self.inline_paused_until = Some(now + INLINE_PAUSE * (1 << self.take_overs));
     }
 
     /// Puts back a call taken with [`Scheduler::next_inline`].
@@ -312,7 +342,10 @@ impl Scheduler {
                     cell: cell.clone(),
                     call,
                 };
-                if active.pace.inline {
+                let paused = self
+                    .inline_paused_until
+                    .is_some_and(|until| Instant::now() < until);
+                if active.pace.inline && !paused {
                     self.inline.push(job);
                 } else {
                     self.calls.push(job);
