@@ -144,3 +144,24 @@ fn engine_wait_on_a_file_and_resume_across_waits() {
     assert_eq!(second.outcome, Outcome::Matched);
     assert_eq!(second.matched_lines, vec!["ready now"]);
 }
+
+#[test]
+fn a_file_that_reports_no_size_is_still_read() {
+    // Files in /proc say they are empty and are not: a probe that trusted
+    // the size to skip reading would never see them.
+    let mut probe = FileProbe::new("/proc/self/status");
+    assert!(read(&mut probe).contains("Name:"));
+}
+
+#[test]
+fn a_sample_with_nothing_new_reads_nothing() {
+    let dir = temp_dir("nothing-new");
+    let path = dir.join("log");
+    append(&path, b"old\n");
+    let mut probe = FileProbe::new(&path);
+    assert_eq!(read(&mut probe), "");
+    assert_eq!(read(&mut probe), "");
+    append(&path, b"new\n");
+    assert_eq!(read(&mut probe), "new\n");
+    assert_eq!(read(&mut probe), "");
+}

@@ -107,6 +107,12 @@ impl FileProbe {
             // Truncated: what is there now was written after the cut.
             followed.offset = 0;
         }
+        if len == followed.offset && len > 0 {
+            // Nothing new: most samples stop here, spared a seek and a read.
+            // (A size of 0 may be a file whose size says nothing, as in
+            // /proc: that one is read.)
+            return Ok(());
+        }
         followed
             .file
             .seek(SeekFrom::Start(followed.offset))
