@@ -9,6 +9,9 @@ use waitfor::{
     ProbeContext, Reply, Rule, Spec, WaitOptions,
 };
 
+mod threads;
+use threads::thread_count;
+
 fn ready_spec(interval: Duration, max_wait: Duration) -> Spec {
     Spec::new(Condition::Matches(Pattern::literal("ready")))
         .interval(interval)
@@ -33,15 +36,6 @@ impl AsyncProbe for Queued {
             reply,
         });
     }
-}
-
-fn thread_count() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Threads:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap()
 }
 
 #[test]

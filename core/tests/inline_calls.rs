@@ -19,21 +19,26 @@ fn thread_name() -> String {
     std::thread::current().name().unwrap_or("").to_string()
 }
 
-/// Runs a wait of `samples` samples and returns the thread of each call.
-fn call_threads(samples: u64, blocking: bool) -> Vec<String> {
+/// Runs a wait whose probe matches at call `samples`, first calling
+/// `work(n)` on call `n`; returns the thread each call ran on.
+fn call_threads(samples: u64, blocking: bool, work: impl Fn(u64) + Send + 'static) -> Vec<String> {
     let threads = Arc::new(Mutex::new(Vec::new()));
     let seen = threads.clone();
     let mut n = 0;
     let probe = probe_fn(move |_| {
         n += 1;
         seen.lock().unwrap().push(thread_name());
+        work(n);
         Ok(Observation::text(if n < samples { "no" } else { "ready" }))
     });
     let probe = if blocking { probe.blocking() } else { probe };
     let result = Engine::global()
         .wait(spec(Duration::from_secs(60)), probe)
         .unwrap();
-    assert_eq!(result.samples, samples);
+    assert_eq!(
+        (result.outcome, result.samples),
+        (Outcome::Matched, samples)
+    );
     let threads = threads.lock().unwrap().clone();
     threads
 }
@@ -47,7 +52,7 @@ fn quick_probes_run_on_the_scheduler_after_their_first_call() {
     let mut attempts = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        let threads = call_threads(5, false);
+        let threads = call_threads(5, false, |_| {});
         assert_eq!(
             threads[0], "waitfor-worker",
             "the first call is timed on a worker"
@@ -62,29 +67,18 @@ fn quick_probes_run_on_the_scheduler_after_their_first_call() {
 
 #[test]
 fn probes_that_may_block_always_run_on_workers() {
-    let threads = call_threads(5, true);
+    let threads = call_threads(5, true, |_| {});
     assert!(threads.iter().all(|t| t == "waitfor-worker"), "{threads:?}");
 }
 
 #[test]
 fn a_call_that_stalls_sends_the_next_ones_to_workers() {
-    let threads = Arc::new(Mutex::new(Vec::new()));
-    let seen = threads.clone();
-    let mut n = 0;
-    let probe = probe_fn(move |_| {
-        n += 1;
-        seen.lock().unwrap().push(thread_name());
+    let threads = call_threads(6, false, |n| {
         if n == 3 {
             // Slow work (not synchronisation): past the watchdog's bound.
             std::thread::sleep(Duration::from_millis(5));
         }
-        Ok(Observation::text(if n < 6 { "no" } else { "ready" }))
     });
-    let result = Engine::global()
-        .wait(spec(Duration::from_secs(60)), probe)
-        .unwrap();
-    assert_eq!(result.outcome, Outcome::Matched);
-    let threads = threads.lock().unwrap().clone();
     // After a stall the probe proves itself on workers again, for two
     // quick calls, before it may come back.
     assert_eq!(

@@ -6,14 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
 
-fn thread_count() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Threads:"))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap()
-}
+mod threads;
+use threads::thread_count;
 
 #[test]
 fn a_thousand_concurrent_waits_finish_on_few_threads() {
