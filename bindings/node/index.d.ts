@@ -31,6 +31,39 @@ export declare class NativeWait {
   cancel(): void
 }
 
+/**
+ * The batch of probe calls of one JavaScript environment (internal: made
+ * once by the package's probe layer, `lib/probe.js`).
+ */
+export declare class ProbeChannel {
+  /**
+   * A channel whose `drain` is called (on the JavaScript thread, never
+   * with an exception let through: it must not throw) when calls become
+   * due.
+   */
+  constructor(drain: () => unknown)
+  /**
+   * Takes every due call: `[key, sample, elapsedMs, budgetMs]` per
+   * call, one after another. Calls of waits that have ended are left
+   * out.
+   */
+  take(): Float64Array
+  /**
+   * Answers calls in flight, all at once: per call its wait's `key`,
+   * `flags` (see `lib/probe.js`), text (the error message for an
+   * error), exit code, and for each call flagged JSON, in order, its
+   * JSON text. Answers for waits that have ended are ignored. Throws
+   * only when the arrays do not fit together.
+   */
+  settle(keys: Float64Array, flags: Uint8Array, texts: Array<string>, exitCodes: Int32Array, jsons: Array<string>): void
+  /**
+   * Starts a wait whose probe is the JavaScript function registered
+   * under `key` (internal; see the package's `wait` and `start`).
+   * `spec` is JSON text; `onDone` gets `{result}` once.
+   */
+  start(spec: string, key: number, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, policy?: NativePolicy | undefined | null): NativeWait
+}
+
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
@@ -124,13 +157,11 @@ export interface SendKeys {
 }
 
 /**
- * Delivers the answer of JavaScript call `id` (internal: called by the
- * package's probe dispatcher). `error` set means the call failed with
- * that message; otherwise the observation is `json` (when not undefined,
- * its text the compact JSON unless `text` is given) or `text`. Returns
- * whether a worker was still waiting for it.
+ * Delivers the answer of tool call `id` (internal: called by the
+ * package's tool dispatcher) as `flags`, `text`, `json` (see
+ * `lib/probe.js`). Returns whether a worker was still waiting for it.
  */
-export declare function settleProbe(id: number, error?: string | undefined | null, text?: string | undefined | null, json?: any | undefined | null, exitCode?: number | undefined | null, gone?: boolean | undefined | null): boolean
+export declare function settleToolCall(id: number, flags: number, text: string, json?: string | undefined | null): boolean
 
 /**
  * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
@@ -148,9 +179,9 @@ export declare function simulate(vector: string): any
 export declare function startToolCall(profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, maxWaitCeilingMs?: number | undefined | null): NativeWait
 
 /**
- * Starts a wait (internal; see the package's `wait` and `start`).
- * `spec` is JSON text; `probe` is the package's dispatcher for a
- * JavaScript probe, absent for the spec's built-in probe; `onDone` gets
- * `{result}` once.
+ * Starts a wait on the spec's built-in probe (internal; see the
+ * package's `wait` and `start`; JavaScript probes go through
+ * `ProbeChannel.start`). `spec` is JSON text; `onDone` gets `{result}`
+ * once.
  */
-export declare function startWait(spec: string, probe: ((arg0: number, arg1: number, arg2: number, arg3: number) => unknown) | undefined | null, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, policy?: NativePolicy | undefined | null): NativeWait
+export declare function startWait(spec: string, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, policy?: NativePolicy | undefined | null): NativeWait

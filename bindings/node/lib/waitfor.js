@@ -2,9 +2,10 @@
 /**
  * `waitfor`: wait for a condition from Node, without blocking the event
  * loop and without holding a libuv pool thread. Each wait is a timer entry
- * on the native engine's scheduler; a JavaScript probe is called on the
- * JavaScript thread through a weak threadsafe function; the Promise is
- * settled through a threadsafe function released once called.
+ * on the native engine's scheduler; JavaScript probes are called on the
+ * JavaScript thread, every due call in one turn, through one weak
+ * threadsafe function; the Promise is settled through a threadsafe
+ * function released once called.
  *
  * @example
  * const { wait } = require('waitfor')
@@ -18,7 +19,7 @@
 
 const binding = require('../index.js')
 const { WaitforError, native, toJson } = require('./errors.js')
-const { probeDispatcher, toolDispatcher } = require('./probe.js')
+const { startProbeWait, toolDispatcher } = require('./probe.js')
 
 const [specSchema, resultSchema] = binding.schemas()
 
@@ -109,9 +110,10 @@ function startNative(spec, probe, options) {
   }
   const text = toJson('spec', spec)
   return new WaitHandle((state, resolve) => {
-    const dispatch = probe ? probeDispatcher(probe, state) : undefined
+    const onDone = (done) => resolve(done.result)
+    const progress = progressCallback(onProgress)
     return native(() =>
-      binding.startWait(text, dispatch, (done) => resolve(done.result), progressCallback(onProgress), policy),
+      probe ? startProbeWait(text, probe, state, onDone, progress, policy) : binding.startWait(text, onDone, progress, policy),
     )
   }, signal)
 }

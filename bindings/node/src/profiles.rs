@@ -8,7 +8,7 @@ use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::profiles::{self, Host, ToolCaller};
-use waitfor::{Policy, WaitOptions};
+use waitfor::{Engine, Policy, WaitOptions};
 
 use crate::bridge::JsTools;
 use crate::errors;
@@ -52,8 +52,7 @@ pub fn start_tool_call(
     let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
     let render = prepared.render;
     start(
-        prepared.spec,
-        Some(prepared.probe),
+        |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
         WaitOptions::default().policy(prepared.policy),
         done_fn(&on_done)?,
         progress_fn(on_progress.as_ref())?,

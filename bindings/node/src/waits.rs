@@ -1,17 +1,17 @@
-//! Starting waits: the engine's `start_with`, with a JavaScript probe or
-//! the spec's built-in one, and results delivered through a threadsafe
-//! function called once.
+//! Starting waits (on the spec's built-in probe here; JavaScript probes
+//! in `batch`, profiles in `profiles`), with results delivered through a
+//! threadsafe function called once.
 
 use std::time::Duration;
 
-use napi::bindgen_prelude::{FnArgs, Function, Unknown};
+use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use serde_json::{json, Value};
-use waitfor::{Engine, Policy, Probe, Spec, WaitControl, WaitOptions, WaitResult};
+use waitfor::{Engine, Policy, Spec, SpecError, WaitControl, WaitHandle, WaitOptions, WaitResult};
 
-use crate::bridge::{Dispatch, JsProbe};
+use crate::bridge::Dispatch;
 use crate::errors;
 
 /// Delivers the end of a wait. Strong (not weak): a pending wait keeps the
@@ -108,12 +108,12 @@ pub fn progress_fn(
         .transpose()
 }
 
-/// Starts a wait with the given engine options plus progress reports and
+/// Starts a wait through `launch` (the engine's `start_with` or
+/// `start_async`) with the given engine options plus progress reports and
 /// a render step for its result, delivering `{result}` or what `finish`
 /// makes of it.
 pub fn start(
-    spec: Spec,
-    probe: Option<Box<dyn Probe>>,
+    launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
     on_done: DoneFn,
     on_progress: Option<ProgressFn>,
@@ -128,47 +128,35 @@ pub fn start(
             progress.call(value, ThreadsafeFunctionCallMode::NonBlocking);
         });
     }
-    let handle = Engine::global()
-        .start_with(spec, probe, options)
-        .map_err(|e| errors::spec(&e))?;
+    let handle = launch(options).map_err(|e| errors::spec(&e))?;
     Ok(NativeWait {
         control: handle.control(),
     })
 }
 
-/// Starts a wait (internal; see the package's `wait` and `start`).
-/// `spec` is JSON text; `probe` is the package's dispatcher for a
-/// JavaScript probe, absent for the spec's built-in probe; `onDone` gets
-/// `{result}` once.
-// The callback's type is spelled out so napi writes its TypeScript signature.
-#[allow(clippy::type_complexity)]
+/// The host's limits from the optional `policy` argument.
+pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
+    match policy {
+        Some(p) => p.apply(Policy::default()),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// Starts a wait on the spec's built-in probe (internal; see the
+/// package's `wait` and `start`; JavaScript probes go through
+/// `ProbeChannel.start`). `spec` is JSON text; `onDone` gets `{result}`
+/// once.
 #[napi]
 pub fn start_wait(
     spec: String,
-    probe: Option<Function<'static, FnArgs<(u32, u32, f64, f64)>, Unknown<'static>>>,
     on_done: Function<'static, Value, Unknown<'static>>,
     on_progress: Option<Function<'static, Value, Unknown<'static>>>,
     policy: Option<NativePolicy>,
 ) -> napi::Result<NativeWait> {
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-    let policy = match &policy {
-        Some(p) => p.apply(Policy::default())?,
-        None => Policy::default(),
-    };
-    let probe: Option<Box<dyn Probe>> = match probe {
-        Some(f) => Some(Box::new(JsProbe {
-            dispatch: f
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()?,
-        })),
-        None => None,
-    };
     start(
-        spec,
-        probe,
-        WaitOptions::default().policy(policy),
+        |options| Engine::global().start_with(spec, None, options),
+        WaitOptions::default().policy(self::policy(policy.as_ref())?),
         done_fn(&on_done)?,
         progress_fn(on_progress.as_ref())?,
         |result| json!({ "result": result.to_json() }),
