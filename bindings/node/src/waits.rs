@@ -1,26 +1,17 @@
-//! Starting waits (on the spec's built-in probe here; JavaScript probes
-//! in `batch`, profiles in `profiles`), with results delivered through a
-//! threadsafe function called once.
+//! Starting waits, with a JavaScript probe or the spec's built-in one
+//! (profiles: `profiles`); their ends and progress reports go to
+//! JavaScript through their environment's channel.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{Function, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::Status;
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::json;
 use waitfor::{Engine, Policy, Spec, SpecError, WaitControl, WaitHandle, WaitOptions, WaitResult};
 
-use crate::bridge::Dispatch;
+use crate::batch::JsProbe;
+use crate::channel::{self, Channel, WaitChannel};
 use crate::errors;
-
-/// Delivers the end of a wait. Strong (not weak): a pending wait keeps the
-/// process alive like a pending timer; it is released once called, so a
-/// process with no pending wait exits on its own.
-pub type DoneFn = ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, false>;
-
-/// Delivers progress reports; weak, it never keeps the process alive.
-pub type ProgressFn = Dispatch<Value>;
 
 /// The host's limits for one wait, in milliseconds and bytes.
 #[napi(object)]
@@ -86,48 +77,47 @@ impl NativeWait {
     }
 }
 
-/// Builds a threadsafe function for the end of a wait.
-pub fn done_fn(on_done: &Function<'static, Value, Unknown<'static>>) -> napi::Result<DoneFn> {
-    on_done
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .build()
+/// Where a wait reports to: its key in its environment's channel.
+pub struct Sink {
+    pub channel: Arc<Channel>,
+    pub key: u64,
 }
 
-/// Builds the weak threadsafe function for progress reports.
-pub fn progress_fn(
-    on_progress: Option<&Function<'static, Value, Unknown<'static>>>,
-) -> napi::Result<Option<ProgressFn>> {
-    on_progress
-        .map(|f| {
-            f.build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
+impl Sink {
+    /// The wait `key` of `channel`'s environment.
+    pub fn new(channel: &WaitChannel, key: f64) -> napi::Result<Self> {
+        Ok(Self {
+            channel: channel.channel.clone(),
+            key: channel::key(key)?,
         })
-        .transpose()
+    }
 }
 
 /// Starts a wait through `launch` (the engine's `start_with` or
-/// `start_async`) with the given engine options plus progress reports and
-/// a render step for its result, delivering `{result}` or what `finish`
-/// makes of it.
+/// `start_async`) with the given engine options. Its end comes to
+/// JavaScript as the event `{key, done}`, `done` being the JSON text
+/// `finish` makes of the result; with `progress`, its reports as `{key,
+/// progress}`.
 pub fn start(
     launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
-    on_done: DoneFn,
-    on_progress: Option<ProgressFn>,
-    finish: impl FnOnce(&WaitResult) -> Value + Send + 'static,
+    sink: Sink,
+    progress: bool,
+    finish: impl FnOnce(&WaitResult) -> String + Send + 'static,
 ) -> napi::Result<NativeWait> {
-    let mut options = options.on_done(move |result| {
-        on_done.call(finish(result), ThreadsafeFunctionCallMode::NonBlocking);
-    });
-    if let Some(progress) = on_progress {
+    let Sink { channel, key } = sink;
+    let mut options = options;
+    if progress {
+        let channel = channel.clone();
         options = options.on_progress(move |p| {
-            let value = serde_json::to_value(p).unwrap_or(Value::Null);
-            progress.call(value, ThreadsafeFunctionCallMode::NonBlocking);
+            if let Ok(json) = serde_json::to_string(p) {
+                channel.event(key, "progress", &json);
+            }
         });
     }
+    let options = options.on_done(move |result| {
+        channel.event(key, "done", &finish(result));
+    });
     let handle = launch(options).map_err(|e| errors::spec(&e))?;
     Ok(NativeWait {
         control: handle.control(),
@@ -142,24 +132,44 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
     }
 }
 
-/// Starts a wait on the spec's built-in probe (internal; see the
-/// package's `wait` and `start`; JavaScript probes go through
-/// `ProbeChannel.start`). `spec` is JSON text; `onDone` gets `{result}`
-/// once.
+/// Starts wait `key` of `channel`'s environment (internal; see the
+/// package's `wait` and `start`): with `jsProbe`, its probe is the
+/// JavaScript function the package registered under `key`, otherwise the
+/// spec's built-in probe. `spec` is JSON text; the end comes as the event
+/// `{key, done: {result}}` (or `{error}`, a result that could not be
+/// written as JSON), progress reports (with `progress`) as `{key,
+/// progress}`.
 #[napi]
 pub fn start_wait(
+    channel: &WaitChannel,
+    key: f64,
     spec: String,
-    on_done: Function<'static, Value, Unknown<'static>>,
-    on_progress: Option<Function<'static, Value, Unknown<'static>>>,
+    js_probe: bool,
+    progress: bool,
     policy: Option<NativePolicy>,
 ) -> napi::Result<NativeWait> {
+    let sink = Sink::new(channel, key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
+    let options = WaitOptions::default().policy(self::policy(policy.as_ref())?);
+    let probe = js_probe.then(|| JsProbe {
+        key: sink.key,
+        channel: sink.channel.clone(),
+    });
     start(
-        |options| Engine::global().start_with(spec, None, options),
-        WaitOptions::default().policy(self::policy(policy.as_ref())?),
-        done_fn(&on_done)?,
-        progress_fn(on_progress.as_ref())?,
-        |result| json!({ "result": result.to_json() }),
+        |options| match probe {
+            Some(probe) => Engine::global().start_async(spec, probe, options),
+            None => Engine::global().start_with(spec, None, options),
+        },
+        options,
+        sink,
+        progress,
+        // Straight to JSON text: no value tree per result.
+        |result| match serde_json::to_string(result) {
+            Ok(json) => format!(r#"{{"result":{json}}}"#),
+            Err(e) => {
+                json!({ "error": { "code": "runtime", "message": e.to_string() } }).to_string()
+            }
+        },
     )
 }
 
