@@ -1,8 +1,8 @@
 'use strict'
 // JavaScript probes run in batches: one JavaScript turn runs every due
-// probe call, and the answers go back together. Each answer still reaches
-// its own wait, a bad probe only fails its own wait, and a hung one only
-// holds its own.
+// probe call, and the answers go back together; results come in batches
+// too. Each answer still reaches its own wait, a bad probe only fails its
+// own wait, and a hung one only holds its own.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { monitorEventLoopDelay } = require('node:perf_hooks')
@@ -53,6 +53,22 @@ test('2,000 waits, sync and async probes: every answer reaches its own wait, man
   assert.equal(counter.calls, 3 * N)
   // Generous: batches here are hundreds of calls; one call per turn would be 1.
   assert.ok(counter.calls / counter.turns >= 5, `${counter.calls} calls in ${counter.turns} turns`)
+})
+
+test('results of 2,000 waits ending together arrive in batches, with their own results', async () => {
+  const N = 2000
+  const counter = turnCounter()
+  const results = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      start({ until: { matches: 'done' }, interval_ms: 10, max_wait_ms: 60000 }, () => `wait ${i} done`).result.then((r) => {
+        counter.enter()
+        return r
+      }),
+    ),
+  )
+  results.forEach((r, i) => assert.deepEqual(r.matched_lines, [`wait ${i} done`]))
+  // One result per turn (a threadsafe function call per wait) would be 1.
+  assert.ok(counter.calls / counter.turns >= 5, `${counter.calls} results in ${counter.turns} turns`)
 })
 
 test('a probe that throws, rejects or answers garbage in a batch fails only its own wait', async () => {
