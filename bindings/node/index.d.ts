@@ -31,6 +31,38 @@ export declare class NativeWait {
   cancel(): void
 }
 
+/**
+ * The inbox of one JavaScript environment (internal: made once by the
+ * package's `lib/channel.js`, which every wait goes through).
+ */
+export declare class WaitChannel {
+  /**
+   * Moves due probe calls into `into`, `[key, sample, elapsedMs,
+   * budgetMs]` per call, one after another, as many as fit; returns
+   * how many it wrote. Calls of waits that have ended are left out.
+   */
+  take(into: Float64Array): number
+  /**
+   * Answers `count` probe calls in flight, all at once: per call its
+   * wait's key, flags (see `lib/answer.js`), exit code and text (the
+   * message of an error), and for each call flagged JSON, in order,
+   * its JSON text. Answers for waits that have ended are ignored.
+   * Throws only when the arrays are shorter than `count`.
+   */
+  settle(count: number, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, texts: Array<string>, jsons: Array<string>): void
+  /**
+   * A channel whose `drain` is called on the JavaScript thread when
+   * something arrives; `drain` must not throw.
+   */
+  constructor(drain: () => unknown)
+  /**
+   * Takes the finished waits and progress reports: a JSON array of
+   * `{key, done}` and `{key, progress}` objects in the order they
+   * came, or null when there are none. Every drain calls it first.
+   */
+  takeEvents(): string | null
+}
+
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
@@ -124,13 +156,11 @@ export interface SendKeys {
 }
 
 /**
- * Delivers the answer of JavaScript call `id` (internal: called by the
- * package's probe dispatcher). `error` set means the call failed with
- * that message; otherwise the observation is `json` (when not undefined,
- * its text the compact JSON unless `text` is given) or `text`. Returns
- * whether a worker was still waiting for it.
+ * Delivers the answer of tool call `id` (internal: called by the
+ * package's tool dispatcher) as `flags`, `text`, `json` (see
+ * `lib/probe.js`). Returns whether a worker was still waiting for it.
  */
-export declare function settleProbe(id: number, error?: string | undefined | null, text?: string | undefined | null, json?: any | undefined | null, exitCode?: number | undefined | null, gone?: boolean | undefined | null): boolean
+export declare function settleToolCall(id: number, flags: number, text: string, json?: string | undefined | null): boolean
 
 /**
  * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
@@ -140,17 +170,22 @@ export declare function settleProbe(id: number, error?: string | undefined | nul
 export declare function simulate(vector: string): any
 
 /**
- * Starts a profile call (internal; see the package's `callTool`).
- * `args` is JSON text; `tools` is the package's dispatcher for the host's
- * tools (absent: the built-in `run_command` and `read_file`). `onDone`
- * gets `{output}` or `{error: {code, message, ...}}` once.
+ * Starts profile call `key` of `channel`'s environment (internal; see
+ * the package's `callTool`). `args` is JSON text; `tools` is the
+ * package's dispatcher for the host's tools (absent: the built-in
+ * `run_command` and `read_file`). The end comes as the event `{key,
+ * done: {output}}` or `{key, done: {error: {code, message, ...}}}`,
+ * progress reports (with `progress`) as `{key, progress}`.
  */
-export declare function startToolCall(profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, maxWaitCeilingMs?: number | undefined | null): NativeWait
+export declare function startToolCall(channel: WaitChannel, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null): NativeWait
 
 /**
- * Starts a wait (internal; see the package's `wait` and `start`).
- * `spec` is JSON text; `probe` is the package's dispatcher for a
- * JavaScript probe, absent for the spec's built-in probe; `onDone` gets
- * `{result}` once.
+ * Starts wait `key` of `channel`'s environment (internal; see the
+ * package's `wait` and `start`): with `jsProbe`, its probe is the
+ * JavaScript function the package registered under `key`, otherwise the
+ * spec's built-in probe. `spec` is JSON text; the end comes as the event
+ * `{key, done: {result}}` (or `{error}`, a result that could not be
+ * written as JSON), progress reports (with `progress`) as `{key,
+ * progress}`.
  */
-export declare function startWait(spec: string, probe: ((arg0: number, arg1: number, arg2: number, arg3: number) => unknown) | undefined | null, onDone: (arg: any) => unknown, onProgress?: ((arg: any) => unknown) | undefined | null, policy?: NativePolicy | undefined | null): NativeWait
+export declare function startWait(channel: WaitChannel, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null): NativeWait

@@ -2,9 +2,10 @@
 /**
  * `waitfor`: wait for a condition from Node, without blocking the event
  * loop and without holding a libuv pool thread. Each wait is a timer entry
- * on the native engine's scheduler; a JavaScript probe is called on the
- * JavaScript thread through a weak threadsafe function; the Promise is
- * settled through a threadsafe function released once called.
+ * on the native engine's scheduler; JavaScript probes are called on the
+ * JavaScript thread, every due call in one turn, and results come back in
+ * batches too, all through one weak threadsafe function (`lib/channel.js`);
+ * a pending wait keeps the process alive like a timer.
  *
  * @example
  * const { wait } = require('waitfor')
@@ -18,7 +19,7 @@
 
 const binding = require('../index.js')
 const { WaitforError, native, toJson } = require('./errors.js')
-const { probeDispatcher, toolDispatcher } = require('./probe.js')
+const { startWait, startToolCall } = require('./channel.js')
 
 const [specSchema, resultSchema] = binding.schemas()
 
@@ -40,20 +41,6 @@ function checkOptions(options) {
     throw new WaitforError({ code: 'invalid_arguments', message: 'options.onProgress: must be a function', field: 'options.onProgress', rule: 'wrong_type' })
   }
   return options
-}
-
-/** Calls `onProgress` without letting it throw into the engine's callback. */
-function progressCallback(onProgress) {
-  if (!onProgress) return undefined
-  return (progress) => {
-    try {
-      onProgress(progress)
-    } catch (err) {
-      queueMicrotask(() => {
-        throw err
-      })
-    }
-  }
 }
 
 /**
@@ -102,18 +89,21 @@ class WaitHandle {
   }
 }
 
+/** Settles a wait's Promise from its end: `{<field>}` or `{error}`. */
+function settle(resolve, reject, field) {
+  return (done) => (done.error ? reject(new WaitforError(done.error)) : resolve(done[field]))
+}
+
 function startNative(spec, probe, options) {
   const { signal, onProgress, policy } = checkOptions(options)
   if (probe !== undefined && probe !== null && typeof probe !== 'function') {
     throw new WaitforError({ code: 'invalid_arguments', message: 'probe: must be a function', field: 'probe', rule: 'wrong_type' })
   }
   const text = toJson('spec', spec)
-  return new WaitHandle((state, resolve) => {
-    const dispatch = probe ? probeDispatcher(probe, state) : undefined
-    return native(() =>
-      binding.startWait(text, dispatch, (done) => resolve(done.result), progressCallback(onProgress), policy),
-    )
-  }, signal)
+  return new WaitHandle(
+    (state, resolve, reject) => native(() => startWait(text, probe || undefined, state, settle(resolve, reject, 'result'), onProgress, policy)),
+    signal,
+  )
 }
 
 /**
@@ -252,12 +242,13 @@ function callTool(name, args, options) {
     const handle = new WaitHandle(
       (state, resolve, reject) =>
         native(() =>
-          binding.startToolCall(
+          startToolCall(
             profile,
             text,
-            tools ? toolDispatcher(tools) : undefined,
-            (done) => (done.error ? reject(new WaitforError(done.error)) : resolve(done.output)),
-            progressCallback(onProgress),
+            tools,
+            state,
+            settle(resolve, reject, 'output'),
+            onProgress,
             maxWaitCeilingMs,
           ),
         ),

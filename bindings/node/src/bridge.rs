@@ -1,14 +1,15 @@
-//! Calls from engine worker threads into JavaScript, and the answers back.
+//! Host tool calls from engine worker threads into JavaScript, and the
+//! answers back (JavaScript probes go through `batch` instead).
 //!
-//! A worker that needs JavaScript (a probe sample, a host tool call) takes
+//! A worker that needs a host tool (AURA's synchronous `ToolCaller`) takes
 //! a call id, queues the call on a weak, callee-unhandled threadsafe
 //! function and waits on a channel for the answer until it comes or the
 //! engine abandons the call (its cancel token: at the deadline, on cancel). The
 //! JavaScript side (`lib/probe.js`) runs the user's function, awaits it if
 //! it returns a Promise, turns the value or the thrown error into an
-//! answer and hands it to [`settle_probe`], which never throws into
+//! answer and hands it to [`settle_tool_call`], which never throws into
 //! JavaScript and ignores answers nobody waits for any more. So a throwing
-//! or rejecting probe is a probe error, a hung one is abandoned at the
+//! or rejecting tool is a probe error, a hung one is abandoned at the
 //! deadline, and no JavaScript exception ever reaches
 //! `napi_fatal_exception`.
 
@@ -25,12 +26,12 @@ use napi_derive::napi;
 use parking_lot::Mutex;
 use serde_json::Value;
 use waitfor::profiles::ToolCaller;
-use waitfor::{Observation, Probe, ProbeContext, ProbeError};
+use waitfor::{ProbeContext, ProbeError};
+
+use crate::answer::{self, Answer};
 
 /// How often a waiting worker looks at the call's cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
-
-type Answer = Result<Observation, ProbeError>;
 
 /// Calls waiting for their answer, by call id.
 static PENDING: LazyLock<Mutex<HashMap<u32, Sender<Answer>>>> = LazyLock::new(Default::default);
@@ -39,9 +40,6 @@ static NEXT_CALL: AtomicU32 = AtomicU32::new(1);
 /// A weak, callee-unhandled threadsafe function: it never keeps the
 /// process alive, and its JavaScript side never throws.
 pub type Dispatch<Args> = ThreadsafeFunction<Args, Unknown<'static>, Args, Status, false, true>;
-
-/// Probe call arguments: call id, sample number, elapsed ms, budget ms.
-pub type ProbeArgs = FnArgs<(u32, u32, f64, f64)>;
 
 /// Tool call arguments: call id, tool name, arguments, budget ms.
 pub type ToolArgs = FnArgs<(u32, String, Value, f64)>;
@@ -92,60 +90,15 @@ fn receive(rx: &crossbeam_channel::Receiver<Answer>, ctx: &ProbeContext) -> Answ
     }
 }
 
-/// Delivers the answer of JavaScript call `id` (internal: called by the
-/// package's probe dispatcher). `error` set means the call failed with
-/// that message; otherwise the observation is `json` (when not undefined,
-/// its text the compact JSON unless `text` is given) or `text`. Returns
-/// whether a worker was still waiting for it.
+/// Delivers the answer of tool call `id` (internal: called by the
+/// package's tool dispatcher) as `flags`, `text`, `json` (see
+/// `lib/probe.js`). Returns whether a worker was still waiting for it.
 #[napi]
-pub fn settle_probe(
-    id: u32,
-    error: Option<String>,
-    text: Option<String>,
-    json: Option<Value>,
-    exit_code: Option<i32>,
-    gone: Option<bool>,
-) -> bool {
-    let answer = match error {
-        Some(message) => Err(ProbeError::new(message)),
-        None => {
-            let mut obs = match json {
-                Some(value) => Observation::json(value),
-                None => Observation::default(),
-            };
-            if let Some(text) = text {
-                obs.text = text;
-            }
-            obs.exit_code = exit_code;
-            obs.gone = gone.unwrap_or(false);
-            Ok(obs)
-        }
-    };
+pub fn settle_tool_call(id: u32, flags: u8, text: String, json: Option<String>) -> bool {
+    let answer = answer::observation(flags, text, json.as_deref(), 0);
     match PENDING.lock().remove(&id) {
         Some(tx) => tx.send(answer).is_ok(),
         None => false,
-    }
-}
-
-/// A probe whose samples are JavaScript calls.
-pub struct JsProbe {
-    pub dispatch: Dispatch<ProbeArgs>,
-}
-
-impl Probe for JsProbe {
-    fn sample(&mut self, ctx: &ProbeContext) -> Answer {
-        call(&self.dispatch, ctx, |id| {
-            FnArgs::from((
-                id,
-                u32::try_from(ctx.sample).unwrap_or(u32::MAX),
-                ctx.elapsed.as_secs_f64() * 1e3,
-                ctx.budget.as_secs_f64() * 1e3,
-            ))
-        })
-    }
-
-    fn name(&self) -> &str {
-        "javascript"
     }
 }
 

@@ -5,16 +5,19 @@
 //! the package's public API is the JavaScript layer in `lib/`, which turns
 //! them into Promises, `AbortSignal` handling and typed errors. Nothing here
 //! blocks the JavaScript thread or holds a libuv pool thread while a wait
-//! runs: waits live on the engine's scheduler, JavaScript probes are called
-//! through weak, callee-unhandled threadsafe functions, and results come
-//! back through a threadsafe function that is released once it has been
-//! called.
+//! runs: waits live on the engine's scheduler, and everything the engine
+//! has for JavaScript (due probe calls, finished waits, progress reports)
+//! comes in batches through one weak, callee-unhandled threadsafe
+//! function per JavaScript environment (see `channel` and `batch`).
 
 // The exports are only reached through Node's module registration, which
 // a Rust test build does not have; the tests are the JavaScript ones.
 #![cfg_attr(test, allow(dead_code))]
 
+mod answer;
+mod batch;
 mod bridge;
+mod channel;
 mod echo;
 mod errors;
 mod ouro;

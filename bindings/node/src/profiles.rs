@@ -8,11 +8,12 @@ use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::profiles::{self, Host, ToolCaller};
-use waitfor::{Policy, WaitOptions};
+use waitfor::{Engine, Policy, WaitOptions};
 
 use crate::bridge::JsTools;
+use crate::channel::WaitChannel;
 use crate::errors;
-use crate::waits::{done_fn, progress_fn, start, whole, NativeWait};
+use crate::waits::{start, whole, NativeWait, Sink};
 
 /// Every profile and its MCP tool object: `[{profile, tool}]`.
 #[napi]
@@ -20,21 +21,25 @@ pub fn profile_definitions() -> Value {
     serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
 }
 
-/// Starts a profile call (internal; see the package's `callTool`).
-/// `args` is JSON text; `tools` is the package's dispatcher for the host's
-/// tools (absent: the built-in `run_command` and `read_file`). `onDone`
-/// gets `{output}` or `{error: {code, message, ...}}` once.
+/// Starts profile call `key` of `channel`'s environment (internal; see
+/// the package's `callTool`). `args` is JSON text; `tools` is the
+/// package's dispatcher for the host's tools (absent: the built-in
+/// `run_command` and `read_file`). The end comes as the event `{key,
+/// done: {output}}` or `{key, done: {error: {code, message, ...}}}`,
+/// progress reports (with `progress`) as `{key, progress}`.
 // The callback's type is spelled out so napi writes its TypeScript signature.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[napi]
 pub fn start_tool_call(
+    channel: &WaitChannel,
+    key: f64,
     profile: String,
     args: String,
     tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
-    on_done: Function<'static, Value, Unknown<'static>>,
-    on_progress: Option<Function<'static, Value, Unknown<'static>>>,
+    progress: bool,
     max_wait_ceiling_ms: Option<f64>,
 ) -> napi::Result<NativeWait> {
+    let sink = Sink::new(channel, key)?;
     let args: Value = serde_json::from_str(&args)
         .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
     let mut host = Host::default();
@@ -52,14 +57,13 @@ pub fn start_tool_call(
     let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
     let render = prepared.render;
     start(
-        prepared.spec,
-        Some(prepared.probe),
+        |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
         WaitOptions::default().policy(prepared.policy),
-        done_fn(&on_done)?,
-        progress_fn(on_progress.as_ref())?,
+        sink,
+        progress,
         move |result| match render(result) {
-            Ok(output) => json!({ "output": output }),
-            Err(err) => json!({ "error": error_json(&err) }),
+            Ok(output) => json!({ "output": output }).to_string(),
+            Err(err) => json!({ "error": error_json(&err) }).to_string(),
         },
     )
 }

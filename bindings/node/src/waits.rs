@@ -1,26 +1,17 @@
-//! Starting waits: the engine's `start_with`, with a JavaScript probe or
-//! the spec's built-in one, and results delivered through a threadsafe
-//! function called once.
+//! Starting waits, with a JavaScript probe or the spec's built-in one
+//! (profiles: `profiles`); their ends and progress reports go to
+//! JavaScript through their environment's channel.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{FnArgs, Function, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::Status;
 use napi_derive::napi;
-use serde_json::{json, Value};
-use waitfor::{Engine, Policy, Probe, Spec, WaitControl, WaitOptions, WaitResult};
+use serde_json::json;
+use waitfor::{Engine, Policy, Spec, SpecError, WaitControl, WaitHandle, WaitOptions, WaitResult};
 
-use crate::bridge::{Dispatch, JsProbe};
+use crate::batch::JsProbe;
+use crate::channel::{self, Channel, WaitChannel};
 use crate::errors;
-
-/// Delivers the end of a wait. Strong (not weak): a pending wait keeps the
-/// process alive like a pending timer; it is released once called, so a
-/// process with no pending wait exits on its own.
-pub type DoneFn = ThreadsafeFunction<Value, Unknown<'static>, Value, Status, false, false>;
-
-/// Delivers progress reports; weak, it never keeps the process alive.
-pub type ProgressFn = Dispatch<Value>;
 
 /// The host's limits for one wait, in milliseconds and bytes.
 #[napi(object)]
@@ -86,92 +77,99 @@ impl NativeWait {
     }
 }
 
-/// Builds a threadsafe function for the end of a wait.
-pub fn done_fn(on_done: &Function<'static, Value, Unknown<'static>>) -> napi::Result<DoneFn> {
-    on_done
-        .build_threadsafe_function()
-        .callee_handled::<false>()
-        .build()
+/// Where a wait reports to: its key in its environment's channel.
+pub struct Sink {
+    pub channel: Arc<Channel>,
+    pub key: u64,
 }
 
-/// Builds the weak threadsafe function for progress reports.
-pub fn progress_fn(
-    on_progress: Option<&Function<'static, Value, Unknown<'static>>>,
-) -> napi::Result<Option<ProgressFn>> {
-    on_progress
-        .map(|f| {
-            f.build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()
+impl Sink {
+    /// The wait `key` of `channel`'s environment.
+    pub fn new(channel: &WaitChannel, key: f64) -> napi::Result<Self> {
+        Ok(Self {
+            channel: channel.channel.clone(),
+            key: channel::key(key)?,
         })
-        .transpose()
+    }
 }
 
-/// Starts a wait with the given engine options plus progress reports and
-/// a render step for its result, delivering `{result}` or what `finish`
-/// makes of it.
+/// Starts a wait through `launch` (the engine's `start_with` or
+/// `start_async`) with the given engine options. Its end comes to
+/// JavaScript as the event `{key, done}`, `done` being the JSON text
+/// `finish` makes of the result; with `progress`, its reports as `{key,
+/// progress}`.
 pub fn start(
-    spec: Spec,
-    probe: Option<Box<dyn Probe>>,
+    launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
-    on_done: DoneFn,
-    on_progress: Option<ProgressFn>,
-    finish: impl FnOnce(&WaitResult) -> Value + Send + 'static,
+    sink: Sink,
+    progress: bool,
+    finish: impl FnOnce(&WaitResult) -> String + Send + 'static,
 ) -> napi::Result<NativeWait> {
-    let mut options = options.on_done(move |result| {
-        on_done.call(finish(result), ThreadsafeFunctionCallMode::NonBlocking);
-    });
-    if let Some(progress) = on_progress {
+    let Sink { channel, key } = sink;
+    let mut options = options;
+    if progress {
+        let channel = channel.clone();
         options = options.on_progress(move |p| {
-            let value = serde_json::to_value(p).unwrap_or(Value::Null);
-            progress.call(value, ThreadsafeFunctionCallMode::NonBlocking);
+            if let Ok(json) = serde_json::to_string(p) {
+                channel.event(key, "progress", &json);
+            }
         });
     }
-    let handle = Engine::global()
-        .start_with(spec, probe, options)
-        .map_err(|e| errors::spec(&e))?;
+    let options = options.on_done(move |result| {
+        channel.event(key, "done", &finish(result));
+    });
+    let handle = launch(options).map_err(|e| errors::spec(&e))?;
     Ok(NativeWait {
         control: handle.control(),
     })
 }
 
-/// Starts a wait (internal; see the package's `wait` and `start`).
-/// `spec` is JSON text; `probe` is the package's dispatcher for a
-/// JavaScript probe, absent for the spec's built-in probe; `onDone` gets
-/// `{result}` once.
-// The callback's type is spelled out so napi writes its TypeScript signature.
-#[allow(clippy::type_complexity)]
+/// The host's limits from the optional `policy` argument.
+pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
+    match policy {
+        Some(p) => p.apply(Policy::default()),
+        None => Ok(Policy::default()),
+    }
+}
+
+/// Starts wait `key` of `channel`'s environment (internal; see the
+/// package's `wait` and `start`): with `jsProbe`, its probe is the
+/// JavaScript function the package registered under `key`, otherwise the
+/// spec's built-in probe. `spec` is JSON text; the end comes as the event
+/// `{key, done: {result}}` (or `{error}`, a result that could not be
+/// written as JSON), progress reports (with `progress`) as `{key,
+/// progress}`.
 #[napi]
 pub fn start_wait(
+    channel: &WaitChannel,
+    key: f64,
     spec: String,
-    probe: Option<Function<'static, FnArgs<(u32, u32, f64, f64)>, Unknown<'static>>>,
-    on_done: Function<'static, Value, Unknown<'static>>,
-    on_progress: Option<Function<'static, Value, Unknown<'static>>>,
+    js_probe: bool,
+    progress: bool,
     policy: Option<NativePolicy>,
 ) -> napi::Result<NativeWait> {
+    let sink = Sink::new(channel, key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-    let policy = match &policy {
-        Some(p) => p.apply(Policy::default())?,
-        None => Policy::default(),
-    };
-    let probe: Option<Box<dyn Probe>> = match probe {
-        Some(f) => Some(Box::new(JsProbe {
-            dispatch: f
-                .build_threadsafe_function()
-                .weak::<true>()
-                .callee_handled::<false>()
-                .build()?,
-        })),
-        None => None,
-    };
+    let options = WaitOptions::default().policy(self::policy(policy.as_ref())?);
+    let probe = js_probe.then(|| JsProbe {
+        key: sink.key,
+        channel: sink.channel.clone(),
+    });
     start(
-        spec,
-        probe,
-        WaitOptions::default().policy(policy),
-        done_fn(&on_done)?,
-        progress_fn(on_progress.as_ref())?,
-        |result| json!({ "result": result.to_json() }),
+        |options| match probe {
+            Some(probe) => Engine::global().start_async(spec, probe, options),
+            None => Engine::global().start_with(spec, None, options),
+        },
+        options,
+        sink,
+        progress,
+        // Straight to JSON text: no value tree per result.
+        |result| match serde_json::to_string(result) {
+            Ok(json) => format!(r#"{{"result":{json}}}"#),
+            Err(e) => {
+                json!({ "error": { "code": "runtime", "message": e.to_string() } }).to_string()
+            }
+        },
     )
 }
 

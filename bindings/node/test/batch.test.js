@@ -1,0 +1,204 @@
+'use strict'
+// JavaScript probes run in batches: one JavaScript turn runs every due
+// probe call, and the answers go back together; results come in batches
+// too. Each answer still reaches its own wait, a bad probe only fails its
+// own wait, and a hung one only holds its own.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { monitorEventLoopDelay } = require('node:perf_hooks')
+const { start } = require('..')
+const { eventually } = require('./helpers.js')
+
+/**
+ * Counts JavaScript turns that call probes: a turn ends at its microtask
+ * checkpoint. Calls made one per threadsafe-function call would each be a
+ * turn of their own; batched, many calls share one.
+ */
+function turnCounter() {
+  const counter = { calls: 0, turns: 0, turn: 0, inTurn: false }
+  counter.enter = () => {
+    counter.calls++
+    if (!counter.inTurn) {
+      counter.inTurn = true
+      counter.turn = ++counter.turns
+      queueMicrotask(() => {
+        counter.inTurn = false
+      })
+    }
+    return counter.turn
+  }
+  return counter
+}
+
+test('2,000 waits, sync and async probes: every answer reaches its own wait, many calls per JavaScript turn', async () => {
+  const N = 2000
+  const counter = turnCounter()
+  const calls = new Array(N).fill(0)
+  const handles = Array.from({ length: N }, (_, i) => {
+    const answer = ({ sample }) => {
+      counter.enter()
+      calls[i]++
+      return sample < 3 ? `wait ${i} pending` : `wait ${i} n=${sample}`
+    }
+    const probe = i % 2 === 0 ? answer : async (ctx) => answer(ctx)
+    return start({ until: { matches: 'n=\\d' }, regex: true, interval_ms: 10, max_wait_ms: 120000 }, probe)
+  })
+  const results = await Promise.all(handles.map((h) => h.result))
+  results.forEach((r, i) => {
+    assert.equal(r.outcome, 'matched', `wait ${i}: ${JSON.stringify(r)}`)
+    assert.deepEqual(r.matched_lines, [`wait ${i} n=3`], `wait ${i} got another wait's answer`)
+    assert.equal(r.samples, 3)
+    assert.equal(calls[i], 3, `wait ${i}'s probe ran ${calls[i]} times`)
+  })
+  assert.equal(counter.calls, 3 * N)
+  // Generous: batches here are hundreds of calls; one call per turn would be 1.
+  assert.ok(counter.calls / counter.turns >= 5, `${counter.calls} calls in ${counter.turns} turns`)
+})
+
+test('results of 2,000 waits ending together arrive in batches, with their own results', async () => {
+  const N = 2000
+  const counter = turnCounter()
+  const results = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      start({ until: { matches: 'done' }, interval_ms: 10, max_wait_ms: 60000 }, () => `wait ${i} done`).result.then((r) => {
+        counter.enter()
+        return r
+      }),
+    ),
+  )
+  results.forEach((r, i) => assert.deepEqual(r.matched_lines, [`wait ${i} done`]))
+  // One result per turn (a threadsafe function call per wait) would be 1.
+  assert.ok(counter.calls / counter.turns >= 5, `${counter.calls} results in ${counter.turns} turns`)
+})
+
+test('a probe that throws, rejects or answers garbage in a batch fails only its own wait', async () => {
+  const counter = turnCounter()
+  const turnsOf = { good: new Set(), bad: new Set() }
+  const spec = { until: { matches: 'ok' }, interval_ms: 10, max_wait_ms: 60000 }
+  const bad = {
+    throws: () => {
+      throw new Error('sync boom')
+    },
+    rejects: () => Promise.reject(new Error('async boom')),
+    bigint: () => ({ big: 10n }),
+    fractionalExit: () => ({ text: 'ok', exitCode: 1.5 }),
+    functionJson: () => ({ json: () => 1 }),
+    resolvesGarbage: async () => ({ big: 1n }),
+    badThen: () => ({
+      get then() {
+        throw new Error('then getter')
+      },
+    }),
+  }
+  const badHandles = Object.entries(bad).map(([name, fn]) => [
+    name,
+    start(spec, (ctx) => {
+      turnsOf.bad.add(counter.enter())
+      return fn(ctx)
+    }),
+  ])
+  const good = Array.from({ length: 200 }, (_, i) =>
+    start(spec, ({ sample }) => {
+      turnsOf.good.add(counter.enter())
+      return sample < 2 ? 'not yet' : { text: `ok ${i}`, json: { i }, exitCode: 0 }
+    }),
+  )
+  for (const [name, handle] of badHandles) {
+    const r = await handle.result
+    assert.equal(r.outcome, 'probe_error', `${name}: ${JSON.stringify(r)}`)
+    assert.equal(r.samples, 0, name)
+  }
+  const messages = Object.fromEntries(await Promise.all(badHandles.map(async ([name, h]) => [name, (await h.result).probe.last_error])))
+  assert.match(messages.throws, /sync boom/)
+  assert.match(messages.rejects, /async boom/)
+  assert.match(messages.bigint, /BigInt/)
+  assert.match(messages.fractionalExit, /exitCode/)
+  assert.match(messages.functionJson, /json: not a JSON value/)
+  assert.match(messages.badThen, /then getter/)
+  const results = await Promise.all(good.map((h) => h.result))
+  results.forEach((r, i) => {
+    assert.equal(r.outcome, 'matched')
+    assert.deepEqual(r.matched_lines, [`ok ${i}`])
+    assert.equal(r.exit_code, 0)
+  })
+  const shared = [...turnsOf.bad].filter((t) => turnsOf.good.has(t))
+  assert.ok(shared.length > 0, 'bad and good probes ran in the same turn')
+})
+
+test('a probe that never settles is abandoned at its deadline while the other waits of its batches go on', async () => {
+  let flag = false
+  let othersCalls = 0
+  const others = Array.from({ length: 300 }, () =>
+    start({ until: { matches: 'go' }, interval_ms: 10, max_wait_ms: 120000 }, () => {
+      othersCalls++
+      return flag ? 'go' : 'wait'
+    }),
+  )
+  let hungAt = null
+  let hungCalls = 0
+  const began = Date.now()
+  const hung = start({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 600 }, () => {
+    hungCalls++
+    if (hungCalls === 1) return 'first'
+    hungAt ??= othersCalls
+    return new Promise(() => {})
+  })
+  const r = await hung.result
+  assert.equal(r.outcome, 'timeout')
+  assert.equal(r.probe.abandoned, 1)
+  assert.equal(hungCalls, 2, 'no call began after the hung one')
+  assert.ok(Date.now() - began < 10000, `resolved ${Date.now() - began} ms after its start`)
+  assert.ok(othersCalls > hungAt, 'the other waits kept sampling while it hung')
+  flag = true
+  const results = await Promise.all(others.map((h) => h.result))
+  assert.ok(results.every((x) => x.outcome === 'matched'))
+})
+
+test('timers keep firing on time while 2,000 waits poll every 10 ms', async () => {
+  const N = 2000
+  let calls = 0
+  const handles = Array.from({ length: N }, () =>
+    start({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 120000 }, () => {
+      calls++
+      return 'still waiting'
+    }),
+  )
+  try {
+    await eventually(() => calls >= 2 * N, { timeoutMs: 30000 })
+    const lag = monitorEventLoopDelay({ resolution: 10 })
+    lag.enable()
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 10)
+    const before = calls
+    await eventually(() => ticks >= 50, { timeoutMs: 30000 })
+    clearInterval(timer)
+    lag.disable()
+    // Generous: the machine is shared. A loop busy with one call per
+    // turn, or blocked, shows seconds.
+    assert.ok(lag.percentile(99) / 1e6 < 250, `event loop delay p99 ${lag.percentile(99) / 1e6} ms`)
+    assert.ok(calls - before >= N, `only ${calls - before} probe calls while the timer ticked`)
+  } finally {
+    for (const h of handles) h.cancel()
+  }
+  const results = await Promise.all(handles.map((h) => h.result))
+  assert.ok(results.every((r) => r.outcome === 'cancelled'))
+})
+
+test('a wait cancelled with calls due never runs its probe again, others in the batch do', async () => {
+  const counts = [0, 0]
+  const handles = counts.map((_, i) =>
+    start({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 }, () => {
+      counts[i]++
+      return ''
+    }),
+  )
+  await eventually(() => counts[0] > 2 && counts[1] > 2)
+  handles[0].cancel()
+  const stopped = counts[0]
+  const seen = counts[1]
+  await eventually(() => counts[1] > seen + 5)
+  assert.equal(counts[0], stopped)
+  handles[1].cancel()
+  assert.equal((await handles[0].result).outcome, 'cancelled')
+  assert.equal((await handles[1].result).outcome, 'cancelled')
+})
