@@ -1,8 +1,11 @@
 //! Patterns: literal text or a regular expression, case-sensitive or not.
 
 use crate::error::{Rule, SpecError};
+use parking_lot::Mutex;
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// Patterns larger than this are refused: a pattern is a needle, not a file.
 pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
@@ -69,6 +72,10 @@ impl Pattern {
                 ),
             ));
         }
+        let key = (self.text.clone(), self.regex, self.case_sensitive);
+        if let Some(compiled) = COMPILED.lock().get(&key) {
+            return Ok(compiled.clone());
+        }
         let source = if self.regex {
             self.text.clone()
         } else {
@@ -92,9 +99,28 @@ impl Pattern {
                 )
             })?;
         let spans_lines = can_match_newline(&source, !self.case_sensitive);
-        Ok(CompiledPattern { regex, spans_lines })
+        let compiled = CompiledPattern { regex, spans_lines };
+        let mut cache = COMPILED.lock();
+        if cache.len() >= COMPILED_KEPT {
+            cache.clear();
+        }
+        cache.insert(key, compiled.clone());
+        Ok(compiled)
     }
 }
+
+/// Patterns compiled lately, by text and flags: hosts start many waits on
+/// the same few patterns, and compiling one costs far more than a wait's
+/// whole start otherwise. A clone of a compiled regex shares its program
+/// and has scratch space of its own.
+static COMPILED: LazyLock<Mutex<HashMap<CacheKey, CompiledPattern>>> =
+    LazyLock::new(Default::default);
+
+/// A pattern's text, whether it is a regex, and whether case matters.
+type CacheKey = (String, bool, bool);
+
+/// Compiled patterns kept at most (the cache starts afresh when full).
+const COMPILED_KEPT: usize = 1024;
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -210,6 +236,34 @@ mod tests {
         let set =
             PatternSet::compile(&[Pattern::literal("b"), Pattern::literal("a")], "p").unwrap();
         assert_eq!(set.first_hit("a b", 0).unwrap().index, 0);
+    }
+
+    #[test]
+    fn the_compile_cache_keeps_text_and_flags_apart() {
+        // One text under every flag, each compiled twice (the second time
+        // from the cache): each keeps its own meaning.
+        let text = "A.c";
+        for _ in 0..2 {
+            let hits = |p: Pattern| {
+                let set = PatternSet::compile(&[p], "p").unwrap();
+                ["A.c", "Abc", "a.c"].map(|t| set.first_hit(t, 0).is_some())
+            };
+            assert_eq!(hits(Pattern::literal(text)), [true, false, false]);
+            assert_eq!(hits(Pattern::regex(text)), [true, true, false]);
+            assert_eq!(
+                hits(Pattern::literal(text).case_insensitive()),
+                [true, false, true]
+            );
+            assert_eq!(
+                hits(Pattern::regex(text).case_insensitive()),
+                [true, true, true]
+            );
+        }
+        // A bad pattern is refused every time, naming its own field.
+        for field in ["until", "stop[0]"] {
+            let err = PatternSet::compile(&[Pattern::regex("(")], field).unwrap_err();
+            assert_eq!(err.rule, Rule::InvalidRegex);
+        }
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub(crate) struct Pace {
     quick_streak: u32,
 }
 
+/// Calls or deliveries decided in one turn past this many are handed out
+/// before the turn ends.
+const HAND_OUT_CHUNK: usize = 128;
+
 /// A call quicker than this lets the next one run on the scheduler thread.
 const QUICK_CALL: Duration = Duration::from_micros(100);
 /// No call runs on the scheduler thread for this long after a take-over,
@@ -192,10 +196,23 @@ impl Scheduler {
             self.inbox.drain(&mut batch);
             for msg in batch.drain(..) {
                 self.handle(msg);
+                self.hand_out_early();
             }
             self.inbox_batch = batch;
         }
         self.fire_timers();
+    }
+
+    /// In a long turn (thousands of waits ending together), hands out what
+    /// is decided so far, so workers and the delivery thread start on it
+    /// while this thread goes on.
+    fn hand_out_early(&mut self) {
+        if self.calls.len() >= HAND_OUT_CHUNK {
+            self.workers.submit_all(&mut self.calls);
+        }
+        if self.deliveries.len() >= HAND_OUT_CHUNK {
+            self.delivery.submit_all(&mut self.deliveries);
+        }
     }
 
     /// One turn's second half: hands out the calls and deliveries the
@@ -302,6 +319,7 @@ impl Scheduler {
                 .filter(|a| seq == 0 || seq == a.timer_seq)
                 .map(|a| a.machine.on_timer(now));
             self.apply(id, step);
+            self.hand_out_early();
         }
         self.due = due;
     }
@@ -411,16 +429,17 @@ impl Scheduler {
         active.span.record("stop_reason", result.outcome.as_str());
         active.span.record("elapsed_ms", result.elapsed_ms);
         let on_done = active.on_done.take();
-        let slot = active.slot;
-        // The probe is dropped on the delivery thread, before the result is
-        // delivered: closing a push source (a control-mode client, a
-        // watch) may take a while, and must be done when the host hears.
-        let probe = active.probe;
+        let slot = active.slot.clone();
+        // The wait, its probe included, is dropped on the delivery thread,
+        // before the result is delivered: closing a push source (a
+        // control-mode client, a watch) may take a while, and must be done
+        // when the host hears; and thousands of waits ending together do
+        // not hold up the scheduler with their clean-up.
         // Delivered off the scheduler: a host callback that is slow (or
         // waits for an interpreter lock) never stalls it, and hung probes
         // holding every worker never delay a result.
         self.deliveries.push(Box::new(move || {
-            drop(probe);
+            drop(active);
             if let Some(on_done) = on_done {
                 // A host callback that panics still lets the handle hear.
                 let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
