@@ -1,6 +1,7 @@
 //! A cancel token shared between a wait and the probe calls it makes.
 
 use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,9 @@ pub struct CancelToken {
 struct Inner {
     cancelled: Mutex<bool>,
     changed: Condvar,
+    /// The same as `cancelled`, read without the lock: probes and bindings
+    /// ask once per call.
+    flag: AtomicBool,
 }
 
 impl CancelToken {
@@ -39,12 +43,13 @@ impl CancelToken {
     pub fn cancel(&self) {
         let mut cancelled = self.inner.cancelled.lock();
         *cancelled = true;
+        self.inner.flag.store(true, Ordering::Release);
         self.inner.changed.notify_all();
     }
 
     /// Whether [`CancelToken::cancel`] was called on this token or a clone.
     pub fn is_cancelled(&self) -> bool {
-        *self.inner.cancelled.lock()
+        self.inner.flag.load(Ordering::Acquire)
     }
 
     /// Blocks until the token is cancelled or `timeout` passes; returns

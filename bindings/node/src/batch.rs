@@ -140,7 +140,7 @@ impl AsyncProbe for JsProbe {
         let key = self.key;
         self.channel.push(|inbox| {
             inbox.replies.insert(key, reply);
-            inbox.due.push(call);
+            inbox.due.push_back(call);
         });
     }
 

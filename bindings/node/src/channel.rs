@@ -14,7 +14,7 @@
 //! while a wait is pending (`lib/channel.js`), and lets it exit on its own
 //! when none is.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Function, Unknown};
@@ -33,7 +33,7 @@ pub struct Inbox {
     /// A `drain` call is queued and has not taken the events yet.
     woken: bool,
     /// Probe calls JavaScript has not taken yet, in the order they began.
-    pub due: Vec<Call>,
+    pub due: VecDeque<Call>,
     /// Where each wait's probe call in flight answers, by wait key.
     pub replies: HashMap<u64, Reply>,
     /// Finished waits and progress reports, in order: JSON objects

@@ -8,7 +8,7 @@ use super::queue::Queue;
 use super::reply::Reply;
 use super::timers::{Due, Timers};
 use super::watchdog::STALL;
-use super::workers::{Delivery, Job, StarvationWatch, Workers, STARVATION_WINDOW};
+use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode};
@@ -129,9 +129,6 @@ pub(crate) struct Scheduler {
     /// Probe calls decided during this turn of the loop, handed to the
     /// workers together at its end.
     calls: Vec<ProbeJob>,
-    /// Results and progress reports decided during this turn, handed to
-    /// the delivery thread together at its end.
-    deliveries: Vec<Job>,
     /// Shared with the workers; holds when the scheduler wakes next.
     back: Arc<ReturnPath>,
     /// Calls of quick probes this turn, made on the scheduler thread.
@@ -165,7 +162,6 @@ impl Scheduler {
             workers: Workers::new(back.clone()),
             delivery: Delivery::new(),
             calls: Vec::new(),
-            deliveries: Vec::new(),
             back,
             inline: Vec::new(),
             inline_ok,
@@ -210,8 +206,8 @@ impl Scheduler {
         if self.calls.len() >= HAND_OUT_CHUNK {
             self.workers.submit_all(&mut self.calls);
         }
-        if self.deliveries.len() >= HAND_OUT_CHUNK {
-            self.delivery.submit_all(&mut self.deliveries);
+        if self.delivery.pending() >= HAND_OUT_CHUNK {
+            self.delivery.submit_all();
         }
     }
 
@@ -219,7 +215,7 @@ impl Scheduler {
     /// turn decided, and looks after the worker pool and the timers.
     pub fn flush(&mut self) {
         self.workers.submit_all(&mut self.calls);
-        self.delivery.submit_all(&mut self.deliveries);
+        self.delivery.submit_all();
         self.workers
             .relieve_starvation(&mut self.starvation, Instant::now());
         self.compact_timers();
@@ -402,7 +398,7 @@ impl Scheduler {
         {
             let report = report.clone();
             // Reported off the scheduler: a slow host callback never stalls it.
-            self.deliveries.push(Box::new(move || report(&progress)));
+            self.delivery.add(id, Box::new(move || report(&progress)));
         }
     }
 
@@ -438,14 +434,17 @@ impl Scheduler {
         // Delivered off the scheduler: a host callback that is slow (or
         // waits for an interpreter lock) never stalls it, and hung probes
         // holding every worker never delay a result.
-        self.deliveries.push(Box::new(move || {
-            drop(active);
-            if let Some(on_done) = on_done {
-                // A host callback that panics still lets the handle hear.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
-            }
-            slot.fill(result);
-        }));
+        self.delivery.add(
+            id,
+            Box::new(move || {
+                drop(active);
+                if let Some(on_done) = on_done {
+                    // A host callback that panics still lets the handle hear.
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
+                }
+                slot.fill(result);
+            }),
+        );
     }
 
     /// Finished waits leave their deadline entries behind; drop them when

@@ -135,34 +135,61 @@ fn work(jobs: &Queue<ProbeJob>, shared: &Counters, back: &ReturnPath) {
     }
 }
 
-/// One thread that hands results and progress to the host: a host
-/// callback that blocks delays other deliveries, never a probe call or
-/// the scheduler.
+/// Threads that hand results and progress to the host, each serving the
+/// waits whose ids fall to it: one wait's reports and result stay in
+/// order, a host callback that blocks delays only its lane, and thousands
+/// of waits ending together are delivered on more than one core.
 pub(crate) struct Delivery {
-    jobs: Arc<Queue<Job>>,
+    lanes: Vec<Arc<Queue<Job>>>,
+    /// Deliveries decided but not handed over yet, by lane.
+    pending: Vec<Vec<Job>>,
 }
+
+/// Delivery threads.
+const DELIVERY_LANES: usize = 2;
 
 impl Delivery {
     pub fn new() -> Self {
-        let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
-        let queue = jobs.clone();
-        std::thread::Builder::new()
-            .name("waitfor-delivery".into())
-            .spawn(move || loop {
-                if let Some(job) = queue.pop(None) {
-                    // A host callback that panics loses its own delivery,
-                    // not the thread every later result needs.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                }
+        let lanes: Vec<Arc<Queue<Job>>> = (0..DELIVERY_LANES)
+            .map(|_| {
+                let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
+                let queue = jobs.clone();
+                std::thread::Builder::new()
+                    .name("waitfor-delivery".into())
+                    .spawn(move || loop {
+                        if let Some(job) = queue.pop(None) {
+                            // A host callback that panics loses its own
+                            // delivery, not the thread later results need.
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                        }
+                    })
+                    .expect("cannot start a waitfor delivery thread");
+                jobs
             })
-            .expect("cannot start the waitfor delivery thread");
-        Self { jobs }
+            .collect();
+        Self {
+            pending: lanes.iter().map(|_| Vec::new()).collect(),
+            lanes,
+        }
     }
 
-    /// Queues deliveries, all at once.
-    pub fn submit_all(&self, jobs: &mut Vec<Job>) {
-        if !jobs.is_empty() {
-            self.jobs.push_all(jobs.drain(..));
+    /// Adds a delivery for wait `id`, handed over at the next submit.
+    pub fn add(&mut self, id: u64, job: Job) {
+        let lane = (id % self.lanes.len() as u64) as usize;
+        self.pending[lane].push(job);
+    }
+
+    /// Deliveries added and not handed over yet.
+    pub fn pending(&self) -> usize {
+        self.pending.iter().map(Vec::len).sum()
+    }
+
+    /// Hands every pending delivery to its lane, all of a lane at once.
+    pub fn submit_all(&mut self) {
+        for (lane, jobs) in self.lanes.iter().zip(&mut self.pending) {
+            if !jobs.is_empty() {
+                lane.push_all(jobs.drain(..));
+            }
         }
     }
 }
