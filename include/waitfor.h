@@ -14,7 +14,7 @@
  *   only with `waitfor_string_free` (never `free()`); pointer out-parameters
  *   are NULL after a failure. Static strings (versions, schemas, status
  *   names) are never freed.
- * - Callbacks run on library worker threads, never under an internal lock;
+ * - Callbacks run on library threads, never under an internal lock;
  *   `user_data` is released by the finalizer exactly once. A C++ exception
  *   must never leave a callback (waitfor.hpp catches them).
  * - No panic crosses the boundary: it becomes `WAITFOR_ERR_PANIC`.
@@ -117,13 +117,15 @@ typedef struct waitfor_probe_ctx waitfor_probe_ctx;
 /**
  * Takes one observation for a wait.
  *
- * Called on a library worker thread, one call at a time per wait, never
+ * Called on a library thread (the engine's scheduler thread once the
+ * probe's calls have proved quick, else a worker; a watchdog keeps other
+ * waits on time if a call there hangs), one call at a time per wait, never
  * after the wait has returned, and never under an internal lock. `ctx` is
  * borrowed for the call only. Fill `out` with the `waitfor_observation_set_*`
  * writers (they copy; the callback keeps ownership of its own buffers) and
  * return 0; any other return value, or a call of
  * `waitfor_observation_set_error`, makes the call a probe error. A call
- * still running at the deadline is abandoned: it keeps its worker until it
+ * still running at the deadline is abandoned: it keeps its thread until it
  * returns, and `waitfor_probe_ctx_cancelled(ctx)` turns true so it can stop
  * early. A C++ exception must never leave this function.
  */
@@ -136,7 +138,7 @@ typedef int32_t (*waitfor_probe_fn)(void *user_data,
  * `{"samples", "elapsed_ms", "last_line"}`, NUL-terminated, `len` bytes
  * without the NUL, borrowed for the call only.
  *
- * Called on a library worker thread after samples that decided nothing
+ * Called on a library delivery thread after samples that decided nothing
  * (throttled by the spec's `progress_every_ms`); it may run concurrently
  * with the probe callback of the same wait.
  */
@@ -150,7 +152,7 @@ typedef void (*waitfor_progress_fn)(void *user_data,
  * error status with the error JSON. `json` is NUL-terminated, `len` bytes
  * without the NUL, borrowed for the call only.
  *
- * Called on a library worker thread, before `waitfor_handle_wait` sees the
+ * Called on a library delivery thread, before `waitfor_handle_wait` sees the
  * result: an event-loop host can post a message here and never block.
  */
 typedef void (*waitfor_done_fn)(void *user_data,

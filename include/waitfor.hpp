@@ -15,8 +15,8 @@
  *
  * Errors become waitfor::Error (with the C status and the error JSON). An
  * exception thrown by a probe never reaches the library: it is caught on
- * the worker thread and becomes a probe error carrying what() as message.
- * Probes, progress and done hooks run on library worker threads.
+ * the library thread and becomes a probe error carrying what() as message.
+ * Probes, progress and done hooks run on library threads.
  */
 #ifndef WAITFOR_HPP
 #define WAITFOR_HPP
@@ -193,10 +193,10 @@ struct Observation {
     }
 };
 
-/** A probe: called on a library worker thread, one call at a time. */
+/** A probe: called on a library thread, one call at a time. */
 using Probe = std::function<Observation(const ProbeContext &)>;
 
-/** Optional hooks of a wait; called on library worker threads. */
+/** Optional hooks of a wait; called on library threads. */
 struct Hooks {
     /** Progress JSON {"samples", "elapsed_ms", "last_line"}. */
     std::function<void(const std::string &progress_json)> on_progress;

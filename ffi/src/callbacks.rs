@@ -15,13 +15,15 @@ use waitfor::{Observation, Probe, ProbeContext, ProbeError, Progress};
 
 /// Takes one observation for a wait.
 ///
-/// Called on a library worker thread, one call at a time per wait, never
+/// Called on a library thread (the engine's scheduler thread once the
+/// probe's calls have proved quick, else a worker; a watchdog keeps other
+/// waits on time if a call there hangs), one call at a time per wait, never
 /// after the wait has returned, and never under an internal lock. `ctx` is
 /// borrowed for the call only. Fill `out` with the `waitfor_observation_set_*`
 /// writers (they copy; the callback keeps ownership of its own buffers) and
 /// return 0; any other return value, or a call of
 /// `waitfor_observation_set_error`, makes the call a probe error. A call
-/// still running at the deadline is abandoned: it keeps its worker until it
+/// still running at the deadline is abandoned: it keeps its thread until it
 /// returns, and `waitfor_probe_ctx_cancelled(ctx)` turns true so it can stop
 /// early. A C++ exception must never leave this function.
 pub type waitfor_probe_fn = Option<
@@ -36,7 +38,7 @@ pub type waitfor_probe_fn = Option<
 /// `{"samples", "elapsed_ms", "last_line"}`, NUL-terminated, `len` bytes
 /// without the NUL, borrowed for the call only.
 ///
-/// Called on a library worker thread after samples that decided nothing
+/// Called on a library delivery thread after samples that decided nothing
 /// (throttled by the spec's `progress_every_ms`); it may run concurrently
 /// with the probe callback of the same wait.
 pub type waitfor_progress_fn =
@@ -47,7 +49,7 @@ pub type waitfor_progress_fn =
 /// error status with the error JSON. `json` is NUL-terminated, `len` bytes
 /// without the NUL, borrowed for the call only.
 ///
-/// Called on a library worker thread, before `waitfor_handle_wait` sees the
+/// Called on a library delivery thread, before `waitfor_handle_wait` sees the
 /// result: an event-loop host can post a message here and never block.
 pub type waitfor_done_fn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, status: i32, json: *const c_char, len: usize),

@@ -52,14 +52,14 @@ impl WaitOptions {
         self
     }
 
-    /// Called (on a worker thread, throttled by the spec's
+    /// Called (on a delivery thread, throttled by the spec's
     /// `progress_every`) after samples that decided nothing.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(report));
         self
     }
 
-    /// Called once with the result (on a worker thread) before the handle
+    /// Called once with the result (on a delivery thread) before the handle
     /// sees it: for hosts that resolve a future or a promise.
     pub fn on_done(mut self, done: impl FnOnce(&WaitResult) + Send + 'static) -> Self {
         self.on_done = Some(Box::new(done));
