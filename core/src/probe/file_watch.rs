@@ -43,12 +43,11 @@ struct Signal {
 }
 
 impl Signal {
-    /// Marks the probe dirty and wakes its wait, once per real read: a
-    /// wake already sent and not yet answered by a read covers this event.
-    fn mark(&self) {
-        if !self.dirty.swap(true, Ordering::SeqCst) {
-            self.waker.wake();
-        }
+    /// Marks the probe dirty; returns the waker to wake, once per real
+    /// read: a wake already sent and not yet answered by a read covers
+    /// this event.
+    fn mark(&self) -> Option<&Waker> {
+        (!self.dirty.swap(true, Ordering::SeqCst)).then_some(&self.waker)
     }
 }
 
@@ -95,18 +94,16 @@ fn registry() -> &'static Registry {
     })
 }
 
-/// Runs on the watcher's thread for every event.
+/// Runs on the watcher's thread for every event: wakes the waits of the
+/// probes it concerns, all in one hand-off.
 fn on_event(event: notify::Result<Event>) {
     let mut table = registry().table.lock();
     let event = match event {
         // An error or a queue overflow: any probe may have missed something.
         Ok(event) if !event.need_rescan() => event,
         _ => {
-            table
-                .dirs
-                .values()
-                .flat_map(Dir::signals)
-                .for_each(|s| s.mark());
+            let all = table.dirs.values().flat_map(Dir::signals);
+            Waker::wake_all(all.filter_map(|s| s.mark()));
             return;
         }
     };
@@ -114,28 +111,27 @@ fn on_event(event: notify::Result<Event>) {
         // Opening or closing a file changes nothing in it.
         return;
     }
+    let gone = matches!(
+        event.kind,
+        EventKind::Remove(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
+    );
+    let mut lost = Vec::new();
     for path in &event.paths {
-        let gone = matches!(
-            event.kind,
-            EventKind::Remove(_) | EventKind::Modify(notify::event::ModifyKind::Name(_))
-        );
-        if gone {
-            if let Some(dir) = table.dirs.remove(path) {
-                // A watched directory itself was deleted or moved.
-                for signal in dir.signals() {
-                    signal.lost.store(true, Ordering::SeqCst);
-                    signal.mark();
-                }
-                table.stale.push(path.clone());
+        if let Some(dir) = gone.then(|| table.dirs.remove(path)).flatten() {
+            // A watched directory itself was deleted or moved.
+            for signal in dir.signals() {
+                signal.lost.store(true, Ordering::SeqCst);
+                lost.push(signal.clone());
             }
-        }
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-            continue;
-        };
-        if let Some(by_id) = table.dirs.get(parent).and_then(|d| d.files.get(name)) {
-            by_id.values().for_each(|s| s.mark());
+            table.stale.push(path.clone());
         }
     }
+    let concerned = event.paths.iter().filter_map(|path| {
+        let dir = table.dirs.get(path.parent()?)?;
+        dir.files.get(path.file_name()?)
+    });
+    let signals = concerned.flat_map(|by_id| by_id.values()).chain(&lost);
+    Waker::wake_all(signals.filter_map(|s| s.mark()));
 }
 
 /// One probe's entry in the watch; dropping it unregisters.
@@ -364,5 +360,72 @@ pub mod hooks {
     /// reports every change).
     pub fn skips_reads_in(dir: &Path) -> bool {
         events_are_complete(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{probe_fn, Condition, Engine, Observation, Pattern, Spec, WaitHandle};
+
+    /// A wait that never samples again on its own, for its waker.
+    fn idle_wait() -> WaitHandle {
+        let spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+            .interval(Duration::from_secs(600))
+            .max_wait(Duration::from_secs(1200));
+        Engine::global()
+            .start(spec, probe_fn(|_| Ok(Observation::text(""))))
+            .unwrap()
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("waitfor-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn until(what: &str, cond: impl Fn() -> bool) {
+        let end = Instant::now() + Duration::from_secs(60);
+        while !cond() {
+            assert!(Instant::now() < end, "never happened: {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_queue_overflow_marks_every_probe_dirty() {
+        let wait = idle_wait();
+        let dir = temp_dir("overflow");
+        let registration = Registration::new(&dir.join("a.log"), wait.control().waker()).unwrap();
+        assert!(!registration.signal.dirty.load(Ordering::SeqCst));
+        on_event(Ok(
+            Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)
+        ));
+        assert!(registration.signal.dirty.load(Ordering::SeqCst));
+        wait.control().cancel();
+    }
+
+    #[test]
+    fn a_deleted_directory_loses_its_registrations_and_they_read_again() {
+        let wait = idle_wait();
+        let dir = temp_dir("deleted");
+        let path = dir.join("a.log");
+        let mut watch = Watch::default();
+        watch.set_waker(wait.control().waker());
+        assert!(!watch.nothing_new(&path), "the first sample reads");
+        assert!(hooks::registrations(&dir) == 1);
+        std::fs::remove_dir(&dir).unwrap();
+        let signal = watch.registration.as_ref().unwrap().signal.clone();
+        until("lost", || signal.lost.load(Ordering::SeqCst));
+        assert!(!watch.nothing_new(&path));
+        assert!(watch.registration.is_none(), "no directory to watch yet");
+        wait.control().cancel();
+    }
+
+    #[test]
+    fn only_local_filesystems_are_trusted() {
+        assert!(!events_are_complete(Path::new("/proc")));
+        assert!(!events_are_complete(Path::new("/no/such/dir")));
     }
 }
