@@ -29,6 +29,8 @@ pub mod ouro;
 mod pattern;
 mod policy;
 mod probe;
+#[doc(hidden)]
+pub use probe::file_watch_hooks as file_watch;
 pub mod process;
 pub mod profiles;
 mod result;

@@ -408,6 +408,152 @@ fn incremental_matching() {
     );
 }
 
+/// What 10,000 file waits at 50 ms on one file cost and how fast they
+/// react to one append, one run of them.
+struct FileRun {
+    cpu: Duration,
+    reads_per_sec: f64,
+    reactions: Vec<Duration>,
+}
+
+fn file_waits_run(watch: bool) -> FileRun {
+    const WAITS: u64 = 10_000;
+    let interval = Duration::from_millis(50);
+    let steady = Duration::from_secs(3);
+    waitfor::file_watch::set_enabled(watch);
+    let dir =
+        std::env::temp_dir().join(format!("waitfor-bench-file-{}-{watch}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shared.log");
+    std::fs::write(&path, "ready from before\n").unwrap();
+    let reads = Arc::new(AtomicU64::new(0));
+    let reactions = Arc::new(Mutex::new(Vec::with_capacity(WAITS as usize)));
+    let appended_at = Arc::new(Mutex::new(Instant::now()));
+    let handles: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let probe = waitfor::FileProbe::new(&path).count_reads(reads.clone());
+            let (reactions, appended_at) = (reactions.clone(), appended_at.clone());
+            let options = WaitOptions::default().on_done(move |_| {
+                let at = *appended_at.lock().unwrap();
+                reactions.lock().unwrap().push(at.elapsed());
+            });
+            Engine::global()
+                .start_with(
+                    spec(interval, Duration::from_secs(120)).view(waitfor::ViewKind::Fresh),
+                    Some(Box::new(probe)),
+                    options,
+                )
+                .unwrap()
+        })
+        .collect();
+    while reads.load(Ordering::Relaxed) < WAITS {
+        std::thread::sleep(interval);
+    }
+    std::thread::sleep(interval * 2);
+    let (cpu, read) = (process_cpu(), reads.load(Ordering::Relaxed));
+    std::thread::sleep(steady);
+    let cpu = (process_cpu() - cpu).div_f64(steady.as_secs_f64());
+    let reads_per_sec = (reads.load(Ordering::Relaxed) - read) as f64 / steady.as_secs_f64();
+    *appended_at.lock().unwrap() = Instant::now();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"ready\n"))
+        .unwrap();
+    for h in handles {
+        h.wait();
+    }
+    let reactions = reactions.lock().unwrap().clone();
+    let _ = std::fs::remove_dir_all(&dir);
+    waitfor::file_watch::set_enabled(true);
+    FileRun {
+        cpu,
+        reads_per_sec,
+        reactions,
+    }
+}
+
+/// One file wait at 50 ms, 50 rounds: from an append to the result.
+fn one_file_wait_reactions(watch: bool) -> Vec<Duration> {
+    waitfor::file_watch::set_enabled(watch);
+    let dir = std::env::temp_dir().join(format!("waitfor-bench-one-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("one.log");
+    let reactions = (0..50)
+        .map(|_| {
+            let reads = Arc::new(AtomicU64::new(0));
+            let probe = waitfor::FileProbe::new(&path).count_reads(reads.clone());
+            let spec = spec(Duration::from_millis(50), Duration::from_secs(60))
+                .view(waitfor::ViewKind::Fresh);
+            let handle = Engine::global().start(spec, probe).unwrap();
+            while reads.load(Ordering::Relaxed) == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let appended = Instant::now();
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, b"ready\n"))
+                .unwrap();
+            handle.wait();
+            appended.elapsed()
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    waitfor::file_watch::set_enabled(true);
+    reactions
+}
+
+/// 10,000 file waits at 50 ms on one file: with the file watch against
+/// the same waits polling (the watch turned off).
+fn file_waits() {
+    let (mut o, mut q) = (
+        one_file_wait_reactions(true),
+        one_file_wait_reactions(false),
+    );
+    let (o, q) = (percentile(&mut o, 50.0), percentile(&mut q, 50.0));
+    row(
+        "one file wait at 50 ms: reaction to an append, p50 (50 rounds)",
+        ms(o),
+        "",
+        &format!("polling: {}", ms(q)),
+        q.as_secs_f64() / o.as_secs_f64(),
+    );
+    let mut watched = file_waits_run(true);
+    let mut polled = file_waits_run(false);
+    let pct = |d: Duration| format!("{:.1}% of a core", d.as_secs_f64() * 100.0);
+    row(
+        "10k file waits at 50 ms, one file: CPU",
+        pct(watched.cpu),
+        "",
+        &format!("polling: {}", pct(polled.cpu)),
+        polled.cpu.as_secs_f64() / watched.cpu.as_secs_f64(),
+    );
+    row(
+        "10k file waits at 50 ms, one file: reads of the file per second",
+        format!("{:.0}", watched.reads_per_sec),
+        "",
+        &format!("polling: {:.0}", polled.reads_per_sec),
+        polled.reads_per_sec / watched.reads_per_sec.max(1.0),
+    );
+    for p in [0.0, 50.0, 99.0] {
+        let (o, q) = (
+            percentile(&mut watched.reactions, p),
+            percentile(&mut polled.reactions, p),
+        );
+        row(
+            &format!("10k file waits at 50 ms, one file: reaction to one append, p{p}"),
+            ms(o),
+            "",
+            &format!("polling: {}", ms(q)),
+            q.as_secs_f64() / o.as_secs_f64(),
+        );
+    }
+}
+
 fn main() {
     let only = std::env::args().nth(1);
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -431,5 +577,8 @@ fn main() {
     }
     if run("wake") {
         wake_to_result();
+    }
+    if run("file") {
+        file_waits();
     }
 }

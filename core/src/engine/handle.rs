@@ -128,6 +128,26 @@ impl Waker {
     pub fn wake(&self) {
         self.control.wake();
     }
+
+    /// Wakes many waits with one hand-off per engine instead of one per
+    /// wait: a push source that wakes thousands of waits at once.
+    pub(crate) fn wake_all<'a>(wakers: impl IntoIterator<Item = &'a Waker>) {
+        let mut batches: Vec<(&Arc<Queue<Msg>>, Vec<Msg>)> = Vec::new();
+        for waker in wakers {
+            let control = &waker.control;
+            let msg = Msg::Wake(control.id);
+            match batches
+                .iter_mut()
+                .find(|(tx, _)| Arc::ptr_eq(tx, &control.tx))
+            {
+                Some((_, msgs)) => msgs.push(msg),
+                None => batches.push((&control.tx, vec![msg])),
+            }
+        }
+        for (tx, msgs) in batches {
+            tx.push_all(msgs);
+        }
+    }
 }
 
 impl WaitControl {

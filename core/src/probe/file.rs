@@ -1,11 +1,15 @@
 //! The `file` probe: bytes appended to a file since the wait began.
 
+use super::file_watch::Watch;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use crate::engine::Waker;
 use crate::resume::ResumeToken;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Reads what was appended to a file since the wait began, as a stream.
 ///
@@ -15,6 +19,12 @@ use std::path::PathBuf;
 /// start) and a last line without a newline (it is returned as it is; the
 /// rest of the line arrives with the next call). Bytes that end inside a
 /// UTF-8 character wait for the next call.
+///
+/// In a wait, the probe is woken by a process-wide file watch (inotify on
+/// Linux) as soon as its file changes, and a sample with nothing signalled
+/// since the last read returns at once without touching the file (on
+/// local filesystems; at least one real read a second even so). Without
+/// a watch it reads at every sample.
 ///
 /// ```
 /// use waitfor::{FileProbe, Probe};
@@ -33,6 +43,10 @@ pub struct FileProbe {
     started: bool,
     /// Bytes of an incomplete UTF-8 character from the last read.
     carry: Vec<u8>,
+    /// The push source: wakes the wait and spares reads of an unchanged file.
+    watch: Watch,
+    /// Counts samples that read the file (a test hook).
+    reads: Option<Arc<AtomicU64>>,
 }
 
 struct Followed {
@@ -52,7 +66,17 @@ impl FileProbe {
             start_at: None,
             started: false,
             carry: Vec::new(),
+            watch: Watch::default(),
+            reads: None,
         }
+    }
+
+    /// Counts in `reads` each sample that read the file, once its read is
+    /// done (a test and benchmark hook).
+    #[doc(hidden)]
+    pub fn count_reads(mut self, reads: Arc<AtomicU64>) -> Self {
+        self.reads = Some(reads);
+        self
     }
 
     /// Continues from a resume token of an earlier wait on the same path.
@@ -137,6 +161,9 @@ impl FileProbe {
 
 impl Probe for FileProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        if self.watch.nothing_new(&self.path) {
+            return Ok(Observation::text(String::new()));
+        }
         // Read one byte past the cap so the engine sees the breach.
         let limit = ctx.output_cap.saturating_add(1);
         let mut bytes = std::mem::take(&mut self.carry);
@@ -158,6 +185,9 @@ impl Probe for FileProbe {
             }
         }
         self.started = true;
+        if let Some(reads) = &self.reads {
+            reads.fetch_add(1, Ordering::Relaxed);
+        }
         let text = match std::str::from_utf8(&bytes) {
             Ok(text) => text.to_string(),
             Err(e) if e.error_len().is_none() => {
@@ -176,6 +206,10 @@ impl Probe for FileProbe {
 
     fn name(&self) -> &str {
         "file"
+    }
+
+    fn watch(&mut self, waker: Waker) {
+        self.watch.set_waker(waker);
     }
 
     fn resume_point(&self) -> Option<ResumeToken> {

@@ -4,11 +4,14 @@ mod callback;
 mod command;
 mod deferred;
 mod file;
+mod file_watch;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
 pub use deferred::AsyncProbe;
 pub use file::FileProbe;
+#[doc(hidden)]
+pub use file_watch::hooks as file_watch_hooks;
 
 use crate::cancel::CancelToken;
 use crate::engine::Waker;
