@@ -86,7 +86,7 @@ impl<T> Queue<T> {
     }
 
     /// Takes every item waiting, without sleeping.
-    pub fn drain(&self, into: &mut Vec<T>) {
+    pub fn drain(&self, into: &mut impl Extend<T>) {
         into.extend(self.state.lock().items.drain(..));
     }
 }

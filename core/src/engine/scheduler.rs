@@ -13,7 +13,7 @@ use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +60,9 @@ pub(crate) struct Pace {
     /// Quick calls in a row.
     quick_streak: u32,
 }
+
+/// Messages one turn handles at most; the rest wait for the next turn.
+const MESSAGES_PER_TURN: usize = 1024;
 
 /// Calls or deliveries decided in one turn past this many are handed out
 /// before the turn ends.
@@ -118,8 +121,8 @@ pub(crate) struct Scheduler {
     inbox: Arc<Queue<Msg>>,
     epoch: Instant,
     waits: HashMap<u64, Active, BuildHasherDefault<IdHasher>>,
-    /// Messages taken from the inbox in one turn (kept for its capacity).
-    inbox_batch: Vec<Msg>,
+    /// Messages taken from the inbox and not handled yet.
+    inbox_batch: VecDeque<Msg>,
     timers: Timers,
     /// Timers due this turn (kept for its capacity).
     due: Vec<Due>,
@@ -155,7 +158,7 @@ impl Scheduler {
             inbox,
             epoch,
             waits: HashMap::default(),
-            inbox_batch: Vec::new(),
+            inbox_batch: VecDeque::new(),
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
@@ -183,18 +186,27 @@ impl Scheduler {
             let check = self.now() + STARVATION_WINDOW;
             wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
-        self.back
-            .planned_wake
-            .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
-        if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
-            self.handle(msg);
-            let mut batch = std::mem::take(&mut self.inbox_batch);
-            self.inbox.drain(&mut batch);
-            for msg in batch.drain(..) {
-                self.handle(msg);
-                self.hand_out_early();
+        if self.inbox_batch.is_empty() {
+            self.back
+                .planned_wake
+                .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
+            if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
+                self.inbox_batch.push_back(msg);
             }
-            self.inbox_batch = batch;
+        } else {
+            // Messages left from the last turn: this turn starts at once.
+            self.back.planned_wake.store(0, Ordering::Relaxed);
+        }
+        self.inbox.drain(&mut self.inbox_batch);
+        // At most a turn's share: the calls it starts are made and their
+        // results delivered before the next share is taken (10,000 waits
+        // woken by one file event do not all wait for the last one).
+        for _ in 0..MESSAGES_PER_TURN {
+            let Some(msg) = self.inbox_batch.pop_front() else {
+                break;
+            };
+            self.handle(msg);
+            self.hand_out_early();
         }
         self.fire_timers();
     }
