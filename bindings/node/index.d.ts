@@ -37,19 +37,21 @@ export declare class NativeWait {
  */
 export declare class WaitChannel {
   /**
-   * Moves due probe calls into `into`, `[key, sample, elapsedMs,
+   * Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
    * budgetMs]` per call, one after another, as many as fit; returns
    * how many it wrote. Calls of waits that have ended are left out.
    */
   take(into: Float64Array): number
   /**
    * Answers `count` probe calls in flight, all at once: per call its
-   * wait's key, flags (see `lib/answer.js`), exit code and text (the
-   * message of an error), and for each call flagged JSON, in order,
-   * its JSON text. Answers for waits that have ended are ignored.
-   * Throws only when the arrays are shorter than `count`.
+   * wait's slot and key, flags (see `lib/answer.js`), exit code, and
+   * two byte lengths in `lens`: of its text (the message of an error)
+   * and of its JSON text (empty unless flagged JSON), which follow one
+   * another in `bytes`, call after call. Answers for waits that have
+   * ended are ignored. Throws only when the arrays are shorter than
+   * `count` (or `bytes` than the lengths).
    */
-  settle(count: number, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, texts: Array<string>, jsons: Array<string>): void
+  settle(count: number, slots: Uint32Array, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, lens: Uint32Array, bytes: Uint8Array): void
   /**
    * A channel whose `drain` is called on the JavaScript thread when
    * something arrives; `drain` must not throw.
@@ -181,11 +183,11 @@ export declare function startToolCall(channel: WaitChannel, key: number, profile
 
 /**
  * Starts wait `key` of `channel`'s environment (internal; see the
- * package's `wait` and `start`): with `jsProbe`, its probe is the
- * JavaScript function the package registered under `key`, otherwise the
- * spec's built-in probe. `spec` is JSON text; the end comes as the event
- * `{key, done: {result}}` (or `{error}`, a result that could not be
- * written as JSON), progress reports (with `progress`) as `{key,
- * progress}`.
+ * package's `wait` and `start`): with `probeSlot`, its probe is the
+ * JavaScript function the package keeps in that slot (its own while the
+ * wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
+ * the end comes as the event `{key, done: {result}}` (or `{error}`, a
+ * result that could not be written as JSON), progress reports (with
+ * `progress`) as `{key, progress}`.
  */
-export declare function startWait(channel: WaitChannel, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null): NativeWait
+export declare function startWait(channel: WaitChannel, key: number, spec: string, probeSlot: number | undefined | null, progress: boolean, policy?: NativePolicy | undefined | null): NativeWait

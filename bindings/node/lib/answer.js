@@ -99,62 +99,113 @@ function isThenable(value) {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function'
 }
 
-/** Answers gathered for one native `settle` call; reused after each send. */
+/** Strings up to this length are copied by a loop while they are ASCII (cheaper than a native call). */
+const ASCII_RUN = 64
+/** The byte buffer's size between batches. */
+const BYTES = 64 * 1024
+
+/**
+ * Answers gathered for one native `settle` call; reused after each send.
+ * Per answer: its wait's slot and key, flags and exit code in typed
+ * arrays, and two byte lengths in `lens` (text, JSON text) of the UTF-8
+ * texts written one after the other into one reused buffer, so the native
+ * side reads no JavaScript string per answer.
+ */
 class Answers {
   constructor() {
     this.count = 0
+    this.slots = new Uint32Array(64)
     this.keys = new Float64Array(64)
     this.flags = new Uint8Array(64)
     this.exitCodes = new Int32Array(64)
-    this.texts = []
-    this.jsons = []
+    this.lens = new Uint32Array(128)
+    this.bytes = Buffer.allocUnsafeSlow(BYTES)
+    this.used = 0
   }
 
-  push(key, flags, text, exitCode) {
+  /** Makes room for `count` more bytes. */
+  room(count) {
+    if (this.used + count <= this.bytes.length) return
+    const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, this.used + count))
+    this.bytes.copy(bigger, 0, 0, this.used)
+    this.bytes = bigger
+  }
+
+  /** Writes `text` as UTF-8 after the texts so far (a lone surrogate becomes U+FFFD); returns its byte length. */
+  write(text) {
+    const n = text.length
+    this.room(3 * n) // UTF-8 needs at most 3 bytes per UTF-16 unit.
+    const { bytes, used } = this
+    if (n <= ASCII_RUN) {
+      let i = 0
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i)
+        if (c >= 0x80) break
+        bytes[used + i] = c
+      }
+      if (i === n) {
+        this.used += n
+        return n
+      }
+    }
+    const written = bytes.write(text, used)
+    this.used += written
+    return written
+  }
+
+  push(slot, key, flags, exitCode, textLen, jsonLen) {
     if (this.count === this.keys.length) {
-      for (const field of ['keys', 'flags', 'exitCodes']) {
-        const bigger = new this[field].constructor(this.count * 2)
+      for (const field of ['slots', 'keys', 'flags', 'exitCodes', 'lens']) {
+        const bigger = new this[field].constructor(this[field].length * 2)
         bigger.set(this[field])
         this[field] = bigger
       }
     }
-    this.keys[this.count] = key
-    this.flags[this.count] = flags
-    this.exitCodes[this.count] = exitCode
-    this.texts.push(text)
-    this.count++
+    const i = this.count++
+    this.slots[i] = slot
+    this.keys[i] = key
+    this.flags[i] = flags
+    this.exitCodes[i] = exitCode
+    this.lens[2 * i] = textLen
+    this.lens[2 * i + 1] = jsonLen
   }
 
-  /** Adds the answer for the call of wait `key`: `value`, read now. */
-  value(key, value) {
+  /** Adds the answer for the call of the wait in `slot` with `key`: `value`, read now. */
+  value(slot, key, value) {
+    if (typeof value === 'string') {
+      this.push(slot, key, TEXT, 0, this.write(value), 0)
+      return
+    }
     let answer
     try {
       answer = answerOf(value)
     } catch (err) {
-      this.error(key, err)
+      this.error(slot, key, err)
       return
     }
-    this.push(key, answer.flags, answer.text, answer.exitCode ?? 0)
-    if (answer.json !== undefined) this.jsons.push(answer.json)
+    const textLen = this.write(answer.text)
+    const jsonLen = answer.json === undefined ? 0 : this.write(answer.json)
+    this.push(slot, key, answer.flags, answer.exitCode ?? 0, textLen, jsonLen)
   }
 
-  /** Adds a probe error for the call of wait `key`. */
-  error(key, err) {
-    this.push(key, ERROR, errorText(err), 0)
+  /** Adds a probe error for the call of the wait in `slot` with `key`. */
+  error(slot, key, err) {
+    this.push(slot, key, ERROR, 0, this.write(errorText(err)), 0)
   }
 
   /** Hands every answer to `channel` at once, and starts over. */
   send(channel) {
-    const { count, texts, jsons } = this
+    const { count } = this
     if (count === 0) return
     this.count = 0
-    this.texts = []
-    this.jsons = []
+    this.used = 0
     try {
-      channel.settle(count, this.keys, this.flags, this.exitCodes, texts, jsons)
+      channel.settle(count, this.slots, this.keys, this.flags, this.exitCodes, this.lens, this.bytes)
     } catch {
       // settle only throws on a broken environment; nothing is waiting then.
     }
+    // A batch of huge texts does not keep its buffer.
+    if (this.bytes.length > 64 * BYTES) this.bytes = Buffer.allocUnsafeSlow(BYTES)
   }
 }
 

@@ -7,8 +7,9 @@
  * waits, progress reports) waits in the channel's inbox; the first arrival
  * wakes `drain` once, through one weak threadsafe function. One `drain`
  * turn delivers every event, runs every due probe call (each wait's probe
- * function is kept in `waits` by key from its start to its end) and hands
- * all the synchronous answers back in one native call. Answers of probes
+ * function is kept in `probes` by slot from its start to its end) and hands
+ * all the synchronous answers back in one native call (numbers in typed
+ * arrays, texts in one byte buffer: see `Answers`). Answers of probes
  * that return a Promise are gathered as they settle and sent together
  * from a microtask. A pending wait keeps the process alive (one shared
  * timer while any is pending), so the process exits on its own when none
@@ -24,10 +25,19 @@ const binding = require('../index.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
 
 /** Numbers per call in the batch `WaitChannel.take` writes. */
-const CALL_FIELDS = 4
+const CALL_FIELDS = 5
+/** The answer to a call of a wait that was cancelled. */
+const CANCELLED = 'the wait was cancelled'
 
-/** Each pending wait, by key: `{probe, state, onDone, onProgress}`. */
+/** Each pending wait, by key: `{key, slot?, probe?, bare?, state, onDone, onProgress}`. */
 const waits = new Map()
+/**
+ * The pending waits with a JavaScript probe, by slot: a small number the
+ * native side finds the call's reply by; reused once the wait has ended
+ * (the key, never reused, tells a late call or answer apart).
+ */
+const probes = []
+const freeSlots = []
 /** Keys count up and are never reused (2^53 waits). */
 let lastKey = 0
 let channel = null
@@ -54,28 +64,32 @@ function lateAnswers() {
   return late
 }
 
-/** Calls the probe of wait `key`, adding its answer to `answers` (or, later, to `late`). */
-function runProbe(key, sample, elapsedMs, budgetMs) {
-  const entry = waits.get(key)
-  if (entry === undefined || entry.state.cancelled || !entry.probe) {
-    answers.error(key, new Error('the wait was cancelled'))
+/**
+ * Calls the probe of the wait in `slot` with `key`, adding its answer to
+ * `answers` (or, later, to `late`). A probe declared without parameters
+ * gets no context object (one allocation less per call).
+ */
+function runProbe(slot, key, sample, elapsedMs, budgetMs) {
+  const entry = probes[slot]
+  if (entry === undefined || entry.key !== key || entry.state.cancelled) {
+    answers.error(slot, key, CANCELLED)
     return
   }
   let value
   try {
-    value = entry.probe({ sample, elapsedMs, budgetMs })
+    value = entry.bare ? entry.probe() : entry.probe({ sample, elapsedMs, budgetMs })
     if (isThenable(value)) {
       Promise.resolve(value).then(
-        (v) => lateAnswers().value(key, v),
-        (err) => lateAnswers().error(key, err),
+        (v) => lateAnswers().value(slot, key, v),
+        (err) => lateAnswers().error(slot, key, err),
       )
       return
     }
   } catch (err) {
-    answers.error(key, err)
+    answers.error(slot, key, err)
     return
   }
-  answers.value(key, value)
+  answers.value(slot, key, value)
 }
 
 /** Runs a user callback; what it throws is reported, not let through. */
@@ -95,7 +109,7 @@ function deliver(events) {
     const entry = waits.get(key)
     if (entry === undefined) continue
     if (done !== undefined) {
-      forget(key)
+      forget(entry)
       report(entry.onDone, done)
     } else if (entry.onProgress) {
       report(entry.onProgress, progress)
@@ -119,14 +133,18 @@ function drain() {
     } catch {
       break // As above.
     }
-    for (let i = 0; i < taken * CALL_FIELDS; i += CALL_FIELDS) runProbe(due[i], due[i + 1], due[i + 2], due[i + 3])
+    for (let i = 0; i < taken * CALL_FIELDS; i += CALL_FIELDS) runProbe(due[i], due[i + 1], due[i + 2], due[i + 3], due[i + 4])
     if (taken * CALL_FIELDS < due.length) break
   }
   answers.send(channel)
 }
 
-function forget(key) {
-  waits.delete(key)
+function forget(entry) {
+  waits.delete(entry.key)
+  if (entry.slot !== undefined) {
+    probes[entry.slot] = undefined
+    freeSlots.push(entry.slot)
+  }
   if (waits.size === 0 && keepAlive !== null) {
     clearInterval(keepAlive)
     keepAlive = null
@@ -134,18 +152,24 @@ function forget(key) {
 }
 
 /**
- * Registers a wait and starts it with `launch(channel, key)`; `entry` is
- * `{probe?, state, onDone, onProgress?}`.
+ * Registers a wait and starts it with `launch(channel, key, slot)`;
+ * `entry` is `{probe?, state, onDone, onProgress?}`. A wait with a probe
+ * gets a slot (otherwise `slot` is undefined).
  */
 function begin(entry, launch) {
   channel ??= new binding.WaitChannel(drain)
-  const key = ++lastKey
-  waits.set(key, entry)
+  entry.key = ++lastKey
+  if (entry.probe) {
+    entry.bare = entry.probe.length === 0
+    entry.slot = freeSlots.pop() ?? probes.length
+    probes[entry.slot] = entry
+  }
+  waits.set(entry.key, entry)
   keepAlive ??= setInterval(() => {}, 2 ** 30)
   try {
-    return launch(channel, key)
+    return launch(channel, entry.key, entry.slot)
   } catch (err) {
-    forget(key)
+    forget(entry)
     throw err
   }
 }
@@ -158,8 +182,8 @@ function begin(entry, launch) {
  * gets each report.
  */
 function startWait(spec, probe, state, onDone, onProgress, policy) {
-  return begin({ probe, state, onDone, onProgress }, (ch, key) =>
-    binding.startWait(ch, key, spec, Boolean(probe), Boolean(onProgress), policy),
+  return begin({ probe, state, onDone, onProgress }, (ch, key, slot) =>
+    binding.startWait(ch, key, spec, slot, Boolean(onProgress), policy),
   )
 }
 

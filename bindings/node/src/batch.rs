@@ -7,46 +7,84 @@
 //! inbox (see `channel`) and keeps the call's [`Reply`]. No thread waits
 //! for JavaScript. On the JavaScript thread, `lib/channel.js` takes the
 //! due calls into a reused typed array ([`WaitChannel::take`]), runs each
-//! wait's probe function (it keeps them by key), and sends the answers
-//! back together ([`WaitChannel::settle`], one engine wake for the lot);
-//! answers of probes that return a Promise follow in later sends.
+//! wait's probe function (it keeps them by slot), and sends the answers
+//! back together ([`WaitChannel::settle`], one engine wake for the lot):
+//! numbers in typed arrays and every text in one byte buffer, so no
+//! JavaScript string or array is read per answer. Answers of probes that
+//! return a Promise follow in later sends.
 //!
 //! A wait has at most one call in flight, and the engine abandons a call
-//! only when the wait ends, so calls are known by their wait's key. Keys
-//! are never reused (JavaScript counts them up to 2^53), so a late answer
-//! never reaches another wait.
+//! only when the wait ends, so calls are known by their wait's slot and
+//! key (see `replies`). Keys are never reused (JavaScript counts them up
+//! to 2^53), so a late answer never reaches another wait.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::Float64ArraySlice;
 use napi_derive::napi;
-use waitfor::{AsyncProbe, CancelToken, ProbeContext, Reply};
+use waitfor::{AsyncProbe, CancelToken, ProbeContext, ProbeError, Reply};
 
-use crate::answer;
+use crate::answer::{self, Answer};
 use crate::channel::{Channel, WaitChannel};
 use crate::errors;
 
 /// Numbers per call in the batch [`WaitChannel::take`] writes.
-const CALL_FIELDS: usize = 4;
+const CALL_FIELDS: usize = 5;
 
 /// One probe call waiting for JavaScript to take it.
 pub struct Call {
-    /// `[key, sample, elapsedMs, budgetMs]`.
+    /// `[slot, key, sample, elapsedMs, budgetMs]`.
     fields: [f64; CALL_FIELDS],
     /// The wait's token: cancelled once the wait has ended.
     cancel: CancelToken,
 }
 
 impl Call {
-    /// The key of the call's wait.
-    pub fn key(&self) -> u64 {
-        self.fields[0] as u64
+    /// The slot and key of the call's wait.
+    pub fn wait(&self) -> (u32, u64) {
+        (self.fields[0] as u32, self.fields[1] as u64)
+    }
+}
+
+/// The answers of one [`WaitChannel::settle`] call, as JavaScript wrote
+/// them: per call, numbers in typed arrays and its text and JSON text one
+/// after the other in `bytes` (`lens`: two byte lengths per call).
+struct Batch<'a> {
+    flags: &'a [u8],
+    exit_codes: &'a [i32],
+    lens: &'a [u32],
+    bytes: &'a [u8],
+}
+
+impl Batch<'_> {
+    /// Answer `i`, whose text starts at byte `at`; returns it and where
+    /// the next one starts. `lens` and `bytes` are long enough (checked
+    /// by `settle`).
+    fn answer(&self, i: usize, at: usize) -> (Answer, usize) {
+        let (text_len, json_len) = (self.lens[2 * i] as usize, self.lens[2 * i + 1] as usize);
+        let text = &self.bytes[at..at + text_len];
+        let json = &self.bytes[at + text_len..at + text_len + json_len];
+        let flags = self.flags[i];
+        let answer = match std::str::from_utf8(json) {
+            // A text that is not UTF-8 (bytes a probe returned) is read as
+            // `Buffer.toString` would: invalid sequences become U+FFFD.
+            Ok(json) => answer::observation(
+                flags,
+                String::from_utf8_lossy(text).into_owned(),
+                (flags & answer::JSON != 0).then_some(json),
+                self.exit_codes[i],
+            ),
+            Err(e) => Err(ProbeError::new(format!(
+                "the probe's JSON text is not UTF-8: {e}"
+            ))),
+        };
+        (answer, at + text_len + json_len)
     }
 }
 
 #[napi]
 impl WaitChannel {
-    /// Moves due probe calls into `into`, `[key, sample, elapsedMs,
+    /// Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
     /// budgetMs]` per call, one after another, as many as fit; returns
     /// how many it wrote. Calls of waits that have ended are left out.
     #[napi]
@@ -73,47 +111,65 @@ impl WaitChannel {
     }
 
     /// Answers `count` probe calls in flight, all at once: per call its
-    /// wait's key, flags (see `lib/answer.js`), exit code and text (the
-    /// message of an error), and for each call flagged JSON, in order,
-    /// its JSON text. Answers for waits that have ended are ignored.
-    /// Throws only when the arrays are shorter than `count`.
+    /// wait's slot and key, flags (see `lib/answer.js`), exit code, and
+    /// two byte lengths in `lens`: of its text (the message of an error)
+    /// and of its JSON text (empty unless flagged JSON), which follow one
+    /// another in `bytes`, call after call. Answers for waits that have
+    /// ended are ignored. Throws only when the arrays are shorter than
+    /// `count` (or `bytes` than the lengths).
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn settle(
         &self,
         count: u32,
+        slots: &[u32],
         keys: &[f64],
         flags: &[u8],
         exit_codes: &[i32],
-        texts: Vec<String>,
-        jsons: Vec<String>,
+        lens: &[u32],
+        bytes: &[u8],
     ) -> napi::Result<()> {
         let n = count as usize;
-        if keys.len() < n || flags.len() < n || exit_codes.len() < n || texts.len() < n {
+        let total: usize = lens.iter().take(2 * n).map(|&len| len as usize).sum();
+        if slots.len() < n
+            || keys.len() < n
+            || flags.len() < n
+            || exit_codes.len() < n
+            || lens.len() < 2 * n
+            || bytes.len() < total
+        {
             return Err(errors::other(
                 "internal",
-                format!("settle: fewer than {n} keys, flags, exit codes or texts"),
+                format!("settle: fewer than {n} slots, keys, flags, exit codes or lengths, or fewer bytes than they say"),
             ));
         }
         let replies: Vec<Option<Reply>> = {
             let mut inbox = self.channel.inbox.lock();
-            keys[..n]
+            slots[..n]
                 .iter()
-                .map(|key| inbox.replies.remove(&(*key as u64)))
+                .zip(&keys[..n])
+                .map(|(&slot, &key)| inbox.replies.take(slot, key as u64))
                 .collect()
         };
-        let mut jsons = jsons.iter();
-        let answers = replies
-            .into_iter()
-            .zip(flags.iter().zip(texts).zip(exit_codes))
-            .filter_map(|(reply, ((&flags, text), &exit_code))| {
-                let json = if flags & answer::JSON != 0 {
-                    jsons.next().map(String::as_str)
-                } else {
-                    None
-                };
+        let batch = Batch {
+            flags,
+            exit_codes,
+            lens,
+            bytes,
+        };
+        let mut at = 0;
+        let answers = replies.into_iter().enumerate().filter_map(|(i, reply)| {
+            let (answer, next) = match reply {
+                Some(_) => {
+                    let (answer, next) = batch.answer(i, at);
+                    (Some(answer), next)
+                }
                 // An answer nobody waits for any more is not even read.
-                reply.map(|reply| (reply, answer::observation(flags, text, json, exit_code)))
-            });
+                None => (None, at + (lens[2 * i] + lens[2 * i + 1]) as usize),
+            };
+            at = next;
+            reply.zip(answer)
+        });
         Reply::send_all(answers);
         Ok(())
     }
@@ -122,6 +178,8 @@ impl WaitChannel {
 /// A wait's JavaScript probe: its calls go through its environment's
 /// inbox.
 pub struct JsProbe {
+    /// The wait's slot among its environment's probe waits.
+    pub slot: u32,
     pub key: u64,
     pub channel: Arc<Channel>,
 }
@@ -130,6 +188,7 @@ impl AsyncProbe for JsProbe {
     fn begin(&mut self, ctx: &ProbeContext, reply: Reply) {
         let call = Call {
             fields: [
+                f64::from(self.slot),
                 self.key as f64,
                 ctx.sample as f64,
                 ctx.elapsed.as_secs_f64() * 1e3,
@@ -137,11 +196,13 @@ impl AsyncProbe for JsProbe {
             ],
             cancel: ctx.cancel.clone(),
         };
-        let key = self.key;
+        let mut ended = None;
         self.channel.push(|inbox| {
-            inbox.replies.insert(key, reply);
+            ended = inbox.replies.put(self.slot, self.key, reply);
             inbox.due.push_back(call);
         });
+        // Dropped outside the lock: a reply answers as it goes.
+        drop(ended);
     }
 
     fn name(&self) -> &str {
@@ -152,7 +213,7 @@ impl AsyncProbe for JsProbe {
 impl Drop for JsProbe {
     /// The wait has ended: a call still in flight is abandoned.
     fn drop(&mut self) {
-        let reply = self.channel.inbox.lock().replies.remove(&self.key);
+        let reply = self.channel.inbox.lock().replies.take(self.slot, self.key);
         // Dropped outside the lock: a reply answers as it goes.
         drop(reply);
     }

@@ -14,7 +14,8 @@
 //! while a wait is pending (`lib/channel.js`), and lets it exit on its own
 //! when none is.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::fmt::Write;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Function, Unknown};
@@ -26,6 +27,7 @@ use waitfor::Reply;
 
 use crate::batch::Call;
 use crate::errors;
+use crate::replies::Replies;
 
 /// What the engine has for one JavaScript environment.
 #[derive(Default)]
@@ -34,11 +36,12 @@ pub struct Inbox {
     woken: bool,
     /// Probe calls JavaScript has not taken yet, in the order they began.
     pub due: VecDeque<Call>,
-    /// Where each wait's probe call in flight answers, by wait key.
-    pub replies: HashMap<u64, Reply>,
-    /// Finished waits and progress reports, in order: JSON objects
-    /// `{"key": k, "done": ...}` and `{"key": k, "progress": ...}`.
-    events: Vec<String>,
+    /// Where each wait's probe call in flight answers.
+    pub replies: Replies,
+    /// Finished waits and progress reports, in order, as the text of a
+    /// JSON array being written (empty, or `[` and objects `{"key": k,
+    /// "done": ...}` and `{"key": k, "progress": ...}` with commas).
+    events: String,
 }
 
 /// The inbox and the way to wake its JavaScript environment.
@@ -70,7 +73,10 @@ impl Channel {
             inbox.events.clear();
             let due = std::mem::take(&mut inbox.due);
             due.iter()
-                .filter_map(|call| inbox.replies.remove(&call.key()))
+                .filter_map(|call| {
+                    let (slot, key) = call.wait();
+                    inbox.replies.take(slot, key)
+                })
                 .collect()
         };
         // Dropped outside the lock: a reply answers as it goes.
@@ -79,8 +85,12 @@ impl Channel {
 
     /// Queues an event of wait `key`: `{"key": key, "<kind>": json}`.
     pub fn event(&self, key: u64, kind: &str, json: &str) {
-        let event = format!(r#"{{"key":{key},"{kind}":{json}}}"#);
-        self.push(|inbox| inbox.events.push(event));
+        self.push(|inbox| {
+            let events = &mut inbox.events;
+            events.push(if events.is_empty() { '[' } else { ',' });
+            // Writing to a String cannot fail.
+            let _ = write!(events, r#"{{"key":{key},"{kind}":{json}}}"#);
+        });
     }
 }
 
@@ -115,7 +125,7 @@ impl WaitChannel {
     /// came, or null when there are none. Every drain calls it first.
     #[napi]
     pub fn take_events(&self) -> Option<String> {
-        let events = {
+        let mut events = {
             let mut inbox = self.channel.inbox.lock();
             inbox.woken = false;
             std::mem::take(&mut inbox.events)
@@ -123,7 +133,8 @@ impl WaitChannel {
         if events.is_empty() {
             return None;
         }
-        Some(format!("[{}]", events.join(",")))
+        events.push(']');
+        Some(events)
     }
 }
 

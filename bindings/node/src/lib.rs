@@ -22,4 +22,5 @@ mod echo;
 mod errors;
 mod ouro;
 mod profiles;
+mod replies;
 mod waits;

@@ -133,25 +133,26 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
 }
 
 /// Starts wait `key` of `channel`'s environment (internal; see the
-/// package's `wait` and `start`): with `jsProbe`, its probe is the
-/// JavaScript function the package registered under `key`, otherwise the
-/// spec's built-in probe. `spec` is JSON text; the end comes as the event
-/// `{key, done: {result}}` (or `{error}`, a result that could not be
-/// written as JSON), progress reports (with `progress`) as `{key,
-/// progress}`.
+/// package's `wait` and `start`): with `probeSlot`, its probe is the
+/// JavaScript function the package keeps in that slot (its own while the
+/// wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
+/// the end comes as the event `{key, done: {result}}` (or `{error}`, a
+/// result that could not be written as JSON), progress reports (with
+/// `progress`) as `{key, progress}`.
 #[napi]
 pub fn start_wait(
     channel: &WaitChannel,
     key: f64,
     spec: String,
-    js_probe: bool,
+    probe_slot: Option<u32>,
     progress: bool,
     policy: Option<NativePolicy>,
 ) -> napi::Result<NativeWait> {
     let sink = Sink::new(channel, key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
     let options = WaitOptions::default().policy(self::policy(policy.as_ref())?);
-    let probe = js_probe.then(|| JsProbe {
+    let probe = probe_slot.map(|slot| JsProbe {
+        slot,
         key: sink.key,
         channel: sink.channel.clone(),
     });

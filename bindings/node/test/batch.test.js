@@ -202,3 +202,79 @@ test('a wait cancelled with calls due never runs its probe again, others in the 
   assert.equal((await handles[0].result).outcome, 'cancelled')
   assert.equal((await handles[1].result).outcome, 'cancelled')
 })
+
+test('answer texts go back as UTF-8 bytes: non-ASCII, lone surrogates, invalid bytes, JSON text', async () => {
+  const spec = { until: { matches: 'end' }, interval_ms: 10, max_wait_ms: 60000 }
+  const cases = {
+    accents: ['héllo wörld ✓ 🎉 end', 'héllo wörld ✓ 🎉 end'],
+    loneSurrogate: ['a \uD800 b \uDFFF end', 'a \uFFFD b \uFFFD end'],
+    longLoneSurrogate: [`${'x'.repeat(100)} \uD83D end`, `${'x'.repeat(100)} \uFFFD end`],
+    invalidBytes: [Buffer.from([0x61, 0xff, 0xfe, 0x20, 0x65, 0x6e, 0x64]), 'a\uFFFD\uFFFD end'],
+  }
+  const results = await Promise.all(Object.values(cases).map(([value]) => start(spec, () => value).result))
+  Object.keys(cases).forEach((name, i) => {
+    assert.equal(results[i].outcome, 'matched', `${name}: ${JSON.stringify(results[i])}`)
+    assert.deepEqual(results[i].matched_lines, [cases[name][1]], name)
+  })
+  const json = await start({ until: { json: { pointer: '/name', equals: 'ünï ✓' } }, interval_ms: 10, max_wait_ms: 60000 }, () => ({
+    text: 'ça end',
+    json: { name: 'ünï ✓' },
+  })).result
+  assert.equal(json.outcome, 'matched', JSON.stringify(json))
+})
+
+test('long answers in one batch grow the byte buffer; each wait still gets its own', async () => {
+  const N = 40
+  // 40 answers of ~300 KB (UTF-8) each: far beyond the buffer's starting 64 KiB.
+  const body = 'é'.repeat(100_000)
+  const handles = Array.from({ length: N }, (_, i) =>
+    start({ until: { matches: `^end ${i}$` }, regex: true, interval_ms: 10, max_wait_ms: 60000, output_cap_bytes: 1 << 20 }, () =>
+      i % 2 === 0 ? `${body}\nend ${i}` : { text: `${body}\nend ${i}`, json: { i, body } },
+    ),
+  )
+  const results = await Promise.all(handles.map((h) => h.result))
+  results.forEach((r, i) => {
+    assert.equal(r.outcome, 'matched', `wait ${i}: ${r.outcome} ${r.probe.last_error}`)
+    assert.deepEqual(r.matched_lines, [`end ${i}`])
+    assert.equal(r.tail.lines.at(-1), `end ${i}`)
+  })
+  // And the buffer works after shrinking back.
+  assert.equal((await start({ until: { matches: 'ok' }, interval_ms: 10, max_wait_ms: 60000 }, () => 'ok').result).outcome, 'matched')
+})
+
+test('a late answer of an ended wait never reaches the wait that took over its slot', async () => {
+  let answerLate
+  const first = start({ until: { matches: 'yes' }, interval_ms: 10, max_wait_ms: 300 }, () => new Promise((resolve) => (answerLate = resolve)))
+  assert.equal((await first.result).probe.abandoned, 1)
+  // The next probe wait reuses the slot the first one had.
+  let calls = 0
+  let done = false
+  const second = start({ until: { matches: 'yes|finally' }, regex: true, interval_ms: 10, max_wait_ms: 60000 }, () => {
+    calls++
+    return done ? 'finally' : 'no'
+  })
+  await eventually(() => calls >= 2)
+  answerLate('yes')
+  const seen = calls
+  await eventually(() => calls >= seen + 5)
+  done = true
+  const r = await second.result
+  assert.deepEqual(r.matched_lines, ['finally'])
+})
+
+test('a probe declared without parameters is called without a context; with parameters it gets one', async () => {
+  const spec = { until: { matches: 'go' }, interval_ms: 10, max_wait_ms: 60000 }
+  const seen = []
+  await start(spec, function () {
+    seen.push(arguments.length)
+    return 'go'
+  }).result
+  await start(spec, (ctx) => {
+    seen.push(ctx)
+    return 'go'
+  }).result
+  assert.equal(seen[0], 0)
+  assert.equal(seen[1].sample, 1)
+  assert.equal(typeof seen[1].elapsedMs, 'number')
+  assert.equal(typeof seen[1].budgetMs, 'number')
+})
