@@ -41,7 +41,7 @@ build_suite sanitize -DWAITFOR_SANITIZE=ON
 (cd "$BUILD/sanitize" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
 step "C and C++ suites under valgrind"
-VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes
+VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes --num-callers=40
   --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
   --suppressions="$ROOT/tests/c/valgrind.supp")
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c" "$ROOT/tests/vectors"
