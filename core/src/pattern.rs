@@ -72,9 +72,13 @@ impl Pattern {
                 ),
             ));
         }
-        let key = (self.text.clone(), self.regex, self.case_sensitive);
-        if let Some(compiled) = COMPILED.lock().get(&key) {
-            return Ok(compiled.clone());
+        let key = (self.text.len() <= CACHED_PATTERN_BYTES)
+            .then(|| (self.text.clone(), self.regex, self.case_sensitive));
+        if let Some(compiled) = key
+            .as_ref()
+            .and_then(|key| COMPILED.lock().get(key).cloned())
+        {
+            return Ok(compiled);
         }
         let source = if self.regex {
             self.text.clone()
@@ -100,11 +104,13 @@ impl Pattern {
             })?;
         let spans_lines = can_match_newline(&source, !self.case_sensitive);
         let compiled = CompiledPattern { regex, spans_lines };
-        let mut cache = COMPILED.lock();
-        if cache.len() >= COMPILED_KEPT {
-            cache.clear();
+        if let Some(key) = key {
+            let mut cache = COMPILED.lock();
+            if cache.len() >= COMPILED_KEPT {
+                cache.clear();
+            }
+            cache.insert(key, compiled.clone());
         }
-        cache.insert(key, compiled.clone());
         Ok(compiled)
     }
 }
@@ -121,6 +127,10 @@ type CacheKey = (String, bool, bool);
 
 /// Compiled patterns kept at most (the cache starts afresh when full).
 const COMPILED_KEPT: usize = 1024;
+
+/// Only patterns this short are cached: the few a host reuses, never a
+/// long one whose compiled form could be large.
+const CACHED_PATTERN_BYTES: usize = 256;
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

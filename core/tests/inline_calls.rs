@@ -4,7 +4,7 @@
 #![cfg(target_os = "linux")]
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
@@ -174,4 +174,58 @@ fn probes_that_keep_stalling_cannot_pile_up_stuck_threads() {
     // Pauses of 50, 100, 200, 400, 800 ms fit in 1.5 s: a handful of
     // take-overs (other tests may add one or two), not one per stall.
     assert!(started <= 12, "{started} scheduler threads stalled");
+}
+
+#[test]
+fn a_take_over_hands_out_what_the_stuck_turn_decided() {
+    // Waits A and B sample in the same ticks. Once both run on the
+    // scheduler thread, A hangs there: B's call or result, decided in the
+    // same turn, must still go out at once, not at some later timer.
+    let engine = Engine::new();
+    let go = Arc::new(AtomicBool::new(false));
+    let inline_seen = Arc::new(AtomicU64::new(0));
+    let (release, released) = mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let (g, seen) = (go.clone(), inline_seen.clone());
+    let b = engine
+        .start(
+            spec(Duration::from_secs(600)),
+            probe_fn(move |_| {
+                if thread_name() == "waitfor-scheduler" {
+                    seen.fetch_or(1, Ordering::SeqCst);
+                }
+                Ok(Observation::text(if g.load(Ordering::SeqCst) {
+                    "ready"
+                } else {
+                    "no"
+                }))
+            }),
+        )
+        .unwrap();
+    let (g, seen) = (go.clone(), inline_seen.clone());
+    let a = engine
+        .start(
+            spec(Duration::from_secs(600)),
+            probe_fn(move |_| {
+                if thread_name() == "waitfor-scheduler" {
+                    seen.fetch_or(2, Ordering::SeqCst);
+                    if g.load(Ordering::SeqCst) {
+                        let _ = released.lock().unwrap().recv();
+                    }
+                }
+                Ok(Observation::text("no"))
+            }),
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while inline_seen.load(Ordering::SeqCst) != 3 {
+        assert!(Instant::now() < deadline, "the probes never ran inline");
+        std::thread::yield_now();
+    }
+    go.store(true, Ordering::SeqCst);
+    let got = b.wait_timeout(Duration::from_secs(10));
+    release.send(()).unwrap();
+    a.control().cancel();
+    let result = got.expect("B's call or result was stranded behind the take-over");
+    assert_eq!(result.outcome, Outcome::Matched);
 }

@@ -2,12 +2,11 @@
 
 use super::handle::{Calling, ProbeCell};
 use super::queue::Queue;
-use super::scheduler::{nanos, Msg};
+use super::scheduler::Msg;
 use super::timers::TIMER_GRAIN;
 use crate::machine::ProbeCall;
 use crate::probe::{Observation, ProbeError};
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,10 +20,6 @@ pub(crate) struct ProbeJob {
 /// What every worker shares to hand answers back to the scheduler.
 pub(crate) struct ReturnPath {
     pub inbox: Arc<Queue<Msg>>,
-    pub epoch: Instant,
-    /// When the scheduler will wake next, in nanoseconds since `epoch`
-    /// (`u64::MAX`: not before a message).
-    pub planned_wake: AtomicU64,
 }
 
 impl ProbeJob {
@@ -41,12 +36,8 @@ impl ProbeJob {
         // When the scheduler wakes within a tick anyway (thousands of waits
         // keep it ticking), the answer waits for it: one wake-up per tick
         // instead of one per answer.
-        let soon = nanos(back.epoch.elapsed() + TIMER_GRAIN);
-        if back.planned_wake.load(Ordering::Relaxed) <= soon {
-            back.inbox.push_quietly(done);
-        } else {
-            back.inbox.push(done);
-        }
+        back.inbox
+            .push_unless_awake_by(done, Instant::now() + TIMER_GRAIN);
     }
 }
 

@@ -58,7 +58,10 @@ fn spawn_leader(leadership: Arc<Leadership>, took_over: bool) {
 fn lead(leadership: &Leadership, took_over: bool) {
     let mut scheduler = leadership.scheduler.lock();
     if took_over {
+        // What the stuck thread's turn decided (calls, results) goes out
+        // now, not at some later turn.
         scheduler.after_take_over();
+        scheduler.flush();
     }
     loop {
         scheduler.gather();

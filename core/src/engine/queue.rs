@@ -17,6 +17,9 @@ pub(crate) struct Queue<T> {
 struct State<T> {
     items: VecDeque<T>,
     sleepers: usize,
+    /// When the last sleeper to go to sleep wakes on its own (`None`: not
+    /// before an item); meaningful for a queue with one taker.
+    wakes_at: Option<Instant>,
 }
 
 impl<T> Queue<T> {
@@ -25,6 +28,7 @@ impl<T> Queue<T> {
             state: Mutex::new(State {
                 items: VecDeque::new(),
                 sleepers: 0,
+                wakes_at: None,
             }),
             ready: Condvar::new(),
         }
@@ -51,10 +55,17 @@ impl<T> Queue<T> {
         }
     }
 
-    /// Adds an item without waking a sleeper: for an item that can wait
-    /// until the sleeper wakes on its own (at its deadline).
-    pub fn push_quietly(&self, item: T) {
-        self.state.lock().items.push_back(item);
+    /// Adds an item, waking the taker only if it sleeps past `by`: an item
+    /// that can wait for a taker about to wake anyway (one wake-up per tick
+    /// instead of one per item). Decided under the queue's lock, so the
+    /// item is never left behind a taker that went to sleep meanwhile. For
+    /// a queue with one taker.
+    pub fn push_unless_awake_by(&self, item: T, by: Instant) {
+        let mut state = self.state.lock();
+        state.items.push_back(item);
+        if state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by) {
+            self.ready.notify_one();
+        }
     }
 
     /// Items waiting.
@@ -71,6 +82,7 @@ impl<T> Queue<T> {
                 return Some(item);
             }
             state.sleepers += 1;
+            state.wakes_at = deadline;
             let timed_out = match deadline {
                 Some(deadline) => self.ready.wait_until(&mut state, deadline).timed_out(),
                 None => {

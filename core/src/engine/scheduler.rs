@@ -16,7 +16,6 @@ use crate::result::WaitResult;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -132,8 +131,6 @@ pub(crate) struct Scheduler {
     /// Probe calls decided during this turn of the loop, handed to the
     /// workers together at its end.
     calls: Vec<ProbeJob>,
-    /// Shared with the workers; holds when the scheduler wakes next.
-    back: Arc<ReturnPath>,
     /// Calls of quick probes this turn, made on the scheduler thread.
     inline: Vec<ProbeJob>,
     /// Whether calls may run on the scheduler thread (a watchdog runs).
@@ -151,8 +148,6 @@ impl Scheduler {
     pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool) -> Self {
         let back = Arc::new(ReturnPath {
             inbox: inbox.clone(),
-            epoch,
-            planned_wake: AtomicU64::new(u64::MAX),
         });
         Self {
             inbox,
@@ -162,10 +157,9 @@ impl Scheduler {
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
-            workers: Workers::new(back.clone()),
+            workers: Workers::new(back),
             delivery: Delivery::new(),
             calls: Vec::new(),
-            back,
             inline: Vec::new(),
             inline_ok,
             inline_paused_until: None,
@@ -186,16 +180,11 @@ impl Scheduler {
             let check = self.now() + STARVATION_WINDOW;
             wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
+        // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
-            self.back
-                .planned_wake
-                .store(wake_at.map_or(u64::MAX, nanos), Ordering::Relaxed);
             if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
                 self.inbox_batch.push_back(msg);
             }
-        } else {
-            // Messages left from the last turn: this turn starts at once.
-            self.back.planned_wake.store(0, Ordering::Relaxed);
         }
         self.inbox.drain(&mut self.inbox_batch);
         // At most a turn's share: the calls it starts are made and their
@@ -471,10 +460,6 @@ impl Scheduler {
             });
         }
     }
-}
-
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Hashes wait ids (small sequential numbers) with one multiplication:

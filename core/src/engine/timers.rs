@@ -33,7 +33,8 @@ fn grain_of(at: Duration) -> u64 {
 }
 
 fn start_of(grain: u64) -> Duration {
-    TIMER_GRAIN.saturating_mul(u32::try_from(grain).unwrap_or(u32::MAX))
+    let grain_nanos = u64::try_from(TIMER_GRAIN.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(grain.saturating_mul(grain_nanos))
 }
 
 impl Timers {
@@ -126,6 +127,23 @@ mod tests {
         timers.take_due(ms(3), &mut due);
         assert_eq!(due, vec![(2, 0), (1, 5)]);
         assert_eq!((timers.len(), timers.next()), (0, None));
+    }
+
+    #[test]
+    fn timers_keep_their_time_after_months_of_uptime() {
+        // Grain numbers past u32::MAX (49.7 days of 1 ms grains).
+        let mut timers = Timers::default();
+        let now = Duration::from_secs(50 * 86_400);
+        timers.arm_sample(
+            now + Duration::from_secs(10),
+            now + Duration::from_secs(3600),
+            1,
+            1,
+        );
+        let mut due = Vec::new();
+        timers.take_due(now, &mut due);
+        assert!(due.is_empty(), "a timer 10 s ahead fired at once: {due:?}");
+        assert_eq!(timers.next(), Some(now + Duration::from_secs(10)));
     }
 
     #[test]

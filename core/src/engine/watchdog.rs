@@ -101,15 +101,21 @@ impl Watchdog {
         loop {
             self.timer.wait();
             let phase = self.phase.load(Ordering::Acquire);
+            let now = self.now();
+            // The timer may have fired on an arm of ours that overwrote a
+            // later one of the scheduler's: never leave it unarmed while
+            // the scheduler counts on it.
+            let armed_until = self.armed_until.load(Ordering::Relaxed);
             if phase & PHASE_BITS != RUNNING {
+                if armed_until > now {
+                    self.timer.arm(Duration::from_nanos(armed_until - now));
+                }
                 continue;
             }
-            let age = self
-                .now()
-                .saturating_sub(self.started.load(Ordering::Relaxed));
-            let stall = nanos(STALL);
-            if age < stall {
-                self.timer.arm(Duration::from_nanos(stall - age));
+            let stall_at = self.started.load(Ordering::Relaxed) + nanos(STALL);
+            if now < stall_at {
+                let until = stall_at.max(armed_until);
+                self.timer.arm(Duration::from_nanos(until - now));
                 continue;
             }
             let taken = (phase & !PHASE_BITS) | TAKEN;
