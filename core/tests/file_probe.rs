@@ -1,18 +1,12 @@
 //! The `file` probe on real files: appended bytes only, truncation,
 //! rotation, a file created late, partial lines, resume.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::fs;
 use std::time::Duration;
 use waitfor::{CancelToken, Engine, FileProbe, Outcome, Probe, ProbeContext, Spec, WaitOptions};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waitfor-file-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod files;
+use files::{append, temp_dir};
 
 fn ctx() -> ProbeContext {
     ProbeContext {
@@ -24,23 +18,13 @@ fn ctx() -> ProbeContext {
     }
 }
 
-fn append(path: &Path, bytes: &[u8]) {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap()
-        .write_all(bytes)
-        .unwrap();
-}
-
 fn read(probe: &mut FileProbe) -> String {
     probe.sample(&ctx()).unwrap().text
 }
 
 #[test]
 fn only_bytes_appended_after_the_first_call_count() {
-    let path = temp_dir("append").join("log");
+    let path = temp_dir("file-append").join("log");
     append(&path, b"old ready\n");
     let mut probe = FileProbe::new(&path);
     assert_eq!(read(&mut probe), "");
@@ -51,7 +35,7 @@ fn only_bytes_appended_after_the_first_call_count() {
 
 #[test]
 fn a_file_created_late_is_all_new() {
-    let path = temp_dir("late").join("log");
+    let path = temp_dir("file-late").join("log");
     let mut probe = FileProbe::new(&path);
     assert_eq!(read(&mut probe), "");
     append(&path, b"first\n");
@@ -60,7 +44,7 @@ fn a_file_created_late_is_all_new() {
 
 #[test]
 fn truncation_starts_again_at_the_start() {
-    let path = temp_dir("truncate").join("log");
+    let path = temp_dir("file-truncate").join("log");
     append(&path, b"aaaaaaaaaa\n");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -72,7 +56,7 @@ fn truncation_starts_again_at_the_start() {
 
 #[test]
 fn rotation_drains_the_old_file_then_follows_the_new_one() {
-    let dir = temp_dir("rotate");
+    let dir = temp_dir("file-rotate");
     let path = dir.join("log");
     append(&path, b"before\n");
     let mut probe = FileProbe::new(&path);
@@ -89,7 +73,7 @@ fn rotation_drains_the_old_file_then_follows_the_new_one() {
 
 #[test]
 fn a_last_line_without_newline_and_a_split_character() {
-    let path = temp_dir("partial").join("log");
+    let path = temp_dir("file-partial").join("log");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
     append(&path, b"abc");
@@ -103,7 +87,7 @@ fn a_last_line_without_newline_and_a_split_character() {
 
 #[test]
 fn a_resumed_probe_continues_where_the_last_one_stopped() {
-    let path = temp_dir("resume").join("log");
+    let path = temp_dir("file-resume").join("log");
     append(&path, b"x\n");
     let mut first = FileProbe::new(&path);
     read(&mut first);
@@ -117,7 +101,7 @@ fn a_resumed_probe_continues_where_the_last_one_stopped() {
 
 #[test]
 fn engine_wait_on_a_file_and_resume_across_waits() {
-    let path = temp_dir("engine").join("build.log");
+    let path = temp_dir("file-engine").join("build.log");
     append(&path, b"ready from a previous run\n");
     let spec = |extra: &str| {
         Spec::from_json(&format!(
@@ -155,7 +139,7 @@ fn a_file_that_reports_no_size_is_still_read() {
 
 #[test]
 fn a_sample_with_nothing_new_reads_nothing() {
-    let dir = temp_dir("nothing-new");
+    let dir = temp_dir("file-nothing-new");
     let path = dir.join("log");
     append(&path, b"old\n");
     let mut probe = FileProbe::new(&path);

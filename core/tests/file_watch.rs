@@ -2,9 +2,8 @@
 //! whose interval is far longer than the test's bound can only match in
 //! time if the file watch woke it.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::fs;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,28 +12,14 @@ use waitfor::{
     WaitResult,
 };
 
+mod files;
+use files::{append, temp_dir};
+
 /// The interval of the waits that must be woken: a match sooner than
 /// [`PUSHED`] cannot come from polling.
 const LONG: Duration = Duration::from_secs(30);
 const PUSHED: Duration = Duration::from_secs(10);
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waitfor-watch-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap()
-        .write_all(bytes)
-        .unwrap();
-}
 
 fn spec(marker: &str, interval: Duration) -> Spec {
     Spec::new(Condition::Matches(Pattern::literal(marker)))
@@ -86,7 +71,7 @@ fn assert_unregistered(dir: &Path) {
 
 #[test]
 fn an_append_wakes_a_wait_with_a_long_interval() {
-    let dir = temp_dir("append");
+    let dir = temp_dir("watch-append");
     let path = dir.join("build.log");
     append(&path, b"ready from an old run\n");
     let (handle, _) = start(&path, spec("ready", LONG));
@@ -102,7 +87,7 @@ fn an_append_wakes_a_wait_with_a_long_interval() {
 
 #[test]
 fn a_file_created_after_the_wait_began_wakes_it() {
-    let dir = temp_dir("created");
+    let dir = temp_dir("watch-created");
     let path = dir.join("late.log");
     let (handle, _) = start(&path, spec("ready", LONG));
     let created = Instant::now();
@@ -114,7 +99,7 @@ fn a_file_created_after_the_wait_began_wakes_it() {
 
 #[test]
 fn rotation_by_rename_wakes_the_wait_and_both_files_are_read() {
-    let dir = temp_dir("rotated");
+    let dir = temp_dir("watch-rotated");
     let path = dir.join("app.log");
     append(&path, b"old\n");
     let (handle, _) = start(&path, spec("ready", LONG));
@@ -131,7 +116,7 @@ fn rotation_by_rename_wakes_the_wait_and_both_files_are_read() {
 #[test]
 fn every_append_of_a_burst_is_seen() {
     const LINES: usize = 500;
-    let dir = temp_dir("burst");
+    let dir = temp_dir("watch-burst");
     let path = dir.join("burst.log");
     let (handle, _) = start(&path, spec(&format!("<{LINES}>"), LONG));
     let began = Instant::now();
@@ -151,7 +136,7 @@ fn every_append_of_a_burst_is_seen() {
 
 #[test]
 fn samples_with_nothing_new_do_not_read_the_file() {
-    let dir = temp_dir("quiet");
+    let dir = temp_dir("watch-quiet");
     if !file_watch::skips_reads_in(&dir) {
         eprintln!(
             "skipped: {} is not on a filesystem trusted for events",
@@ -180,7 +165,7 @@ fn samples_with_nothing_new_do_not_read_the_file() {
 
 #[test]
 fn a_directory_created_later_is_registered_and_then_pushes() {
-    let base = temp_dir("later-dir");
+    let base = temp_dir("watch-later-dir");
     let dir = base.join("logs");
     let path = dir.join("late.log");
     // Without a directory there is nothing to watch: the wait polls.
@@ -200,7 +185,7 @@ fn a_directory_created_later_is_registered_and_then_pushes() {
 
 #[test]
 fn probes_on_one_directory_share_its_watch_until_the_last_goes() {
-    let dir = temp_dir("shared");
+    let dir = temp_dir("watch-shared");
     let (a, _) = start(&dir.join("a.log"), spec("done a", LONG));
     let (b, _) = start(&dir.join("b.log"), spec("done b", LONG));
     assert_eq!(file_watch::registrations(&dir), 2);
@@ -220,7 +205,7 @@ fn probes_on_one_directory_share_its_watch_until_the_last_goes() {
 
 #[test]
 fn a_probe_without_a_wait_never_registers() {
-    let dir = temp_dir("bare");
+    let dir = temp_dir("watch-bare");
     let path = dir.join("bare.log");
     let mut probe = FileProbe::new(&path);
     let ctx = waitfor::ProbeContext {

@@ -9,6 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::{file_watch, Condition, Engine, FileProbe, Outcome, Pattern, Spec, ViewKind};
 
+mod files;
+use files::temp_dir;
+
 mod threads;
 use threads::thread_count;
 
@@ -16,9 +19,7 @@ use threads::thread_count;
 fn a_thousand_waits_on_one_file_all_wake_on_one_append() {
     const WAITS: u64 = 1000;
     let patience = Duration::from_secs(120);
-    let dir = std::env::temp_dir().join(format!("waitfor-watch-many-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("watch-many");
     let path = dir.join("shared.log");
     fs::write(&path, b"ready from before\n").unwrap();
     let before = thread_count();
