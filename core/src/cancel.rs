@@ -26,11 +26,12 @@ pub struct CancelToken {
 
 #[derive(Default)]
 struct Inner {
-    cancelled: Mutex<bool>,
+    /// Read without the lock: probes and bindings ask once per call.
+    cancelled: AtomicBool,
+    /// Held to set `cancelled` and to sleep on `changed`, so no sleeper
+    /// misses the change.
+    lock: Mutex<()>,
     changed: Condvar,
-    /// The same as `cancelled`, read without the lock: probes and bindings
-    /// ask once per call.
-    flag: AtomicBool,
 }
 
 impl CancelToken {
@@ -41,15 +42,14 @@ impl CancelToken {
 
     /// Cancels the token; every clone sees it. Cancelling twice is harmless.
     pub fn cancel(&self) {
-        let mut cancelled = self.inner.cancelled.lock();
-        *cancelled = true;
-        self.inner.flag.store(true, Ordering::Release);
+        let _held = self.inner.lock.lock();
+        self.inner.cancelled.store(true, Ordering::Release);
         self.inner.changed.notify_all();
     }
 
     /// Whether [`CancelToken::cancel`] was called on this token or a clone.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.flag.load(Ordering::Acquire)
+        self.inner.cancelled.load(Ordering::Acquire)
     }
 
     /// Blocks until the token is cancelled or `timeout` passes; returns
@@ -63,20 +63,20 @@ impl CancelToken {
     /// ```
     pub fn wait_timeout(&self, timeout: Duration) -> bool {
         let deadline = Instant::now().checked_add(timeout);
-        let mut cancelled = self.inner.cancelled.lock();
-        while !*cancelled {
+        let mut held = self.inner.lock.lock();
+        while !self.is_cancelled() {
             match deadline {
                 Some(deadline) => {
                     if self
                         .inner
                         .changed
-                        .wait_until(&mut cancelled, deadline)
+                        .wait_until(&mut held, deadline)
                         .timed_out()
                     {
-                        return *cancelled;
+                        return self.is_cancelled();
                     }
                 }
-                None => self.inner.changed.wait(&mut cancelled),
+                None => self.inner.changed.wait(&mut held),
             }
         }
         true

@@ -17,14 +17,9 @@ pub(crate) struct ProbeJob {
     pub call: ProbeCall,
 }
 
-/// What every worker shares to hand answers back to the scheduler.
-pub(crate) struct ReturnPath {
-    pub inbox: Arc<Queue<Msg>>,
-}
-
 impl ProbeJob {
-    /// Calls the probe and queues its answer for the scheduler.
-    pub fn run(self, back: &ReturnPath) {
+    /// Calls the probe and queues its answer in the scheduler's `inbox`.
+    pub fn run(self, inbox: &Queue<Msg>) {
         let started = Instant::now();
         let result = self.call();
         let done = Msg::ProbeDone {
@@ -36,8 +31,7 @@ impl ProbeJob {
         // When the scheduler wakes within a tick anyway (thousands of waits
         // keep it ticking), the answer waits for it: one wake-up per tick
         // instead of one per answer.
-        back.inbox
-            .push_unless_awake_by(done, Instant::now() + TIMER_GRAIN);
+        inbox.push_unless_awake_by(done, Instant::now() + TIMER_GRAIN);
     }
 }
 

@@ -2,7 +2,7 @@
 //! each probe call (made on its own thread when quick, else on workers),
 //! and hands results to the delivery thread.
 
-use super::call::{panicked, ProbeJob, ReturnPath};
+use super::call::{panicked, ProbeJob};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
@@ -90,7 +90,7 @@ impl Pace {
     /// probe proves itself again on workers, for twice as many calls as
     /// the last time: a probe that hangs now and then costs few
     /// hand-overs of the scheduler.
-    fn record(&mut self, took: Duration, inline_ok: bool) {
+    fn record(&mut self, took: Duration) {
         if took >= STALL {
             self.stalls = (self.stalls + 1).min(16);
         }
@@ -99,7 +99,7 @@ impl Pace {
         } else {
             0
         };
-        self.inline = inline_ok && !self.blocking && self.quick_streak >= 1 << self.stalls;
+        self.inline = !self.blocking && self.quick_streak >= 1 << self.stalls;
     }
 }
 
@@ -132,9 +132,12 @@ pub(crate) struct Scheduler {
     /// workers together at its end.
     calls: Vec<ProbeJob>,
     /// Calls of quick probes this turn, made on the scheduler thread.
-    inline: Vec<ProbeJob>,
+    inline: VecDeque<ProbeJob>,
     /// Whether calls may run on the scheduler thread (a watchdog runs).
     inline_ok: bool,
+    /// Whether they may this turn (`inline_ok`, and no pause after a
+    /// take-over): decided once a turn.
+    inline_now: bool,
     /// After a take-over, no call runs on this thread until then.
     inline_paused_until: Option<Instant>,
     /// Take-overs in a row (each less than a memory apart), capped.
@@ -146,22 +149,20 @@ impl Scheduler {
     /// A scheduler; `inline_ok` when a watchdog guards calls made on the
     /// scheduler thread.
     pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool) -> Self {
-        let back = Arc::new(ReturnPath {
-            inbox: inbox.clone(),
-        });
         Self {
-            inbox,
             epoch,
             waits: HashMap::default(),
             inbox_batch: VecDeque::new(),
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
-            workers: Workers::new(back),
+            workers: Workers::new(inbox.clone()),
+            inbox,
             delivery: Delivery::new(),
             calls: Vec::new(),
-            inline: Vec::new(),
+            inline: VecDeque::new(),
             inline_ok,
+            inline_now: inline_ok,
             inline_paused_until: None,
             take_overs: 0,
             starvation: StarvationWatch::default(),
@@ -180,6 +181,10 @@ impl Scheduler {
             let check = self.now() + STARVATION_WINDOW;
             wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
+        self.inline_now = self.inline_ok
+            && self
+                .inline_paused_until
+                .is_none_or(|until| Instant::now() >= until);
         // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
             if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
@@ -224,7 +229,7 @@ impl Scheduler {
 
     /// The next call this thread makes itself, if any.
     pub fn next_inline(&mut self) -> Option<ProbeJob> {
-        self.inline.pop()
+        self.inline.pop_front()
     }
 
     /// A new thread took the scheduler from one stuck in a call: the calls
@@ -248,13 +253,13 @@ impl Scheduler {
 
     /// Puts back a call taken with [`Scheduler::next_inline`].
     pub fn defer_inline(&mut self, job: ProbeJob) {
-        self.inline.push(job);
+        self.inline.push_front(job);
     }
 
     /// The calls left for this thread go to workers instead (after a
     /// take-over, or past a turn's time budget).
     pub fn hand_inline_to_workers(&mut self) {
-        self.calls.append(&mut self.inline);
+        self.calls.extend(self.inline.drain(..));
     }
 
     /// Takes in the answer of a call this thread made itself.
@@ -283,10 +288,9 @@ impl Scheduler {
                 result,
                 took,
             } => {
-                let inline_ok = self.inline_ok;
                 let step = self.waits.get_mut(&id).and_then(|a| {
                     if let Some(took) = took {
-                        a.pace.record(took, inline_ok);
+                        a.pace.record(took);
                     }
                     (a.call == call && a.machine.is_probing())
                         .then(|| a.machine.on_probe(now, result))
@@ -357,11 +361,8 @@ impl Scheduler {
                     cell: cell.clone(),
                     call,
                 };
-                let paused = self
-                    .inline_paused_until
-                    .is_some_and(|until| Instant::now() < until);
-                if active.pace.inline && !paused {
-                    self.inline.push(job);
+                if active.pace.inline && self.inline_now {
+                    self.inline.push_back(job);
                 } else {
                     self.calls.push(job);
                 }

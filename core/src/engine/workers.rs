@@ -5,8 +5,9 @@
 //! and adds a worker, so a hung probe never holds up another wait by more
 //! than one starvation check. Extra workers leave after a while idle.
 
-use super::call::{ProbeJob, ReturnPath};
+use super::call::ProbeJob;
 use super::queue::Queue;
+use super::scheduler::Msg;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,7 +34,8 @@ pub(crate) struct StarvationWatch {
 pub(crate) struct Workers {
     jobs: Arc<Queue<ProbeJob>>,
     shared: Arc<Counters>,
-    back: Arc<ReturnPath>,
+    /// Where the workers post their answers: the scheduler's inbox.
+    inbox: Arc<Queue<Msg>>,
 }
 
 #[derive(Default)]
@@ -43,11 +45,11 @@ struct Counters {
 }
 
 impl Workers {
-    pub fn new(back: Arc<ReturnPath>) -> Self {
+    pub fn new(inbox: Arc<Queue<Msg>>) -> Self {
         let workers = Self {
             jobs: Arc::new(Queue::new()),
             shared: Arc::default(),
-            back,
+            inbox,
         };
         for _ in 0..MIN_WORKERS {
             workers.spawn();
@@ -103,21 +105,21 @@ impl Workers {
         }
         let jobs = self.jobs.clone();
         let shared = self.shared.clone();
-        let back = self.back.clone();
+        let inbox = self.inbox.clone();
         let spawned = std::thread::Builder::new()
             .name("waitfor-worker".into())
-            .spawn(move || work(&jobs, &shared, &back));
+            .spawn(move || work(&jobs, &shared, &inbox));
         if spawned.is_err() {
             threads.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
 
-fn work(jobs: &Queue<ProbeJob>, shared: &Counters, back: &ReturnPath) {
+fn work(jobs: &Queue<ProbeJob>, shared: &Counters, inbox: &Queue<Msg>) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
             Some(job) => {
-                job.run(back);
+                job.run(inbox);
                 shared.completed.fetch_add(1, Ordering::Relaxed);
             }
             None => {
