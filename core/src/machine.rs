@@ -61,8 +61,12 @@ pub(crate) struct Machine {
     until: CompiledCondition,
     stop: PatternScan,
     interval: Duration,
-    /// When the current (or last) probe call started.
-    call_started: Duration,
+    /// When the next sample is planned: samples keep to a grid `interval`
+    /// apart from the first (see [`Machine::schedule_next`]).
+    grid: Duration,
+    /// The sample planned at `grid` has been taken: the next call to
+    /// [`Machine::next_on_grid`] moves the plan on.
+    on_grid: bool,
     backoff: Option<Backoff>,
     on_probe_error: ErrorPolicy,
     output_cap: usize,
@@ -111,7 +115,8 @@ impl Machine {
             until: CompiledCondition::compile(&spec.until, "until")?,
             stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
             interval: spec.interval,
-            call_started: now,
+            grid: now,
+            on_grid: false,
             backoff: spec.backoff,
             on_probe_error: spec.on_probe_error,
             output_cap,
@@ -191,7 +196,9 @@ impl Machine {
         }
         self.calls += 1;
         self.wake_pending = false;
-        self.call_started = now;
+        // A woken call right after a planned one leaves that plan to be
+        // moved on after it.
+        self.on_grid |= !woken;
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
@@ -331,20 +338,40 @@ impl Machine {
         if self.wake_pending {
             return self.begin_probe(now, true);
         }
-        // Polls start `interval` apart; a call that took longer than that
-        // is followed at once (never two calls at the same time).
-        let until = (self.call_started + self.interval).max(now);
-        if let Some(backoff) = self.backoff {
-            self.interval = self
-                .interval
-                .mul_f64(backoff.factor)
-                .min(backoff.max_interval);
-        }
+        let until = self.next_on_grid(now);
         self.state = State::Sleeping { until };
         if now >= self.deadline {
             return self.at_deadline(now);
         }
         Step::Idle
+    }
+
+    /// The next planned sample, at `now` after a call. Samples are planned
+    /// `interval` apart from the first, whenever each call really started
+    /// and ended, so a driver that starts calls a little late (a timer
+    /// tick) adds no drift, and waits started apart stay apart. A planned
+    /// time that passed while the call ran is skipped, not made up: calls
+    /// never overlap or run back to back, and the next comes at the
+    /// following planned time. A woken sample leaves the plan as it was.
+    fn next_on_grid(&mut self, now: Duration) -> Duration {
+        if std::mem::take(&mut self.on_grid) {
+            self.grid += self.interval;
+            if let Some(backoff) = self.backoff {
+                self.interval = self
+                    .interval
+                    .mul_f64(backoff.factor)
+                    .min(backoff.max_interval);
+            }
+        }
+        if self.grid < now {
+            let missed = (now - self.grid)
+                .as_nanos()
+                .div_ceil(self.interval.as_nanos());
+            self.grid += Duration::from_nanos(
+                u64::try_from(missed.saturating_mul(self.interval.as_nanos())).unwrap_or(u64::MAX),
+            );
+        }
+        self.grid
     }
 
     fn at_deadline(&mut self, now: Duration) -> Step {
@@ -426,4 +453,35 @@ fn last_line(text: &str) -> Option<String> {
         .rev()
         .find(|l| !l.trim().is_empty())
         .map(|l| l.chars().take(200).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(ms: f64) -> Duration {
+        Duration::from_secs_f64(ms / 1e3)
+    }
+
+    /// A driver whose timer fires late (a 1 ms timer tick, a busy
+    /// scheduler) must not stretch the period: samples stay on the plan.
+    #[test]
+    fn calls_started_late_keep_the_planned_times() {
+        let spec = Spec::from_json(r#"{"until": {"matches": "ok"}, "interval_ms": 100}"#).unwrap();
+        let mut machine =
+            Machine::new(&spec, &Policy::default(), ProbeMode::Snapshot, ms(0.0)).unwrap();
+        assert!(matches!(machine.start(ms(0.0)), Step::Probe(_)));
+        let mut now = ms(0.3);
+        for sample in 1..=20 {
+            machine.on_probe(now, Ok(Observation::text("no")));
+            let planned = ms(100.0 * f64::from(sample));
+            assert_eq!(machine.next_timer(), Some(planned), "sample {sample}");
+            // The timer fires 0.9 ms late and the call takes 0.3 ms.
+            assert!(matches!(
+                machine.on_timer(planned + ms(0.9)),
+                Step::Probe(_)
+            ));
+            now = planned + ms(1.2);
+        }
+    }
 }

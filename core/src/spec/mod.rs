@@ -167,8 +167,9 @@ pub struct Spec {
     pub until: Condition,
     /// Failure markers; a hit wins over a success in the same sample.
     pub stop: Vec<Pattern>,
-    /// Time between the starts of two probe calls (a call that takes
-    /// longer is followed at once).
+    /// Time between two planned samples: samples are planned this far
+    /// apart from the first; a planned time that passes while a call
+    /// still runs is skipped.
     pub interval: Duration,
     /// Optional growth of the interval.
     pub backoff: Option<Backoff>,
