@@ -58,11 +58,11 @@ export declare class WaitChannel {
    */
   constructor(drain: () => unknown)
   /**
-   * Takes the finished waits and progress reports: a JSON array of
-   * `{key, done}` and `{key, progress}` objects in the order they
-   * came, or null when there are none. Every drain calls it first.
+   * Takes the finished waits and progress reports in the order they
+   * came (numbers and one text, read by `lib/events.js`), or null when
+   * there are none. Every drain calls it first.
    */
-  takeEvents(): string | null
+  takeEvents(): EventBatch | null
 }
 
 /** Checks a spec without running it (internal; see `checkSpec`). */
@@ -70,6 +70,15 @@ export declare function checkSpec(spec: string): void
 
 /** The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`. */
 export declare function defaultPolicy(): Array<number>
+
+/**
+ * Events taken by JavaScript: numbers and one text, read by the
+ * package's `lib/events.js` (see the `events` module for the form).
+ */
+export interface EventBatch {
+  numbers: Float64Array
+  text: string
+}
 
 /**
  * The cursor at the end of a JSON Lines event log: a wait from it sees
@@ -186,8 +195,7 @@ export declare function startToolCall(channel: WaitChannel, key: number, profile
  * package's `wait` and `start`): with `probeSlot`, its probe is the
  * JavaScript function the package keeps in that slot (its own while the
  * wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
- * the end comes as the event `{key, done: {result}}` (or `{error}`, a
- * result that could not be written as JSON), progress reports (with
- * `progress`) as `{key, progress}`.
+ * the end comes as a `RESULT` event, progress reports (with `progress`)
+ * as `PROGRESS` events.
  */
 export declare function startWait(channel: WaitChannel, key: number, spec: string, probeSlot: number | undefined | null, progress: boolean, policy?: NativePolicy | undefined | null): NativeWait

@@ -23,6 +23,7 @@
 
 const binding = require('../index.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
+const { readEvents } = require('./events.js')
 
 /** Numbers per call in the batch `WaitChannel.take` writes. */
 const CALL_FIELDS = 5
@@ -103,17 +104,15 @@ function report(callback, value) {
   }
 }
 
-/** Delivers the finished waits and progress reports of one drain. */
-function deliver(events) {
-  for (const { key, done, progress } of events) {
-    const entry = waits.get(key)
-    if (entry === undefined) continue
-    if (done !== undefined) {
-      forget(entry)
-      report(entry.onDone, done)
-    } else if (entry.onProgress) {
-      report(entry.onProgress, progress)
-    }
+/** Delivers a finished wait (`done`) or a progress report of wait `key`. */
+function deliver(key, done, progress) {
+  const entry = waits.get(key)
+  if (entry === undefined) return
+  if (done !== undefined) {
+    forget(entry)
+    report(entry.onDone, done)
+  } else if (entry.onProgress) {
+    report(entry.onProgress, progress)
   }
 }
 
@@ -125,7 +124,7 @@ function drain() {
   } catch {
     // takeEvents only throws on a broken environment; nothing is waiting then.
   }
-  if (events !== null) deliver(JSON.parse(events))
+  if (events !== null) readEvents(events, deliver)
   for (;;) {
     let taken
     try {

@@ -15,7 +15,6 @@
 //! when none is.
 
 use std::collections::VecDeque;
-use std::fmt::Write;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Function, Unknown};
@@ -23,10 +22,11 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
-use waitfor::Reply;
+use waitfor::{Reply, WaitResult};
 
 use crate::batch::Call;
 use crate::errors;
+use crate::events::{EventBatch, Events};
 use crate::replies::Replies;
 
 /// What the engine has for one JavaScript environment.
@@ -38,10 +38,8 @@ pub struct Inbox {
     pub due: VecDeque<Call>,
     /// Where each wait's probe call in flight answers.
     pub replies: Replies,
-    /// Finished waits and progress reports, in order, as the text of a
-    /// JSON array being written (empty, or `[` and objects `{"key": k,
-    /// "done": ...}` and `{"key": k, "progress": ...}` with commas).
-    events: String,
+    /// Finished waits and progress reports, in order.
+    events: Events,
 }
 
 /// The inbox and the way to wake its JavaScript environment.
@@ -83,14 +81,15 @@ impl Channel {
         drop(lost);
     }
 
-    /// Queues an event of wait `key`: `{"key": key, "<kind>": json}`.
-    pub fn event(&self, key: u64, kind: &str, json: &str) {
-        self.push(|inbox| {
-            let events = &mut inbox.events;
-            events.push(if events.is_empty() { '[' } else { ',' });
-            // Writing to a String cannot fail.
-            let _ = write!(events, r#"{{"key":{key},"{kind}":{json}}}"#);
-        });
+    /// Queues an event of wait `key` whose body is JSON text (`kind`:
+    /// `events::PROGRESS` or `events::DONE`).
+    pub fn event(&self, key: u64, kind: f64, json: &str) {
+        self.push(|inbox| inbox.events.json(key, kind, json));
+    }
+
+    /// Queues the end of wait `key` with its result.
+    pub fn result(&self, key: u64, result: &WaitResult) {
+        self.push(|inbox| inbox.events.result(key, result));
     }
 }
 
@@ -120,21 +119,14 @@ impl WaitChannel {
         })
     }
 
-    /// Takes the finished waits and progress reports: a JSON array of
-    /// `{key, done}` and `{key, progress}` objects in the order they
-    /// came, or null when there are none. Every drain calls it first.
+    /// Takes the finished waits and progress reports in the order they
+    /// came (numbers and one text, read by `lib/events.js`), or null when
+    /// there are none. Every drain calls it first.
     #[napi]
-    pub fn take_events(&self) -> Option<String> {
-        let mut events = {
-            let mut inbox = self.channel.inbox.lock();
-            inbox.woken = false;
-            std::mem::take(&mut inbox.events)
-        };
-        if events.is_empty() {
-            return None;
-        }
-        events.push(']');
-        Some(events)
+    pub fn take_events(&self) -> Option<EventBatch> {
+        let mut inbox = self.channel.inbox.lock();
+        inbox.woken = false;
+        (!inbox.events.is_empty()).then(|| inbox.events.take())
     }
 }
 

@@ -20,6 +20,7 @@ mod bridge;
 mod channel;
 mod echo;
 mod errors;
+mod events;
 mod ouro;
 mod profiles;
 mod replies;

@@ -13,6 +13,7 @@ use waitfor::{Engine, Policy, WaitOptions};
 use crate::bridge::JsTools;
 use crate::channel::WaitChannel;
 use crate::errors;
+use crate::events;
 use crate::waits::{start, whole, NativeWait, Sink};
 
 /// Every profile and its MCP tool object: `[{profile, tool}]`.
@@ -61,9 +62,12 @@ pub fn start_tool_call(
         WaitOptions::default().policy(prepared.policy),
         sink,
         progress,
-        move |result| match render(result) {
-            Ok(output) => json!({ "output": output }).to_string(),
-            Err(err) => json!({ "error": error_json(&err) }).to_string(),
+        move |channel, key, result| {
+            let done = match render(result) {
+                Ok(output) => json!({ "output": output }),
+                Err(err) => json!({ "error": error_json(&err) }),
+            };
+            channel.event(key, events::DONE, &done.to_string());
         },
     )
 }

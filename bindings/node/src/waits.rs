@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
-use serde_json::json;
 use waitfor::{Engine, Policy, Spec, SpecError, WaitControl, WaitHandle, WaitOptions, WaitResult};
 
 use crate::batch::JsProbe;
 use crate::channel::{self, Channel, WaitChannel};
 use crate::errors;
+use crate::events;
 
 /// The host's limits for one wait, in milliseconds and bytes.
 #[napi(object)]
@@ -94,16 +94,15 @@ impl Sink {
 }
 
 /// Starts a wait through `launch` (the engine's `start_with` or
-/// `start_async`) with the given engine options. Its end comes to
-/// JavaScript as the event `{key, done}`, `done` being the JSON text
-/// `finish` makes of the result; with `progress`, its reports as `{key,
-/// progress}`.
+/// `start_async`) with the given engine options. `finish` queues its end
+/// in the channel for JavaScript; with `progress`, its reports are queued
+/// as `PROGRESS` events.
 pub fn start(
     launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
     sink: Sink,
     progress: bool,
-    finish: impl FnOnce(&WaitResult) -> String + Send + 'static,
+    finish: impl FnOnce(&Channel, u64, &WaitResult) + Send + 'static,
 ) -> napi::Result<NativeWait> {
     let Sink { channel, key } = sink;
     let mut options = options;
@@ -111,13 +110,11 @@ pub fn start(
         let channel = channel.clone();
         options = options.on_progress(move |p| {
             if let Ok(json) = serde_json::to_string(p) {
-                channel.event(key, "progress", &json);
+                channel.event(key, events::PROGRESS, &json);
             }
         });
     }
-    let options = options.on_done(move |result| {
-        channel.event(key, "done", &finish(result));
-    });
+    let options = options.on_done(move |result| finish(&channel, key, result));
     let handle = launch(options).map_err(|e| errors::spec(&e))?;
     Ok(NativeWait {
         control: handle.control(),
@@ -136,9 +133,8 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
 /// package's `wait` and `start`): with `probeSlot`, its probe is the
 /// JavaScript function the package keeps in that slot (its own while the
 /// wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
-/// the end comes as the event `{key, done: {result}}` (or `{error}`, a
-/// result that could not be written as JSON), progress reports (with
-/// `progress`) as `{key, progress}`.
+/// the end comes as a `RESULT` event, progress reports (with `progress`)
+/// as `PROGRESS` events.
 #[napi]
 pub fn start_wait(
     channel: &WaitChannel,
@@ -164,13 +160,7 @@ pub fn start_wait(
         options,
         sink,
         progress,
-        // Straight to JSON text: no value tree per result.
-        |result| match serde_json::to_string(result) {
-            Ok(json) => format!(r#"{{"result":{json}}}"#),
-            Err(e) => {
-                json!({ "error": { "code": "runtime", "message": e.to_string() } }).to_string()
-            }
-        },
+        |channel, key, result| channel.result(key, result),
     )
 }
 

@@ -1,0 +1,157 @@
+//! Finished waits and progress reports on their way to JavaScript, written
+//! as a stream of numbers and one text instead of JSON.
+//!
+//! JavaScript builds a wait's result from this stream with one object
+//! literal (`lib/events.js`), several times cheaper than parsing the
+//! result's JSON: when 10,000 waits end within one interval, their results
+//! are read on the JavaScript thread, which also runs their probes.
+//!
+//! Every event is `key, kind` and then its body, in this order:
+//! - [`PROGRESS`] and [`DONE`]: one string, the JSON text of the report or
+//!   of the end (`{"output": ...}` or `{"error": ...}` of a profile call);
+//! - [`RESULT`]: a wait's result, field by field in the order of its JSON
+//!   form (see [`Events::result`]).
+//!
+//! A string is its length in UTF-16 code units (a JavaScript string's
+//! length; -1 for null) in the numbers, and its text appended to the text.
+//! A list of strings is its count, then each string. A number that may be
+//! null is NaN for null; a boolean is 0 or 1.
+
+use napi::bindgen_prelude::Float64Array;
+use napi_derive::napi;
+use waitfor::{ProbeAccounting, Tail, WaitResult};
+
+/// A progress report; its body is the report's JSON text.
+pub const PROGRESS: f64 = 0.0;
+/// The end of a profile call; its body is JSON text.
+pub const DONE: f64 = 1.0;
+/// The end of a wait; its body is the result, field by field.
+pub const RESULT: f64 = 2.0;
+
+/// Events being written, in the order they came.
+#[derive(Default)]
+pub struct Events {
+    numbers: Vec<f64>,
+    text: String,
+}
+
+/// Events taken by JavaScript: numbers and one text, read by the
+/// package's `lib/events.js` (see the `events` module for the form).
+#[napi(object)]
+pub struct EventBatch {
+    pub numbers: Float64Array,
+    pub text: String,
+}
+
+impl Events {
+    /// Whether no event has been written since the last take.
+    pub fn is_empty(&self) -> bool {
+        self.numbers.is_empty()
+    }
+
+    /// Forgets every event written.
+    pub fn clear(&mut self) {
+        self.numbers.clear();
+        self.text.clear();
+    }
+
+    /// Hands the events written so far over, and starts over.
+    pub fn take(&mut self) -> EventBatch {
+        EventBatch {
+            numbers: Float64Array::new(std::mem::take(&mut self.numbers)),
+            text: std::mem::take(&mut self.text),
+        }
+    }
+
+    /// Writes an event whose body is JSON text (`PROGRESS` or `DONE`).
+    pub fn json(&mut self, key: u64, kind: f64, json: &str) {
+        self.numbers.extend([key as f64, kind]);
+        self.string(json);
+    }
+
+    /// Writes the end of wait `key` with its result. The fields are
+    /// named one by one, so a field added to the result does not compile
+    /// until it is written here (and read in `lib/events.js`).
+    pub fn result(&mut self, key: u64, result: &WaitResult) {
+        let WaitResult {
+            outcome,
+            matched_index,
+            matched_lines,
+            matched_at_entry,
+            saw_new_output,
+            tail: Tail { lines, truncated },
+            exit_code,
+            samples,
+            elapsed_ms,
+            effective_max_wait_ms,
+            clamped,
+            probe:
+                ProbeAccounting {
+                    errors,
+                    abandoned,
+                    last_error,
+                },
+            error,
+            resume,
+            woken,
+            alternate_screen,
+            last_observation: _,
+        } = result;
+        self.numbers.extend([key as f64, RESULT]);
+        self.string(outcome.as_str());
+        self.optional_number(matched_index.map(|i| i as f64));
+        self.strings(matched_lines);
+        self.bool(*matched_at_entry);
+        self.bool(*saw_new_output);
+        self.strings(lines);
+        self.bool(*truncated);
+        self.optional_number(exit_code.map(f64::from));
+        self.number(*samples as f64);
+        self.number(*elapsed_ms as f64);
+        self.number(*effective_max_wait_ms as f64);
+        self.bool(*clamped);
+        self.number(*errors as f64);
+        self.number(*abandoned as f64);
+        self.optional_string(last_error.as_deref());
+        self.optional_string(error.as_deref());
+        self.optional_string(resume.as_deref());
+        self.bool(*woken);
+        self.bool(*alternate_screen);
+    }
+
+    fn number(&mut self, value: f64) {
+        self.numbers.push(value);
+    }
+
+    fn optional_number(&mut self, value: Option<f64>) {
+        self.numbers.push(value.unwrap_or(f64::NAN));
+    }
+
+    fn bool(&mut self, value: bool) {
+        self.numbers.push(f64::from(u8::from(value)));
+    }
+
+    fn string(&mut self, text: &str) {
+        let units = if text.is_ascii() {
+            text.len()
+        } else {
+            text.encode_utf16().count()
+        };
+        self.numbers.push(units as f64);
+        self.text.push_str(text);
+    }
+
+    fn optional_string(&mut self, text: Option<&str>) {
+        match text {
+            Some(text) => self.string(text),
+            None => self.numbers.push(-1.0),
+        }
+    }
+
+    fn strings(&mut self, texts: &[String]) {
+        self.numbers.push(texts.len() as f64);
+        for text in texts {
+            self.string(text);
+        }
+    }
+}
