@@ -2,9 +2,9 @@
 //! as a stream of numbers and one text instead of JSON.
 //!
 //! JavaScript builds a wait's result from this stream with one object
-//! literal (`lib/events.js`), several times cheaper than parsing the
-//! result's JSON: when 10,000 waits end within one interval, their results
-//! are read on the JavaScript thread, which also runs their probes.
+//! literal (`lib/events.js`), cheaper than parsing the result's JSON: when
+//! 10,000 waits end within one interval, their results are read on the
+//! JavaScript thread, which also runs their probes.
 //!
 //! Every event is `key, kind` and then its body, in this order:
 //! - [`PROGRESS`] and [`DONE`]: one string, the JSON text of the report or
