@@ -28,37 +28,51 @@ const RESULT = 2
 function readEvents({ numbers, text }, onEvent) {
   let at = 0
   let textAt = 0
+  /**
+   * The next whole number. Numbers that fit are made small integers:
+   * `Float64Array` reads are doubles, which V8 would box on the heap in
+   * each result (and its compiled code would be thrown away when a field
+   * held a small integer before); JSON.parse gives small integers too.
+   */
+  const whole = () => {
+    const value = numbers[at++]
+    return value >= -0x40000000 && value < 0x40000000 ? value | 0 : value
+  }
   /** The next string (null for length -1). */
   const string = () => {
-    const length = numbers[at++]
+    const length = whole()
     return length < 0 ? null : text.slice(textAt, (textAt += length))
   }
   /** The next list of strings. */
   const strings = () => {
     const list = []
-    for (let count = numbers[at++]; count > 0; count--) list.push(string())
+    for (let count = whole(); count > 0; count--) list.push(string())
     return list
   }
-  const nullable = (value) => (Number.isNaN(value) ? null : value)
+  /** The next whole number, or null (NaN). */
+  const nullable = () => {
+    if (!Number.isNaN(numbers[at])) return whole()
+    at++
+    return null
+  }
   while (at < numbers.length) {
-    const key = numbers[at]
-    const kind = numbers[at + 1]
-    at += 2
+    const key = whole()
+    const kind = whole()
     if (kind === RESULT) {
       // The fields in the order the native side writes them (`Events::result`).
       const result = {
         outcome: string(),
-        matched_index: nullable(numbers[at++]),
+        matched_index: nullable(),
         matched_lines: strings(),
         matched_at_entry: numbers[at++] !== 0,
         saw_new_output: numbers[at++] !== 0,
         tail: { lines: strings(), truncated: numbers[at++] !== 0 },
-        exit_code: nullable(numbers[at++]),
-        samples: numbers[at++],
-        elapsed_ms: numbers[at++],
-        effective_max_wait_ms: numbers[at++],
+        exit_code: nullable(),
+        samples: whole(),
+        elapsed_ms: whole(),
+        effective_max_wait_ms: whole(),
         clamped: numbers[at++] !== 0,
-        probe: { errors: numbers[at++], abandoned: numbers[at++], last_error: string() },
+        probe: { errors: whole(), abandoned: whole(), last_error: string() },
         error: string(),
         resume: string(),
         woken: numbers[at++] !== 0,
