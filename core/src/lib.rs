@@ -49,8 +49,8 @@ pub use machine::Progress;
 pub use pattern::{Pattern, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CommandProbe, FileProbe, FnProbe, Observation, Probe, ProbeContext,
-    ProbeError, ProbeMode,
+    probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, Observation, Probe,
+    ProbeContext, ProbeError, ProbeMode,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::ResumeToken;

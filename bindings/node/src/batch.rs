@@ -197,7 +197,9 @@ impl AsyncProbe for JsProbe {
             cancel: ctx.cancel.clone(),
         };
         let mut ended = None;
-        self.channel.push(|inbox| {
+        // No wake-up per call: the channel wakes JavaScript once the
+        // scheduler has begun the batch (`CallsBegun`).
+        self.channel.queue(|inbox| {
             ended = inbox.replies.put(self.slot, self.key, reply);
             inbox.due.push_back(call);
         });

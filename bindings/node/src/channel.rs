@@ -22,7 +22,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
-use waitfor::{Reply, WaitResult};
+use waitfor::{CallsBegun, Engine, Reply, WaitResult};
 
 use crate::batch::Call;
 use crate::errors;
@@ -57,7 +57,20 @@ impl Channel {
             add(&mut inbox);
             !std::mem::replace(&mut inbox.woken, true)
         };
-        if wake && self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
+        if wake {
+            self.wake();
+        }
+    }
+
+    /// Changes the inbox with `add` without waking JavaScript: for probe
+    /// calls, which the engine's scheduler begins in batches and then
+    /// says so (see the `CallsBegun` impl below).
+    pub fn queue(&self, add: impl FnOnce(&mut Inbox)) {
+        add(&mut self.inbox.lock());
+    }
+
+    fn wake(&self) {
+        if self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
             self.closing();
         }
     }
@@ -93,6 +106,21 @@ impl Channel {
     }
 }
 
+/// The scheduler has begun a batch of calls: JavaScript is woken once for
+/// all the calls queued, unless a wake is queued already or JavaScript has
+/// taken them all.
+impl CallsBegun for Channel {
+    fn calls_begun(&self) {
+        let wake = {
+            let mut inbox = self.inbox.lock();
+            !inbox.due.is_empty() && !std::mem::replace(&mut inbox.woken, true)
+        };
+        if wake {
+            self.wake();
+        }
+    }
+}
+
 /// The inbox of one JavaScript environment (internal: made once by the
 /// package's `lib/channel.js`, which every wait goes through).
 #[napi]
@@ -111,12 +139,13 @@ impl WaitChannel {
             .weak::<true>()
             .callee_handled::<false>()
             .build()?;
-        Ok(Self {
-            channel: Arc::new(Channel {
-                inbox: Mutex::default(),
-                wake,
-            }),
-        })
+        let channel = Arc::new(Channel {
+            inbox: Mutex::default(),
+            wake,
+        });
+        let hook: Arc<dyn CallsBegun> = channel.clone();
+        Engine::global().on_calls_begun(Arc::downgrade(&hook));
+        Ok(Self { channel })
     }
 
     /// Takes the finished waits and progress reports in the order they

@@ -1,5 +1,6 @@
 //! The engine: one scheduler thread and a few workers run every wait.
 
+mod begun;
 mod call;
 mod handle;
 mod leader;
@@ -18,7 +19,7 @@ use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
 use crate::probe::ProbeContext;
-use crate::probe::{AsyncProbe, FileProbe, Probe, ProbeMode};
+use crate::probe::{AsyncProbe, CallsBegun, FileProbe, Probe, ProbeMode};
 use crate::result::WaitResult;
 use crate::resume::ResumeToken;
 use crate::spec::{ProbeSpec, Spec, ViewKind};
@@ -27,7 +28,7 @@ use parking_lot::Mutex;
 use queue::Queue;
 use scheduler::{Active, Msg, Pace};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// Options of one wait besides its spec and probe.
@@ -177,6 +178,13 @@ impl Engine {
             (mode, &name, Pace::of(true)),
             |slot, _, _| ProbeHolder::Deferred(DeferredCell { probe, slot }),
         )
+    }
+
+    /// Tells `hook` each time the scheduler has begun calls of async
+    /// probes (see [`CallsBegun`], which has an example), for as long as
+    /// anything else holds it.
+    pub fn on_calls_begun(&self, hook: Weak<dyn CallsBegun>) {
+        self.tx.push(Msg::CallsBegun(hook));
     }
 
     /// Hands a wait whose probe is ready to the scheduler.

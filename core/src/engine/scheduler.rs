@@ -2,6 +2,7 @@
 //! each probe call (made on its own thread when quick, else on workers),
 //! and hands results to the delivery thread.
 
+use super::begun::BegunHooks;
 use super::call::{panicked, ProbeJob};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
@@ -11,12 +12,12 @@ use super::watchdog::STALL;
 use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, ProbeCall, Progress, Step};
-use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode};
+use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub(crate) type Answer = Result<Observation, ProbeError>;
@@ -114,6 +115,8 @@ pub(crate) enum Msg {
     },
     Cancel(u64),
     Wake(u64),
+    /// A host to tell when calls of async probes were begun.
+    CallsBegun(Weak<dyn CallsBegun>),
 }
 
 pub(crate) struct Scheduler {
@@ -143,6 +146,8 @@ pub(crate) struct Scheduler {
     /// Take-overs in a row (each less than a memory apart), capped.
     take_overs: u32,
     starvation: StarvationWatch,
+    /// Hosts of async probes told once their calls of a turn are begun.
+    begun: BegunHooks,
 }
 
 impl Scheduler {
@@ -166,6 +171,7 @@ impl Scheduler {
             inline_paused_until: None,
             take_overs: 0,
             starvation: StarvationWatch::default(),
+            begun: BegunHooks::default(),
         }
     }
 
@@ -215,6 +221,7 @@ impl Scheduler {
         if self.delivery.pending() >= HAND_OUT_CHUNK {
             self.delivery.submit_all();
         }
+        self.begun.tell(HAND_OUT_CHUNK);
     }
 
     /// One turn's second half: hands out the calls and deliveries the
@@ -222,6 +229,7 @@ impl Scheduler {
     pub fn flush(&mut self) {
         self.workers.submit_all(&mut self.calls);
         self.delivery.submit_all();
+        self.begun.tell(1);
         self.workers
             .relieve_starvation(&mut self.starvation, Instant::now());
         self.compact_timers();
@@ -306,6 +314,7 @@ impl Scheduler {
                 let step = self.waits.get_mut(&id).map(|a| a.machine.on_wake(now));
                 self.apply(id, step);
             }
+            Msg::CallsBegun(hook) => self.begun.add(hook),
         }
     }
 
@@ -379,6 +388,7 @@ impl Scheduler {
                 let begun = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
                 }));
+                self.begun.count();
                 if let Err(panic) = begun {
                     // The reply, dropped while unwinding, has already
                     // answered; this answer names the panic instead.

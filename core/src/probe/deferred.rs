@@ -46,3 +46,45 @@ pub trait AsyncProbe: Send + 'static {
         "callback"
     }
 }
+
+/// Told when the scheduler has begun a batch of [`AsyncProbe`] calls: a
+/// host that queues calls for its event loop can hold its wake-up until
+/// then, and wake the loop once for the batch instead of once per call
+/// (with 10,000 waits, calls come due in every millisecond, and a loop
+/// woken per call spends its time being woken). Register one with
+/// [`crate::Engine::on_calls_begun`].
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use waitfor::{AsyncProbe, CallsBegun, Condition, Engine, Observation, Pattern, ProbeContext, Reply, Spec};
+///
+/// /// Calls wait here until the batch is over, then one thread answers them all.
+/// #[derive(Default)]
+/// struct Batches(Mutex<Vec<Reply>>);
+/// impl CallsBegun for Batches {
+///     fn calls_begun(&self) {
+///         let batch = std::mem::take(&mut *self.0.lock().unwrap());
+///         std::thread::spawn(move || {
+///             Reply::send_all(batch.into_iter().map(|r| (r, Ok(Observation::text("ready")))));
+///         });
+///     }
+/// }
+/// struct Queued(Arc<Batches>);
+/// impl AsyncProbe for Queued {
+///     fn begin(&mut self, _: &ProbeContext, reply: Reply) {
+///         self.0 .0.lock().unwrap().push(reply);
+///     }
+/// }
+/// let batches = Arc::new(Batches::default());
+/// let hook: Arc<dyn CallsBegun> = batches.clone();
+/// Engine::global().on_calls_begun(Arc::downgrade(&hook));
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
+/// let handle = Engine::global().start_async(spec, Queued(batches), Default::default()).unwrap();
+/// assert_eq!(handle.wait().samples, 1);
+/// ```
+pub trait CallsBegun: Send + Sync + 'static {
+    /// The scheduler began calls of async probes: at the end of its turn,
+    /// and in a long turn after each chunk of calls. Runs on the scheduler
+    /// thread, so it must never block.
+    fn calls_begun(&self);
+}

@@ -8,7 +8,7 @@ mod file_watch;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
-pub use deferred::AsyncProbe;
+pub use deferred::{AsyncProbe, CallsBegun};
 pub use file::FileProbe;
 #[doc(hidden)]
 pub use file_watch::hooks as file_watch_hooks;
