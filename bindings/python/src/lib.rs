@@ -11,6 +11,7 @@ mod handle;
 mod invoke;
 mod observe;
 mod probe;
+mod ready;
 
 use handle::{Callbacks, NativeHandle};
 use invoke::{Calls, SharedCalls};
