@@ -50,6 +50,33 @@ pub fn _shutdown(py: Python<'_>) {
     });
 }
 
+/// Keeps [`ENGINE_THREADS`] usable across `fork()`: the forking thread
+/// takes its lock around the fork, so no other thread holds it when the
+/// child is made, and the child, whose only thread is the one that forked,
+/// starts with none of the parent's engine threads.
+pub fn survive_fork() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn prepare() {
+        std::mem::forget(ENGINE_THREADS.lock());
+    }
+    extern "C" fn parent() {
+        // SAFETY: this thread locked it in `prepare` and forgot the guard.
+        unsafe { ENGINE_THREADS.force_unlock() };
+    }
+    extern "C" fn child() {
+        // SAFETY: as in `parent`; the lock is this thread's, so the list is
+        // its alone until the unlock.
+        unsafe {
+            (*ENGINE_THREADS.data_ptr()).clear();
+            ENGINE_THREADS.force_unlock();
+        }
+    }
+    // SAFETY: the handlers are plain functions that live for the process.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+    });
+}
+
 /// Runs `f` attached to the interpreter, unless it is going away.
 pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     if SHUTTING_DOWN.load(Ordering::Relaxed) {
