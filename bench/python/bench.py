@@ -8,7 +8,7 @@
    core, for waitfor.wait_async, a plain asyncio loop, tenacity (threads)
    and polling2 (threads).
 
-Run: python bench/python/bench.py [--waits 1000] [--interval 0.05]
+Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction]
 """
 
 from __future__ import annotations
@@ -186,17 +186,27 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--cost-waits", type=int, default=50)
     parser.add_argument("--cost-seconds", type=float, default=3.0)
+    parser.add_argument("--only", choices=("cost", "reaction"), help="run one part only")
     args = parser.parse_args()
 
-    cost = probe_call_cost(args.cost_waits, args.cost_seconds)
-    print(f"probe call cost beyond the probe ({args.cost_waits} waits at 10 ms, interpreter idle), CPU us/sample:")
+    if args.only != "reaction":
+        print_cost(args.cost_waits, args.cost_seconds)
+    if args.only != "cost":
+        print_reaction(args.waits, args.interval)
+
+
+def print_cost(waits: int, seconds: float) -> None:
+    cost = probe_call_cost(waits, seconds)
+    print(f"probe call cost beyond the probe ({waits} waits at 10 ms, interpreter idle), CPU us/sample:")
     for name, us in cost.items():
         print(f"  {name:22} {us:8.2f}")
     for name in ("polling2 (threads)", "tenacity (threads)"):
         print(f"  ratio {name} / waitfor: {cost[name] / cost['waitfor']:.1f}x")
 
-    react = reaction(args.waits, args.interval)
-    print(f"\n{args.waits} concurrent waits, {args.interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core")
+
+def print_reaction(waits: int, interval: float) -> None:
+    react = reaction(waits, interval)
+    print(f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core")
     for name, (p50, p99, cpu) in react.items():
         print(f"  {name:20} p50 {p50:7.1f}  p99 {p99:7.1f}  cpu {cpu:6.1f}%")
     base = react["waitfor.wait_async"][2]

@@ -4,7 +4,8 @@
 use crate::convert;
 use crate::errors;
 use crate::invoke::{attached, SharedCalls};
-use parking_lot::{Condvar, Mutex};
+use crate::ready::{Ready, WAKES_ON_SIGNAL};
+use parking_lot::Mutex;
 use pyo3::exceptions::PyTimeoutError;
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -12,29 +13,33 @@ use std::time::{Duration, Instant};
 use waitfor::profiles::Render;
 use waitfor::{Progress, WaitControl, WaitOptions, WaitResult};
 
-/// How often a blocked `result()` looks for Ctrl-C.
-const SIGNAL_CHECK: Duration = Duration::from_millis(20);
+/// How often a blocked `result()` looks for Ctrl-C. Where a signal ends
+/// its sleep, the look only catches one handled on another thread (or
+/// `_thread.interrupt_main()`), so it is rare: a blocked caller costs
+/// almost no CPU.
+const SIGNAL_CHECK: Duration = if WAKES_ON_SIGNAL {
+    Duration::from_millis(200)
+} else {
+    Duration::from_millis(20)
+};
 
 /// Where the engine leaves the result for Python.
 #[derive(Default)]
 struct Delivery {
     result: Mutex<Option<WaitResult>>,
-    ready: Condvar,
+    ready: Ready,
 }
 
 impl Delivery {
     fn fill(&self, result: &WaitResult) {
         *self.result.lock() = Some(result.clone());
-        self.ready.notify_all();
+        self.ready.set();
     }
 
-    /// Waits at most `timeout`; whether the result is there.
+    /// Waits at most `timeout`, less when a signal arrives; whether the
+    /// result is there.
     fn wait(&self, timeout: Duration) -> bool {
-        let mut result = self.result.lock();
-        if result.is_none() {
-            self.ready.wait_for(&mut result, timeout);
-        }
-        result.is_some()
+        self.ready.wait(timeout)
     }
 }
 

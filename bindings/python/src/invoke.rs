@@ -7,9 +7,9 @@ use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::os::raw::c_long;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::{CancelToken, ProbeError};
@@ -17,9 +17,9 @@ use waitfor::{CancelToken, ProbeError};
 /// Set at interpreter exit: from then on no engine thread attaches.
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
 
-/// Threads (by Python thread id) attached to run Python for the engine
-/// now; a thread appears once per nested attach.
-static IN_PYTHON: Mutex<Vec<c_long>> = Mutex::new(Vec::new());
+/// Every engine thread that ever attached, until it ends: whether it runs
+/// Python for the engine now, so that interpreter exit can stop it.
+static ENGINE_THREADS: Mutex<Vec<Arc<InPython>>> = Mutex::new(Vec::new());
 
 /// How often a thread waiting for a coroutine checks its cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(5);
@@ -38,15 +38,42 @@ const EXIT_GRACE: Duration = Duration::from_millis(250);
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
-    for thread in IN_PYTHON.lock().iter() {
+    for thread in ENGINE_THREADS.lock().iter().filter(|t| t.now()) {
         // SAFETY: called attached; SystemExit is a static exception type.
-        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(*thread, pyo3::ffi::PyExc_SystemExit) };
+        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(thread.id, pyo3::ffi::PyExc_SystemExit) };
     }
     let deadline = Instant::now() + EXIT_GRACE;
     py.detach(|| {
-        while !IN_PYTHON.lock().is_empty() && Instant::now() < deadline {
+        while ENGINE_THREADS.lock().iter().any(|t| t.now()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
+    });
+}
+
+/// Keeps [`ENGINE_THREADS`] usable across `fork()`: the forking thread
+/// takes its lock around the fork, so no other thread holds it when the
+/// child is made, and the child, whose only thread is the one that forked,
+/// starts with none of the parent's engine threads.
+pub fn survive_fork() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn prepare() {
+        std::mem::forget(ENGINE_THREADS.lock());
+    }
+    extern "C" fn parent() {
+        // SAFETY: this thread locked it in `prepare` and forgot the guard.
+        unsafe { ENGINE_THREADS.force_unlock() };
+    }
+    extern "C" fn child() {
+        // SAFETY: as in `parent`; the lock is this thread's, so the list is
+        // its alone until the unlock.
+        unsafe {
+            (*ENGINE_THREADS.data_ptr()).clear();
+            ENGINE_THREADS.force_unlock();
+        }
+    }
+    // SAFETY: the handlers are plain functions that live for the process.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
     });
 }
 
@@ -55,34 +82,74 @@ pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     if SHUTTING_DOWN.load(Ordering::Relaxed) {
         return None;
     }
-    // SAFETY: pthread_self has no preconditions; Python's thread id is it.
-    let me = unsafe { libc::pthread_self() } as c_long;
-    IN_PYTHON.lock().push(me);
-    THREAD_STATE.with(ThreadState::keep);
-    let result = Python::try_attach(f);
-    let mut inside = IN_PYTHON.lock();
-    if let Some(at) = inside.iter().position(|t| *t == me) {
-        inside.swap_remove(at);
+    ENGINE_THREAD.with(|thread| {
+        let _inside = thread.enter();
+        Python::try_attach(f)
+    })
+}
+
+/// An engine thread as interpreter exit sees it.
+struct InPython {
+    /// Python's id of the thread (its `pthread_t`).
+    id: c_long,
+    /// Attaches in progress on the thread (nested ones count each).
+    depth: AtomicUsize,
+}
+
+impl InPython {
+    fn now(&self) -> bool {
+        self.depth.load(Ordering::Acquire) > 0
     }
-    result
+}
+
+/// One attach in progress; it ends when this drops (a panic included).
+struct Inside<'a>(&'a InPython);
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.0.depth.fetch_sub(1, Ordering::Release);
+    }
 }
 
 thread_local! {
-    static THREAD_STATE: ThreadState = const { ThreadState { kept: Cell::new(false) } };
+    static ENGINE_THREAD: EngineThread = const {
+        EngineThread { kept: Cell::new(false), in_python: OnceCell::new() }
+    };
 }
 
-/// Keeps an engine thread's Python thread state between its calls.
+/// What an engine thread keeps between its calls into Python.
 ///
-/// Attaching a thread that has none creates a thread state and detaching
-/// deletes it again: a few microseconds a probe call. An engine thread
-/// instead holds one extra `PyGILState_Ensure` for its lifetime (with the
-/// GIL released), so each attach only takes the GIL; the thread state is
-/// deleted when the thread ends.
-struct ThreadState {
+/// Its Python thread state: attaching a thread that has none creates a
+/// thread state and detaching deletes it again, a few microseconds a probe
+/// call. An engine thread instead holds one extra `PyGILState_Ensure` for
+/// its lifetime (with the GIL released), so each attach only takes the
+/// GIL; the thread state is deleted when the thread ends.
+///
+/// And its entry in [`ENGINE_THREADS`], so a call marks itself in Python
+/// with an atomic of this thread's own instead of a shared lock.
+struct EngineThread {
     kept: Cell<bool>,
+    in_python: OnceCell<Arc<InPython>>,
 }
 
-impl ThreadState {
+impl EngineThread {
+    /// Marks this thread in Python and keeps its thread state.
+    fn enter(&self) -> Inside<'_> {
+        let inside = self.in_python.get_or_init(|| {
+            let inside = Arc::new(InPython {
+                // SAFETY: pthread_self has no preconditions; Python's
+                // thread id is it.
+                id: unsafe { libc::pthread_self() } as c_long,
+                depth: AtomicUsize::new(0),
+            });
+            ENGINE_THREADS.lock().push(inside.clone());
+            inside
+        });
+        inside.depth.fetch_add(1, Ordering::AcqRel);
+        self.keep();
+        Inside(inside)
+    }
+
     fn keep(&self) {
         // SAFETY: Py_IsInitialized has no preconditions.
         if self.kept.get() || unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
@@ -99,8 +166,11 @@ impl ThreadState {
     }
 }
 
-impl Drop for ThreadState {
+impl Drop for EngineThread {
     fn drop(&mut self) {
+        if let Some(inside) = self.in_python.get() {
+            ENGINE_THREADS.lock().retain(|t| !Arc::ptr_eq(t, inside));
+        }
         // At interpreter exit the thread state goes with the interpreter.
         // SAFETY: Py_IsInitialized has no preconditions.
         if !self.kept.get()

@@ -11,6 +11,7 @@ mod handle;
 mod invoke;
 mod observe;
 mod probe;
+mod ready;
 
 use handle::{Callbacks, NativeHandle};
 use invoke::{Calls, SharedCalls};
@@ -198,6 +199,7 @@ fn record_send_keys(
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    invoke::survive_fork();
     m.add_function(wrap_pyfunction!(start, m)?)?;
     m.add_function(wrap_pyfunction!(call_tool, m)?)?;
     m.add_function(wrap_pyfunction!(definitions, m)?)?;

@@ -76,6 +76,26 @@ def test_ctrl_c_interrupts_a_blocking_wait_and_cancels_it() -> None:
     assert out.strip() == "interrupted stopped", err
 
 
+def test_an_interrupt_raised_from_another_thread_reaches_a_blocking_wait() -> None:
+    # No signal reaches the blocked thread here (`interrupt_main` only sets
+    # Python's flag): the wait's periodic look for signals must find it.
+    child = run_child(
+        """
+        import _thread, waitfor
+        def probe(ctx):
+            if ctx.sample == 1:
+                _thread.interrupt_main()
+            return ""
+        try:
+            waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 120000}, probe)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        """
+    )
+    out, err = child.communicate(timeout=30)
+    assert out.strip() == "interrupted", err
+
+
 def test_interpreter_exit_is_not_held_up_by_hung_probes() -> None:
     child = run_child(
         """
