@@ -1,6 +1,6 @@
 //! A cancel token shared between a wait and the probe calls it makes.
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -67,12 +67,7 @@ impl CancelToken {
         while !self.is_cancelled() {
             match deadline {
                 Some(deadline) => {
-                    if self
-                        .inner
-                        .changed
-                        .wait_until(&mut held, deadline)
-                        .timed_out()
-                    {
+                    if self.inner.changed.wait_until(&mut held, deadline) {
                         return self.is_cancelled();
                     }
                 }

@@ -39,6 +39,7 @@ mod resume;
 pub mod sampler;
 mod simulate;
 mod spec;
+pub mod sync;
 pub mod tmux;
 mod view;
 

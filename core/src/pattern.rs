@@ -1,7 +1,7 @@
 //! Patterns: literal text or a regular expression, case-sensitive or not.
 
 use crate::error::{Rule, SpecError};
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;

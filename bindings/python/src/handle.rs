@@ -5,12 +5,12 @@ use crate::convert;
 use crate::errors;
 use crate::invoke::{attached, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
-use parking_lot::Mutex;
 use pyo3::exceptions::PyTimeoutError;
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::Render;
+use waitfor::sync::Mutex;
 use waitfor::{Progress, WaitControl, WaitOptions, WaitResult};
 
 /// How often a blocked `result()` looks for Ctrl-C. Where a signal ends

@@ -3,7 +3,6 @@
 //! loop, remember the exception a call raised.
 
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -12,6 +11,7 @@ use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use waitfor::sync::{Mutex, MutexGuard};
 use waitfor::{CancelToken, ProbeError};
 
 /// Set at interpreter exit: from then on no engine thread attaches.
@@ -56,20 +56,24 @@ pub fn _shutdown(py: Python<'_>) {
 /// starts with none of the parent's engine threads.
 pub fn survive_fork() {
     static ONCE: std::sync::Once = std::sync::Once::new();
+    thread_local! {
+        /// The lock, held by the forking thread from `prepare` to `parent`
+        /// or `child` (the three run on that thread, or its copy).
+        static HELD: std::cell::RefCell<Option<MutexGuard<'static, Vec<Arc<InPython>>>>> =
+            const { std::cell::RefCell::new(None) };
+    }
     extern "C" fn prepare() {
-        std::mem::forget(ENGINE_THREADS.lock());
+        HELD.with(|held| *held.borrow_mut() = Some(ENGINE_THREADS.lock()));
     }
     extern "C" fn parent() {
-        // SAFETY: this thread locked it in `prepare` and forgot the guard.
-        unsafe { ENGINE_THREADS.force_unlock() };
+        HELD.with(|held| drop(held.borrow_mut().take()));
     }
     extern "C" fn child() {
-        // SAFETY: as in `parent`; the lock is this thread's, so the list is
-        // its alone until the unlock.
-        unsafe {
-            (*ENGINE_THREADS.data_ptr()).clear();
-            ENGINE_THREADS.force_unlock();
-        }
+        HELD.with(|held| {
+            if let Some(mut threads) = held.borrow_mut().take() {
+                threads.clear();
+            }
+        });
     }
     // SAFETY: the handlers are plain functions that live for the process.
     ONCE.call_once(|| unsafe {

@@ -17,7 +17,7 @@ pub struct Ready {
     #[cfg(target_os = "linux")]
     word: std::sync::atomic::AtomicU32,
     #[cfg(not(target_os = "linux"))]
-    set: (parking_lot::Mutex<bool>, parking_lot::Condvar),
+    set: (waitfor::sync::Mutex<bool>, waitfor::sync::Condvar),
 }
 
 #[cfg(target_os = "linux")]

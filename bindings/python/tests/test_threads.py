@@ -121,9 +121,9 @@ def test_interpreter_exit_is_not_held_up_by_hung_probes() -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_forked_child_can_still_wait() -> None:
-    before = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
-    assert before.outcome == "matched"
+def _fork_and_wait_in_child() -> int:
+    """Forks; the child runs one wait with a Python probe and exits 0 when
+    it matched on its second sample. Returns the child's pid."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
@@ -131,10 +131,45 @@ def test_a_forked_child_can_still_wait() -> None:
         code = 1
         try:
             polls = iter(["", "x"])
-            r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 20000}, lambda: next(polls))
+            r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 10000}, lambda: next(polls))
             code = 0 if (r.outcome, r.samples) == ("matched", 2) else 2
         finally:
             os._exit(code)
+    return pid
+
+
+def test_children_forked_while_the_engine_is_busy_can_still_wait() -> None:
+    # The parent's engine threads park and wake each other all the time
+    # here; a fork in the middle of that must leave the child nothing
+    # locked (locks that park through a process-wide table did: the
+    # child's scheduler then hung for good, or the child crashed).
+    spec = {"until": {"matches": "never"}, "interval_ms": 10, "max_wait_ms": 60000}
+    busy = [waitfor.start(spec, lambda: "no") for _ in range(50)]
+    try:
+        for _ in range(20):
+            pid = _fork_and_wait_in_child()
+            status = [0]
+
+            def reaped(pid: int = pid) -> bool:
+                done, status[0] = os.waitpid(pid, os.WNOHANG)
+                return done == pid
+
+            try:
+                eventually(reaped, timeout=30, what="a forked child to finish its wait")
+            except BaseException:  # pytest.fail: the child must not outlive the test
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise
+            assert os.waitstatus_to_exitcode(status[0]) == 0
+    finally:
+        for handle in busy:
+            handle.cancel()
+
+
+def test_a_forked_child_can_still_wait() -> None:
+    before = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
+    assert before.outcome == "matched"
+    pid = _fork_and_wait_in_child()
     status = [0]
 
     def reaped() -> bool:

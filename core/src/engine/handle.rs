@@ -3,7 +3,7 @@
 use super::queue::Queue;
 use super::scheduler::Msg;
 use crate::result::WaitResult;
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -211,12 +211,7 @@ impl WaitHandle {
             }
             match deadline {
                 Some(deadline) => {
-                    if self
-                        .slot
-                        .changed
-                        .wait_until(&mut state, deadline)
-                        .timed_out()
-                    {
+                    if self.slot.changed.wait_until(&mut state, deadline) {
                         return ready(&mut state);
                     }
                 }

@@ -10,7 +10,7 @@
 use super::queue::Queue;
 use super::scheduler::{Msg, Scheduler};
 use super::watchdog::Watchdog;
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! itself when a wait samples 20 times a second. This queue takes a lock,
 //! and wakes a sleeper only when one sleeps.
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -84,7 +84,7 @@ impl<T> Queue<T> {
             state.sleepers += 1;
             state.wakes_at = deadline;
             let timed_out = match deadline {
-                Some(deadline) => self.ready.wait_until(&mut state, deadline).timed_out(),
+                Some(deadline) => self.ready.wait_until(&mut state, deadline),
                 None => {
                     self.ready.wait(&mut state);
                     false

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use serde_json::json;
 
 use crate::engine::{Engine, WaitControl, WaitHandle, WaitOptions};

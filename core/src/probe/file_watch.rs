@@ -15,8 +15,8 @@
 //! sample as it would without a watch.
 
 use crate::engine::Waker;
+use crate::sync::Mutex;
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -30,8 +30,8 @@
 //! it is not used; output of other panes of the session is read and dropped.
 
 use super::{Tmux, TmuxError};
+use crate::sync::{Condvar, Mutex};
 use crate::CancelToken;
-use parking_lot::{Condvar, Mutex};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};

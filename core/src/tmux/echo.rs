@@ -36,7 +36,7 @@
 //! assert!(masked.only_echo("echo ready"));
 //! ```
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 

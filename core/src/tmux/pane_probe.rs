@@ -66,7 +66,7 @@ use super::{
 };
 use crate::engine::Waker;
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
