@@ -203,6 +203,19 @@ fn wake_to_result() {
     );
 }
 
+/// Options whose end adds the time since `since` (set when the condition
+/// turns true) to `reactions`.
+fn records_reaction(
+    reactions: &Arc<Mutex<Vec<Duration>>>,
+    since: &Arc<Mutex<Instant>>,
+) -> WaitOptions {
+    let (reactions, since) = (reactions.clone(), since.clone());
+    WaitOptions::default().on_done(move |_| {
+        let at = *since.lock().unwrap();
+        reactions.lock().unwrap().push(at.elapsed());
+    })
+}
+
 /// 10,000 waits at 100 ms: memory, threads, CPU, reaction p99.
 fn ten_thousand_waits() {
     const WAITS: usize = 10_000;
@@ -223,11 +236,7 @@ fn ten_thousand_waits() {
                     "no"
                 }))
             });
-            let (reactions, flipped_at) = (reactions.clone(), flipped_at.clone());
-            let options = WaitOptions::default().on_done(move |_| {
-                let at = *flipped_at.lock().unwrap();
-                reactions.lock().unwrap().push(at.elapsed());
-            });
+            let options = records_reaction(&reactions, &flipped_at);
             Engine::global()
                 .start_with(
                     spec(interval, Duration::from_secs(60)),
@@ -433,11 +442,7 @@ fn file_waits_run(watch: bool) -> FileRun {
     let handles: Vec<_> = (0..WAITS)
         .map(|_| {
             let probe = waitfor::FileProbe::new(&path).count_reads(reads.clone());
-            let (reactions, appended_at) = (reactions.clone(), appended_at.clone());
-            let options = WaitOptions::default().on_done(move |_| {
-                let at = *appended_at.lock().unwrap();
-                reactions.lock().unwrap().push(at.elapsed());
-            });
+            let options = records_reaction(&reactions, &appended_at);
             Engine::global()
                 .start_with(
                     spec(interval, Duration::from_secs(120)).view(waitfor::ViewKind::Fresh),

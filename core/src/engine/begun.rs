@@ -28,7 +28,7 @@ impl BegunHooks {
     /// begun since the last time, and forgets the hosts that are gone. A
     /// host that panics is told again next time: the scheduler goes on.
     pub fn tell(&mut self, at_least: usize) {
-        if self.begun == 0 || self.begun < at_least {
+        if self.begun < at_least.max(1) {
             return;
         }
         self.begun = 0;
