@@ -62,7 +62,7 @@ pub(crate) struct Machine {
     stop: PatternScan,
     interval: Duration,
     /// When the next sample is planned: samples keep to a grid `interval`
-    /// apart from the first (see [`Machine::schedule_next`]).
+    /// apart from the first (see [`Machine::next_on_grid`]).
     grid: Duration,
     /// The sample planned at `grid` has been taken: the next call to
     /// [`Machine::next_on_grid`] moves the plan on.
