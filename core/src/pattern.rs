@@ -5,7 +5,7 @@ use crate::sync::Mutex;
 use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 /// Patterns larger than this are refused: a pattern is a needle, not a file.
 pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
@@ -103,7 +103,10 @@ impl Pattern {
                 )
             })?;
         let spans_lines = can_match_newline(&source, !self.case_sensitive);
-        let compiled = CompiledPattern { regex, spans_lines };
+        let compiled = CompiledPattern {
+            regex: Arc::new(regex),
+            spans_lines,
+        };
         if let Some(key) = key {
             let mut cache = COMPILED.lock();
             if cache.len() >= COMPILED_KEPT {
@@ -117,8 +120,8 @@ impl Pattern {
 
 /// Patterns compiled lately, by text and flags: hosts start many waits on
 /// the same few patterns, and compiling one costs far more than a wait's
-/// whole start otherwise. A clone of a compiled regex shares its program
-/// and has scratch space of its own.
+/// whole start otherwise. Waits on one pattern share its regex, scratch
+/// space included (see [`CompiledPattern::regex`]).
 static COMPILED: LazyLock<Mutex<HashMap<CacheKey, CompiledPattern>>> =
     LazyLock::new(Default::default);
 
@@ -139,7 +142,11 @@ fn one_line(text: &str) -> String {
 /// A pattern ready to search with.
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledPattern {
-    pub regex: Regex,
+    /// Shared, not cloned: a cloned `Regex` gets a scratch pool of its own,
+    /// whose caches (kilobytes each) every wait would build at its first
+    /// scan and free at its end; shared, the waits scanned on the
+    /// scheduler thread use one (its owner's fast path).
+    pub regex: Arc<Regex>,
     /// Whether a match can contain a newline, so incremental scanning must
     /// look back further than the start of the line holding the new bytes.
     pub spans_lines: bool,
@@ -274,6 +281,15 @@ mod tests {
             let err = PatternSet::compile(&[Pattern::regex("(")], field).unwrap_err();
             assert_eq!(err.rule, Rule::InvalidRegex);
         }
+    }
+
+    #[test]
+    fn waits_on_one_pattern_share_its_regex() {
+        // Shared, not cloned: one scratch pool for every wait on it.
+        let compiled = || Pattern::literal("shared ready").compile("p").unwrap().regex;
+        assert!(Arc::ptr_eq(&compiled(), &compiled()));
+        let other = Pattern::literal("shared ready").case_insensitive();
+        assert!(!Arc::ptr_eq(&compiled(), &other.compile("p").unwrap().regex));
     }
 
     #[test]
