@@ -289,7 +289,10 @@ mod tests {
         let compiled = || Pattern::literal("shared ready").compile("p").unwrap().regex;
         assert!(Arc::ptr_eq(&compiled(), &compiled()));
         let other = Pattern::literal("shared ready").case_insensitive();
-        assert!(!Arc::ptr_eq(&compiled(), &other.compile("p").unwrap().regex));
+        assert!(!Arc::ptr_eq(
+            &compiled(),
+            &other.compile("p").unwrap().regex
+        ));
     }
 
     #[test]

@@ -66,20 +66,23 @@ fn lead(leadership: &Leadership, took_over: bool) {
     loop {
         scheduler.gather();
         if let Some(watchdog) = &leadership.watchdog {
+            // Two clock reads a call: its start (also the turn's budget
+            // check and the watchdog's) and its end (also the answer's time).
             let turn = Instant::now();
             while let Some(job) = scheduler.next_inline() {
-                if turn.elapsed() >= INLINE_BUDGET {
+                let started = Instant::now();
+                if started - turn >= INLINE_BUDGET {
                     // More quick calls than one thread makes in time: the
                     // rest go to workers, so every core takes a share.
                     scheduler.defer_inline(job);
                     scheduler.hand_inline_to_workers();
                     break;
                 }
-                let ticket = watchdog.enter();
+                let ticket = watchdog.enter(started);
                 drop(scheduler);
-                let started = Instant::now();
                 let answer = job.call();
-                let took = started.elapsed();
+                let ended = Instant::now();
+                let took = ended - started;
                 if !watchdog.leave(ticket) {
                     leadership.inbox.push(Msg::ProbeDone {
                         id: job.id,
@@ -90,7 +93,7 @@ fn lead(leadership: &Leadership, took_over: bool) {
                     return;
                 }
                 scheduler = leadership.scheduler.lock();
-                scheduler.answer(job.id, job.call.sample, answer, took);
+                scheduler.answer(job.id, job.call.sample, answer, took, ended);
             }
             watchdog.disarm();
         }

@@ -208,7 +208,8 @@ impl Scheduler {
             let Some(msg) = self.inbox_batch.pop_front() else {
                 break;
             };
-            self.handle(msg);
+            let now = self.now();
+            self.handle(msg, now);
             self.hand_out_early();
         }
         self.fire_timers();
@@ -273,18 +274,20 @@ impl Scheduler {
         self.calls.extend(self.inline.drain(..));
     }
 
-    /// Takes in the answer of a call this thread made itself.
-    pub fn answer(&mut self, id: u64, call: u64, result: Answer, took: Duration) {
-        self.handle(Msg::ProbeDone {
+    /// Takes in the answer of a call this thread made itself, which ended
+    /// at `ended`.
+    pub fn answer(&mut self, id: u64, call: u64, result: Answer, took: Duration, ended: Instant) {
+        let msg = Msg::ProbeDone {
             id,
             call,
             result,
             took: Some(took),
-        });
+        };
+        self.handle(msg, ended.saturating_duration_since(self.epoch));
     }
 
-    fn handle(&mut self, msg: Msg) {
-        let now = self.now();
+    /// Handles `msg` at `now` (time since the epoch).
+    fn handle(&mut self, msg: Msg, now: Duration) {
         match msg {
             Msg::Start(id, active) => {
                 let deadline = active.machine.deadline();

@@ -58,9 +58,10 @@ impl Watchdog {
         nanos(self.epoch.elapsed())
     }
 
-    /// Called by the scheduler before an inline call.
-    pub fn enter(&self) -> Ticket {
-        let now = self.now();
+    /// Called by the scheduler before an inline call, which starts at
+    /// `started`.
+    pub fn enter(&self, started: Instant) -> Ticket {
+        let now = nanos(started.saturating_duration_since(self.epoch));
         let number = (self.phase.load(Ordering::Relaxed) >> 2) + 1;
         self.started.store(now, Ordering::Relaxed);
         let ticket = (number << 2) | RUNNING;
