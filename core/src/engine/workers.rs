@@ -8,6 +8,7 @@
 use super::call::ProbeJob;
 use super::queue::Queue;
 use super::scheduler::Msg;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -150,6 +151,22 @@ pub(crate) struct Delivery {
 /// Delivery threads.
 const DELIVERY_LANES: usize = 2;
 
+/// A delivery thread's loop: takes every job queued at once (one lock per
+/// batch, not per job: the scheduler hands out thousands of results in a
+/// burst), and runs them in order.
+fn deliver(queue: &Queue<Job>) -> ! {
+    let mut batch = VecDeque::new();
+    loop {
+        batch.extend(queue.pop(None));
+        queue.drain(&mut batch);
+        for job in batch.drain(..) {
+            // A host callback that panics loses its own delivery, not the
+            // thread later results need.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        }
+    }
+}
+
 impl Delivery {
     pub fn new() -> Self {
         let lanes: Vec<Arc<Queue<Job>>> = (0..DELIVERY_LANES)
@@ -158,13 +175,7 @@ impl Delivery {
                 let queue = jobs.clone();
                 std::thread::Builder::new()
                     .name("waitfor-delivery".into())
-                    .spawn(move || loop {
-                        if let Some(job) = queue.pop(None) {
-                            // A host callback that panics loses its own
-                            // delivery, not the thread later results need.
-                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                        }
-                    })
+                    .spawn(move || deliver(&queue))
                     .expect("cannot start a waitfor delivery thread");
                 jobs
             })
