@@ -161,8 +161,12 @@ pub fn start(
     } else {
         "invalid_spec"
     };
-    let handle = py
-        .detach(|| crate::engine::engine().start_with(spec, probe, options))
+    // Attached: a start never waits for the engine, and letting go of the
+    // interpreter lock here handed it to the worker making an earlier
+    // wait's first call, then waited to get it back (a loop of starts
+    // spent half its time in that ping-pong).
+    let handle = crate::engine::engine()
+        .start_with(spec, probe, options)
         .map_err(|e| errors::spec_error(py, &e, code))?;
     Ok(NativeHandle {
         control: handle.control(),
