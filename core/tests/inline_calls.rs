@@ -229,3 +229,52 @@ fn a_take_over_hands_out_what_the_stuck_turn_decided() {
     let result = got.expect("B's call or result was stranded behind the take-over");
     assert_eq!(result.outcome, Outcome::Matched);
 }
+
+/// Every engine call of a probe is part of a run (the scheduler's quick
+/// calls of a turn, or one call on a worker), and what a call leaves to the
+/// run's end is done on its thread once the run is over: for every call,
+/// including one that stalled and lost the scheduler, before the result.
+#[test]
+fn what_a_call_leaves_to_the_end_of_its_run_is_done_on_its_thread() {
+    let calls = Arc::new(AtomicU64::new(0));
+    let ended = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let outside_runs = Arc::new(AtomicU64::new(0));
+    let (seen_calls, seen_ended, seen_outside) =
+        (calls.clone(), ended.clone(), outside_runs.clone());
+    let probe = probe_fn(move |_| {
+        let n = seen_calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if !waitfor::in_run() {
+            seen_outside.fetch_add(1, Ordering::SeqCst);
+        }
+        let (ended, called_on) = (seen_ended.clone(), thread_name());
+        waitfor::at_run_end(move || ended.lock().unwrap().push((called_on, thread_name())));
+        if n == 4 {
+            // Stalls past the watchdog's bound: the scheduler moves on
+            // without this thread, which ends its run and goes.
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        Ok(Observation::text(if n < 8 { "no" } else { "ready" }))
+    });
+    let result = Engine::global()
+        .wait(spec(Duration::from_secs(60)), probe)
+        .unwrap();
+    assert_eq!((result.outcome, result.samples), (Outcome::Matched, 8));
+    assert_eq!(
+        outside_runs.load(Ordering::SeqCst),
+        0,
+        "a call outside a run"
+    );
+    let ended = ended.lock().unwrap().clone();
+    assert_eq!(
+        ended.len(),
+        8,
+        "one end per call, all before the result: {ended:?}"
+    );
+    assert!(
+        ended
+            .iter()
+            .all(|(called_on, ended_on)| called_on == ended_on),
+        "{ended:?}"
+    );
+    assert!(!waitfor::in_run(), "the test's own thread makes no run");
+}
