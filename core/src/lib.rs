@@ -44,7 +44,7 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{at_run_end, in_run, Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
+pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
 pub use pattern::{Pattern, MAX_PATTERN_BYTES};

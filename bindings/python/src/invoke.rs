@@ -82,24 +82,11 @@ pub fn survive_fork() {
 }
 
 /// Runs `f` attached to the interpreter, unless it is going away.
-///
-/// In a run of engine probe calls (the scheduler's quick calls of one
-/// turn, see `waitfor::in_run`) the first call takes the interpreter lock
-/// and the run's end gives it back, instead of each call taking and
-/// giving it: a probe call costs the lock once per scheduler wake-up.
 pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     if SHUTTING_DOWN.load(Ordering::Relaxed) {
         return None;
     }
     ENGINE_THREAD.with(|thread| {
-        if waitfor::in_run() {
-            if !thread.hold_for_run() {
-                return None;
-            }
-            // SAFETY: this thread holds the interpreter lock until its run
-            // ends, which is after `f` returns.
-            return Some(f(unsafe { Python::assume_attached() }));
-        }
         let _inside = thread.enter();
         Python::try_attach(f)
     })
@@ -130,7 +117,7 @@ impl Drop for Inside<'_> {
 
 thread_local! {
     static ENGINE_THREAD: EngineThread = const {
-        EngineThread { kept: Cell::new(false), in_python: OnceCell::new(), held: Cell::new(false) }
+        EngineThread { kept: Cell::new(false), in_python: OnceCell::new() }
     };
 }
 
@@ -147,8 +134,6 @@ thread_local! {
 struct EngineThread {
     kept: Cell<bool>,
     in_python: OnceCell<Arc<InPython>>,
-    /// The interpreter lock is held for the current run of engine calls.
-    held: Cell<bool>,
 }
 
 impl EngineThread {
@@ -167,39 +152,6 @@ impl EngineThread {
         inside.depth.fetch_add(1, Ordering::AcqRel);
         self.keep();
         Inside(inside)
-    }
-
-    /// Takes the interpreter lock until this thread's run of engine calls
-    /// ends, unless it holds it already; false when there is no
-    /// interpreter to take it from.
-    fn hold_for_run(&self) -> bool {
-        if self.held.get() {
-            return true;
-        }
-        // SAFETY: Py_IsInitialized has no preconditions.
-        if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
-            return false;
-        }
-        // In Python for interpreter exit until the run ends (`leave_run`).
-        std::mem::forget(self.enter());
-        // SAFETY: the interpreter is initialized and this thread is not
-        // attached (not held, and engine threads attach nowhere else
-        // during a run); Ensure attaches it, the run's end releases it.
-        let state = unsafe { pyo3::ffi::PyGILState_Ensure() };
-        self.held.set(true);
-        waitfor::at_run_end(move || ENGINE_THREAD.with(|thread| thread.leave_run(state)));
-        true
-    }
-
-    /// The end of a run [`EngineThread::hold_for_run`] held the lock for.
-    fn leave_run(&self, state: pyo3::ffi::PyGILState_STATE) {
-        // SAFETY: the matching release of `hold_for_run`'s Ensure, on this
-        // thread, after the run's last call returned.
-        unsafe { pyo3::ffi::PyGILState_Release(state) };
-        self.held.set(false);
-        if let Some(inside) = self.in_python.get() {
-            inside.depth.fetch_sub(1, Ordering::Release);
-        }
     }
 
     fn keep(&self) {

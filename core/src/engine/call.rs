@@ -4,7 +4,6 @@ use super::handle::{Calling, ProbeCell};
 use super::queue::Queue;
 use super::scheduler::Msg;
 use super::timers::TIMER_GRAIN;
-use super::turn;
 use crate::machine::ProbeCall;
 use crate::probe::{Observation, ProbeError};
 use std::panic::AssertUnwindSafe;
@@ -22,9 +21,7 @@ impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
         let started = Instant::now();
-        turn::begin();
         let result = self.call();
-        turn::end();
         let done = Msg::ProbeDone {
             id: self.id,
             call: self.call.sample,

@@ -9,7 +9,6 @@
 
 use super::queue::Queue;
 use super::scheduler::{Msg, Scheduler};
-use super::turn;
 use super::watchdog::Watchdog;
 use crate::sync::Mutex;
 use std::sync::Arc;
@@ -69,13 +68,10 @@ fn lead(leadership: &Leadership, took_over: bool) {
         if let Some(watchdog) = &leadership.watchdog {
             // Two clock reads a call: its start (also the turn's budget
             // check and the watchdog's) and its end (also the answer's time).
-            let turn_began = Instant::now();
-            // The calls below are one run: a host may stay entered from
-            // its first to its last (see `turn`).
-            turn::begin();
+            let turn = Instant::now();
             while let Some(job) = scheduler.next_inline() {
                 let started = Instant::now();
-                if started - turn_began >= INLINE_BUDGET {
+                if started - turn >= INLINE_BUDGET {
                     // More quick calls than one thread makes in time: the
                     // rest go to workers, so every core takes a share.
                     scheduler.defer_inline(job);
@@ -94,13 +90,11 @@ fn lead(leadership: &Leadership, took_over: bool) {
                         result: answer,
                         took: Some(took),
                     });
-                    turn::end();
                     return;
                 }
                 scheduler = leadership.scheduler.lock();
                 scheduler.answer(job.id, job.call.sample, answer, took, ended);
             }
-            turn::end();
             watchdog.disarm();
         }
         scheduler.flush();

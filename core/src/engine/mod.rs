@@ -8,13 +8,11 @@ mod queue;
 mod reply;
 mod scheduler;
 mod timers;
-mod turn;
 mod watchdog;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle, Waker};
 pub use reply::Reply;
-pub use turn::{at_run_end, in_run};
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
