@@ -1,6 +1,7 @@
-//! Calling Python from the engine's worker threads: attach to the
-//! interpreter only for the call, run a coroutine on the caller's event
-//! loop, remember the exception a call raised.
+//! Calling Python from the engine's threads (the scheduler, for quick
+//! calls, and the workers): attach to the interpreter only for the call,
+//! run a coroutine on the caller's event loop, remember the exception a
+//! call raised.
 
 use crossbeam_channel::{Receiver, Sender};
 use pyo3::prelude::*;
