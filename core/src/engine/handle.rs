@@ -12,7 +12,12 @@ use std::time::{Duration, Instant};
 #[derive(Default)]
 pub(crate) struct Slot {
     state: Mutex<SlotState>,
-    changed: Condvar,
+    /// Told when the result arrives.
+    filled: Condvar,
+    /// Told when the probe is dropped. Apart from `filled`: the probe is
+    /// dropped just before the result arrives, and a host waiting for the
+    /// result must not be woken for nothing in between.
+    released: Condvar,
 }
 
 #[derive(Default)]
@@ -25,12 +30,12 @@ struct SlotState {
 impl Slot {
     pub fn fill(&self, result: WaitResult) {
         self.state.lock().result = Some(result);
-        self.changed.notify_all();
+        self.filled.notify_all();
     }
 
     pub fn release(&self) {
         self.state.lock().released = true;
-        self.changed.notify_all();
+        self.released.notify_all();
     }
 }
 
@@ -179,14 +184,14 @@ impl WaitHandle {
             if let Some(result) = state.result.take() {
                 return result;
             }
-            self.slot.changed.wait(&mut state);
+            self.slot.filled.wait(&mut state);
         }
     }
 
     /// Blocks at most `timeout`; `None` if the wait is still running (the
     /// handle stays usable).
     pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
-        self.block_until(timeout, |state| state.result.take())
+        self.block_until(&self.slot.filled, timeout, |state| state.result.take())
     }
 
     /// Blocks at most `timeout` until the probe is dropped: every call of
@@ -194,12 +199,16 @@ impl WaitHandle {
     /// processes are gone. A process about to exit calls this after a
     /// wait that abandoned a call. Returns whether it was released.
     pub fn wait_released(&self, timeout: Duration) -> bool {
-        self.block_until(timeout, |state| state.released.then_some(()))
-            .is_some()
+        self.block_until(&self.slot.released, timeout, |state| {
+            state.released.then_some(())
+        })
+        .is_some()
     }
 
+    /// Blocks at most `timeout` until `ready` gives a value, woken by `told`.
     fn block_until<T>(
         &self,
+        told: &Condvar,
         timeout: Duration,
         mut ready: impl FnMut(&mut SlotState) -> Option<T>,
     ) -> Option<T> {
@@ -211,11 +220,11 @@ impl WaitHandle {
             }
             match deadline {
                 Some(deadline) => {
-                    if self.slot.changed.wait_until(&mut state, deadline) {
+                    if told.wait_until(&mut state, deadline) {
                         return ready(&mut state);
                     }
                 }
-                None => self.slot.changed.wait(&mut state),
+                None => told.wait(&mut state),
             }
         }
     }
