@@ -28,8 +28,22 @@ pub(crate) enum Step {
     Probe(ProbeCall),
     /// Nothing to do until [`Machine::next_timer`] or an event.
     Idle,
-    /// The wait is over.
-    Done(Box<WaitResult>),
+    /// The wait is over: [`Machine::result`] turns this into its result.
+    Done(Ending),
+}
+
+/// How a wait ended, as decided when it ended. The result proper (tail,
+/// last observation, counts) is built from it and the machine by
+/// [`Machine::result`], which the engine runs on a delivery thread: when
+/// thousands of waits end together, the scheduler only decides.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    outcome: Outcome,
+    matched_index: Option<usize>,
+    matched_lines: Vec<String>,
+    error: Option<String>,
+    woken: bool,
+    at: Duration,
 }
 
 /// A throttled progress report.
@@ -399,11 +413,10 @@ impl Machine {
         index: Option<usize>,
         lines: Vec<String>,
     ) -> Step {
-        let step = self.finish(now, outcome, index, lines, None);
-        match step {
-            Step::Done(mut result) => {
-                result.woken = woken;
-                Step::Done(result)
+        match self.finish(now, outcome, index, lines, None) {
+            Step::Done(mut ending) => {
+                ending.woken = woken;
+                Step::Done(ending)
             }
             other => other,
         }
@@ -418,30 +431,53 @@ impl Machine {
         error: Option<String>,
     ) -> Step {
         self.state = State::Done;
-        let display = self.view.display();
-        let tail = tail_of(display, self.tail.lines, self.tail.bytes);
-        let matched_lines =
-            tail_of(&matched_lines.join("\n"), self.tail.lines, self.tail.bytes).lines;
-        Step::Done(Box::new(WaitResult {
+        Step::Done(Ending {
             outcome,
             matched_index,
             matched_lines,
-            matched_at_entry: self.entry_matched && outcome != Outcome::Matched,
+            error,
+            woken: false,
+            at: now,
+        })
+    }
+
+    /// The result of the wait that ended as `ending`.
+    pub fn result(&self, ending: Ending) -> WaitResult {
+        let display = self.view.display();
+        let tail = tail_of(display, self.tail.lines, self.tail.bytes);
+        let matched_lines = tail_of_lines(ending.matched_lines, self.tail.lines, self.tail.bytes);
+        WaitResult {
+            outcome: ending.outcome,
+            matched_index: ending.matched_index,
+            matched_lines,
+            matched_at_entry: self.entry_matched && ending.outcome != Outcome::Matched,
             saw_new_output: self.view.has_output(),
             tail,
             exit_code: self.exit_code,
             samples: self.samples,
-            elapsed_ms: millis(now.saturating_sub(self.started)),
+            elapsed_ms: millis(ending.at.saturating_sub(self.started)),
             effective_max_wait_ms: millis(self.effective),
             clamped: self.clamped,
             probe: self.probe.clone(),
-            error,
+            error: ending.error,
             resume: None,
-            woken: false,
+            woken: ending.woken,
             alternate_screen: self.alternate_screen,
             last_observation: display.to_string(),
-        }))
+        }
     }
+}
+
+/// The tail of `lines` (whole lines, none holding a newline), as
+/// [`tail_of`] would keep it from their text: lines already within the
+/// limits are kept as they are, without joining and splitting them again.
+fn tail_of_lines(lines: Vec<String>, max_lines: usize, max_bytes: usize) -> Vec<String> {
+    let bytes = lines.iter().map(|l| l.len() + 1).sum::<usize>();
+    let last_has_text = lines.last().is_some_and(|l| !l.is_empty());
+    if lines.len() <= max_lines && bytes <= max_bytes + 1 && last_has_text {
+        return lines;
+    }
+    tail_of(&lines.join("\n"), max_lines, max_bytes).lines
 }
 
 fn millis(d: Duration) -> u64 {
@@ -461,6 +497,40 @@ mod tests {
 
     fn ms(ms: f64) -> Duration {
         Duration::from_secs_f64(ms / 1e3)
+    }
+
+    /// Matched lines kept as they are must be exactly what the tail of
+    /// their joined text would keep.
+    #[test]
+    fn matched_lines_keep_the_tail_rules() {
+        let cases: [&[&str]; 7] = [
+            &[],
+            &[""],
+            &["ready"],
+            &["a", "", "ready"],
+            &["a", "b", ""],
+            &["one", "two", "three", "four", "five"],
+            &["ééé", "0123456789"],
+        ];
+        for lines in cases {
+            for (max_lines, max_bytes) in [
+                (10, 1000),
+                (2, 1000),
+                (10, 7),
+                (10, 8),
+                (10, 9),
+                (10, 16),
+                (10, 17),
+                (1, 1),
+            ] {
+                let owned: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                assert_eq!(
+                    tail_of_lines(owned, max_lines, max_bytes),
+                    tail_of(&lines.join("\n"), max_lines, max_bytes).lines,
+                    "{lines:?} within {max_lines} lines, {max_bytes} bytes"
+                );
+            }
+        }
     }
 
     /// A driver whose timer fires late (a 1 ms timer tick, a busy

@@ -35,10 +35,10 @@ impl Sampler {
     /// Feeds one observation; the result if this sample ended the wait.
     pub fn feed(&mut self, observation: Observation) -> Option<WaitResult> {
         match self.machine.on_probe(Duration::ZERO, Ok(observation)) {
-            Step::Done(result) => Some(*result),
+            Step::Done(ending) => Some(self.machine.result(ending)),
             // Asleep until the next poll: wake it so it takes the next one.
             _ => match self.machine.on_wake(Duration::ZERO) {
-                Step::Done(result) => Some(*result),
+                Step::Done(ending) => Some(self.machine.result(ending)),
                 _ => None,
             },
         }

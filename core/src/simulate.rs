@@ -254,9 +254,9 @@ fn drive(
     let mut step = machine.start(now);
     loop {
         match step {
-            Step::Done(result) => {
+            Step::Done(ending) => {
                 return Ok(Simulation {
-                    result: *result,
+                    result: machine.result(ending),
                     call_starts_ms,
                     progress,
                 })

@@ -11,7 +11,7 @@ use super::timers::{Due, Timers};
 use super::watchdog::STALL;
 use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
-use crate::machine::{Machine, ProbeCall, Progress, Step};
+use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
 use std::collections::{HashMap, VecDeque};
@@ -345,7 +345,7 @@ impl Scheduler {
             None => {}
             Some(Step::Probe(call)) => self.start_call(id, call),
             Some(Step::Idle) => self.arm_sample_timer(id),
-            Some(Step::Done(result)) => self.finish(id, *result),
+            Some(Step::Done(ending)) => self.finish(id, ending),
         }
     }
 
@@ -420,41 +420,32 @@ impl Scheduler {
         }
     }
 
-    fn finish(&mut self, id: u64, mut result: WaitResult) {
+    fn finish(&mut self, id: u64, ending: Ending) {
         let Some(mut active) = self.waits.remove(&id) else {
             return;
         };
         active.call_cancel.cancel();
-        if active.resumable {
-            let token = match active.mode {
-                ProbeMode::Snapshot => active.machine.resume_lines(),
-                // A probe stuck in an abandoned call keeps its lock and its
-                // position is unknown: then no token is given.
-                ProbeMode::Stream => match &active.probe {
-                    ProbeHolder::Blocking(cell) => {
-                        cell.probe.try_lock().and_then(|c| c.probe.resume_point())
-                    }
-                    ProbeHolder::Deferred(_) => None,
-                },
-            };
-            result.resume = token.map(|t| t.encode());
-        }
-        active.span.record("poll_count", result.samples);
-        active.span.record("stop_reason", result.outcome.as_str());
-        active.span.record("elapsed_ms", result.elapsed_ms);
+        // Read now, while an abandoned call still holds the probe: its
+        // position past what the wait saw is no place to resume from.
+        let resume = active.resumable.then(|| resume_token(&active)).flatten();
         let on_done = active.on_done.take();
         let slot = active.slot.clone();
-        // The wait, its probe included, is dropped on the delivery thread,
-        // before the result is delivered: closing a push source (a
-        // control-mode client, a watch) may take a while, and must be done
-        // when the host hears; and thousands of waits ending together do
-        // not hold up the scheduler with their clean-up.
-        // Delivered off the scheduler: a host callback that is slow (or
-        // waits for an interpreter lock) never stalls it, and hung probes
-        // holding every worker never delay a result.
+        // The result is built, the wait (its probe included) dropped, and
+        // the host told on a delivery thread: thousands of waits ending
+        // together are finished on more than one core while this thread
+        // goes on sampling; closing a push source (a control-mode client,
+        // a watch) may take a while and must be done when the host hears;
+        // a slow host callback (or one waiting for an interpreter lock)
+        // never stalls the scheduler, and hung probes holding every worker
+        // never delay a result.
         self.delivery.add(
             id,
             Box::new(move || {
+                let mut result = active.machine.result(ending);
+                result.resume = resume;
+                active.span.record("poll_count", result.samples);
+                active.span.record("stop_reason", result.outcome.as_str());
+                active.span.record("elapsed_ms", result.elapsed_ms);
                 drop(active);
                 if let Some(on_done) = on_done {
                     // A host callback that panics still lets the handle hear.
@@ -477,6 +468,22 @@ impl Scheduler {
             });
         }
     }
+}
+
+/// The token a resumable wait's result carries.
+fn resume_token(active: &Active) -> Option<String> {
+    let token = match active.mode {
+        ProbeMode::Snapshot => active.machine.resume_lines(),
+        // A probe stuck in an abandoned call keeps its lock and its
+        // position is unknown: then no token is given.
+        ProbeMode::Stream => match &active.probe {
+            ProbeHolder::Blocking(cell) => {
+                cell.probe.try_lock().and_then(|c| c.probe.resume_point())
+            }
+            ProbeHolder::Deferred(_) => None,
+        },
+    };
+    token.map(|t| t.encode())
 }
 
 /// Hashes wait ids (small sequential numbers) with one multiplication:
