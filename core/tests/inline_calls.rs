@@ -229,3 +229,107 @@ fn a_take_over_hands_out_what_the_stuck_turn_decided() {
     let result = got.expect("B's call or result was stranded behind the take-over");
     assert_eq!(result.outcome, Outcome::Matched);
 }
+
+/// Runs on `engine` a wait whose probe, the first time it is called on the
+/// scheduler thread, runs `slow` there; it matches at the first call on a
+/// scheduler thread after that. Returns the kernel's ids of the scheduler
+/// threads of the slow call and of the later one.
+fn scheduler_threads_around(engine: &Engine, slow: impl Fn() + Send + 'static) -> (i32, i32) {
+    let slow_on = Arc::new(Mutex::new(None));
+    let seen = slow_on.clone();
+    let later = Arc::new(Mutex::new(None));
+    let found = later.clone();
+    let probe = probe_fn(move |_| {
+        if thread_name() != "waitfor-scheduler" {
+            return Ok(Observation::text("no"));
+        }
+        // SAFETY: plain syscall without arguments.
+        let id = unsafe { libc::gettid() };
+        let mut slow_on = seen.lock().unwrap();
+        if slow_on.is_none() {
+            *slow_on = Some(id);
+            slow();
+            return Ok(Observation::text("no"));
+        }
+        *found.lock().unwrap() = Some(id);
+        Ok(Observation::text("ready"))
+    });
+    let result = engine.wait(spec(Duration::from_secs(60)), probe).unwrap();
+    assert_eq!(result.outcome, Outcome::Matched);
+    let slow_on = slow_on
+        .lock()
+        .unwrap()
+        .expect("a call ran on the scheduler");
+    let later = later
+        .lock()
+        .unwrap()
+        .expect("a later call ran on the scheduler");
+    (slow_on, later)
+}
+
+/// Spins the calling thread until `wall` has passed.
+fn spin_for(wall: Duration) {
+    let until = Instant::now() + wall;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_to(cpu: usize) {
+    // SAFETY: plain syscall on the calling thread with a set built here.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0
+        );
+    }
+}
+
+#[test]
+fn a_call_whose_thread_waits_for_a_cpu_keeps_the_scheduler() {
+    // During a call, a real-time thread spins on the scheduler thread's
+    // CPU (both pinned there) for 10 ms: the call lasts well past the
+    // stall bound, all of it waiting for the CPU, and the watchdog must
+    // not take the scheduler away (the later call runs on the same
+    // thread). A private engine: its scheduler thread stays pinned.
+    let engine = Engine::new();
+    let (slow_on, later) = scheduler_threads_around(&engine, || {
+        // SAFETY: plain syscall.
+        let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap();
+        pin_to(cpu);
+        // Work, not synchronisation: both threads spin to the same
+        // moment, under the limit past which a call loses the scheduler
+        // anyway; the rival stops on its own (the call cannot tell it).
+        let until = Instant::now() + Duration::from_millis(10);
+        std::thread::spawn(move || {
+            let fifo = libc::sched_param { sched_priority: 1 };
+            // SAFETY: plain syscall on the calling thread.
+            let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &fifo) };
+            assert_eq!(
+                status, 0,
+                "a real-time thread needs CAP_SYS_NICE (the tests run as root)"
+            );
+            pin_to(cpu);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        });
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    });
+    assert_eq!(slow_on, later, "the scheduler was taken away");
+}
+
+#[test]
+fn a_call_that_keeps_its_cpu_busy_loses_the_scheduler() {
+    // Runnable all along like a preempted call, but running: after a
+    // second look the watchdog takes over, well before the call ends.
+    let engine = Engine::new();
+    let (slow_on, later) =
+        scheduler_threads_around(&engine, || spin_for(Duration::from_millis(15)));
+    assert_ne!(slow_on, later, "the busy call kept the scheduler");
+}

@@ -57,6 +57,9 @@ fn spawn_leader(leadership: Arc<Leadership>, took_over: bool) {
 /// scheduler to another thread.
 fn lead(leadership: &Leadership, took_over: bool) {
     let mut scheduler = leadership.scheduler.lock();
+    if let Some(watchdog) = &leadership.watchdog {
+        watchdog.calls_from_this_thread();
+    }
     if took_over {
         // What the stuck thread's turn decided (calls, results) goes out
         // now, not at some later turn.

@@ -9,6 +9,16 @@
 //! the stuck thread, once its call returns, posts the answer like a
 //! worker and ends.
 //!
+//! A call can also look stuck when its thread merely waits for a CPU (a
+//! loaded machine, more busy threads than cores). Taking the scheduler
+//! away then helps nobody: the new thread waits for a CPU as well, and
+//! calls sent to workers meanwhile cost more CPU just when it is short. So
+//! before it takes over, the watchdog looks at the thread: blocked in its
+//! call (Linux `/proc`), it loses the scheduler at once; runnable, it is
+//! looked at every half bound, and keeps the scheduler until it has run
+//! half a bound (its CPU clock) since the first look, or the call has
+//! lasted [`PREEMPTED_LIMIT`].
+//!
 //! The watchdog sleeps on a timer the scheduler arms and disarms without
 //! waking it (a Linux `timerfd`), so it costs nothing while calls are
 //! quick. Elsewhere there is no watchdog and every call goes to workers.
@@ -18,6 +28,10 @@ use std::time::{Duration, Instant};
 
 /// An inline call running longer than this loses the scheduler.
 pub(crate) const STALL: Duration = Duration::from_millis(1);
+
+/// The longest an inline call keeps the scheduler while its thread waits
+/// for a CPU rather than runs it.
+const PREEMPTED_LIMIT: Duration = Duration::from_millis(20);
 
 /// Phases of the inline call in flight, in the low bits of `phase`.
 const IDLE: u64 = 0;
@@ -40,6 +54,17 @@ pub(crate) struct Watchdog {
     /// Until when the timer is armed (nanoseconds since `epoch`, 0: not
     /// armed); written by the scheduler only.
     armed_until: AtomicU64,
+    /// The thread that makes the inline calls (0: not known): see
+    /// [`thread::Caller`].
+    caller: AtomicU64,
+}
+
+/// The thread in a call past [`STALL`] as the watchdog first saw it.
+struct Look {
+    /// The call's phase word (which call it was).
+    phase: u64,
+    /// Its CPU time then.
+    ran: Duration,
 }
 
 impl Watchdog {
@@ -51,7 +76,15 @@ impl Watchdog {
             phase: AtomicU64::new(IDLE),
             started: AtomicU64::new(0),
             armed_until: AtomicU64::new(0),
+            caller: AtomicU64::new(0),
         })
+    }
+
+    /// Called by a thread that starts making the inline calls (a new
+    /// scheduler thread).
+    pub fn calls_from_this_thread(&self) {
+        self.caller
+            .store(thread::Caller::current().packed(), Ordering::Relaxed);
     }
 
     fn now(&self) -> u64 {
@@ -99,6 +132,7 @@ impl Watchdog {
     /// The watchdog thread's loop: calls `take_over` each time it took the
     /// scheduler away from a stuck inline call.
     pub fn watch(&self, take_over: impl Fn()) -> ! {
+        let mut first_look = None;
         loop {
             self.timer.wait();
             let phase = self.phase.load(Ordering::Acquire);
@@ -113,10 +147,17 @@ impl Watchdog {
                 }
                 continue;
             }
-            let stall_at = self.started.load(Ordering::Relaxed) + nanos(STALL);
+            let started = self.started.load(Ordering::Relaxed);
+            let stall_at = started + nanos(STALL);
             if now < stall_at {
                 let until = stall_at.max(armed_until);
                 self.timer.arm(Duration::from_nanos(until - now));
+                continue;
+            }
+            if now < started + nanos(PREEMPTED_LIMIT)
+                && self.queued_for_a_cpu(phase, &mut first_look)
+            {
+                self.timer.arm(STALL / 2);
                 continue;
             }
             let taken = (phase & !PHASE_BITS) | TAKEN;
@@ -126,6 +167,28 @@ impl Watchdog {
                 .is_ok()
             {
                 take_over();
+            }
+        }
+    }
+
+    /// Whether the thread in call `phase` is, as far as can be told, not
+    /// stuck in it but waiting for a CPU: runnable, and since the first
+    /// look at this call it has run less than half a stall bound.
+    fn queued_for_a_cpu(&self, phase: u64, first_look: &mut Option<Look>) -> bool {
+        let caller = thread::Caller::unpack(self.caller.load(Ordering::Relaxed));
+        let Some(thread::State {
+            runnable: true,
+            ran,
+        }) = caller.and_then(|c| c.state())
+        else {
+            return false;
+        };
+        match first_look {
+            Some(first) if first.phase == phase => ran.saturating_sub(first.ran) < STALL / 2,
+            // The first look at this call: runnable, so look again.
+            _ => {
+                *first_look = Some(Look { phase, ran });
+                true
             }
         }
     }
@@ -220,6 +283,103 @@ mod timer {
 
         pub fn wait(&self) {
             match self.0 {}
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod thread {
+    use std::time::Duration;
+
+    /// A thread as the watchdog finds it.
+    pub(crate) struct State {
+        /// Running or waiting for a CPU (not blocked).
+        pub runnable: bool,
+        /// Its CPU time so far.
+        pub ran: Duration,
+    }
+
+    /// The thread making inline calls: its kernel id (for `/proc`) and its
+    /// CPU-time clock, which counts a running thread's current slice too.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Caller {
+        id: i32,
+        clock: libc::clockid_t,
+    }
+
+    impl Caller {
+        /// The calling thread.
+        pub fn current() -> Self {
+            let mut clock: libc::clockid_t = 0;
+            // SAFETY: plain calls on the calling thread; `clock` is ours.
+            let id = unsafe {
+                libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock);
+                libc::gettid()
+            };
+            Self { id, clock }
+        }
+
+        /// Both in one word, so a reader never mixes two threads' halves.
+        pub fn packed(self) -> u64 {
+            (u64::from(self.id as u32) << 32) | u64::from(self.clock as u32)
+        }
+
+        pub fn unpack(word: u64) -> Option<Self> {
+            (word != 0).then_some(Self {
+                id: (word >> 32) as u32 as i32,
+                clock: word as u32 as libc::clockid_t,
+            })
+        }
+
+        /// How the thread is now, if it is still there.
+        pub fn state(self) -> Option<State> {
+            let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.id)).ok()?;
+            // The state follows the command name, which may hold spaces and
+            // parentheses: it comes after the last `)`.
+            let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
+            let mut ran = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: reads a clock into a timespec we own; a clock of a
+            // thread that has ended gives an error, not undefined behaviour.
+            if unsafe { libc::clock_gettime(self.clock, &mut ran) } != 0 {
+                return None;
+            }
+            Some(State {
+                runnable: state == "R",
+                ran: Duration::new(ran.tv_sec as u64, ran.tv_nsec as u32),
+            })
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod thread {
+    /// Never built: there is no watchdog without its timer.
+    pub(crate) struct State {
+        pub runnable: bool,
+        pub ran: std::time::Duration,
+    }
+
+    #[derive(Clone, Copy)]
+    pub(crate) struct Caller;
+
+    impl Caller {
+        pub fn current() -> Self {
+            Self
+        }
+
+        pub fn packed(self) -> u64 {
+            0
+        }
+
+        pub fn unpack(_word: u64) -> Option<Self> {
+            None
+        }
+
+        pub fn state(self) -> Option<State> {
+            None
         }
     }
 }
