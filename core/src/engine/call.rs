@@ -3,12 +3,11 @@
 use super::handle::{Calling, ProbeCell};
 use super::queue::Queue;
 use super::scheduler::Msg;
-use super::timers::TIMER_GRAIN;
 use crate::machine::ProbeCall;
 use crate::probe::{Observation, ProbeError};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A call of a blocking probe, queued for a worker.
 pub(crate) struct ProbeJob {
@@ -16,6 +15,11 @@ pub(crate) struct ProbeJob {
     pub cell: Arc<ProbeCell>,
     pub call: ProbeCall,
 }
+
+/// The longest an answer waits for a wake-up of the scheduler that is due
+/// anyway. Shorter than a timer grain: an answer is a reaction, its delay
+/// is the host's.
+const ANSWER_WAIT: Duration = Duration::from_millis(1);
 
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
@@ -31,7 +35,7 @@ impl ProbeJob {
         // When the scheduler wakes within a tick anyway (thousands of waits
         // keep it ticking), the answer waits for it: one wake-up per tick
         // instead of one per answer.
-        inbox.push_unless_awake_by(done, Instant::now() + TIMER_GRAIN);
+        inbox.push_unless_awake_by(done, Instant::now() + ANSWER_WAIT);
     }
 }
 
