@@ -83,8 +83,8 @@ impl Watchdog {
     /// Called by a thread that starts making the inline calls (a new
     /// scheduler thread).
     pub fn calls_from_this_thread(&self) {
-        self.caller
-            .store(thread::Caller::current().packed(), Ordering::Relaxed);
+        let caller = thread::Caller::current().map_or(0, thread::Caller::packed);
+        self.caller.store(caller, Ordering::Relaxed);
     }
 
     fn now(&self) -> u64 {
@@ -308,15 +308,17 @@ mod thread {
     }
 
     impl Caller {
-        /// The calling thread.
-        pub fn current() -> Self {
+        /// The calling thread, if its CPU clock can be had.
+        pub fn current() -> Option<Self> {
             let mut clock: libc::clockid_t = 0;
             // SAFETY: plain calls on the calling thread; `clock` is ours.
-            let id = unsafe {
-                libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock);
-                libc::gettid()
+            let (status, id) = unsafe {
+                (
+                    libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock),
+                    libc::gettid(),
+                )
             };
-            Self { id, clock }
+            (status == 0).then_some(Self { id, clock })
         }
 
         /// Both in one word, so a reader never mixes two threads' halves.
@@ -366,8 +368,8 @@ mod thread {
     pub(crate) struct Caller;
 
     impl Caller {
-        pub fn current() -> Self {
-            Self
+        pub fn current() -> Option<Self> {
+            None
         }
 
         pub fn packed(self) -> u64 {
