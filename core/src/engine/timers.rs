@@ -142,9 +142,9 @@ mod tests {
 
     #[test]
     fn timers_keep_their_time_after_months_of_uptime() {
-        // Grain numbers past u32::MAX (49.7 days of 1 ms grains).
+        // Grain numbers past u32::MAX (99.4 days of 2 ms grains).
         let mut timers = Timers::default();
-        let now = Duration::from_secs(50 * 86_400);
+        let now = Duration::from_secs(120 * 86_400);
         timers.arm_sample(
             now + Duration::from_secs(10),
             now + Duration::from_secs(3600),
