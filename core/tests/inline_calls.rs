@@ -4,7 +4,7 @@
 #![cfg(target_os = "linux")]
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
@@ -267,9 +267,8 @@ fn scheduler_threads_around(engine: &Engine, slow: impl Fn() + Send + 'static) -
     (slow_on, later)
 }
 
-/// Spins the calling thread until `wall` has passed.
-fn spin_for(wall: Duration) {
-    let until = Instant::now() + wall;
+/// Spins the calling thread until `until`.
+fn spin_until(until: Instant) {
     while Instant::now() < until {
         std::hint::spin_loop();
     }
@@ -296,7 +295,10 @@ fn a_call_whose_thread_waits_for_a_cpu_keeps_the_scheduler() {
     // not take the scheduler away (the later call runs on the same
     // thread). A private engine: its scheduler thread stays pinned.
     let engine = Engine::new();
-    let (slow_on, later) = scheduler_threads_around(&engine, || {
+    // What `sched_setscheduler` gave the rival (it needs CAP_SYS_NICE).
+    let rival_status = Arc::new(AtomicI32::new(i32::MIN));
+    let status = rival_status.clone();
+    let (slow_on, later) = scheduler_threads_around(&engine, move || {
         // SAFETY: plain syscall.
         let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap();
         pin_to(cpu);
@@ -304,23 +306,25 @@ fn a_call_whose_thread_waits_for_a_cpu_keeps_the_scheduler() {
         // moment, under the limit past which a call loses the scheduler
         // anyway; the rival stops on its own (the call cannot tell it).
         let until = Instant::now() + Duration::from_millis(10);
-        std::thread::spawn(move || {
+        let status = status.clone();
+        let rival = std::thread::spawn(move || {
             let fifo = libc::sched_param { sched_priority: 1 };
             // SAFETY: plain syscall on the calling thread.
-            let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &fifo) };
-            assert_eq!(
-                status, 0,
-                "a real-time thread needs CAP_SYS_NICE (the tests run as root)"
-            );
-            pin_to(cpu);
-            while Instant::now() < until {
-                std::hint::spin_loop();
+            let set = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &fifo) };
+            status.store(set, Ordering::SeqCst);
+            if set == 0 {
+                pin_to(cpu);
+                spin_until(until);
             }
         });
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
+        spin_until(until);
+        rival.join().unwrap();
     });
+    assert_eq!(
+        rival_status.load(Ordering::SeqCst),
+        0,
+        "a real-time thread needs CAP_SYS_NICE (the tests run as root)"
+    );
     assert_eq!(slow_on, later, "the scheduler was taken away");
 }
 
@@ -329,7 +333,8 @@ fn a_call_that_keeps_its_cpu_busy_loses_the_scheduler() {
     // Runnable all along like a preempted call, but running: after a
     // second look the watchdog takes over, well before the call ends.
     let engine = Engine::new();
-    let (slow_on, later) =
-        scheduler_threads_around(&engine, || spin_for(Duration::from_millis(15)));
+    let (slow_on, later) = scheduler_threads_around(&engine, || {
+        spin_until(Instant::now() + Duration::from_millis(15))
+    });
     assert_ne!(slow_on, later, "the busy call kept the scheduler");
 }
