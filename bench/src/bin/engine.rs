@@ -563,27 +563,28 @@ fn main() {
     let only = std::env::args().nth(1);
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
     header("engine (cargo run --release -p waitfor-bench --bin engine)");
-    // The 10k run goes first: the hung-probe run below leaves extra workers
-    // idle for a while, which would count against it.
-    if run("many") {
-        ten_thousand_waits();
-    }
-    if run("matching") {
-        incremental_matching();
-    }
+    // The single-wait rows go first, before 10,000 peer threads have come
+    // and gone; the hung-probe run goes last: it leaves extra workers
+    // idle for a while, which would count against the 10k run.
     if run("overhead") {
         overhead_per_sample();
     }
     if run("idle") {
         cpu_while_waiting();
     }
-    if run("deadline") {
-        deadline_overshoot();
-    }
     if run("wake") {
         wake_to_result();
     }
+    if run("many") {
+        ten_thousand_waits();
+    }
+    if run("matching") {
+        incremental_matching();
+    }
     if run("file") {
         file_waits();
+    }
+    if run("deadline") {
+        deadline_overshoot();
     }
 }
