@@ -7,7 +7,7 @@ use crate::error::SpecError;
 use crate::pattern::PatternSet;
 use crate::policy::Policy;
 use crate::probe::{Observation, ProbeError, ProbeMode};
-use crate::result::{tail_of, Outcome, ProbeAccounting, WaitResult};
+use crate::result::{tail_of, tail_of_lines, Outcome, ProbeAccounting, WaitResult};
 use crate::resume::ResumeToken;
 use crate::spec::{Backoff, ErrorPolicy, Spec, TailLimits};
 use crate::view::View;
@@ -468,18 +468,6 @@ impl Machine {
     }
 }
 
-/// The tail of `lines` (whole lines, none holding a newline), as
-/// [`tail_of`] would keep it from their text: lines already within the
-/// limits are kept as they are, without joining and splitting them again.
-fn tail_of_lines(lines: Vec<String>, max_lines: usize, max_bytes: usize) -> Vec<String> {
-    let bytes = lines.iter().map(|l| l.len() + 1).sum::<usize>();
-    let last_has_text = lines.last().is_some_and(|l| !l.is_empty());
-    if lines.len() <= max_lines && bytes <= max_bytes + 1 && last_has_text {
-        return lines;
-    }
-    tail_of(&lines.join("\n"), max_lines, max_bytes).lines
-}
-
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -497,40 +485,6 @@ mod tests {
 
     fn ms(ms: f64) -> Duration {
         Duration::from_secs_f64(ms / 1e3)
-    }
-
-    /// Matched lines kept as they are must be exactly what the tail of
-    /// their joined text would keep.
-    #[test]
-    fn matched_lines_keep_the_tail_rules() {
-        let cases: [&[&str]; 7] = [
-            &[],
-            &[""],
-            &["ready"],
-            &["a", "", "ready"],
-            &["a", "b", ""],
-            &["one", "two", "three", "four", "five"],
-            &["ééé", "0123456789"],
-        ];
-        for lines in cases {
-            for (max_lines, max_bytes) in [
-                (10, 1000),
-                (2, 1000),
-                (10, 7),
-                (10, 8),
-                (10, 9),
-                (10, 16),
-                (10, 17),
-                (1, 1),
-            ] {
-                let owned: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-                assert_eq!(
-                    tail_of_lines(owned, max_lines, max_bytes),
-                    tail_of(&lines.join("\n"), max_lines, max_bytes).lines,
-                    "{lines:?} within {max_lines} lines, {max_bytes} bytes"
-                );
-            }
-        }
     }
 
     /// A driver whose timer fires late (a 1 ms timer tick, a busy

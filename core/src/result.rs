@@ -168,3 +168,63 @@ pub fn tail_of(text: &str, max_lines: usize, max_bytes: usize) -> Tail {
     }
     Tail { lines, truncated }
 }
+
+/// The tail of a list of lines, as [`tail_of`] keeps it from their text
+/// joined with newlines. Lines already within the limits are kept as they
+/// are, without joining and splitting them again.
+pub(crate) fn tail_of_lines(lines: Vec<String>, max_lines: usize, max_bytes: usize) -> Vec<String> {
+    let joined_bytes = lines
+        .iter()
+        .map(|l| l.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1);
+    let kept_as_they_are = lines.len() <= max_lines
+        && joined_bytes <= max_bytes
+        // A last empty line is a trailing newline, which `tail_of` drops.
+        && lines.last().is_some_and(|l| !l.is_empty())
+        && lines.iter().all(|l| !l.contains('\n'));
+    if kept_as_they_are {
+        return lines;
+    }
+    tail_of(&lines.join("\n"), max_lines, max_bytes).lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines kept as they are must be exactly what the tail of
+    /// their joined text would keep.
+    #[test]
+    fn lines_kept_as_they_are_follow_the_tail_rules() {
+        let cases: [&[&str]; 8] = [
+            &[],
+            &[""],
+            &["ready"],
+            &["a", "", "ready"],
+            &["a", "b", ""],
+            &["one", "two", "three", "four", "five"],
+            &["ééé", "0123456789"],
+            &["two\nlines", "ready"],
+        ];
+        for lines in cases {
+            for (max_lines, max_bytes) in [
+                (10, 1000),
+                (2, 1000),
+                (10, 7),
+                (10, 8),
+                (10, 9),
+                (10, 16),
+                (10, 17),
+                (1, 1),
+            ] {
+                let owned: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                assert_eq!(
+                    tail_of_lines(owned, max_lines, max_bytes),
+                    tail_of(&lines.join("\n"), max_lines, max_bytes).lines,
+                    "{lines:?} within {max_lines} lines, {max_bytes} bytes"
+                );
+            }
+        }
+    }
+}

@@ -13,7 +13,7 @@ use super::Prepared;
 use crate::error::Rule;
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
-use crate::result::{tail_of, Outcome, WaitResult};
+use crate::result::{tail_of_lines, Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use crate::tmux::{PaneProbe, PaneReportHandle, PaneTarget, Tmux};
 use serde_json::{json, Map, Value};
@@ -279,8 +279,8 @@ pub(super) fn longer_than(limit: Duration, interval: Duration) -> Duration {
     limit.max(interval + Duration::from_millis(1))
 }
 
-fn capped(lines: &[String]) -> Vec<String> {
-    tail_of(&lines.join("\n"), TAIL_LINES, TAIL_BYTES).lines
+fn capped(lines: Vec<String>) -> Vec<String> {
+    tail_of_lines(lines, TAIL_LINES, TAIL_BYTES)
 }
 
 /// Every fresh line the pattern at `index` matches, as the seed lists them.
@@ -352,11 +352,11 @@ fn render(
         "found": found,
         "outcome": outcome,
         "matched_index": result.matched_index,
-        "matched_lines": capped(&lines),
+        "matched_lines": capped(lines),
         "saw_new_output": result.saw_new_output,
         "matched_at_entry": result.matched_at_entry && !found,
         "alternate_screen": alternate,
-        "tail": capped(&seen.region.original),
+        "tail": capped(seen.region.original.clone()),
         "pane_id": pane_id,
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
         "effective_timeout": effective,
