@@ -23,6 +23,7 @@
 //! waking it (a Linux `timerfd`), so it costs nothing while calls are
 //! quick. Elsewhere there is no watchdog and every call goes to workers.
 
+use crate::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -54,9 +55,9 @@ pub(crate) struct Watchdog {
     /// Until when the timer is armed (nanoseconds since `epoch`, 0: not
     /// armed); written by the scheduler only.
     armed_until: AtomicU64,
-    /// The thread that makes the inline calls (0: not known): see
-    /// [`thread::Caller`].
-    caller: AtomicU64,
+    /// The thread that makes the inline calls, if known. Written when a
+    /// scheduler thread starts, read when a call looks stuck: both rare.
+    caller: Mutex<Option<thread::Caller>>,
 }
 
 /// The thread in a call past [`STALL`] as the watchdog first saw it.
@@ -76,15 +77,14 @@ impl Watchdog {
             phase: AtomicU64::new(IDLE),
             started: AtomicU64::new(0),
             armed_until: AtomicU64::new(0),
-            caller: AtomicU64::new(0),
+            caller: Mutex::new(None),
         })
     }
 
     /// Called by a thread that starts making the inline calls (a new
     /// scheduler thread).
     pub fn calls_from_this_thread(&self) {
-        let caller = thread::Caller::current().map_or(0, thread::Caller::packed);
-        self.caller.store(caller, Ordering::Relaxed);
+        *self.caller.lock() = thread::Caller::current();
     }
 
     fn now(&self) -> u64 {
@@ -175,7 +175,7 @@ impl Watchdog {
     /// stuck in it but waiting for a CPU: runnable, and since the first
     /// look at this call it has run less than half a stall bound.
     fn queued_for_a_cpu(&self, phase: u64, first_look: &mut Option<Look>) -> bool {
-        let caller = thread::Caller::unpack(self.caller.load(Ordering::Relaxed));
+        let caller = *self.caller.lock();
         let Some(thread::State {
             runnable: true,
             ran,
@@ -321,18 +321,6 @@ mod thread {
             (status == 0).then_some(Self { id, clock })
         }
 
-        /// Both in one word, so a reader never mixes two threads' halves.
-        pub fn packed(self) -> u64 {
-            (u64::from(self.id as u32) << 32) | u64::from(self.clock as u32)
-        }
-
-        pub fn unpack(word: u64) -> Option<Self> {
-            (word != 0).then_some(Self {
-                id: (word >> 32) as u32 as i32,
-                clock: word as u32 as libc::clockid_t,
-            })
-        }
-
         /// How the thread is now, if it is still there.
         pub fn state(self) -> Option<State> {
             let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.id)).ok()?;
@@ -369,14 +357,6 @@ mod thread {
 
     impl Caller {
         pub fn current() -> Option<Self> {
-            None
-        }
-
-        pub fn packed(self) -> u64 {
-            0
-        }
-
-        pub fn unpack(_word: u64) -> Option<Self> {
             None
         }
 
