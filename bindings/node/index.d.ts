@@ -21,18 +21,7 @@ export declare class NativeEventMatcher {
 }
 
 /**
- * Controls of a running wait (internal; wrapped by the package's
- * `WaitHandle`).
- */
-export declare class NativeWait {
-  /** Takes a sample now instead of at the next poll. */
-  wake(): void
-  /** Ends the wait with outcome `cancelled`. */
-  cancel(): void
-}
-
-/**
- * The inbox of one JavaScript environment (internal: made once by the
+ * The channel of one JavaScript environment (internal: made once by the
  * package's `lib/channel.js`, which every wait goes through).
  */
 export declare class WaitChannel {
@@ -57,6 +46,16 @@ export declare class WaitChannel {
    * something arrives; `drain` must not throw.
    */
   constructor(drain: () => unknown)
+  /**
+   * Takes a sample of the wait in `slot` now instead of at the next
+   * poll (internal; see the package's `WaitHandle.wake`).
+   */
+  wakeWait(slot: number): void
+  /**
+   * Ends the wait in `slot` with outcome `cancelled` (internal; see the
+   * package's `WaitHandle.cancel`).
+   */
+  cancelWait(slot: number): void
   /**
    * Takes the finished waits and progress reports in the order they
    * came (numbers and one text, read by `lib/events.js`), or null when
@@ -181,21 +180,21 @@ export declare function settleToolCall(id: number, flags: number, text: string, 
 export declare function simulate(vector: string): any
 
 /**
- * Starts profile call `key` of `channel`'s environment (internal; see
- * the package's `callTool`). `args` is JSON text; `tools` is the
- * package's dispatcher for the host's tools (absent: the built-in
- * `run_command` and `read_file`). The end comes as the event `{key,
- * done: {output}}` or `{key, done: {error: {code, message, ...}}}`,
- * progress reports (with `progress`) as `{key, progress}`.
+ * Starts profile call `key` in `slot` of `channel`'s environment
+ * (internal; see the package's `callTool`). `args` is JSON text; `tools`
+ * is the package's dispatcher for the host's tools (absent: the built-in
+ * `run_command` and `read_file`). The end comes as a `DONE` event whose
+ * body is `{"output": ...}` or `{"error": {code, message, ...}}`,
+ * progress reports (with `progress`) as `PROGRESS` events.
  */
-export declare function startToolCall(channel: WaitChannel, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null): NativeWait
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null): void
 
 /**
- * Starts wait `key` of `channel`'s environment (internal; see the
- * package's `wait` and `start`): with `probeSlot`, its probe is the
+ * Starts wait `key` in `slot` of `channel`'s environment (internal; see
+ * the package's `wait` and `start`): with `jsProbe`, its probe is the
  * JavaScript function the package keeps in that slot (its own while the
  * wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
  * the end comes as a `RESULT` event, progress reports (with `progress`)
  * as `PROGRESS` events.
  */
-export declare function startWait(channel: WaitChannel, key: number, spec: string, probeSlot: number | undefined | null, progress: boolean, policy?: NativePolicy | undefined | null): NativeWait
+export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null): void

@@ -836,7 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeEventMatcher = nativeBinding.NativeEventMatcher
-module.exports.NativeWait = nativeBinding.NativeWait
 module.exports.WaitChannel = nativeBinding.WaitChannel
 module.exports.checkSpec = nativeBinding.checkSpec
 module.exports.defaultPolicy = nativeBinding.defaultPolicy

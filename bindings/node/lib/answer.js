@@ -112,13 +112,14 @@ const BYTES = 64 * 1024
  * side reads no JavaScript string per answer.
  */
 class Answers {
-  constructor() {
+  /** Room for `capacity` answers before the arrays grow. */
+  constructor(capacity = 64) {
     this.count = 0
-    this.slots = new Uint32Array(64)
-    this.keys = new Float64Array(64)
-    this.flags = new Uint8Array(64)
-    this.exitCodes = new Int32Array(64)
-    this.lens = new Uint32Array(128)
+    this.slots = new Uint32Array(capacity)
+    this.keys = new Float64Array(capacity)
+    this.flags = new Uint8Array(capacity)
+    this.exitCodes = new Int32Array(capacity)
+    this.lens = new Uint32Array(2 * capacity)
     this.bytes = Buffer.allocUnsafeSlow(BYTES)
     this.used = 0
   }

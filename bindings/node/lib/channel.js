@@ -4,17 +4,26 @@
  * JavaScript environment, and the `drain` it calls.
  *
  * Everything the engine has for JavaScript (due probe calls, finished
- * waits, progress reports) waits in the channel's inbox; the first arrival
- * wakes `drain` once, through one weak threadsafe function. One `drain`
- * turn delivers every event, runs every due probe call (each wait's probe
- * function is kept in `probes` by slot from its start to its end) and hands
- * all the synchronous answers back in one native call (numbers in typed
- * arrays, texts in one byte buffer: see `Answers`). Answers of probes
+ * waits, progress reports) waits in the channel; the first arrival wakes
+ * `drain` once, through one weak threadsafe function. One `drain` turn
+ * delivers every event, then runs the due probe calls a few hundred at a
+ * time, handing each lot's synchronous answers back in one native call
+ * (numbers in typed arrays, texts in one byte buffer: see `Answers`), so
+ * the engine starts on them while the next lot runs. Answers of probes
  * that return a Promise are gathered as they settle and sent together
  * from a microtask. A pending wait keeps the process alive (one shared
  * timer while any is pending), so the process exits on its own when none
  * is. Tool calls (AURA's host tools) are answered one by one through
  * `settleToolCall`.
+ *
+ * A wait is its `WaitHandle` (`lib/waitfor.js`), kept here by slot from
+ * its start to its end: a small number the native side finds the wait's
+ * calls, events and controls by, reused once the wait has ended (the key,
+ * never reused, tells a late call or event apart). The fields used here:
+ * `_key`, `_slot`, `_probe`, `_bare`, `_cancelled`, `_resolve`,
+ * `_reject`, `_onProgress`. One object per wait, and no native object:
+ * 10,000 waits ending together are that much less for the garbage
+ * collector to copy while they end.
  *
  * Nothing here throws into a threadsafe function: a probe's throw,
  * rejection or unreadable value becomes that call's probe error.
@@ -22,34 +31,32 @@
  */
 
 const binding = require('../index.js')
+const { WaitforError } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
-const { readEvents } = require('./events.js')
+const { readEvents, RESULT, DONE } = require('./events.js')
 
 /** Numbers per call in the batch `WaitChannel.take` writes. */
 const CALL_FIELDS = 5
+/** Calls taken at a time; their answers go back before the next are taken. */
+const CALLS_PER_TAKE = 256
 /** The answer to a call of a wait that was cancelled. */
 const CANCELLED = 'the wait was cancelled'
 
-/** Each pending wait, by key: `{key, slot?, probe?, bare?, state, onDone, onProgress}`. */
-const waits = new Map()
-/**
- * The pending waits with a JavaScript probe, by slot: a small number the
- * native side finds the call's reply by; reused once the wait has ended
- * (the key, never reused, tells a late call or answer apart).
- */
-const probes = []
+/** The pending waits' handles, by slot. */
+const handles = []
 const freeSlots = []
+let pending = 0
 /** Keys count up and are never reused (2^53 waits). */
 let lastKey = 0
 let channel = null
 /** The timer that keeps the process alive while a wait is pending. */
 let keepAlive = null
-/** Due probe calls, as `WaitChannel.take` writes them (1,024 at a time). */
-const due = new Float64Array(CALL_FIELDS * 1024)
-/** Answers of the probe calls run in this turn. */
-const answers = new Answers()
+/** Due probe calls, as `WaitChannel.take` writes them. */
+const due = new Float64Array(CALL_FIELDS * CALLS_PER_TAKE)
+/** Answers of the probe calls run in this lot (never more than a lot: its arrays never grow). */
+const answers = new Answers(CALLS_PER_TAKE)
 /** Answers of Promises that settled since the last send. */
-const late = new Answers()
+const late = new Answers(64)
 let lateQueued = false
 
 function sendLate() {
@@ -66,19 +73,33 @@ function lateAnswers() {
 }
 
 /**
+ * Calls a wait's probe; a probe declared without parameters gets no
+ * context object (one allocation less per call). Its two call sites see
+ * two functions of this module first, so V8 never inlines a user's probe
+ * into `drain`: a probe whose compiled code is thrown away (the field it
+ * reads changed) does not take `drain`'s along.
+ */
+function callProbe(handle, sample, elapsedMs, budgetMs) {
+  return handle._bare ? handle._probe() : handle._probe({ sample, elapsedMs, budgetMs })
+}
+for (const probe of [() => '', function (ctx) { return ctx }]) {
+  callProbe({ _bare: true, _probe: probe }, 0, 0, 0)
+  callProbe({ _bare: false, _probe: probe }, 0, 0, 0)
+}
+
+/**
  * Calls the probe of the wait in `slot` with `key`, adding its answer to
- * `answers` (or, later, to `late`). A probe declared without parameters
- * gets no context object (one allocation less per call).
+ * `answers` (or, later, to `late`).
  */
 function runProbe(slot, key, sample, elapsedMs, budgetMs) {
-  const entry = probes[slot]
-  if (entry === undefined || entry.key !== key || entry.state.cancelled) {
+  const handle = handles[slot]
+  if (handle === undefined || handle._key !== key || handle._cancelled) {
     answers.error(slot, key, CANCELLED)
     return
   }
   let value
   try {
-    value = entry.bare ? entry.probe() : entry.probe({ sample, elapsedMs, budgetMs })
+    value = callProbe(handle, sample, elapsedMs, budgetMs)
     if (isThenable(value)) {
       Promise.resolve(value).then(
         (v) => lateAnswers().value(slot, key, v),
@@ -104,19 +125,27 @@ function report(callback, value) {
   }
 }
 
-/** Delivers a finished wait (`done`) or a progress report of wait `key`. */
-function deliver(key, done, progress) {
-  const entry = waits.get(key)
-  if (entry === undefined) return
-  if (done !== undefined) {
-    forget(entry)
-    report(entry.onDone, done)
-  } else if (entry.onProgress) {
-    report(entry.onProgress, progress)
+/**
+ * Delivers an event of wait `key` in `slot`: its result (`RESULT`), the
+ * end of a profile call (`DONE`: `{output}` or `{error}`), or a progress
+ * report.
+ */
+function deliver(slot, key, kind, body) {
+  const handle = handles[slot]
+  if (handle === undefined || handle._key !== key) return
+  if (kind === RESULT) {
+    forget(handle)
+    handle._resolve(body)
+  } else if (kind === DONE) {
+    forget(handle)
+    if (body.error) handle._reject(new WaitforError(body.error))
+    else handle._resolve(body.output)
+  } else if (handle._onProgress) {
+    report(handle._onProgress, body)
   }
 }
 
-/** Takes everything in the inbox; called by the native channel. */
+/** Takes everything the channel has; called by the native channel. */
 function drain() {
   let events = null
   try {
@@ -133,68 +162,74 @@ function drain() {
       break // As above.
     }
     for (let i = 0; i < taken * CALL_FIELDS; i += CALL_FIELDS) runProbe(due[i], due[i + 1], due[i + 2], due[i + 3], due[i + 4])
-    if (taken * CALL_FIELDS < due.length) break
+    answers.send(channel)
+    if (taken < CALLS_PER_TAKE) break
   }
-  answers.send(channel)
 }
 
-function forget(entry) {
-  waits.delete(entry.key)
-  if (entry.slot !== undefined) {
-    probes[entry.slot] = undefined
-    freeSlots.push(entry.slot)
-  }
-  if (waits.size === 0 && keepAlive !== null) {
+function forget(handle) {
+  handles[handle._slot] = undefined
+  freeSlots.push(handle._slot)
+  if (--pending === 0 && keepAlive !== null) {
     clearInterval(keepAlive)
     keepAlive = null
   }
 }
 
 /**
- * Registers a wait and starts it with `launch(channel, key, slot)`;
- * `entry` is `{probe?, state, onDone, onProgress?}`. A wait with a probe
- * gets a slot (otherwise `slot` is undefined).
+ * Registers `handle` (its `_probe`, `_bare`, `_onProgress`, `_resolve`
+ * and `_reject` set) under a fresh key and a free slot, and starts it
+ * with `launch(channel, slot, key)`; a throw leaves nothing registered.
  */
-function begin(entry, launch) {
+function begin(handle, launch) {
   channel ??= new binding.WaitChannel(drain)
-  entry.key = ++lastKey
-  if (entry.probe) {
-    entry.bare = entry.probe.length === 0
-    entry.slot = freeSlots.pop() ?? probes.length
-    probes[entry.slot] = entry
-  }
-  waits.set(entry.key, entry)
-  keepAlive ??= setInterval(() => {}, 2 ** 30)
+  const slot = freeSlots.pop() ?? handles.length
+  handle._key = ++lastKey
+  handle._slot = slot
   try {
-    return launch(channel, entry.key, entry.slot)
+    launch(channel, slot, handle._key)
   } catch (err) {
-    forget(entry)
+    freeSlots.push(slot)
     throw err
   }
+  handles[slot] = handle
+  pending++
+  keepAlive ??= setInterval(() => {}, 2 ** 30)
 }
 
 /**
- * Starts a wait on `spec` (JSON text) with the JavaScript function
- * `probe`, or with the spec's built-in probe when there is none.
- * `state.cancelled` set means the wait was cancelled: its probe is not
- * called any more. `onDone` gets `{result}` once; `onProgress` (optional)
- * gets each report.
+ * Starts `handle`'s wait on `spec` (JSON text) with its JavaScript
+ * `_probe`, or with the spec's built-in probe when it has none. Its
+ * `_resolve` gets the result.
  */
-function startWait(spec, probe, state, onDone, onProgress, policy) {
-  return begin({ probe, state, onDone, onProgress }, (ch, key, slot) =>
-    binding.startWait(ch, key, spec, slot, Boolean(onProgress), policy),
-  )
+function startWait(handle, spec, policy) {
+  begin(handle, (ch, slot, key) => binding.startWait(ch, slot, key, spec, handle._probe !== undefined, handle._onProgress !== undefined, policy))
 }
 
 /**
- * Starts a profile call with the agent's `args` (JSON text); `tools`
- * (optional) answers the profile's host tool calls. `onDone` gets
- * `{output}` or `{error}` once.
+ * Starts `handle`'s profile call with the agent's `args` (JSON text);
+ * `tools` (optional) answers the profile's host tool calls. Its
+ * `_resolve` gets the output, its `_reject` a `WaitforError`.
  */
-function startToolCall(profile, args, tools, state, onDone, onProgress, maxWaitCeilingMs) {
-  return begin({ state, onDone, onProgress }, (ch, key) =>
-    binding.startToolCall(ch, key, profile, args, tools ? toolDispatcher(tools) : undefined, Boolean(onProgress), maxWaitCeilingMs),
+function startToolCall(handle, profile, args, tools, maxWaitCeilingMs) {
+  begin(handle, (ch, slot, key) =>
+    binding.startToolCall(ch, slot, key, profile, args, tools ? toolDispatcher(tools) : undefined, handle._onProgress !== undefined, maxWaitCeilingMs),
   )
+}
+
+/** Whether `handle`'s wait is still running. */
+function running(handle) {
+  return channel !== null && handles[handle._slot] === handle
+}
+
+/** Takes a sample of `handle`'s wait now (nothing once it has ended). */
+function wakeWait(handle) {
+  if (running(handle)) channel.wakeWait(handle._slot)
+}
+
+/** Ends `handle`'s wait with outcome `cancelled` (nothing once it has ended). */
+function cancelWait(handle) {
+  if (running(handle)) channel.cancelWait(handle._slot)
 }
 
 /** Hands the answer of tool call `id` to the waiting worker. */
@@ -245,4 +280,4 @@ function toolDispatcher(tools) {
   }
 }
 
-module.exports = { startWait, startToolCall }
+module.exports = { startWait, startToolCall, wakeWait, cancelWait }

@@ -17,9 +17,9 @@ const DONE = 1
 const RESULT = 2
 
 /**
- * Calls `onEvent(key, done, progress)` for each event of `batch` (`{numbers,
- * text}`) in order: `done` is `{result}`, `{output}` or `{error}` for an
- * end, `progress` the report otherwise.
+ * Calls `onEvent(slot, key, kind, body)` for each event of `batch`
+ * (`{numbers, text}`) in order: `body` is the result for `RESULT`, the
+ * parsed JSON (`{output}` or `{error}`, or the report) otherwise.
  *
  * One function with its cursor in local variables, not a reader object
  * with methods: a batch of 10,000 results is often read once, mostly
@@ -43,10 +43,11 @@ function readEvents({ numbers, text }, onEvent) {
     const length = whole()
     return length < 0 ? null : text.slice(textAt, (textAt += length))
   }
-  /** The next list of strings. */
+  /** The next list of strings (allocated at its size: `push` would reserve 17 places). */
   const strings = () => {
-    const list = []
-    for (let count = whole(); count > 0; count--) list.push(string())
+    const count = whole()
+    const list = new Array(count)
+    for (let i = 0; i < count; i++) list[i] = string()
     return list
   }
   /** The next whole number, or null (NaN). */
@@ -56,6 +57,7 @@ function readEvents({ numbers, text }, onEvent) {
     return null
   }
   while (at < numbers.length) {
+    const slot = whole()
     const key = whole()
     const kind = whole()
     if (kind === RESULT) {
@@ -78,11 +80,10 @@ function readEvents({ numbers, text }, onEvent) {
         woken: numbers[at++] !== 0,
         alternate_screen: numbers[at++] !== 0,
       }
-      onEvent(key, { result }, undefined)
-    } else if (kind === DONE) onEvent(key, JSON.parse(string()), undefined)
-    else if (kind === PROGRESS) onEvent(key, undefined, JSON.parse(string()))
+      onEvent(slot, key, RESULT, result)
+    } else if (kind === DONE || kind === PROGRESS) onEvent(slot, key, kind, JSON.parse(string()))
     else break // Never: the native side writes only these kinds (and nothing here may throw).
   }
 }
 
-module.exports = { readEvents }
+module.exports = { readEvents, PROGRESS, DONE, RESULT }

@@ -19,7 +19,7 @@
 
 const binding = require('../index.js')
 const { WaitforError, native, toJson } = require('./errors.js')
-const { startWait, startToolCall } = require('./channel.js')
+const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')
 
 const [specSchema, resultSchema] = binding.schemas()
 
@@ -53,30 +53,45 @@ function checkOptions(options) {
  * const result = await handle.result
  */
 class WaitHandle {
-  /** @internal */
-  constructor(begin, signal) {
-    const state = { cancelled: false }
+  /**
+   * @internal `launch(handle)` starts the wait (see `lib/channel.js`,
+   * which reads and sets the underscored fields); what it throws rejects
+   * `result`.
+   */
+  constructor(probe, onProgress, signal, launch) {
+    this._key = 0
+    this._slot = 0
+    this._probe = probe
+    this._bare = probe !== undefined && probe.length === 0
+    this._cancelled = false
+    this._onProgress = onProgress
+    this._resolve = null
+    this._reject = null
     /** @type {Promise<any>} */
     this.result = new Promise((resolve, reject) => {
-      this._native = begin(state, resolve, reject)
+      this._resolve = resolve
+      this._reject = reject
     })
-    this._state = state
+    try {
+      launch(this)
+    } catch (err) {
+      this._reject(err)
+      return
+    }
     if (signal) {
       if (signal.aborted) this.cancel()
       else {
         const onAbort = () => this.cancel()
         signal.addEventListener('abort', onAbort, { once: true })
-        this.result.then(
-          () => signal.removeEventListener('abort', onAbort),
-          () => signal.removeEventListener('abort', onAbort),
-        )
+        const removeListener = () => signal.removeEventListener('abort', onAbort)
+        this.result.then(removeListener, removeListener)
       }
     }
   }
 
   /** Takes a sample now instead of at the next poll (a push signal). */
   wake() {
-    this._native.wake()
+    wakeWait(this)
   }
 
   /**
@@ -84,14 +99,9 @@ class WaitHandle {
    * abandoned and the probe is not called again. Harmless after the end.
    */
   cancel() {
-    this._state.cancelled = true
-    this._native.cancel()
+    this._cancelled = true
+    cancelWait(this)
   }
-}
-
-/** Settles a wait's Promise from its end: `{<field>}` or `{error}`. */
-function settle(resolve, reject, field) {
-  return (done) => (done.error ? reject(new WaitforError(done.error)) : resolve(done[field]))
 }
 
 function startNative(spec, probe, options) {
@@ -100,10 +110,7 @@ function startNative(spec, probe, options) {
     throw new WaitforError({ code: 'invalid_arguments', message: 'probe: must be a function', field: 'probe', rule: 'wrong_type' })
   }
   const text = toJson('spec', spec)
-  return new WaitHandle(
-    (state, resolve, reject) => native(() => startWait(text, probe || undefined, state, settle(resolve, reject, 'result'), onProgress, policy)),
-    signal,
-  )
+  return new WaitHandle(probe || undefined, onProgress, signal, (handle) => native(() => startWait(handle, text, policy)))
 }
 
 /**
@@ -239,21 +246,7 @@ function callTool(name, args, options) {
     }
     const profile = profileId(name)
     const text = toJson('arguments', args)
-    const handle = new WaitHandle(
-      (state, resolve, reject) =>
-        native(() =>
-          startToolCall(
-            profile,
-            text,
-            tools,
-            state,
-            settle(resolve, reject, 'output'),
-            onProgress,
-            maxWaitCeilingMs,
-          ),
-        ),
-      signal,
-    )
+    const handle = new WaitHandle(undefined, onProgress, signal, (h) => native(() => startToolCall(h, profile, text, tools, maxWaitCeilingMs)))
     return handle.result
   } catch (err) {
     return Promise.reject(err)

@@ -3,9 +3,9 @@
 //! back.
 //!
 //! A wait's probe is a [`JsProbe`], an [`AsyncProbe`]: on the engine's
-//! scheduler thread, `begin` only pushes the call into its environment's
-//! inbox (see `channel`) and keeps the call's [`Reply`]. No thread waits
-//! for JavaScript. On the JavaScript thread, `lib/channel.js` takes the
+//! scheduler thread, `begin` only pushes the call, with its [`Reply`],
+//! into its environment's channel (see `channel`). No thread waits for
+//! JavaScript. On the JavaScript thread, `lib/channel.js` takes the
 //! due calls into a reused typed array ([`WaitChannel::take`]), runs each
 //! wait's probe function (it keeps them by slot), and sends the answers
 //! back together ([`WaitChannel::settle`], one engine wake for the lot):
@@ -16,7 +16,10 @@
 //! A wait has at most one call in flight, and the engine abandons a call
 //! only when the wait ends, so calls are known by their wait's slot and
 //! key (see `replies`). Keys are never reused (JavaScript counts them up
-//! to 2^53), so a late answer never reaches another wait.
+//! to 2^53), so a late answer never reaches another wait. The replies of
+//! taken calls stay on the JavaScript thread until answered: a wait that
+//! ends meanwhile has already abandoned its call in the engine, and its
+//! reply goes when the slot's next wait takes its place.
 
 use std::sync::Arc;
 
@@ -37,6 +40,9 @@ pub struct Call {
     fields: [f64; CALL_FIELDS],
     /// The wait's token: cancelled once the wait has ended.
     cancel: CancelToken,
+    /// Where the call answers; kept by the channel's `Replies` once
+    /// JavaScript has taken the call.
+    reply: Reply,
 }
 
 impl Call {
@@ -93,20 +99,22 @@ impl WaitChannel {
         // and does nothing else until `take` returns; nothing else refers
         // to its memory.
         let into = unsafe { into.as_mut() };
-        let mut slots = into.chunks_exact_mut(CALL_FIELDS);
-        let mut inbox = self.channel.inbox.lock();
-        let (mut seen, mut written) = (0, 0u32);
-        for call in &inbox.due {
-            if call.cancel.is_cancelled() {
-                seen += 1;
-                continue;
-            }
-            let Some(slot) = slots.next() else { break };
-            slot.copy_from_slice(&call.fields);
-            seen += 1;
+        let mut replies = self.replies.borrow_mut();
+        let mut written = 0;
+        for fields in into.chunks_exact_mut(CALL_FIELDS) {
+            // A call of a wait that has ended is dropped: its reply answers
+            // a wait nobody listens to any more.
+            let Some(call) = std::iter::from_fn(|| self.channel.next_call())
+                .find(|call| !call.cancel.is_cancelled())
+            else {
+                break;
+            };
+            fields.copy_from_slice(&call.fields);
+            let (slot, key) = call.wait();
+            // A reply the slot still held belongs to a wait that has ended.
+            drop(replies.put(slot, key, call.reply));
             written += 1;
         }
-        inbox.due.drain(..seen);
         written
     }
 
@@ -144,11 +152,11 @@ impl WaitChannel {
             ));
         }
         let replies: Vec<Option<Reply>> = {
-            let mut inbox = self.channel.inbox.lock();
+            let mut replies = self.replies.borrow_mut();
             slots[..n]
                 .iter()
                 .zip(&keys[..n])
-                .map(|(&slot, &key)| inbox.replies.take(slot, key as u64))
+                .map(|(&slot, &key)| replies.take(slot, key as u64))
                 .collect()
         };
         let batch = Batch {
@@ -176,7 +184,7 @@ impl WaitChannel {
 }
 
 /// A wait's JavaScript probe: its calls go through its environment's
-/// inbox.
+/// channel.
 pub struct JsProbe {
     /// The wait's slot among its environment's probe waits.
     pub slot: u32,
@@ -195,28 +203,14 @@ impl AsyncProbe for JsProbe {
                 ctx.budget.as_secs_f64() * 1e3,
             ],
             cancel: ctx.cancel.clone(),
+            reply,
         };
-        let mut ended = None;
         // No wake-up per call: the channel wakes JavaScript once the
         // scheduler has begun the batch (`CallsBegun`).
-        self.channel.queue(|inbox| {
-            ended = inbox.replies.put(self.slot, self.key, reply);
-            inbox.due.push_back(call);
-        });
-        // Dropped outside the lock: a reply answers as it goes.
-        drop(ended);
+        self.channel.queue(call);
     }
 
     fn name(&self) -> &str {
         "javascript"
-    }
-}
-
-impl Drop for JsProbe {
-    /// The wait has ended: a call still in flight is abandoned.
-    fn drop(&mut self) {
-        let reply = self.channel.inbox.lock().replies.take(self.slot, self.key);
-        // Dropped outside the lock: a reply answers as it goes.
-        drop(reply);
     }
 }

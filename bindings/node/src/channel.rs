@@ -1,10 +1,10 @@
 //! One JavaScript environment's way in from the engine: due probe calls,
-//! finished waits and progress reports all queue in one inbox, and one
+//! finished waits and progress reports all queue in one channel, and one
 //! weak threadsafe function tells JavaScript there is something to take.
 //!
 //! Whatever the engine has for JavaScript, from any thread, goes into the
-//! [`Inbox`]; only the first arrival since JavaScript last looked queues a
-//! call of the `drain` function. That one JavaScript turn takes everything
+//! [`Channel`]; only the first arrival since JavaScript last looked queues
+//! a call of the `drain` function. That one JavaScript turn takes everything
 //! (`takeEvents`, then `take` for probe calls, see `batch`), so 10,000
 //! waits cost one libuv wake-up per batch, not one per call or result,
 //! and no wait owns a threadsafe function (each would be one more libuv
@@ -14,59 +14,83 @@
 //! while a wait is pending (`lib/channel.js`), and lets it exit on its own
 //! when none is.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
-use parking_lot::Mutex;
-use waitfor::{CallsBegun, Engine, Reply, WaitResult};
+use waitfor::sync::Mutex;
+use waitfor::{CallsBegun, Engine, WaitControl, WaitResult};
 
 use crate::batch::Call;
 use crate::errors;
 use crate::events::{EventBatch, Events};
 use crate::replies::Replies;
 
-/// What the engine has for one JavaScript environment.
-#[derive(Default)]
-pub struct Inbox {
-    /// A `drain` call is queued and has not taken the events yet.
-    woken: bool,
-    /// Probe calls JavaScript has not taken yet, in the order they began.
-    pub due: VecDeque<Call>,
-    /// Where each wait's probe call in flight answers.
-    pub replies: Replies,
-    /// Finished waits and progress reports, in order.
-    events: Events,
+thread_local! {
+    /// Where an engine thread writes an event before it appends it to the
+    /// channel's: the channel's lock is held for a copy, not for the
+    /// writing (reused, so writing allocates nothing once warm).
+    static SCRATCH: RefCell<Events> = RefCell::default();
 }
 
-/// The inbox and the way to wake its JavaScript environment.
+/// What the engine has for one JavaScript environment, and the way to
+/// wake it.
+///
+/// The JavaScript thread never waits for a lock an engine thread may hold
+/// while it is preempted (on a busy machine that held JavaScript up for
+/// milliseconds at a time): probe calls come through a lock-free queue,
+/// and the events lock is held only to append a written event or to take
+/// them all.
 pub struct Channel {
-    pub inbox: Mutex<Inbox>,
+    /// A `drain` call is queued and has not taken the events yet.
+    woken: AtomicBool,
+    /// Probe calls JavaScript has not taken yet, in the order they began.
+    calls: (Sender<Call>, Receiver<Call>),
+    /// Finished waits and progress reports, in order.
+    events: Mutex<Events>,
     wake: ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true>,
 }
 
 impl Channel {
-    /// Changes the inbox with `add`, then wakes JavaScript unless a wake
-    /// is already queued.
-    pub fn push(&self, add: impl FnOnce(&mut Inbox)) {
-        let wake = {
-            let mut inbox = self.inbox.lock();
-            add(&mut inbox);
-            !std::mem::replace(&mut inbox.woken, true)
-        };
-        if wake {
-            self.wake();
-        }
+    /// Queues a probe call without waking JavaScript: the engine's
+    /// scheduler begins calls in batches and then says so (see the
+    /// `CallsBegun` impl below).
+    pub fn queue(&self, call: Call) {
+        // The receiver lives as long as the channel: this cannot fail.
+        let _ = self.calls.0.send(call);
     }
 
-    /// Changes the inbox with `add` without waking JavaScript: for probe
-    /// calls, which the engine's scheduler begins in batches and then
-    /// says so (see the `CallsBegun` impl below).
-    pub fn queue(&self, add: impl FnOnce(&mut Inbox)) {
-        add(&mut self.inbox.lock());
+    /// The next call JavaScript has not taken, if any.
+    pub fn next_call(&self) -> Option<Call> {
+        self.calls.1.try_recv().ok()
+    }
+
+    /// Writes an event with `write`, appends it, then wakes JavaScript
+    /// unless a wake is already queued.
+    fn push(&self, write: impl FnOnce(&mut Events)) {
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            write(&mut scratch);
+            self.events.lock().append(&mut scratch);
+        });
+        self.wake_unless_woken();
+    }
+
+    /// JavaScript is about to take everything: what arrives from now on
+    /// wakes it again. Called before it takes, so nothing is left behind.
+    fn looking(&self) {
+        self.woken.store(false, Ordering::SeqCst);
+    }
+
+    fn wake_unless_woken(&self) {
+        if !self.woken.swap(true, Ordering::SeqCst) {
+            self.wake();
+        }
     }
 
     fn wake(&self) {
@@ -78,31 +102,20 @@ impl Channel {
     /// The environment is closing: nobody will take what is queued. The
     /// replies of due calls, dropped, answer with a probe error.
     fn closing(&self) {
-        let lost: Vec<Reply> = {
-            let mut inbox = self.inbox.lock();
-            inbox.woken = false;
-            inbox.events.clear();
-            let due = std::mem::take(&mut inbox.due);
-            due.iter()
-                .filter_map(|call| {
-                    let (slot, key) = call.wait();
-                    inbox.replies.take(slot, key)
-                })
-                .collect()
-        };
-        // Dropped outside the lock: a reply answers as it goes.
-        drop(lost);
+        self.looking();
+        self.events.lock().clear();
+        while self.next_call().is_some() {}
     }
 
-    /// Queues an event of wait `key` whose body is JSON text (`kind`:
-    /// `events::PROGRESS` or `events::DONE`).
-    pub fn event(&self, key: u64, kind: f64, json: &str) {
-        self.push(|inbox| inbox.events.json(key, kind, json));
+    /// Queues an event of wait `key` in `slot` whose body is JSON text
+    /// (`kind`: `events::PROGRESS` or `events::DONE`).
+    pub fn event(&self, slot: u32, key: u64, kind: f64, json: &str) {
+        self.push(|events| events.json(slot, key, kind, json));
     }
 
-    /// Queues the end of wait `key` with its result.
-    pub fn result(&self, key: u64, result: &WaitResult) {
-        self.push(|inbox| inbox.events.result(key, result));
+    /// Queues the end of wait `key` in `slot` with its result.
+    pub fn result(&self, slot: u32, key: u64, result: &WaitResult) {
+        self.push(|events| events.result(slot, key, result));
     }
 }
 
@@ -111,21 +124,23 @@ impl Channel {
 /// taken them all.
 impl CallsBegun for Channel {
     fn calls_begun(&self) {
-        let wake = {
-            let mut inbox = self.inbox.lock();
-            !inbox.due.is_empty() && !std::mem::replace(&mut inbox.woken, true)
-        };
-        if wake {
-            self.wake();
+        if !self.calls.1.is_empty() {
+            self.wake_unless_woken();
         }
     }
 }
 
-/// The inbox of one JavaScript environment (internal: made once by the
+/// The channel of one JavaScript environment (internal: made once by the
 /// package's `lib/channel.js`, which every wait goes through).
 #[napi]
 pub struct WaitChannel {
     pub(crate) channel: Arc<Channel>,
+    /// Where each wait's probe call in flight answers (only this thread
+    /// touches it: calls bring their replies along, see `batch`).
+    pub(crate) replies: RefCell<Replies>,
+    /// Each wait's controls, by slot (a slot's next wait replaces them;
+    /// the package only uses a slot's controls while its wait runs).
+    controls: RefCell<Vec<Option<WaitControl>>>,
 }
 
 #[napi]
@@ -140,12 +155,46 @@ impl WaitChannel {
             .callee_handled::<false>()
             .build()?;
         let channel = Arc::new(Channel {
-            inbox: Mutex::default(),
+            woken: AtomicBool::new(false),
+            calls: unbounded(),
+            events: Mutex::default(),
             wake,
         });
         let hook: Arc<dyn CallsBegun> = channel.clone();
         Engine::global().on_calls_begun(Arc::downgrade(&hook));
-        Ok(Self { channel })
+        Ok(Self {
+            channel,
+            replies: RefCell::default(),
+            controls: RefCell::default(),
+        })
+    }
+
+    /// Keeps the controls of the wait in `slot`.
+    pub(crate) fn control(&self, slot: u32, control: WaitControl) {
+        let mut controls = self.controls.borrow_mut();
+        let slot = slot as usize;
+        if slot >= controls.len() {
+            controls.resize_with(slot + 1, || None);
+        }
+        controls[slot] = Some(control);
+    }
+
+    /// Takes a sample of the wait in `slot` now instead of at the next
+    /// poll (internal; see the package's `WaitHandle.wake`).
+    #[napi]
+    pub fn wake_wait(&self, slot: u32) {
+        if let Some(Some(control)) = self.controls.borrow().get(slot as usize) {
+            control.wake();
+        }
+    }
+
+    /// Ends the wait in `slot` with outcome `cancelled` (internal; see the
+    /// package's `WaitHandle.cancel`).
+    #[napi]
+    pub fn cancel_wait(&self, slot: u32) {
+        if let Some(Some(control)) = self.controls.borrow().get(slot as usize) {
+            control.cancel();
+        }
     }
 
     /// Takes the finished waits and progress reports in the order they
@@ -153,9 +202,9 @@ impl WaitChannel {
     /// there are none. Every drain calls it first.
     #[napi]
     pub fn take_events(&self) -> Option<EventBatch> {
-        let mut inbox = self.channel.inbox.lock();
-        inbox.woken = false;
-        (!inbox.events.is_empty()).then(|| inbox.events.take())
+        self.channel.looking();
+        let mut events = self.channel.events.lock();
+        (!events.is_empty()).then(|| events.take())
     }
 }
 

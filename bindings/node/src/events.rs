@@ -6,7 +6,8 @@
 //! 10,000 waits end within one interval, their results are read on the
 //! JavaScript thread, which also runs their probes.
 //!
-//! Every event is `key, kind` and then its body, in this order:
+//! Every event is `slot, key, kind` (the wait's slot and key, see
+//! `lib/channel.js`) and then its body, in this order:
 //! - [`PROGRESS`] and [`DONE`]: one string, the JSON text of the report or
 //!   of the end (`{"output": ...}` or `{"error": ...}` of a profile call);
 //! - [`RESULT`]: a wait's result, field by field in the order of its JSON
@@ -55,6 +56,13 @@ impl Events {
         self.text.clear();
     }
 
+    /// Moves the events written in `other` to the end of these.
+    pub fn append(&mut self, other: &mut Events) {
+        self.numbers.extend_from_slice(&other.numbers);
+        self.text.push_str(&other.text);
+        other.clear();
+    }
+
     /// Hands the events written so far over, and starts over.
     pub fn take(&mut self) -> EventBatch {
         EventBatch {
@@ -64,15 +72,15 @@ impl Events {
     }
 
     /// Writes an event whose body is JSON text (`PROGRESS` or `DONE`).
-    pub fn json(&mut self, key: u64, kind: f64, json: &str) {
-        self.numbers.extend([key as f64, kind]);
+    pub fn json(&mut self, slot: u32, key: u64, kind: f64, json: &str) {
+        self.numbers.extend([f64::from(slot), key as f64, kind]);
         self.string(json);
     }
 
-    /// Writes the end of wait `key` with its result. The fields are
+    /// Writes the end of wait `key` in `slot` with its result. The fields are
     /// named one by one, so a field added to the result does not compile
     /// until it is written here (and read in `lib/events.js`).
-    pub fn result(&mut self, key: u64, result: &WaitResult) {
+    pub fn result(&mut self, slot: u32, key: u64, result: &WaitResult) {
         let WaitResult {
             outcome,
             matched_index,
@@ -97,7 +105,7 @@ impl Events {
             alternate_screen,
             last_observation: _,
         } = result;
-        self.numbers.extend([key as f64, RESULT]);
+        self.numbers.extend([f64::from(slot), key as f64, RESULT]);
         self.string(outcome.as_str());
         self.optional_number(matched_index.map(|i| i as f64));
         self.strings(matched_lines);

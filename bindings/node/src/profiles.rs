@@ -14,7 +14,7 @@ use crate::bridge::JsTools;
 use crate::channel::WaitChannel;
 use crate::errors;
 use crate::events;
-use crate::waits::{start, whole, NativeWait, Sink};
+use crate::waits::{start, whole, Sink};
 
 /// Every profile and its MCP tool object: `[{profile, tool}]`.
 #[napi]
@@ -22,25 +22,26 @@ pub fn profile_definitions() -> Value {
     serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
 }
 
-/// Starts profile call `key` of `channel`'s environment (internal; see
-/// the package's `callTool`). `args` is JSON text; `tools` is the
-/// package's dispatcher for the host's tools (absent: the built-in
-/// `run_command` and `read_file`). The end comes as the event `{key,
-/// done: {output}}` or `{key, done: {error: {code, message, ...}}}`,
-/// progress reports (with `progress`) as `{key, progress}`.
+/// Starts profile call `key` in `slot` of `channel`'s environment
+/// (internal; see the package's `callTool`). `args` is JSON text; `tools`
+/// is the package's dispatcher for the host's tools (absent: the built-in
+/// `run_command` and `read_file`). The end comes as a `DONE` event whose
+/// body is `{"output": ...}` or `{"error": {code, message, ...}}`,
+/// progress reports (with `progress`) as `PROGRESS` events.
 // The callback's type is spelled out so napi writes its TypeScript signature.
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[napi]
 pub fn start_tool_call(
     channel: &WaitChannel,
+    slot: u32,
     key: f64,
     profile: String,
     args: String,
     tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
     progress: bool,
     max_wait_ceiling_ms: Option<f64>,
-) -> napi::Result<NativeWait> {
-    let sink = Sink::new(channel, key)?;
+) -> napi::Result<()> {
+    let sink = Sink::new(channel, slot, key)?;
     let args: Value = serde_json::from_str(&args)
         .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
     let mut host = Host::default();
@@ -58,16 +59,17 @@ pub fn start_tool_call(
     let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
     let render = prepared.render;
     start(
+        channel,
         |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
         WaitOptions::default().policy(prepared.policy),
         sink,
         progress,
-        move |channel, key, result| {
+        move |channel, slot, key, result| {
             let done = match render(result) {
                 Ok(output) => json!({ "output": output }),
                 Err(err) => json!({ "error": error_json(&err) }),
             };
-            channel.event(key, events::DONE, &done.to_string());
+            channel.event(slot, key, events::DONE, &done.to_string());
         },
     )
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
-use waitfor::{Engine, Policy, Spec, SpecError, WaitControl, WaitHandle, WaitOptions, WaitResult};
+use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResult};
 
 use crate::batch::JsProbe;
 use crate::channel::{self, Channel, WaitChannel};
@@ -55,70 +55,52 @@ pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
     }
 }
 
-/// Controls of a running wait (internal; wrapped by the package's
-/// `WaitHandle`).
-#[napi]
-pub struct NativeWait {
-    control: WaitControl,
-}
-
-#[napi]
-impl NativeWait {
-    /// Takes a sample now instead of at the next poll.
-    #[napi]
-    pub fn wake(&self) {
-        self.control.wake();
-    }
-
-    /// Ends the wait with outcome `cancelled`.
-    #[napi]
-    pub fn cancel(&self) {
-        self.control.cancel();
-    }
-}
-
-/// Where a wait reports to: its key in its environment's channel.
+/// Where a wait reports to: its slot and key in its environment's
+/// channel.
 pub struct Sink {
     pub channel: Arc<Channel>,
+    pub slot: u32,
     pub key: u64,
 }
 
 impl Sink {
-    /// The wait `key` of `channel`'s environment.
-    pub fn new(channel: &WaitChannel, key: f64) -> napi::Result<Self> {
+    /// The wait `key` in `slot` of `channel`'s environment.
+    pub fn new(channel: &WaitChannel, slot: u32, key: f64) -> napi::Result<Self> {
         Ok(Self {
             channel: channel.channel.clone(),
+            slot,
             key: channel::key(key)?,
         })
     }
 }
 
-/// Starts a wait through `launch` (the engine's `start_with` or
-/// `start_async`) with the given engine options. `finish` queues its end
-/// in the channel for JavaScript; with `progress`, its reports are queued
-/// as `PROGRESS` events.
+/// Starts a wait of `on`'s environment through `launch` (the engine's
+/// `start_with` or `start_async`) with the given engine options, and keeps
+/// its controls by slot. `finish` queues its end in the channel for
+/// JavaScript; with `progress`, its reports are queued as `PROGRESS`
+/// events.
 pub fn start(
+    on: &WaitChannel,
     launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
     sink: Sink,
     progress: bool,
-    finish: impl FnOnce(&Channel, u64, &WaitResult) + Send + 'static,
-) -> napi::Result<NativeWait> {
-    let Sink { channel, key } = sink;
+    finish: impl FnOnce(&Channel, u32, u64, &WaitResult) + Send + 'static,
+) -> napi::Result<()> {
+    let Sink { channel, slot, key } = sink;
     let mut options = options;
     if progress {
         let channel = channel.clone();
         options = options.on_progress(move |p| {
             if let Ok(json) = serde_json::to_string(p) {
-                channel.event(key, events::PROGRESS, &json);
+                channel.event(slot, key, events::PROGRESS, &json);
             }
         });
     }
-    let options = options.on_done(move |result| finish(&channel, key, result));
+    let options = options.on_done(move |result| finish(&channel, slot, key, result));
     let handle = launch(options).map_err(|e| errors::spec(&e))?;
-    Ok(NativeWait {
-        control: handle.control(),
-    })
+    on.control(slot, handle.control());
+    Ok(())
 }
 
 /// The host's limits from the optional `policy` argument.
@@ -129,8 +111,8 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
     }
 }
 
-/// Starts wait `key` of `channel`'s environment (internal; see the
-/// package's `wait` and `start`): with `probeSlot`, its probe is the
+/// Starts wait `key` in `slot` of `channel`'s environment (internal; see
+/// the package's `wait` and `start`): with `jsProbe`, its probe is the
 /// JavaScript function the package keeps in that slot (its own while the
 /// wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
 /// the end comes as a `RESULT` event, progress reports (with `progress`)
@@ -138,21 +120,23 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
 #[napi]
 pub fn start_wait(
     channel: &WaitChannel,
+    slot: u32,
     key: f64,
     spec: String,
-    probe_slot: Option<u32>,
+    js_probe: bool,
     progress: bool,
     policy: Option<NativePolicy>,
-) -> napi::Result<NativeWait> {
-    let sink = Sink::new(channel, key)?;
+) -> napi::Result<()> {
+    let sink = Sink::new(channel, slot, key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
     let options = WaitOptions::default().policy(self::policy(policy.as_ref())?);
-    let probe = probe_slot.map(|slot| JsProbe {
+    let probe = js_probe.then(|| JsProbe {
         slot,
         key: sink.key,
         channel: sink.channel.clone(),
     });
     start(
+        channel,
         |options| match probe {
             Some(probe) => Engine::global().start_async(spec, probe, options),
             None => Engine::global().start_with(spec, None, options),
@@ -160,7 +144,7 @@ pub fn start_wait(
         options,
         sink,
         progress,
-        |channel, key, result| channel.result(key, result),
+        |channel, slot, key, result| channel.result(slot, key, result),
     )
 }
 
