@@ -262,6 +262,27 @@ test('a late answer of an ended wait never reaches the wait that took over its s
   assert.deepEqual(r.matched_lines, ['finally'])
 })
 
+test("an ended wait's handle never cancels or wakes the wait that took over its slot", async () => {
+  const first = start({ until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 60000 }, () => 'x')
+  await first.result
+  // The next wait reuses the slot (and the native controls' place) the first one had.
+  let calls = 0
+  let ready = false
+  const second = start({ until: { matches: 'ready' }, interval_ms: 60000, max_wait_ms: 120000 }, () => {
+    calls++
+    return ready ? 'ready' : 'no'
+  })
+  await eventually(() => calls === 1)
+  first.cancel()
+  first.wake()
+  ready = true
+  second.wake()
+  const r = await second.result
+  // A cancel that reached the second wait would have ended it first.
+  assert.equal(r.outcome, 'matched')
+  assert.equal(r.samples, 2)
+})
+
 test('a probe declared without parameters is called without a context; with parameters it gets one', async () => {
   const spec = { until: { matches: 'go' }, interval_ms: 10, max_wait_ms: 60000 }
   const seen = []

@@ -23,7 +23,8 @@ test('every field of results ending in one batch: text, numbers, nulls, non-ASCI
   const dir = tempDir()
   const file = path.join(dir, 'log')
   fs.writeFileSync(file, 'old\n')
-  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 10, max_wait_ms: 60000 })
+  // Polled once a minute: only the file's watch can wake it in time, so `woken` is known.
+  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 60000, max_wait_ms: 120000 })
   const resumable = start({ probe: { file: { path: file } }, view: 'fresh', until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 })
   const [matched, failed, exited] = await Promise.all([
     start({ until: { patterns: ['nope', 'ready ✓'] }, interval_ms: 10, max_wait_ms: 400000 }, () => 'héllo ☃ 𝄞\nready ✓ 𝄞').result,
