@@ -11,6 +11,8 @@
 //
 //   node concurrent.mjs                 # every scenario, WAITS=10000
 //   WAITS=1000 node concurrent.mjs      # another count
+//   ROUNDS=3 node concurrent.mjs        # the last of 3 rounds in each process
+//                                       # (its code compiled by the first ones)
 //   node concurrent.mjs engine-js 1000  # one scenario (child mode)
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -23,6 +25,7 @@ import { waitUntil } from 'async-wait-until'
 
 const INTERVAL_MS = 50
 const HOLD_MS = Number(process.env.HOLD_MS ?? 3000)
+const ROUNDS = Number(process.env.ROUNDS ?? 1)
 const LIMIT_MS = 120_000
 
 const SCENARIOS = {
@@ -85,14 +88,16 @@ function row(r) {
 
 const [mode, count] = process.argv.slice(2)
 if (mode) {
-  process.stdout.write(JSON.stringify(await runOne(mode, Number(count))))
+  let last
+  for (let round = 0; round < ROUNDS; round++) last = await runOne(mode, Number(count))
+  process.stdout.write(JSON.stringify(last))
 } else {
   const n = Number(process.env.WAITS ?? 10_000)
   const me = fileURLToPath(import.meta.url)
   const rows = Object.keys(SCENARIOS).map((name) =>
     JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--no-warnings', me, name, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })),
   )
-  console.log(`${n} concurrent waits, ${INTERVAL_MS} ms interval, ${HOLD_MS} ms held false, ${os.cpus().length} CPUs`)
+  console.log(`${n} concurrent waits, ${INTERVAL_MS} ms interval, ${HOLD_MS} ms held false, round ${ROUNDS} of ${ROUNDS}, ${os.cpus().length} CPUs`)
   console.log('scenario           waits  RSS (MiB)  CPU ms per s  p50 (ms)  p99 (ms)')
   rows.forEach((r) => console.log(row(r)))
   const by = Object.fromEntries(rows.map((r) => [r.name, r]))
