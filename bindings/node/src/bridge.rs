@@ -23,7 +23,7 @@ use napi::bindgen_prelude::{FnArgs, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
-use parking_lot::Mutex;
+use waitfor::sync::Mutex;
 use serde_json::Value;
 use waitfor::profiles::ToolCaller;
 use waitfor::{ProbeContext, ProbeError};
