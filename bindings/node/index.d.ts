@@ -58,10 +58,12 @@ export declare class WaitChannel {
   cancelWait(slot: number): void
   /**
    * Takes the finished waits and progress reports in the order they
-   * came (numbers and one text, read by `lib/events.js`), or null when
-   * there are none. Every drain calls it first.
+   * came, their numbers written into `into` (read with the text by
+   * `lib/events.js`), or null when there are none. When `into` is too
+   * short nothing is taken and there is no text: `count` says how many
+   * numbers there are. Every drain calls it first.
    */
-  takeEvents(): EventBatch | null
+  takeEvents(into: Float64Array): TakenEvents | null
 }
 
 /** Checks a spec without running it (internal; see `checkSpec`). */
@@ -69,15 +71,6 @@ export declare function checkSpec(spec: string): void
 
 /** The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`. */
 export declare function defaultPolicy(): Array<number>
-
-/**
- * Events taken by JavaScript: numbers and one text, read by the
- * package's `lib/events.js` (see the `events` module for the form).
- */
-export interface EventBatch {
-  numbers: Float64Array
-  text: string
-}
 
 /**
  * The cursor at the end of a JSON Lines event log: a wait from it sees
@@ -198,3 +191,14 @@ export declare function startToolCall(channel: WaitChannel, slot: number, key: n
  * as `PROGRESS` events.
  */
 export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null): void
+
+/**
+ * What `WaitChannel.takeEvents` took: `count` numbers written into the
+ * caller's array and the events' text, read by the package's
+ * `lib/events.js` (see the `events` module for the form). Without `text`
+ * nothing was taken: the array holds fewer than `count` numbers.
+ */
+export interface TakenEvents {
+  count: number
+  text?: string
+}

@@ -53,6 +53,8 @@ let channel = null
 let keepAlive = null
 /** Due probe calls, as `WaitChannel.take` writes them. */
 const due = new Float64Array(CALL_FIELDS * CALLS_PER_TAKE)
+/** The numbers of the events `WaitChannel.takeEvents` takes (grown when a batch needs more). */
+let eventNumbers = new Float64Array(4096)
 /** Answers of the probe calls run in this lot (never more than a lot: its arrays never grow). */
 const answers = new Answers(CALLS_PER_TAKE)
 /** Answers of Promises that settled since the last send. */
@@ -173,13 +175,18 @@ function runCalls() {
 function drain() {
   let events = null
   try {
-    events = channel.takeEvents()
+    events = channel.takeEvents(eventNumbers)
+    // Too many numbers for the array: grow it and take again (more may have come meanwhile).
+    while (events !== null && events.text === undefined) {
+      eventNumbers = new Float64Array(Math.max(2 * eventNumbers.length, 2 * events.count))
+      events = channel.takeEvents(eventNumbers)
+    }
   } catch {
     // takeEvents only throws on a broken environment; nothing is waiting then.
   }
   runCalls()
   if (events !== null) {
-    readEvents(events, deliver)
+    readEvents(eventNumbers, events.count, events.text, deliver)
     runCalls()
   }
 }

@@ -91,16 +91,17 @@ function result() {
 }
 
 /**
- * Calls `onEvent(slot, key, kind, body)` for each event of `batch`
- * (`{numbers, text}`) in order: `body` is the result for `RESULT`, the
- * parsed JSON (`{output}` or `{error}`, or the report) otherwise.
+ * Calls `onEvent(slot, key, kind, body)` for each event written as the
+ * first `count` numbers of `eventNumbers` and `eventText`, in order:
+ * `body` is the result for `RESULT`, the parsed JSON (`{output}` or
+ * `{error}`, or the report) otherwise.
  */
-function readEvents(batch, onEvent) {
-  numbers = batch.numbers
-  text = batch.text
+function readEvents(eventNumbers, count, eventText, onEvent) {
+  numbers = eventNumbers
+  text = eventText
   at = 0
   textAt = 0
-  while (at < numbers.length) {
+  while (at < count) {
     const slot = whole()
     const key = whole()
     const kind = whole()

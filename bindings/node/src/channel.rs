@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
-use napi::bindgen_prelude::{Function, Unknown};
+use napi::bindgen_prelude::{Float64ArraySlice, Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
@@ -28,7 +28,7 @@ use waitfor::{CallsBegun, Engine, WaitControl, WaitResult};
 
 use crate::batch::Call;
 use crate::errors;
-use crate::events::{EventBatch, Events};
+use crate::events::{Events, TakenEvents};
 use crate::replies::Replies;
 
 thread_local! {
@@ -198,13 +198,19 @@ impl WaitChannel {
     }
 
     /// Takes the finished waits and progress reports in the order they
-    /// came (numbers and one text, read by `lib/events.js`), or null when
-    /// there are none. Every drain calls it first.
+    /// came, their numbers written into `into` (read with the text by
+    /// `lib/events.js`), or null when there are none. When `into` is too
+    /// short nothing is taken and there is no text: `count` says how many
+    /// numbers there are. Every drain calls it first.
     #[napi]
-    pub fn take_events(&self) -> Option<EventBatch> {
+    pub fn take_events(&self, mut into: Float64ArraySlice<'_>) -> Option<TakenEvents> {
+        // SAFETY: this runs on the JavaScript thread, which owns the array
+        // and does nothing else until `take_events` returns; nothing else
+        // refers to its memory.
+        let into = unsafe { into.as_mut() };
         self.channel.looking();
         let mut events = self.channel.events.lock();
-        (!events.is_empty()).then(|| events.take())
+        (!events.is_empty()).then(|| events.take_into(into))
     }
 }
 

@@ -18,7 +18,6 @@
 //! A list of strings is its count, then each string. A number that may be
 //! null is NaN for null; a boolean is 0 or 1.
 
-use napi::bindgen_prelude::Float64Array;
 use napi_derive::napi;
 use waitfor::{ProbeAccounting, Tail, WaitResult};
 
@@ -36,12 +35,14 @@ pub struct Events {
     text: String,
 }
 
-/// Events taken by JavaScript: numbers and one text, read by the
-/// package's `lib/events.js` (see the `events` module for the form).
+/// What `WaitChannel.takeEvents` took: `count` numbers written into the
+/// caller's array and the events' text, read by the package's
+/// `lib/events.js` (see the `events` module for the form). Without `text`
+/// nothing was taken: the array holds fewer than `count` numbers.
 #[napi(object)]
-pub struct EventBatch {
-    pub numbers: Float64Array,
-    pub text: String,
+pub struct TakenEvents {
+    pub count: u32,
+    pub text: Option<String>,
 }
 
 impl Events {
@@ -63,11 +64,23 @@ impl Events {
         other.clear();
     }
 
-    /// Hands the events written so far over, and starts over.
-    pub fn take(&mut self) -> EventBatch {
-        EventBatch {
-            numbers: Float64Array::new(std::mem::take(&mut self.numbers)),
-            text: std::mem::take(&mut self.text),
+    /// Copies the numbers written so far into `into` and hands the text
+    /// over, then starts over; takes nothing when `into` is too short.
+    ///
+    /// A copy into the caller's reused array, not a new typed array over
+    /// this memory: V8 threw away the compiled code of every function
+    /// reading typed arrays the first time an external one appeared,
+    /// which was the first wait's end.
+    pub fn take_into(&mut self, into: &mut [f64]) -> TakenEvents {
+        let count = u32::try_from(self.numbers.len()).unwrap_or(u32::MAX);
+        let Some(into) = into.get_mut(..self.numbers.len()) else {
+            return TakenEvents { count, text: None };
+        };
+        into.copy_from_slice(&self.numbers);
+        self.numbers.clear();
+        TakenEvents {
+            count,
+            text: Some(std::mem::take(&mut self.text)),
         }
     }
 
