@@ -6,10 +6,10 @@
  * Everything the engine has for JavaScript (due probe calls, finished
  * waits, progress reports) waits in the channel; the first arrival wakes
  * `drain` once, through one weak threadsafe function. One `drain` turn
- * delivers every event, then runs the due probe calls a few hundred at a
- * time, handing each lot's synchronous answers back in one native call
- * (numbers in typed arrays, texts in one byte buffer: see `Answers`), so
- * the engine starts on them while the next lot runs. Answers of probes
+ * runs the due probe calls a few hundred at a time, handing each lot's
+ * synchronous answers back in one native call (numbers in typed arrays,
+ * texts in one byte buffer: see `Answers`), so the engine starts on them
+ * while the next lot runs, then delivers every event. Answers of probes
  * that return a Promise are gathered as they settle and sent together
  * from a microtask. A pending wait keeps the process alive (one shared
  * timer while any is pending), so the process exits on its own when none
@@ -53,7 +53,10 @@ let channel = null
 let keepAlive = null
 /** Due probe calls, as `WaitChannel.take` writes them. */
 const due = new Float64Array(CALL_FIELDS * CALLS_PER_TAKE)
-/** The numbers of the events `WaitChannel.takeEvents` takes (grown when a batch needs more). */
+/**
+ * The numbers of the events `WaitChannel.takeEvents` takes: grown when a
+ * batch needs more, and kept (10,000 results at once leave it at 2-4 MiB).
+ */
 let eventNumbers = new Float64Array(4096)
 /** Answers of the probe calls run in this lot (never more than a lot: its arrays never grow). */
 const answers = new Answers(CALLS_PER_TAKE)
@@ -183,6 +186,7 @@ function drain() {
     }
   } catch {
     // takeEvents only throws on a broken environment; nothing is waiting then.
+    events = null
   }
   runCalls()
   if (events !== null) {
