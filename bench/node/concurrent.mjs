@@ -13,6 +13,8 @@
 //   WAITS=1000 node concurrent.mjs      # another count
 //   ROUNDS=3 node concurrent.mjs        # the last of 3 rounds in each process
 //                                       # (its code compiled by the first ones)
+//   THREADS=1 node concurrent.mjs       # also CPU ms per thread group from the
+//                                       # flip to the last settle (Linux /proc)
 //   node concurrent.mjs engine-js 1000  # one scenario (child mode)
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -42,6 +44,26 @@ const SCENARIOS = {
     Array.from({ length: n }, () => waitUntil(() => flag.on, { timeout: LIMIT_MS, intervalBetweenAttempts: INTERVAL_MS })),
 }
 
+/**
+ * CPU time (ms) per thread group of this process so far, from
+ * `/proc/self/task/<tid>/schedstat`: the JavaScript thread, V8's helper
+ * threads (compiler, garbage collector) and each engine thread name.
+ */
+function threadCpu() {
+  const groups = {}
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const comm = fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim()
+      const group = tid === String(process.pid) ? 'js' : comm === 'node' ? 'v8' : comm.replace('waitfor-', '')
+      const ns = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+      groups[group] = (groups[group] ?? 0) + ns / 1e6
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return groups
+}
+
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
@@ -62,10 +84,12 @@ async function runOne(name, n) {
   const held = performance.now() - t0
   const cpu = process.cpuUsage(cpu0)
   const rss = process.memoryUsage().rss - rss0
+  const threads0 = process.env.THREADS ? threadCpu() : null
   const flipped = performance.now()
   flag.on = true
   fs.appendFileSync(flag.file, 'yes\n')
   const results = await Promise.all(waits)
+  const threads = threads0 && Object.fromEntries(Object.entries(threadCpu()).map(([g, ms]) => [g, ms - (threads0[g] ?? 0)]))
   const early = results.filter((r) => r && r.outcome && r.outcome !== 'matched').length
   const reactions = settled.map((t) => t - flipped).sort((a, b) => a - b)
   fs.rmSync(dir, { recursive: true, force: true })
@@ -77,13 +101,20 @@ async function runOne(name, n) {
     p50: percentile(reactions, 50),
     p99: percentile(reactions, 99),
     notMatched: early,
+    ...(threads && { threadsMs: threads }),
   }
 }
 
 function row(r) {
+  const threads = r.threadsMs
+    ? `  CPU after the flip: ${Object.entries(r.threadsMs)
+        .filter(([, ms]) => ms >= 0.5)
+        .map(([g, ms]) => `${g} ${ms.toFixed(0)}`)
+        .join(', ')} ms`
+    : ''
   return `${r.name.padEnd(17)} ${String(r.waits).padStart(6)} ${r.rssMiB.toFixed(1).padStart(9)} ${r.cpuMsPerSec.toFixed(0).padStart(13)} ${r.p50
     .toFixed(1)
-    .padStart(8)} ${r.p99.toFixed(1).padStart(8)}${r.notMatched ? `  (${r.notMatched} not matched)` : ''}`
+    .padStart(8)} ${r.p99.toFixed(1).padStart(8)}${r.notMatched ? `  (${r.notMatched} not matched)` : ''}${threads}`
 }
 
 const [mode, count] = process.argv.slice(2)
