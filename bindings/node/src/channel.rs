@@ -29,7 +29,7 @@ use waitfor::{CallsBegun, Engine, WaitControl, WaitResult};
 use crate::batch::Call;
 use crate::errors;
 use crate::events::{Events, TakenEvents};
-use crate::replies::Replies;
+use crate::replies::{Replies, Slots};
 
 thread_local! {
     /// Where an engine thread writes an event before it appends it to the
@@ -140,7 +140,7 @@ pub struct WaitChannel {
     pub(crate) replies: RefCell<Replies>,
     /// Each wait's controls, by slot (a slot's next wait replaces them;
     /// the package only uses a slot's controls while its wait runs).
-    controls: RefCell<Vec<Option<WaitControl>>>,
+    controls: RefCell<Slots<WaitControl>>,
 }
 
 #[napi]
@@ -171,19 +171,14 @@ impl WaitChannel {
 
     /// Keeps the controls of the wait in `slot`.
     pub(crate) fn control(&self, slot: u32, control: WaitControl) {
-        let mut controls = self.controls.borrow_mut();
-        let slot = slot as usize;
-        if slot >= controls.len() {
-            controls.resize_with(slot + 1, || None);
-        }
-        controls[slot] = Some(control);
+        self.controls.borrow_mut().put(slot, control);
     }
 
     /// Takes a sample of the wait in `slot` now instead of at the next
     /// poll (internal; see the package's `WaitHandle.wake`).
     #[napi]
     pub fn wake_wait(&self, slot: u32) {
-        if let Some(Some(control)) = self.controls.borrow().get(slot as usize) {
+        if let Some(control) = self.controls.borrow().get(slot) {
             control.wake();
         }
     }
@@ -192,7 +187,7 @@ impl WaitChannel {
     /// package's `WaitHandle.cancel`).
     #[napi]
     pub fn cancel_wait(&self, slot: u32) {
-        if let Some(Some(control)) = self.controls.borrow().get(slot as usize) {
+        if let Some(control) = self.controls.borrow().get(slot) {
             control.cancel();
         }
     }

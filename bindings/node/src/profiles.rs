@@ -59,10 +59,9 @@ pub fn start_tool_call(
     let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
     let render = prepared.render;
     start(
-        channel,
+        sink,
         |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
         WaitOptions::default().policy(prepared.policy),
-        sink,
         progress,
         move |channel, slot, key, result| {
             let done = match render(result) {

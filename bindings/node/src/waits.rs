@@ -2,7 +2,6 @@
 //! (profiles: `profiles`); their ends and progress reports go to
 //! JavaScript through their environment's channel.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
@@ -57,37 +56,37 @@ pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
 
 /// Where a wait reports to: its slot and key in its environment's
 /// channel.
-pub struct Sink {
-    pub channel: Arc<Channel>,
+pub struct Sink<'a> {
+    pub on: &'a WaitChannel,
     pub slot: u32,
     pub key: u64,
 }
 
-impl Sink {
-    /// The wait `key` in `slot` of `channel`'s environment.
-    pub fn new(channel: &WaitChannel, slot: u32, key: f64) -> napi::Result<Self> {
+impl<'a> Sink<'a> {
+    /// The wait `key` in `slot` of `on`'s environment.
+    pub fn new(on: &'a WaitChannel, slot: u32, key: f64) -> napi::Result<Self> {
         Ok(Self {
-            channel: channel.channel.clone(),
+            on,
             slot,
             key: channel::key(key)?,
         })
     }
 }
 
-/// Starts a wait of `on`'s environment through `launch` (the engine's
-/// `start_with` or `start_async`) with the given engine options, and keeps
-/// its controls by slot. `finish` queues its end in the channel for
+/// Starts the wait of `sink` through `launch` (the engine's `start_with`
+/// or `start_async`) with the given engine options, and keeps its
+/// controls by slot. `finish` queues its end in the channel for
 /// JavaScript; with `progress`, its reports are queued as `PROGRESS`
 /// events.
 pub fn start(
-    on: &WaitChannel,
+    sink: Sink<'_>,
     launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
     options: WaitOptions,
-    sink: Sink,
     progress: bool,
     finish: impl FnOnce(&Channel, u32, u64, &WaitResult) + Send + 'static,
 ) -> napi::Result<()> {
-    let Sink { channel, slot, key } = sink;
+    let Sink { on, slot, key } = sink;
+    let channel = on.channel.clone();
     let mut options = options;
     if progress {
         let channel = channel.clone();
@@ -133,16 +132,15 @@ pub fn start_wait(
     let probe = js_probe.then(|| JsProbe {
         slot,
         key: sink.key,
-        channel: sink.channel.clone(),
+        channel: channel.channel.clone(),
     });
     start(
-        channel,
+        sink,
         |options| match probe {
             Some(probe) => Engine::global().start_async(spec, probe, options),
             None => Engine::global().start_with(spec, None, options),
         },
         options,
-        sink,
         progress,
         |channel, slot, key, result| channel.result(slot, key, result),
     )
