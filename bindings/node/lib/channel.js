@@ -33,7 +33,7 @@
 const binding = require('../index.js')
 const { WaitforError } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
-const { readEvents, RESULT, DONE } = require('./events.js')
+const { readEvents, rehearse, RESULT, DONE } = require('./events.js')
 
 /** Numbers per call in the batch `WaitChannel.take` writes. */
 const CALL_FIELDS = 5
@@ -58,6 +58,11 @@ const due = new Float64Array(CALL_FIELDS * CALLS_PER_TAKE)
  * batch needs more, and kept (10,000 results at once leave it at 2-4 MiB).
  */
 let eventNumbers = new Float64Array(4096)
+/**
+ * Pending waits from which results are rehearsed (see `rehearse`): enough
+ * that they may well end together.
+ */
+const REHEARSE_FROM = 1000
 /** Answers of the probe calls run in this lot (never more than a lot: its arrays never grow). */
 const answers = new Answers(CALLS_PER_TAKE)
 /** Answers of Promises that settled since the last send. */
@@ -221,7 +226,7 @@ function begin(handle, launch) {
     throw err
   }
   handles[slot] = handle
-  pending++
+  if (++pending >= REHEARSE_FROM) rehearse()
   keepAlive ??= setInterval(() => {}, 2 ** 30)
 }
 
