@@ -165,43 +165,59 @@ BODIES[RESULT] = result
 }
 
 /**
- * The made-up result `rehearse` reads: outcome `matched`, the line `yes`
- * matched and in the tail, the other fields empty. Slot 0 and key 0: no
- * wait has key 0, so it could reach no wait even if it were delivered.
+ * The made-up results `rehearse` reads, numbers and text: a match whose
+ * numbers that may be null are null, and a timeout with every field set,
+ * so that V8 has seen each field's kinds of value (a field that held only
+ * null and then a number would cost compiled code). Slot 0 and key 0: no
+ * wait has key 0, so none could be reached even if they were delivered.
  */
-const REHEARSAL_RESULT = [0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0]
-const REHEARSAL_TEXT = 'matchedyesyes'
-/** Made-up results read per turn of the event loop, and turns. */
+const REHEARSAL_RESULTS = [
+  // `matched`, index null, lines ["yes"], tail ["yes"], exit code null, 1 sample.
+  [[0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0], 'matchedyesyes'],
+  // `timeout`, index 0, no line, tail ["no"] truncated, exit code 1, probe error "boom", error "late", resume "wf1.x".
+  [[0, 0, RESULT, 7, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1000, 1000, 1, 1, 1, 4, 4, 5, 1, 1], 'timeoutnoboomlatewf1.x'],
+]
+/** Made-up results read per turn of the event loop (half of each), and turns. */
 const REHEARSAL_BATCH = 250
-const REHEARSAL_TURNS = 8
+const REHEARSAL_TURNS = 16
 let rehearsing = false
 let rehearsed = 0
 
+/** Where made-up results go: nowhere, and not to the package's `deliver` (see `rehearse`). */
 function ignore() {}
 
 /**
- * Once per process, reads 2,000 made-up results, 250 per turn of the
- * event loop (1-2 ms each), delivering them nowhere. V8 marks `result`
- * for optimizing after about 1,500 calls; without this, the first time
- * 10,000 waits ended together their results were read by the interpreter
- * while the compiler worked beside it, and the last of them came 30-40 ms
- * later (p99 of `bench/node/concurrent.mjs`). The package calls this once
- * enough waits are pending that they may end together; later calls do
- * nothing.
+ * Once per process, reads 4,000 made-up results, 250 per turn of the
+ * event loop (1-2 ms each), delivering them nowhere. That is about what
+ * V8 needs to compile `result` and `readEvents`. Without it, the first
+ * time 10,000 waits ended together their results were read by the
+ * interpreter while the compiler worked beside it, and the last of them
+ * came 30-40 ms later (p99 of `bench/node/concurrent.mjs`). Giving them to
+ * `ignore`, a second function at `readEvents`' `onEvent` call, keeps V8
+ * from inlining `deliver` there: compiled from made-up results, it would
+ * be thrown away at the first real one.
+ *
+ * The package calls this once enough waits are pending that they may end
+ * together; later calls do nothing.
  */
 function rehearse() {
   if (rehearsing) return
   rehearsing = true
-  const numbers = new Float64Array(REHEARSAL_RESULT.length * REHEARSAL_BATCH)
-  for (let i = 0; i < REHEARSAL_BATCH; i++) numbers.set(REHEARSAL_RESULT, i * REHEARSAL_RESULT.length)
-  const text = REHEARSAL_TEXT.repeat(REHEARSAL_BATCH)
+  const numbers = []
+  let text = ''
+  for (let i = 0; i < REHEARSAL_BATCH; i++) {
+    const [fields, strings] = REHEARSAL_RESULTS[i % REHEARSAL_RESULTS.length]
+    numbers.push(...fields)
+    text += strings
+  }
+  const batch = new Float64Array(numbers)
   let turns = REHEARSAL_TURNS
   const turn = () => {
-    readEvents(numbers, numbers.length, text, ignore)
+    readEvents(batch, batch.length, text, ignore)
     rehearsed += REHEARSAL_BATCH
-    if (--turns > 0) setImmediate(turn).unref()
+    if (--turns > 0) setImmediate(turn)
   }
-  setImmediate(turn).unref()
+  setImmediate(turn)
 }
 
 /** How many made-up results `rehearse` has read so far (for tests). */
