@@ -188,14 +188,15 @@ function ignore() {}
 
 /**
  * Once per process, reads 4,000 made-up results, 250 per turn of the
- * event loop (1-2 ms each), delivering them nowhere. That is about what
- * V8 needs to compile `result` and `readEvents`. Without it, the first
- * time 10,000 waits ended together their results were read by the
- * interpreter while the compiler worked beside it, and the last of them
- * came 30-40 ms later (p99 of `bench/node/concurrent.mjs`). Giving them to
- * `ignore`, a second function at `readEvents`' `onEvent` call, keeps V8
- * from inlining `deliver` there: compiled from made-up results, it would
- * be thrown away at the first real one.
+ * event loop (about 1 ms each; up to 5 with a garbage collection),
+ * delivering them nowhere: about what V8 needs to compile `result` and
+ * `readEvents`. Without it, the first time 10,000 waits ended together
+ * their results were read by the interpreter while the compiler worked
+ * beside it, and the last of them came 30-40 ms later (p99 of
+ * `bench/node/concurrent.mjs`). Giving them to `ignore`, a second
+ * function at `readEvents`' `onEvent` call, keeps V8 from inlining
+ * `deliver` there: compiled from made-up results, it would be thrown
+ * away at the first real one.
  *
  * The package calls this once enough waits are pending that they may end
  * together; later calls do nothing.
