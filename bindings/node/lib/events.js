@@ -207,9 +207,9 @@ function rehearse() {
   const numbers = []
   let text = ''
   for (let i = 0; i < REHEARSAL_BATCH; i++) {
-    const [fields, strings] = REHEARSAL_RESULTS[i % REHEARSAL_RESULTS.length]
+    const [fields, texts] = REHEARSAL_RESULTS[i % REHEARSAL_RESULTS.length]
     numbers.push(...fields)
-    text += strings
+    text += texts
   }
   const batch = new Float64Array(numbers)
   let turns = REHEARSAL_TURNS
