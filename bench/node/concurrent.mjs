@@ -6,8 +6,10 @@
 //
 // Printed per scenario: extra RSS once the waits run, CPU per waiting
 // second (user+system during the hold), and the p50/p99 reaction (flip to
-// each Promise settling; goal p99 <= interval + 10 ms), plus ratios
-// against each peer.
+// each Promise settling; goal p99 <= interval + 10 ms), the share of the
+// machine's CPU time the host stole from this virtual machine from the hold
+// to the last settle (Linux; figures taken under much steal say little),
+// plus ratios against each peer.
 //
 //   node concurrent.mjs                 # every scenario, WAITS=10000
 //   WAITS=1000 node concurrent.mjs      # another count
@@ -64,6 +66,26 @@ function threadCpu() {
   return groups
 }
 
+/**
+ * The machine's CPU time counters (`/proc/stat`, in ticks): on a virtual
+ * machine, `steal` is time its CPUs were ready to run but the host ran
+ * something else, which no change in this package can win back. Null
+ * where there is no `/proc/stat`.
+ */
+function cpuTicks() {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number)
+    return { total: user + nice + system + idle + iowait + irq + softirq + steal, steal }
+  } catch {
+    return null
+  }
+}
+
+/** The share of the machine's CPU time stolen by the host between two `cpuTicks`, in percent. */
+function stealPercent(before, after) {
+  return before && after && after.total > before.total ? (100 * (after.steal - before.steal)) / (after.total - before.total) : null
+}
+
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
@@ -78,6 +100,7 @@ async function runOne(name, n) {
   const settled = new Array(n)
   waits.forEach((p, i) => p.then(() => (settled[i] = performance.now())))
   await new Promise((r) => setTimeout(r, 500)) // every wait is polling
+  const ticks0 = cpuTicks()
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await new Promise((r) => setTimeout(r, HOLD_MS))
@@ -90,6 +113,7 @@ async function runOne(name, n) {
   fs.appendFileSync(flag.file, 'yes\n')
   const results = await Promise.all(waits)
   const threads = threads0 && Object.fromEntries(Object.entries(threadCpu()).map(([g, ms]) => [g, ms - (threads0[g] ?? 0)]))
+  const stealPct = stealPercent(ticks0, cpuTicks())
   const early = results.filter((r) => r && r.outcome && r.outcome !== 'matched').length
   const reactions = settled.map((t) => t - flipped).sort((a, b) => a - b)
   fs.rmSync(dir, { recursive: true, force: true })
@@ -101,6 +125,7 @@ async function runOne(name, n) {
     p50: percentile(reactions, 50),
     p99: percentile(reactions, 99),
     notMatched: early,
+    stealPct,
     ...(threads && { threadsMs: threads }),
   }
 }
@@ -112,9 +137,10 @@ function row(r) {
         .map(([g, ms]) => `${g} ${ms.toFixed(0)}`)
         .join(', ')} ms`
     : ''
+  const steal = r.stealPct === null ? '' : r.stealPct.toFixed(0)
   return `${r.name.padEnd(17)} ${String(r.waits).padStart(6)} ${r.rssMiB.toFixed(1).padStart(9)} ${r.cpuMsPerSec.toFixed(0).padStart(13)} ${r.p50
     .toFixed(1)
-    .padStart(8)} ${r.p99.toFixed(1).padStart(8)}${r.notMatched ? `  (${r.notMatched} not matched)` : ''}${threads}`
+    .padStart(8)} ${r.p99.toFixed(1).padStart(8)} ${steal.padStart(9)}${r.notMatched ? `  (${r.notMatched} not matched)` : ''}${threads}`
 }
 
 const [mode, count] = process.argv.slice(2)
@@ -129,7 +155,7 @@ if (mode) {
     JSON.parse(execFileSync(process.execPath, ['--expose-gc', '--no-warnings', me, name, String(n)], { encoding: 'utf8', maxBuffer: 1 << 20 })),
   )
   console.log(`${n} concurrent waits, ${INTERVAL_MS} ms interval, ${HOLD_MS} ms held false, round ${ROUNDS} of ${ROUNDS}, ${os.cpus().length} CPUs`)
-  console.log('scenario           waits  RSS (MiB)  CPU ms per s  p50 (ms)  p99 (ms)')
+  console.log('scenario           waits  RSS (MiB)  CPU ms per s  p50 (ms)  p99 (ms)  steal (%)')
   rows.forEach((r) => console.log(row(r)))
   const by = Object.fromEntries(rows.map((r) => [r.name, r]))
   for (const engine of ['engine-js', 'engine-file']) {
