@@ -7,9 +7,9 @@
 // Printed per scenario: extra RSS once the waits run, CPU per waiting
 // second (user+system during the hold), and the p50/p99 reaction (flip to
 // each Promise settling; goal p99 <= interval + 10 ms), the share of the
-// machine's CPU time the host stole from this virtual machine from the hold
-// to the last settle (Linux; figures taken under much steal say little),
-// plus ratios against each peer.
+// machine's CPU time the host stole from this virtual machine from the flip
+// to the last settle (Linux, in 10 ms ticks; a reaction measured under much
+// steal says little), plus ratios against each peer.
 //
 //   node concurrent.mjs                 # every scenario, WAITS=10000
 //   WAITS=1000 node concurrent.mjs      # another count
@@ -100,7 +100,6 @@ async function runOne(name, n) {
   const settled = new Array(n)
   waits.forEach((p, i) => p.then(() => (settled[i] = performance.now())))
   await new Promise((r) => setTimeout(r, 500)) // every wait is polling
-  const ticks0 = cpuTicks()
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await new Promise((r) => setTimeout(r, HOLD_MS))
@@ -108,6 +107,7 @@ async function runOne(name, n) {
   const cpu = process.cpuUsage(cpu0)
   const rss = process.memoryUsage().rss - rss0
   const threads0 = process.env.THREADS ? threadCpu() : null
+  const ticks0 = cpuTicks()
   const flipped = performance.now()
   flag.on = true
   fs.appendFileSync(flag.file, 'yes\n')
