@@ -292,10 +292,14 @@ test('a probe declared without parameters is called without a context; with para
   }).result
   await start(spec, (ctx) => {
     seen.push(ctx)
-    return 'go'
+    return ctx.sample === 3 ? 'go' : 'not yet'
   }).result
   assert.equal(seen[0], 0)
-  assert.equal(seen[1].sample, 1)
-  assert.equal(typeof seen[1].elapsedMs, 'number')
-  assert.equal(typeof seen[1].budgetMs, 'number')
+  // Each field is its own: samples count up, the elapsed time grows by about an interval a
+  // sample, and each call's budget is within the wait's limit.
+  const contexts = seen.slice(1)
+  assert.deepEqual(contexts.map((ctx) => ctx.sample), [1, 2, 3])
+  const elapsed = contexts.map((ctx) => ctx.elapsedMs)
+  assert.ok(elapsed[0] >= 0 && elapsed[1] > elapsed[0] && elapsed[2] > elapsed[1], JSON.stringify(contexts))
+  for (const ctx of contexts) assert.ok(ctx.budgetMs > 0 && ctx.budgetMs <= 60000, JSON.stringify(ctx))
 })
