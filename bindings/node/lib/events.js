@@ -150,41 +150,58 @@ BODIES[PROGRESS] = json
 BODIES[DONE] = json
 BODIES[RESULT] = result
 
-/*
- * The call `read()` above has seen both readers before any real event
- * (V8 records call targets from a function's ninth call or so on, hence
- * the loop), so V8 never inlines `result` into `readEvents`: compiled
- * apart, `result` is compiled once, not again inside `readEvents` on its
- * stack and then whole. Compiling it three times cost 100 ms of a core
- * beside the JavaScript thread when 10,000 waits ended together.
+/**
+ * Made-up events, numbers and text, that get V8 ready before real ones
+ * come (the seeding below and `rehearse`). Slot 0 and key 0: no wait has
+ * key 0, so none could be reached even if one were delivered.
  */
-{
-  // Slot 0, key 0: a DONE event whose body is `{}`, then a RESULT with every field empty.
-  const sample = new Float64Array([0, 0, DONE, 2, 0, 0, RESULT, 0, NaN, 0, 0, 0, 0, 0, NaN, 0, 0, 0, 0, 0, 0, -1, -1, -1, 0, 0])
-  for (let i = 0; i < 64; i++) readEvents(sample, sample.length, '{}', () => {})
+const MADE_UP = {
+  /** The end of a profile call whose body is `{}`. */
+  done: [[0, 0, DONE, 2], '{}'],
+  /** `matched`, each number that may be null left null: lines ["yes"], tail ["yes"], 1 sample. */
+  matched: [[0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0], 'matchedyesyes'],
+  /** `timeout` with every field set: index 0, no line, tail ["no"] truncated, exit code 1, probe error, error, resume. */
+  timeout: [[0, 0, RESULT, 7, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1000, 1000, 1, 1, 1, 4, 4, 5, 1, 1], 'timeoutnoboomlatewf1.x'],
 }
 
-/**
- * The made-up results `rehearse` reads, numbers and text: a match whose
- * numbers that may be null are null, and a timeout with every field set,
- * so that V8 has seen each field's kinds of value (a field that held only
- * null and then a number would cost compiled code). Slot 0 and key 0: no
- * wait has key 0, so none could be reached even if they were delivered.
+/** `count` made-up events, taking `events` in turn: `{numbers, text}` as `readEvents` reads them. */
+function madeUp(events, count) {
+  const numbers = []
+  let text = ''
+  for (let i = 0; i < count; i++) {
+    const [fields, texts] = events[i % events.length]
+    numbers.push(...fields)
+    text += texts
+  }
+  return { numbers: new Float64Array(numbers), text }
+}
+
+/** Where made-up events go: nowhere. Two functions, for the seeding below. */
+function ignore() {}
+function discard() {}
+
+/*
+ * Before any real event, both calls in `readEvents` have seen two
+ * functions (V8 records call targets from a function's ninth call or so
+ * on, hence the loop), so V8 inlines neither there:
+ * - `read()` has seen both readers: compiled apart, `result` is compiled
+ *   once, not again inside `readEvents` on its stack and then whole
+ *   (compiling it three times cost 100 ms of a core beside the JavaScript
+ *   thread when 10,000 waits ended together);
+ * - `onEvent` has seen `ignore` and `discard`: the package's `deliver` is
+ *   never inlined from made-up events (`rehearse` compiles `readEvents`),
+ *   which would throw the compiled code away at the first real one.
  */
-const REHEARSAL_RESULTS = [
-  // `matched`, index null, lines ["yes"], tail ["yes"], exit code null, 1 sample.
-  [[0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0], 'matchedyesyes'],
-  // `timeout`, index 0, no line, tail ["no"] truncated, exit code 1, probe error "boom", error "late", resume "wf1.x".
-  [[0, 0, RESULT, 7, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1000, 1000, 1, 1, 1, 4, 4, 5, 1, 1], 'timeoutnoboomlatewf1.x'],
-]
-/** Made-up results read per turn of the event loop (half of each), and turns. */
+{
+  const { numbers, text } = madeUp([MADE_UP.done, MADE_UP.matched], 2)
+  for (let i = 0; i < 64; i++) readEvents(numbers, numbers.length, text, i % 2 === 0 ? ignore : discard)
+}
+
+/** Made-up results `rehearse` reads per turn of the event loop (`matched` and `timeout` in turn), and turns. */
 const REHEARSAL_BATCH = 250
 const REHEARSAL_TURNS = 16
 let rehearsing = false
 let rehearsed = 0
-
-/** Where made-up results go: nowhere, and not to the package's `deliver` (see `rehearse`). */
-function ignore() {}
 
 /**
  * Once per process, reads 4,000 made-up results, 250 per turn of the
@@ -193,10 +210,9 @@ function ignore() {}
  * `readEvents`. Without it, the first time 10,000 waits ended together
  * their results were read by the interpreter while the compiler worked
  * beside it, and the last of them came 30-40 ms later (p99 of
- * `bench/node/concurrent.mjs`). Giving them to `ignore`, a second
- * function at `readEvents`' `onEvent` call, keeps V8 from inlining
- * `deliver` there: compiled from made-up results, it would be thrown
- * away at the first real one.
+ * `bench/node/concurrent.mjs`). Two shapes of result, so V8 has seen
+ * each field's kinds of value: a field that held only null and then a
+ * number would cost compiled code.
  *
  * The package calls this once enough waits are pending that they may end
  * together; later calls do nothing.
@@ -204,17 +220,10 @@ function ignore() {}
 function rehearse() {
   if (rehearsing) return
   rehearsing = true
-  const numbers = []
-  let text = ''
-  for (let i = 0; i < REHEARSAL_BATCH; i++) {
-    const [fields, texts] = REHEARSAL_RESULTS[i % REHEARSAL_RESULTS.length]
-    numbers.push(...fields)
-    text += texts
-  }
-  const batch = new Float64Array(numbers)
+  const { numbers, text } = madeUp([MADE_UP.matched, MADE_UP.timeout], REHEARSAL_BATCH)
   let turns = REHEARSAL_TURNS
   const turn = () => {
-    readEvents(batch, batch.length, text, ignore)
+    readEvents(numbers, numbers.length, text, ignore)
     rehearsed += REHEARSAL_BATCH
     if (--turns > 0) setImmediate(turn)
   }
