@@ -503,8 +503,13 @@ impl Hasher for IdHasher {
     }
 
     fn write_u64(&mut self, id: u64) {
-        // Fibonacci hashing spreads sequential ids over the high bits the
-        // table's control bytes use.
-        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // The table picks a bucket by the low bits and tags it with the top
+        // seven. Ids keep their order across buckets: waits started
+        // together sample together, so their lookups share cache lines
+        // (spread by a multiplication, they missed the cache: the scheduler
+        // used a quarter more CPU time while 10,000 waits polled).
+        // Neighbours get different tags. Any hash is correct; this one is
+        // quick with the standard table's layout.
+        self.0 = id ^ (id << 57);
     }
 }
