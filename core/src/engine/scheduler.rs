@@ -451,7 +451,12 @@ impl Scheduler {
                     // A host callback that panics still lets the handle hear.
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
                 }
-                slot.fill(result);
+                // Held by nothing else (a host that dropped its handle and
+                // hears through `on_done`, as the Node package does), the
+                // slot would keep the result for nobody.
+                if Arc::strong_count(&slot) > 1 {
+                    slot.fill(result);
+                }
             }),
         );
     }
