@@ -491,8 +491,9 @@ fn resume_token(active: &Active) -> Option<String> {
     token.map(|t| t.encode())
 }
 
-/// Hashes wait ids (small sequential numbers) with one multiplication:
-/// SipHash's protection against chosen keys buys nothing here.
+/// Hashes wait ids (small sequential numbers) keeping their order (see
+/// `write_u64`): SipHash's protection against chosen keys buys nothing
+/// here.
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
 
