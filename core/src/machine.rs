@@ -112,7 +112,11 @@ impl Machine {
         mode: ProbeMode,
         now: Duration,
     ) -> Result<Self, SpecError> {
-        spec.validate()?;
+        // The rest of `Spec::validate` is compiling and decoding, done
+        // here for keeps, in the same order (so the same first error).
+        spec.validate_fields()?;
+        let until = CompiledCondition::compile(&spec.until, "until")?;
+        let stop = PatternSet::compile(&spec.stop, "stop")?;
         let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
         let anchor = match spec
             .resume
@@ -126,8 +130,8 @@ impl Machine {
         let effective = spec.max_wait.min(policy.max_wait_ceiling);
         Ok(Self {
             view: View::new(spec.view, mode, output_cap.saturating_mul(2), anchor),
-            until: CompiledCondition::compile(&spec.until, "until")?,
-            stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+            until,
+            stop: PatternScan::new(stop, false),
             interval: spec.interval,
             grid: now,
             on_grid: false,
@@ -482,6 +486,7 @@ fn last_line(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Condition, Pattern};
 
     fn ms(ms: f64) -> Duration {
         Duration::from_secs_f64(ms / 1e3)
@@ -506,6 +511,32 @@ mod tests {
                 Step::Probe(_)
             ));
             now = planned + ms(1.2);
+        }
+    }
+
+    /// The machine checks a spec's rules itself (a spec built in code was
+    /// never validated) without compiling its patterns twice: whatever is
+    /// wrong, it reports the error `Spec::validate` reports first.
+    #[test]
+    fn a_machine_refuses_a_spec_with_the_error_validate_gives() {
+        let bad_until = Condition::Matches(Pattern::regex("("));
+        let fine = || Spec::new(Condition::Matches(Pattern::literal("ok")));
+        let specs = [
+            // A rule checked before the patterns, with a bad pattern too.
+            Spec::new(bad_until.clone()).max_wait(Duration::ZERO),
+            // Each bad pattern and token, alone and with the later ones.
+            Spec::new(bad_until.clone())
+                .stop([Pattern::regex("[")])
+                .resume("not a token"),
+            fine().stop([Pattern::regex("[")]).resume("not a token"),
+            fine().resume("not a token"),
+        ];
+        for spec in specs {
+            let expected = spec.validate().expect_err("the spec breaks a rule");
+            let got = Machine::new(&spec, &Policy::default(), ProbeMode::Snapshot, ms(0.0))
+                .err()
+                .expect("the machine refuses it");
+            assert_eq!(got.to_string(), expected.to_string());
         }
     }
 }

@@ -232,6 +232,13 @@ impl Spec {
         validate::validate(self)
     }
 
+    /// Every rule but compiling the patterns and decoding the resume
+    /// token, for the wait's machine, which does both right after (a
+    /// pattern compiled only to check it was compiled again there).
+    pub(crate) fn validate_fields(&self) -> Result<(), SpecError> {
+        validate::validate_fields(self)
+    }
+
     /// Sets the probe.
     pub fn probe(mut self, probe: ProbeSpec) -> Self {
         self.probe = Some(probe);

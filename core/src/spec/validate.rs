@@ -7,6 +7,19 @@ use crate::pattern::PatternSet;
 use std::time::Duration;
 
 pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
+    validate_fields(spec)?;
+    CompiledCondition::compile(&spec.until, "until")?;
+    PatternSet::compile(&spec.stop, "stop")?;
+    if let Some(token) = &spec.resume {
+        crate::resume::ResumeToken::decode(token)?;
+    }
+    Ok(())
+}
+
+/// Every rule but the last three of [`validate`]: the patterns compile
+/// and the resume token decodes. A caller that compiles and decodes them
+/// next, in that order, gets the same first error as from `validate`.
+pub(super) fn validate_fields(spec: &Spec) -> Result<(), SpecError> {
     if spec.max_wait.is_zero() {
         return Err(not_positive("max_wait_ms"));
     }
@@ -66,13 +79,7 @@ pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
     if let Some(probe) = &spec.probe {
         validate_probe(probe)?;
     }
-    check_condition(&spec.until, "until", spec.max_wait)?;
-    CompiledCondition::compile(&spec.until, "until")?;
-    PatternSet::compile(&spec.stop, "stop")?;
-    if let Some(token) = &spec.resume {
-        crate::resume::ResumeToken::decode(token)?;
-    }
-    Ok(())
+    check_condition(&spec.until, "until", spec.max_wait)
 }
 
 fn not_positive(field: &str) -> SpecError {
