@@ -281,3 +281,67 @@ fn a_host_that_panics_when_told_or_is_gone_does_not_stop_the_scheduler() {
         assert_eq!(result.outcome, Outcome::Matched);
     }
 }
+
+/// The name of the thread this runs on.
+fn thread_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Answers "working" twice, then "ready", from `begin` itself.
+struct ReadyOnThird(u64);
+
+impl AsyncProbe for ReadyOnThird {
+    fn begin(&mut self, _: &ProbeContext, reply: Reply) {
+        self.0 += 1;
+        let text = if self.0 < 3 { "working" } else { "ready" };
+        reply.send(Ok(Observation::text(text)));
+    }
+}
+
+#[test]
+fn quick_callbacks_are_called_on_the_scheduler_in_order() {
+    for (quick, thread) in [(false, "waitfor-delivery"), (true, "waitfor-scheduler")] {
+        let (tx, heard) = mpsc::channel();
+        let reports = tx.clone();
+        let mut spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+        spec.progress_every = Duration::from_millis(1);
+        let options = WaitOptions::default()
+            .quick_callbacks(quick)
+            .on_progress(move |_| drop(reports.send(("progress", thread_name()))))
+            .on_done(move |_| drop(tx.send(("done", thread_name()))));
+        let handle = Engine::global()
+            .start_async(spec, ReadyOnThird(0), options)
+            .unwrap();
+        assert_eq!(handle.wait().outcome, Outcome::Matched);
+        // Every callback has run before the handle hears.
+        let heard: Vec<_> = heard.try_iter().collect();
+        assert_eq!(
+            heard.last(),
+            Some(&("done", thread.to_string())),
+            "{heard:?}"
+        );
+        assert!(heard.len() >= 2, "no progress report: {heard:?}");
+        assert!(heard.iter().all(|(_, t)| t == thread), "{heard:?}");
+    }
+}
+
+#[test]
+fn a_panicking_quick_callback_does_not_stop_the_scheduler() {
+    for _ in 0..2 {
+        let mut spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+        spec.progress_every = Duration::from_millis(1);
+        let options = WaitOptions::default()
+            .quick_callbacks(true)
+            .on_progress(|_| panic!("host bug in on_progress"))
+            .on_done(|_| panic!("host bug in on_done"));
+        let result = Engine::global()
+            .start_async(spec, ReadyOnThird(0), options)
+            .unwrap()
+            .wait_timeout(Duration::from_secs(30))
+            .expect("the handle still hears");
+        assert_eq!((result.outcome, result.samples), (Outcome::Matched, 3));
+    }
+}

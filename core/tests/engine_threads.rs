@@ -315,3 +315,39 @@ fn a_panicking_done_callback_breaks_nothing() {
         .expect("later results are delivered");
     assert_eq!(result.outcome, Outcome::Matched);
 }
+
+#[test]
+fn quick_callbacks_hear_of_a_blocking_probe_once_it_is_closed() {
+    struct ClosedOnDrop(Arc<AtomicBool>);
+    impl Probe for ClosedOnDrop {
+        fn sample(&mut self, _: &ProbeContext) -> Result<Observation, ProbeError> {
+            Ok(Observation::text("ready"))
+        }
+    }
+    impl Drop for ClosedOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let closed = Arc::new(AtomicBool::new(false));
+    let seen = closed.clone();
+    let (tx, heard) = mpsc::channel();
+    let options = WaitOptions::default()
+        .quick_callbacks(true)
+        .on_done(move |_| {
+            let thread = std::thread::current().name().map(str::to_string);
+            drop(tx.send((thread, seen.load(Ordering::SeqCst))));
+        });
+    let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+    let probe = Box::new(ClosedOnDrop(closed));
+    let handle = Engine::global()
+        .start_with(spec, Some(probe), options)
+        .unwrap();
+    assert_eq!(handle.wait().outcome, Outcome::Matched);
+    // Closing a probe may take a while: never on the scheduler, and
+    // always before the host hears.
+    assert_eq!(
+        heard.recv().unwrap(),
+        (Some("waitfor-delivery".to_string()), true)
+    );
+}

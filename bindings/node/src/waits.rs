@@ -96,7 +96,11 @@ pub fn start(
             }
         });
     }
-    let options = options.on_done(move |result| finish(&channel, slot, key, result));
+    // Both callbacks only append to the channel's buffer: the engine may
+    // call them on its scheduler thread, sparing a hand-over per wait.
+    let options = options
+        .quick_callbacks(true)
+        .on_done(move |result| finish(&channel, slot, key, result));
     let handle = launch(options).map_err(|e| errors::spec(&e))?;
     on.control(slot, handle.control());
     Ok(())

@@ -1,6 +1,7 @@
 //! The scheduler: keeps every wait's next sample and deadline, decides
 //! each probe call (made on its own thread when quick, else on workers),
-//! and hands results to the delivery thread.
+//! and hands results to the delivery threads (or delivers them itself to
+//! hosts whose callbacks are quick).
 
 use super::begun::BegunHooks;
 use super::call::{panicked, ProbeJob};
@@ -31,6 +32,9 @@ pub(crate) struct Active {
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressFn>,
     pub on_done: Option<DoneFn>,
+    /// The host's callbacks are called on the scheduler thread (see
+    /// `WaitOptions::quick_callbacks`).
+    pub quick_callbacks: bool,
     pub span: tracing::Span,
     /// Whether the result carries a resume token (fresh view).
     pub resumable: bool,
@@ -414,6 +418,11 @@ impl Scheduler {
         if let (Some(progress), Some(report)) =
             (active.machine.take_progress(), &active.on_progress)
         {
+            if active.quick_callbacks {
+                // A host callback that panics loses its own report.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| report(&progress)));
+                return;
+            }
             let report = report.clone();
             // Reported off the scheduler: a slow host callback never stalls it.
             self.delivery.add(id, Box::new(move || report(&progress)));
@@ -437,28 +446,33 @@ impl Scheduler {
         // a watch) may take a while and must be done when the host hears;
         // a slow host callback (or one waiting for an interpreter lock)
         // never stalls the scheduler, and hung probes holding every worker
-        // never delay a result.
-        self.delivery.add(
-            id,
-            Box::new(move || {
-                let mut result = active.machine.result(ending);
-                result.resume = resume;
-                active.span.record("poll_count", result.samples);
-                active.span.record("stop_reason", result.outcome.as_str());
-                active.span.record("elapsed_ms", result.elapsed_ms);
-                drop(active);
-                if let Some(on_done) = on_done {
-                    // A host callback that panics still lets the handle hear.
-                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
-                }
-                // Held by nothing else (a host that dropped its handle and
-                // hears through `on_done`, as the Node package does), the
-                // slot would keep the result for nobody.
-                if Arc::strong_count(&slot) > 1 {
-                    slot.fill(result);
-                }
-            }),
-        );
+        // never delay a result. Unless the host's callbacks are quick and
+        // the probe is async: its methods run on this thread already, so
+        // the wait is finished here, sparing the hand-over.
+        let here = active.quick_callbacks && matches!(active.probe, ProbeHolder::Deferred(_));
+        let deliver = move || {
+            let mut result = active.machine.result(ending);
+            result.resume = resume;
+            active.span.record("poll_count", result.samples);
+            active.span.record("stop_reason", result.outcome.as_str());
+            active.span.record("elapsed_ms", result.elapsed_ms);
+            drop(active);
+            if let Some(on_done) = on_done {
+                // A host callback that panics still lets the handle hear.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
+            }
+            // Held by nothing else (a host that dropped its handle and
+            // hears through `on_done`, as the Node package does), the
+            // slot would keep the result for nobody.
+            if Arc::strong_count(&slot) > 1 {
+                slot.fill(result);
+            }
+        };
+        if here {
+            deliver();
+        } else {
+            self.delivery.add(id, Box::new(deliver));
+        }
     }
 
     /// Finished waits leave their deadline entries behind; drop them when
