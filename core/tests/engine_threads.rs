@@ -318,10 +318,16 @@ fn a_panicking_done_callback_breaks_nothing() {
 
 #[test]
 fn quick_callbacks_hear_of_a_blocking_probe_once_it_is_closed() {
+    /// Ready on its second call: the first proves it quick, so the
+    /// second may run on the scheduler thread, the first on a worker.
     struct ClosedOnDrop(Arc<AtomicBool>);
     impl Probe for ClosedOnDrop {
-        fn sample(&mut self, _: &ProbeContext) -> Result<Observation, ProbeError> {
-            Ok(Observation::text("ready"))
+        fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+            Ok(Observation::text(if ctx.sample < 2 {
+                "starting"
+            } else {
+                "ready"
+            }))
         }
     }
     impl Drop for ClosedOnDrop {

@@ -32,6 +32,10 @@ impl ProbeJob {
             result,
             took: Some(started.elapsed()),
         };
+        // Let go of the probe before answering: a wait this answer ends
+        // closes its probe before the host hears, which it cannot while a
+        // call still holds it.
+        drop(self);
         // When the scheduler wakes within a tick anyway (thousands of waits
         // keep it ticking), the answer waits for it: one wake-up per tick
         // instead of one per answer.

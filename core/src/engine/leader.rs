@@ -86,17 +86,20 @@ fn lead(leadership: &Leadership, took_over: bool) {
                 let answer = job.call();
                 let ended = Instant::now();
                 let took = ended - started;
+                let (id, call) = (job.id, job.call.sample);
+                // Let go of the probe before answering (see `ProbeJob::run`).
+                drop(job);
                 if !watchdog.leave(ticket) {
                     leadership.inbox.push(Msg::ProbeDone {
-                        id: job.id,
-                        call: job.call.sample,
+                        id,
+                        call,
                         result: answer,
                         took: Some(took),
                     });
                     return;
                 }
                 scheduler = leadership.scheduler.lock();
-                scheduler.answer(job.id, job.call.sample, answer, took, ended);
+                scheduler.answer(id, call, answer, took, ended);
             }
             watchdog.disarm();
         }
