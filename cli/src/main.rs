@@ -39,6 +39,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use waitfor::grants::Grants;
 use waitfor::{Engine, Policy, ProbeSpec, Progress, Spec, WaitOptions};
 
 /// A person chose the timeout: the engine's ceiling is only a backstop.
@@ -69,7 +70,12 @@ fn main() -> ExitCode {
     let latest: Arc<Mutex<Option<Progress>>> = Arc::default();
     let sink = Arc::clone(&latest);
     let options = WaitOptions::default()
-        .policy(Policy::default().max_wait_ceiling(CEILING))
+        .policy(
+            // The user at their own shell: every reach of theirs is granted.
+            Policy::default()
+                .max_wait_ceiling(CEILING)
+                .grants(Grants::all()),
+        )
         .on_progress(move |p| {
             if let Ok(mut slot) = sink.lock() {
                 *slot = Some(p.clone());

@@ -6,6 +6,7 @@ use crate::sigint;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
+use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host, ToolError};
 use waitfor::{Engine, WaitOptions};
 
@@ -35,7 +36,12 @@ pub fn run(args: &ToolArgs) -> ExitCode {
         Ok(value) => value,
         Err(e) => return fail(USAGE, &format!("the arguments are not JSON: {e}")),
     };
-    let prepared = match profiles::prepare(name, &arguments, &Host::default()) {
+    // The user at their own shell grants the built-in tools all they can reach.
+    let host = Host {
+        grants: Grants::all(),
+        ..Host::default()
+    };
+    let prepared = match profiles::prepare(name, &arguments, &host) {
         Ok(prepared) => prepared,
         Err(e) => return fail(USAGE, &e.to_string()),
     };

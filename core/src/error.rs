@@ -33,6 +33,9 @@ pub enum Rule {
     InvalidPointer,
     /// A resume token is damaged or belongs to another kind of wait.
     InvalidResume,
+    /// The input asks a built-in probe to reach what the host did not grant
+    /// (a program, a file, a tmux socket path).
+    NotGranted,
 }
 
 /// A spec or tool input was rejected before any probe call.

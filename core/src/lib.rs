@@ -7,7 +7,8 @@
 //! layers over it.
 //!
 //! ```
-//! use waitfor::{Engine, Spec};
+//! use waitfor::grants::{Commands, Grants};
+//! use waitfor::{Engine, Policy, Spec, WaitOptions};
 //! let spec = Spec::from_json(r#"{
 //!     "probe": {"command": {"argv": ["echo", "build ok"]}},
 //!     "until": {"patterns": ["ok", "done"]},
@@ -15,7 +16,10 @@
 //!     "interval_ms": 100,
 //!     "max_wait_ms": 5000
 //! }"#).unwrap();
-//! let result = Engine::global().run(spec, Default::default()).unwrap();
+//! // Built-in probes reach only what the host grants: here, running `echo`.
+//! let grants = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+//! let options = WaitOptions::default().policy(Policy::default().grants(grants));
+//! let result = Engine::global().run(spec, options).unwrap();
 //! assert_eq!(result.matched_index, Some(0));
 //! ```
 
@@ -24,6 +28,7 @@ mod condition;
 pub mod duration;
 mod engine;
 mod error;
+pub mod grants;
 mod machine;
 pub mod ouro;
 mod pattern;

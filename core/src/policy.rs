@@ -1,5 +1,6 @@
 //! Server policy: limits the host sets, not the agent.
 
+use crate::grants::Grants;
 use std::time::Duration;
 
 /// The output cap when the host sets none: 256 KiB.
@@ -12,13 +13,15 @@ pub const DEFAULT_OUTPUT_CAP: usize = 256 * 1024;
 /// let policy = waitfor::Policy::default().max_wait_ceiling(Duration::from_secs(60));
 /// assert_eq!(policy.output_cap, 256 * 1024);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// A requested `max_wait` above this is lowered to it, and the result
     /// says so (`clamped`).
     pub max_wait_ceiling: Duration,
     /// The output cap for specs that set none.
     pub output_cap: usize,
+    /// What the spec's built-in probes may reach (nothing by default).
+    pub grants: Grants,
 }
 
 impl Default for Policy {
@@ -26,6 +29,7 @@ impl Default for Policy {
         Self {
             max_wait_ceiling: Duration::from_secs(300),
             output_cap: DEFAULT_OUTPUT_CAP,
+            grants: Grants::none(),
         }
     }
 }
@@ -40,6 +44,19 @@ impl Policy {
     /// Sets the default output cap.
     pub fn output_cap(mut self, bytes: usize) -> Self {
         self.output_cap = bytes;
+        self
+    }
+
+    /// Sets what the spec's built-in probes may reach.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// let policy = waitfor::Policy::default()
+    ///     .grants(Grants::none().commands(Commands::Only(vec!["kubectl".into()])));
+    /// assert!(policy.grants.file_roots.is_empty());
+    /// ```
+    pub fn grants(mut self, grants: Grants) -> Self {
+        self.grants = grants;
         self
     }
 }

@@ -1,12 +1,18 @@
 //! The `command` probe with real processes.
 
 use std::time::{Duration, Instant};
-use waitfor::{Engine, Outcome, Spec, WaitOptions};
+use waitfor::grants::{Commands, Grants};
+use waitfor::{Engine, Outcome, Policy, Rule, Spec, WaitOptions};
 
 fn run(spec: &str) -> waitfor::WaitResult {
     Engine::global()
-        .run(Spec::from_json(spec).unwrap(), WaitOptions::default())
+        .run(Spec::from_json(spec).unwrap(), granted())
         .unwrap()
+}
+
+/// A host that lets waits run any program.
+fn granted() -> WaitOptions {
+    WaitOptions::default().policy(Policy::default().grants(Grants::none().commands(Commands::Any)))
 }
 
 fn alive(pid: i32) -> bool {
@@ -102,4 +108,50 @@ fn the_command_is_killed_at_the_deadline_with_nothing_left_behind() {
         );
         std::thread::yield_now();
     }
+}
+
+#[test]
+fn built_in_probes_reach_only_what_the_host_grants() {
+    let refused = |spec: &str, options: WaitOptions| {
+        Engine::global()
+            .run(Spec::from_json(spec).unwrap(), options)
+            .expect_err("refused before any probe call")
+    };
+    let command =
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}}"#;
+    let err = refused(command, WaitOptions::default());
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("probe.command.argv", Rule::NotGranted)
+    );
+    let only_echo = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+    let err = refused(
+        command,
+        WaitOptions::default().policy(Policy::default().grants(only_echo)),
+    );
+    assert!(err.message.contains("it allows: echo"), "{}", err.message);
+
+    let file = r#"{"probe": {"file": {"path": "/etc/shadow"}}, "until": {"matches": "root"}}"#;
+    let err = refused(file, WaitOptions::default());
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("probe.file.path", Rule::NotGranted)
+    );
+    let tmp_only = Grants::none().file_root(std::env::temp_dir());
+    let err = refused(
+        file,
+        WaitOptions::default().policy(Policy::default().grants(tmp_only)),
+    );
+    assert!(
+        err.message.contains("outside the directories"),
+        "{}",
+        err.message
+    );
+
+    let socket = r#"{"probe": {"tmux": {"pane_id": "%0", "socket_name": "../../x.sock"}}, "until": {"matches": "x"}}"#;
+    let err = refused(socket, WaitOptions::default());
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("probe.tmux.socket_name", Rule::NotGranted)
+    );
 }

@@ -3,7 +3,10 @@
 
 use std::fs;
 use std::time::Duration;
-use waitfor::{CancelToken, Engine, FileProbe, Outcome, Probe, ProbeContext, Spec, WaitOptions};
+use waitfor::grants::Grants;
+use waitfor::{
+    CancelToken, Engine, FileProbe, Outcome, Policy, Probe, ProbeContext, Spec, WaitOptions,
+};
 
 mod files;
 use files::{append, temp_dir};
@@ -112,18 +115,16 @@ fn engine_wait_on_a_file_and_resume_across_waits() {
         .unwrap()
     };
     // Stale content never matches: the first wait times out.
-    let first = Engine::global()
-        .run(spec(""), WaitOptions::default())
-        .unwrap();
+    let dir = path.parent().unwrap();
+    let granted =
+        || WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(dir)));
+    let first = Engine::global().run(spec(""), granted()).unwrap();
     assert_eq!(first.outcome, Outcome::Timeout);
     let token = first.resume.expect("a file wait can be resumed");
     // Written between the two waits: seen by the resumed one, once.
     append(&path, b"step 1\nready now\n");
     let second = Engine::global()
-        .run(
-            spec(&format!(r#", "resume": "{token}""#)),
-            WaitOptions::default(),
-        )
+        .run(spec(&format!(r#", "resume": "{token}""#)), granted())
         .unwrap();
     assert_eq!(second.outcome, Outcome::Matched);
     assert_eq!(second.matched_lines, vec!["ready now"]);

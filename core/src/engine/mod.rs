@@ -16,6 +16,7 @@ pub use reply::Reply;
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
+use crate::grants::{Grants, Refused};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
 use crate::probe::ProbeContext;
@@ -165,7 +166,7 @@ impl Engine {
     ) -> Result<WaitHandle, SpecError> {
         let probe = match (probe, &spec.probe) {
             (Some(probe), None) => probe,
-            (None, Some(builtin)) => builtin_probe(builtin, &spec)?,
+            (None, Some(builtin)) => builtin_probe(builtin, &spec, &options.policy.grants)?,
             (Some(_), Some(_)) => return Err(two_probes()),
             (None, None) => {
                 return Err(SpecError::new(
@@ -289,7 +290,9 @@ impl Engine {
     ///     "probe": {"command": {"argv": ["echo", "hello"]}},
     ///     "until": {"matches": "hello"}
     /// }"#).unwrap();
-    /// let result = waitfor::Engine::global().run(spec, Default::default()).unwrap();
+    /// let grants = waitfor::grants::Grants::none().commands(waitfor::grants::Commands::Any);
+    /// let options = waitfor::WaitOptions::default().policy(waitfor::Policy::default().grants(grants));
+    /// let result = waitfor::Engine::global().run(spec, options).unwrap();
     /// assert_eq!(result.outcome, waitfor::Outcome::Matched);
     /// ```
     pub fn run(&self, spec: Spec, options: WaitOptions) -> Result<WaitResult, SpecError> {
@@ -311,31 +314,50 @@ fn two_probes() -> SpecError {
     )
 }
 
-fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, SpecError> {
+/// The spec's built-in probe, if the host's grants let it reach its target.
+fn builtin_probe(
+    builtin: &ProbeSpec,
+    spec: &Spec,
+    grants: &Grants,
+) -> Result<Box<dyn Probe>, SpecError> {
+    let refused = |field: &str, r: Refused| SpecError::new(field, Rule::NotGranted, r.0);
     let resume = spec
         .resume
         .as_deref()
         .map(ResumeToken::decode)
         .transpose()?;
     Ok(match builtin {
-        ProbeSpec::Command { argv, cwd, stderr } => Box::new(crate::probe::CommandProbe::new(
-            argv.clone(),
-            cwd.clone(),
-            *stderr,
-        )),
+        ProbeSpec::Command { argv, cwd, stderr } => {
+            grants
+                .check_command(argv)
+                .map_err(|r| refused("probe.command.argv", r))?;
+            Box::new(crate::probe::CommandProbe::new(
+                argv.clone(),
+                cwd.clone(),
+                *stderr,
+            ))
+        }
         ProbeSpec::Tmux {
             pane,
             socket_name,
             push,
         } => {
             let tmux = match socket_name {
-                Some(name) => crate::tmux::Tmux::new().with_socket_name(name),
+                Some(name) => {
+                    grants
+                        .check_tmux_socket_name(name)
+                        .map_err(|r| refused("probe.tmux.socket_name", r))?;
+                    crate::tmux::Tmux::new().with_socket_name(name)
+                }
                 None => crate::tmux::Tmux::new(),
             };
             Box::new(crate::tmux::PaneProbe::new(tmux, pane.clone()).push(*push))
         }
         ProbeSpec::File { path } => {
-            let probe = FileProbe::new(path);
+            grants
+                .resolve_file(path)
+                .map_err(|r| refused("probe.file.path", r))?;
+            let probe = FileProbe::new(path).within(grants.clone());
             Box::new(match &resume {
                 Some(token) => probe.resume_from(token),
                 None => probe,

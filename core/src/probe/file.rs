@@ -3,6 +3,7 @@
 use super::file_watch::Watch;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::engine::Waker;
+use crate::grants::Grants;
 use crate::resume::ResumeToken;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -47,6 +48,8 @@ pub struct FileProbe {
     watch: Watch,
     /// Counts samples that read the file (a test hook).
     reads: Option<Arc<AtomicU64>>,
+    /// Where the host lets it read (everywhere unless narrowed).
+    grants: Grants,
 }
 
 struct Followed {
@@ -68,7 +71,22 @@ impl FileProbe {
             carry: Vec::new(),
             watch: Watch::default(),
             reads: None,
+            grants: Grants::all(),
         }
+    }
+
+    /// Reads only a regular file inside `grants`' file roots; anything
+    /// else is a probe error saying why. A probe the host builds itself
+    /// reads any regular file the process can.
+    ///
+    /// ```
+    /// use waitfor::grants::Grants;
+    /// let probe = waitfor::FileProbe::new("/var/log/app.log").within(Grants::none().file_root("/var/log"));
+    /// # let _ = probe;
+    /// ```
+    pub fn within(mut self, grants: Grants) -> Self {
+        self.grants = grants;
+        self
     }
 
     /// Counts in `reads` each sample that read the file, once its read is
@@ -89,7 +107,7 @@ impl FileProbe {
     }
 
     fn open_path(&mut self) -> Result<Option<Followed>, ProbeError> {
-        let file = match File::open(&self.path) {
+        let file = match self.grants.open_file(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(self.error("cannot open", e)),

@@ -1,6 +1,7 @@
 //! What every profile shares: tool definitions, errors, the host context.
 
 use crate::error::SpecError;
+use crate::grants::Grants;
 use crate::probe::{ProbeContext, ProbeError};
 use serde::Serialize;
 use serde_json::Value;
@@ -76,12 +77,16 @@ pub trait ToolCaller: Send + Sync + 'static {
 /// ```
 /// let host = waitfor::profiles::Host::default();
 /// assert!(host.tools.is_none());
+/// assert!(host.grants.file_roots.is_empty());
 /// ```
 #[derive(Clone, Default)]
 pub struct Host {
     /// The host's tools for `wait_for` probes; `None` offers the built-in
-    /// `run_command` and `read_file` tools.
+    /// `run_command` and `read_file` tools, as far as `grants` allow.
     pub tools: Option<Arc<dyn ToolCaller>>,
+    /// What the profiles' built-in readers and tools may reach (nothing by
+    /// default).
+    pub grants: Grants,
     /// Overrides the profile's own ceiling on the time limit.
     pub max_wait_ceiling: Option<std::time::Duration>,
 }

@@ -1,0 +1,362 @@
+//! What a host lets built-in probes reach: which programs they may run,
+//! which files they may read, and whether a tmux socket may be named by
+//! path. Nothing by default: a wait tool widens what an agent can
+//! observe, never what it can do, so every reach is the host's choice.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Which programs built-in command probes (the spec's `command` probe,
+/// AURA's `run_command` tool) may run.
+///
+/// ```
+/// use waitfor::grants::Commands;
+/// let only = Commands::Only(vec!["kubectl".into(), "curl".into()]);
+/// assert_ne!(only, Commands::None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Commands {
+    /// No program at all (the default).
+    #[default]
+    None,
+    /// Any program (a user at their own shell, such as the `waitfor` command).
+    Any,
+    /// Only these programs, compared with `argv[0]` exactly as given
+    /// (`"kubectl"` does not allow `"/usr/bin/kubectl"`). A program that runs
+    /// others (a shell, `env`, `xargs`) grants what it can run.
+    Only(Vec<String>),
+}
+
+/// What built-in probes may reach. The default grants nothing but tmux
+/// sockets named by name.
+///
+/// ```
+/// use waitfor::grants::{Commands, Grants};
+/// let grants = Grants::none()
+///     .commands(Commands::Only(vec!["echo".into()]))
+///     .file_root("/var/log");
+/// assert!(grants.check_command(&["echo".to_string(), "hi".to_string()]).is_ok());
+/// assert!(grants.check_command(&["sh".to_string()]).is_err());
+/// assert!(grants.resolve_file("/etc/passwd").is_err());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// Programs built-in command probes may run.
+    pub commands: Commands,
+    /// Directories whose files (at any depth, after symbolic links are
+    /// resolved) built-in file readers may read. Empty: no file.
+    pub file_roots: Vec<PathBuf>,
+    /// Whether a tmux `socket_name` may be a path (`-S`) instead of a
+    /// name (`-L`, a socket in tmux's own per-user directory).
+    pub tmux_socket_paths: bool,
+}
+
+/// Why a reach was refused, in words an agent can act on. Displayed as
+/// the message alone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+impl Grants {
+    /// Grants nothing: no program, no file, tmux sockets by name only.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Grants everything the process itself can do: for a user at their
+    /// own shell (the `waitfor` command), never for an agent's arguments.
+    ///
+    /// ```
+    /// let all = waitfor::grants::Grants::all();
+    /// assert!(all.check_command(&["sh".to_string()]).is_ok());
+    /// ```
+    pub fn all() -> Self {
+        Self {
+            commands: Commands::Any,
+            file_roots: vec![PathBuf::from("/")],
+            tmux_socket_paths: true,
+        }
+    }
+
+    /// Sets which programs may run.
+    pub fn commands(mut self, commands: Commands) -> Self {
+        self.commands = commands;
+        self
+    }
+
+    /// Adds a directory whose files may be read. It is resolved (symbolic
+    /// links followed) when checked, so it may be created later.
+    pub fn file_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.file_roots.push(root.into());
+        self
+    }
+
+    /// Sets whether tmux sockets may be named by path.
+    pub fn tmux_socket_paths(mut self, allowed: bool) -> Self {
+        self.tmux_socket_paths = allowed;
+        self
+    }
+
+    /// Checks that `argv` may run.
+    pub fn check_command(&self, argv: &[String]) -> Result<(), Refused> {
+        let program = argv.first().map(String::as_str).unwrap_or("");
+        match &self.commands {
+            Commands::Any => Ok(()),
+            Commands::None => Err(Refused(
+                "the host grants no commands: built-in command probes are off".into(),
+            )),
+            Commands::Only(allowed) if allowed.iter().any(|a| a == program) => Ok(()),
+            Commands::Only(allowed) => Err(Refused(format!(
+                "the host does not let waits run `{program}`; it allows: {}",
+                allowed.join(", ")
+            ))),
+        }
+    }
+
+    /// Checks that `name` may name a tmux socket: a plain name unless the
+    /// host allows paths.
+    ///
+    /// ```
+    /// let grants = waitfor::grants::Grants::none();
+    /// assert!(grants.check_tmux_socket_name("work").is_ok());
+    /// assert!(grants.check_tmux_socket_name("../../x.sock").is_err());
+    /// ```
+    pub fn check_tmux_socket_name(&self, name: &str) -> Result<(), Refused> {
+        let plain =
+            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+        if plain || self.tmux_socket_paths && !name.is_empty() && !name.contains('\0') {
+            Ok(())
+        } else {
+            Err(Refused(format!(
+                "socket_name {name:?} must be a socket name, not a path: the host does not allow socket paths"
+            )))
+        }
+    }
+
+    /// Resolves `path` (symbolic links followed, as far as it exists) and
+    /// checks that it lies inside a granted root. A path that does not
+    /// exist yet is checked through its deepest existing ancestor. The
+    /// refusal is the same whether or not the path exists, so it tells
+    /// nothing about files outside the roots.
+    pub fn resolve_file(&self, path: impl AsRef<Path>) -> Result<PathBuf, Refused> {
+        let path = path.as_ref();
+        if self.file_roots.is_empty() {
+            return Err(Refused(
+                "the host grants no file access: built-in file reads are off".into(),
+            ));
+        }
+        let resolved = resolve(path).ok_or_else(|| outside(path))?;
+        if self.inside_roots(&resolved) {
+            Ok(resolved)
+        } else {
+            Err(outside(path))
+        }
+    }
+
+    /// Opens `path` for reading if it is a regular file inside a granted
+    /// root. The open never blocks on a FIFO, and what is not a regular
+    /// file (a directory, FIFO, device or socket, where a read could block
+    /// or never end) is refused with its kind (`InvalidInput`). A path
+    /// outside the roots is `PermissionDenied`; a missing file inside them
+    /// is `NotFound`. The file's own resolved path is checked again after
+    /// the open, so a link swapped in between cannot lead outside.
+    ///
+    /// ```
+    /// use waitfor::grants::Grants;
+    /// let dir = std::env::temp_dir().join(format!("grants-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join("log"), "hi").unwrap();
+    /// let grants = Grants::none().file_root(&dir);
+    /// assert!(grants.open_file(dir.join("log")).is_ok());
+    /// let err = grants.open_file(&dir).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    /// assert_eq!(grants.open_file("/etc/hostname").unwrap_err().kind(), std::io::ErrorKind::PermissionDenied);
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn open_file(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let path = path.as_ref();
+        let denied = |r: Refused| io::Error::new(io::ErrorKind::PermissionDenied, r.0);
+        let resolved = self.resolve_file(path).map_err(denied)?;
+        let file = open_nonblocking(&resolved)?;
+        let kind = file.metadata()?.file_type();
+        if !kind.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is {}, not a regular file: reading it could block or never end",
+                    path.display(),
+                    kind_name(&kind)
+                ),
+            ));
+        }
+        match opened_path(&file) {
+            Some(real) if !self.inside_roots(&real) => Err(denied(outside(path))),
+            _ => Ok(file),
+        }
+    }
+
+    fn inside_roots(&self, resolved: &Path) -> bool {
+        self.file_roots
+            .iter()
+            .any(|root| std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root)))
+    }
+}
+
+fn outside(path: &Path) -> Refused {
+    Refused(format!(
+        "{} is outside the directories the host lets waits read",
+        path.display()
+    ))
+}
+
+/// The absolute form of `path` with every existing part's links resolved;
+/// `None` when a part that does not exist is followed by `..` (which could
+/// lead anywhere once it exists).
+fn resolve(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return Some(real);
+    }
+    let absolute = std::path::absolute(path).ok()?;
+    let mut existing = absolute.as_path();
+    let mut missing: Vec<&OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut resolved = real;
+            for part in missing.iter().rev() {
+                resolved.push(part);
+            }
+            return Some(resolved);
+        }
+        match existing.components().next_back()? {
+            Component::Normal(part) => missing.push(part),
+            Component::CurDir => {}
+            _ => return None,
+        }
+        existing = existing.parent()?;
+    }
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+/// Where an open file really is (Linux: its `/proc/self/fd` link).
+#[cfg(target_os = "linux")]
+fn opened_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn opened_path(_file: &File) -> Option<PathBuf> {
+    None
+}
+
+fn kind_name(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("waitfor-grants-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn nothing_is_granted_by_default() {
+        let grants = Grants::default();
+        assert!(grants.check_command(&["true".into()]).is_err());
+        assert!(grants.resolve_file("/tmp/x").is_err());
+        assert!(grants.check_tmux_socket_name("name").is_ok());
+        assert!(grants
+            .check_tmux_socket_name("/tmp/tmux-0/default")
+            .is_err());
+    }
+
+    #[test]
+    fn only_named_programs_run() {
+        let grants = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+        assert!(grants.check_command(&["echo".into()]).is_ok());
+        assert!(grants.check_command(&["/bin/echo".into()]).is_err());
+        assert!(grants.check_command(&[]).is_err());
+    }
+
+    #[test]
+    fn links_out_of_a_root_are_refused_as_outside() {
+        let dir = scratch("links");
+        std::os::unix::fs::symlink("/etc/hostname", dir.join("out")).unwrap();
+        let grants = Grants::none().file_root(&dir);
+        let err = grants.open_file(dir.join("out")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+        assert!(grants.resolve_file(dir.join("../x")).is_err());
+        // The refusal does not depend on whether the outside file exists.
+        let missing = grants.open_file("/etc/no-such-file-here").unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::PermissionDenied);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_inside_a_root_resolves_and_is_not_found() {
+        let dir = scratch("missing");
+        let grants = Grants::none().file_root(&dir);
+        let real = std::fs::canonicalize(&dir).unwrap();
+        assert_eq!(
+            grants.resolve_file(dir.join("a/b.log")),
+            Ok(real.join("a/b.log"))
+        );
+        assert!(grants.resolve_file(dir.join("a/../../x")).is_err());
+        let err = grants.open_file(dir.join("b.log")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let grants = Grants::all();
+        let err = grants.open_file(&fifo).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        let err = grants.open_file("/dev/zero").unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
