@@ -10,6 +10,6 @@ demo:
 test:
 	bash scripts/test-all.sh
 
-# The engine's benchmarks (figures in README.md).
+# Every benchmark beside its peer, measured in one run: writes bench/RESULTS.md.
 bench:
-	cargo run --release -p waitfor-bench --bin engine
+	bash scripts/bench.sh
