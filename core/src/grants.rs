@@ -93,7 +93,8 @@ impl Grants {
         self
     }
 
-    /// Sets whether tmux sockets may be named by path.
+    /// Sets whether a tmux socket name may hold path parts (`/`, `..`),
+    /// which reach sockets outside tmux's own per-user directory.
     pub fn tmux_socket_paths(mut self, allowed: bool) -> Self {
         self.tmux_socket_paths = allowed;
         self
@@ -285,7 +286,7 @@ fn kind_name(kind: &std::fs::FileType) -> &'static str {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
