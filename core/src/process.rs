@@ -8,7 +8,8 @@
 //! child is reaped. When the child exits by itself, whatever it left running in
 //! its group (`sh -c 'sleep 100 &'`) is killed too: no process started by a
 //! call outlives it, except one that deliberately left the group
-//! (`setsid`, a daemon such as a tmux server).
+//! (`setsid`, a daemon such as a tmux server): SECURITY.md, "Commands:
+//! processes that leave their group", says why and what a host can do.
 //!
 //! # How waiting works
 //!
