@@ -80,35 +80,42 @@ impl Pattern {
         if let Some(compiled) = key.as_ref().and_then(|key| COMPILED.lock().get(key)) {
             return Ok(compiled);
         }
+        let (compiled, cacheable) = self.build(field, key.is_some())?;
+        if let (Some(key), true) = (key, cacheable) {
+            COMPILED.lock().insert(key, compiled.clone());
+        }
+        Ok(compiled)
+    }
+
+    /// Builds the pattern, and says whether it may be cached (only when
+    /// `short`, that is short enough for a cache key).
+    fn build(&self, field: &str, short: bool) -> Result<(CompiledPattern, bool), SpecError> {
         let source = if self.regex {
             self.text.clone()
         } else {
             regex::escape(&self.text)
         };
-        let build = |lazy_dfa_bytes| {
+        let build_with = |lazy_dfa_bytes| {
             build_regex(&source, !self.case_sensitive, lazy_dfa_bytes)
                 .map_err(|message| SpecError::new(field, Rule::InvalidRegex, message))
         };
         // A short pattern is first built as a cache entry, with the small
         // scratch space an entry is accounted for; one whose program turns
         // out too big to cache is built again with room to search fast.
-        let mut regex = build(if key.is_some() {
+        let mut regex = build_with(if short {
             CACHED_LAZY_DFA_BYTES
         } else {
             LAZY_DFA_BYTES
         })?;
-        let cacheable = key.is_some() && regex.memory_usage() <= CACHED_PROGRAM_BYTES;
-        if key.is_some() && !cacheable {
-            regex = build(LAZY_DFA_BYTES)?;
+        let cacheable = short && regex.memory_usage() <= CACHED_PROGRAM_BYTES;
+        if short && !cacheable {
+            regex = build_with(LAZY_DFA_BYTES)?;
         }
         let compiled = CompiledPattern {
             regex: Arc::new(regex),
             spans_lines: can_match_newline(&source, !self.case_sensitive),
         };
-        if let (Some(key), true) = (key, cacheable) {
-            COMPILED.lock().insert(key, compiled.clone());
-        }
-        Ok(compiled)
+        Ok((compiled, cacheable))
     }
 }
 
@@ -415,13 +422,18 @@ mod tests {
     fn the_compile_cache_stays_within_its_budget() {
         // Programs from a few bytes to hundreds of KiB, all short enough to
         // be cache candidates; together far over the budget if all were kept.
+        // A cache of its own: the shared one serves the other tests.
+        let mut cache = PatternCache::default();
         for i in 0..200 {
-            let text = format!(r"\w{{{}}}N{i}", i % 12);
-            Pattern::regex(text).compile("p").unwrap();
-            let cache = COMPILED.lock();
+            let pattern = Pattern::regex(format!(r"\w{{{}}}N{i}", i % 12));
+            let (compiled, cacheable) = pattern.build("p", true).unwrap();
+            if cacheable {
+                cache.insert((pattern.text, true, true), compiled);
+            }
             assert!(cache.accounted_bytes() <= CACHE_BUDGET_BYTES);
             assert_eq!(cache.accounted_bytes(), cache.bytes);
         }
+        assert!(!cache.entries.is_empty());
     }
 
     #[test]
@@ -440,12 +452,9 @@ mod tests {
         // A small program whose DFA has many states: searched over text that
         // visits them, its scratch space stays within what its entry counts.
         let text = "(a|b)*a(a|b){14}c";
-        let compiled = Pattern::regex(text).compile("p").unwrap();
+        let (compiled, cacheable) = Pattern::regex(text).build("p", true).unwrap();
+        assert!(cacheable);
         let key = (text.to_string(), true, true);
-        assert!(Arc::ptr_eq(
-            &COMPILED.lock().get(&key).unwrap().regex,
-            &compiled.regex
-        ));
         let mut state = 1u32;
         let haystack: String = (0..200_000)
             .map(|_| {
