@@ -52,7 +52,7 @@ pub use cancel::CancelToken;
 pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
-pub use pattern::{Pattern, MAX_PATTERN_BYTES};
+pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
     probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, Observation, Probe,

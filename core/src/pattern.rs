@@ -2,7 +2,10 @@
 
 use crate::error::{Rule, SpecError};
 use crate::sync::Mutex;
-use regex::{Regex, RegexBuilder};
+use regex_automata::meta;
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
+use regex_automata::Input;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -74,66 +77,184 @@ impl Pattern {
         }
         let key = (self.text.len() <= CACHED_PATTERN_BYTES)
             .then(|| (self.text.clone(), self.regex, self.case_sensitive));
-        if let Some(compiled) = key
-            .as_ref()
-            .and_then(|key| COMPILED.lock().get(key).cloned())
-        {
+        if let Some(compiled) = key.as_ref().and_then(|key| COMPILED.lock().get(key)) {
             return Ok(compiled);
         }
+        let (compiled, cacheable) = self.build(field, key.is_some())?;
+        if let (Some(key), true) = (key, cacheable) {
+            COMPILED.lock().insert(key, compiled.clone());
+        }
+        Ok(compiled)
+    }
+
+    /// Builds the pattern, and says whether it may be cached (only when
+    /// `short`, that is short enough for a cache key).
+    fn build(&self, field: &str, short: bool) -> Result<(CompiledPattern, bool), SpecError> {
         let source = if self.regex {
             self.text.clone()
         } else {
             regex::escape(&self.text)
         };
-        // Observations are lines of output: `^` and `$` match at line
-        // boundaries, as in grep, not only at the ends of the whole text.
-        let regex = RegexBuilder::new(&source)
-            .multi_line(true)
-            .case_insensitive(!self.case_sensitive)
-            .size_limit(16 * 1024 * 1024)
-            .build()
-            .map_err(|e| {
-                SpecError::new(
-                    field,
-                    Rule::InvalidRegex,
-                    format!(
-                        "not a valid regular expression: {}",
-                        one_line(&e.to_string())
-                    ),
-                )
-            })?;
-        let spans_lines = can_match_newline(&source, !self.case_sensitive);
+        let build_with = |lazy_dfa_bytes| {
+            build_regex(&source, !self.case_sensitive, lazy_dfa_bytes)
+                .map_err(|message| SpecError::new(field, Rule::InvalidRegex, message))
+        };
+        // A short pattern is first built as a cache entry, with the small
+        // scratch space an entry is accounted for; one whose program turns
+        // out too big to cache is built again with room to search fast.
+        let mut regex = build_with(if short {
+            CACHED_LAZY_DFA_BYTES
+        } else {
+            LAZY_DFA_BYTES
+        })?;
+        let cacheable = short && regex.memory_usage() <= CACHED_PROGRAM_BYTES;
+        if short && !cacheable {
+            regex = build_with(LAZY_DFA_BYTES)?;
+        }
         let compiled = CompiledPattern {
             regex: Arc::new(regex),
-            spans_lines,
+            spans_lines: can_match_newline(&source, !self.case_sensitive),
         };
-        if let Some(key) = key {
-            let mut cache = COMPILED.lock();
-            if cache.len() >= COMPILED_KEPT {
-                cache.clear();
-            }
-            cache.insert(key, compiled.clone());
-        }
-        Ok(compiled)
+        Ok((compiled, cacheable))
     }
+}
+
+/// The most memory one compiled pattern's program may take, in bytes: the
+/// automata that search for it. Each thread searching with it adds scratch
+/// space of at most about 2.25 MiB plus the program's size again. A pattern
+/// over it, such as a long run of a repeated Unicode class (`\w{150}`), is
+/// refused as `invalid_regex`.
+///
+/// ```
+/// let err = waitfor::Spec::from_json(
+///     r#"{"until": {"matches": {"text": "\\w{150}", "regex": true}}}"#,
+/// ).unwrap_err();
+/// assert_eq!(err.field, "until.matches");
+/// assert!(err.message.contains("4 MiB"));
+/// assert_eq!(waitfor::MAX_COMPILED_PATTERN_BYTES, 4 << 20);
+/// ```
+pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
+
+/// The lazy DFA's cache, per search direction and searching thread, of a
+/// pattern that is not kept in the compile cache.
+const LAZY_DFA_BYTES: usize = 1 << 20;
+
+/// The same for a pattern kept in the compile cache: entries keep their
+/// scratch space while cached, so it is kept small; a pattern whose DFA
+/// needs more falls back to slower (still linear-time) engines.
+const CACHED_LAZY_DFA_BYTES: usize = 256 << 10;
+
+/// Only patterns whose program is at most this big are cached.
+const CACHED_PROGRAM_BYTES: usize = 256 << 10;
+
+/// What the compile cache may hold in all, as [`PatternCache::entry_bytes`]
+/// accounts it: at least 50 entries, each one of up to 1.25 MiB.
+const CACHE_BUDGET_BYTES: usize = 64 << 20;
+
+/// Only patterns this short are cached: the few a host reuses.
+const CACHED_PATTERN_BYTES: usize = 256;
+
+/// The regex-automata backtracker's largest visited set (its default), part
+/// of a searching thread's scratch space.
+const BACKTRACK_VISITED_BYTES: usize = 256 << 10;
+
+/// Builds the regex for `source` with at most `lazy_dfa_bytes` of lazy DFA
+/// cache per direction, or says why it cannot be. Observations are lines of
+/// output: `^` and `$` match at line boundaries, as in grep, not only at the
+/// ends of the whole text. Only where a match is, never its groups, is
+/// searched for.
+fn build_regex(
+    source: &str,
+    case_insensitive: bool,
+    lazy_dfa_bytes: usize,
+) -> Result<meta::Regex, String> {
+    let too_big = || {
+        format!(
+            "the compiled pattern would take more than {} MiB, the limit for one pattern: \
+             use a shorter or simpler pattern (large repetitions of Unicode classes such as \
+             \\w{{150}} are the usual cause)",
+            MAX_COMPILED_PATTERN_BYTES >> 20
+        )
+    };
+    let regex = meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .which_captures(WhichCaptures::Implicit)
+                .nfa_size_limit(Some(MAX_COMPILED_PATTERN_BYTES))
+                .hybrid_cache_capacity(lazy_dfa_bytes),
+        )
+        .syntax(
+            syntax::Config::new()
+                .multi_line(true)
+                .case_insensitive(case_insensitive),
+        )
+        .build(source)
+        .map_err(|e| match e.size_limit() {
+            Some(_) => too_big(),
+            None => format!(
+                "not a valid regular expression: {}",
+                one_line(&e.syntax_error().map_or(e.to_string(), |s| s.to_string()))
+            ),
+        })?;
+    // The size limit holds for each automaton; this one for all together.
+    if regex.memory_usage() > MAX_COMPILED_PATTERN_BYTES {
+        return Err(too_big());
+    }
+    Ok(regex)
 }
 
 /// Patterns compiled lately, by text and flags: hosts start many waits on
 /// the same few patterns, and compiling one costs far more than a wait's
 /// whole start otherwise. Waits on one pattern share its regex, scratch
 /// space included (see [`CompiledPattern::regex`]).
-static COMPILED: LazyLock<Mutex<HashMap<CacheKey, CompiledPattern>>> =
-    LazyLock::new(Default::default);
+static COMPILED: LazyLock<Mutex<PatternCache>> = LazyLock::new(Default::default);
 
 /// A pattern's text, whether it is a regex, and whether case matters.
 type CacheKey = (String, bool, bool);
 
-/// Compiled patterns kept at most (the cache starts afresh when full).
-const COMPILED_KEPT: usize = 1024;
+/// Compiled patterns by key, bounded by the bytes they are accounted for.
+#[derive(Default)]
+struct PatternCache {
+    entries: HashMap<CacheKey, CompiledPattern>,
+    bytes: usize,
+}
 
-/// Only patterns this short are cached: the few a host reuses, never a
-/// long one whose compiled form could be large.
-const CACHED_PATTERN_BYTES: usize = 256;
+impl PatternCache {
+    fn get(&self, key: &CacheKey) -> Option<CompiledPattern> {
+        self.entries.get(key).cloned()
+    }
+
+    /// Adds an entry; the cache starts afresh when it would go over budget.
+    fn insert(&mut self, key: CacheKey, compiled: CompiledPattern) {
+        let bytes = Self::entry_bytes(&key, &compiled);
+        if self.bytes + bytes > CACHE_BUDGET_BYTES {
+            self.entries.clear();
+            self.bytes = 0;
+        }
+        if let Some(old) = self.entries.insert(key.clone(), compiled) {
+            // Two threads compiled the same pattern at once.
+            self.bytes -= Self::entry_bytes(&key, &old);
+        }
+        self.bytes += bytes;
+    }
+
+    /// What an entry may keep: its key, its program, and the scratch space
+    /// of one searching thread (both lazy DFAs, the backtracker, and for the
+    /// other engines at most about the program's size again).
+    fn entry_bytes(key: &CacheKey, compiled: &CompiledPattern) -> usize {
+        let program = compiled.regex.memory_usage();
+        key.0.len() + 2 * program + 2 * CACHED_LAZY_DFA_BYTES + BACKTRACK_VISITED_BYTES
+    }
+
+    /// The bytes accounted for, computed afresh from the entries.
+    #[cfg(test)]
+    fn accounted_bytes(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|(key, compiled)| Self::entry_bytes(key, compiled))
+            .sum()
+    }
+}
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -146,7 +267,7 @@ pub(crate) struct CompiledPattern {
     /// whose caches (kilobytes each) every wait would build at its first
     /// scan and free at its end; shared, the waits scanned on the
     /// scheduler thread use one (its owner's fast path).
-    pub regex: Arc<Regex>,
+    pub regex: Arc<meta::Regex>,
     /// Whether a match can contain a newline, so incremental scanning must
     /// look back further than the start of the line holding the new bytes.
     pub spans_lines: bool,
@@ -221,11 +342,13 @@ impl PatternSet {
     /// The lowest-indexed pattern with a match starting at or after `from`.
     pub fn first_hit(&self, text: &str, from: usize) -> Option<PatternHit> {
         self.patterns.iter().enumerate().find_map(|(index, p)| {
-            p.regex.find_at(text, from).map(|m| PatternHit {
-                index,
-                start: m.start(),
-                end: m.end(),
-            })
+            p.regex
+                .find(Input::new(text).range(from..))
+                .map(|m| PatternHit {
+                    index,
+                    start: m.start(),
+                    end: m.end(),
+                })
         })
     }
 }
@@ -296,6 +419,64 @@ mod tests {
     }
 
     #[test]
+    fn the_compile_cache_stays_within_its_budget() {
+        // Programs from a few bytes to hundreds of KiB, all short enough to
+        // be cache candidates; together far over the budget if all were kept.
+        // A cache of its own: the shared one serves the other tests.
+        let mut cache = PatternCache::default();
+        for i in 0..200 {
+            let pattern = Pattern::regex(format!(r"\w{{{}}}N{i}", i % 12));
+            let (compiled, cacheable) = pattern.build("p", true).unwrap();
+            if cacheable {
+                cache.insert((pattern.text, true, true), compiled);
+            }
+            assert!(cache.accounted_bytes() <= CACHE_BUDGET_BYTES);
+            assert_eq!(cache.accounted_bytes(), cache.bytes);
+        }
+        assert!(!cache.entries.is_empty());
+    }
+
+    #[test]
+    fn one_pattern_has_a_memory_limit() {
+        let err = Pattern::regex(r"\w{150}N")
+            .compile("until.matches")
+            .unwrap_err();
+        assert_eq!(err.rule, Rule::InvalidRegex);
+        assert!(err.message.contains("4 MiB"), "{}", err.message);
+        let fits = Pattern::regex(r"\w{40}N").compile("p").unwrap();
+        assert!(fits.regex.memory_usage() <= MAX_COMPILED_PATTERN_BYTES);
+    }
+
+    #[test]
+    fn a_cached_pattern_searches_within_its_accounted_scratch() {
+        // A small program whose DFA has many states: searched over text that
+        // visits them, its scratch space stays within what its entry counts.
+        let text = "(a|b)*a(a|b){14}c";
+        let (compiled, cacheable) = Pattern::regex(text).build("p", true).unwrap();
+        assert!(cacheable);
+        let key = (text.to_string(), true, true);
+        let mut state = 1u32;
+        let haystack: String = (0..200_000)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                if state >> 31 == 0 {
+                    'a'
+                } else {
+                    'b'
+                }
+            })
+            .collect();
+        let mut scratch = compiled.regex.create_cache();
+        for from in (0..haystack.len()).step_by(10_000) {
+            let input = Input::new(&haystack).range(from..);
+            compiled.regex.search_with(&mut scratch, &input);
+        }
+        let program = compiled.regex.memory_usage();
+        let scratch_account = PatternCache::entry_bytes(&key, &compiled) - text.len() - program;
+        assert!(scratch.memory_usage() <= scratch_account);
+    }
+
+    #[test]
     fn newline_detection() {
         assert!(!can_match_newline("ready", false));
         assert!(!can_match_newline("a.b", false));
@@ -311,6 +492,7 @@ mod tests {
             PatternSet::compile(&[Pattern::regex("ok"), Pattern::regex("(")], "stop").unwrap_err();
         assert_eq!(err.field, "stop[1]");
         assert_eq!(err.rule, Rule::InvalidRegex);
+        assert!(err.message.contains("unclosed group"), "{}", err.message);
         let err = Pattern::literal("").compile("until.matches").unwrap_err();
         assert_eq!(err.rule, Rule::Empty);
     }

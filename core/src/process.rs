@@ -4,11 +4,12 @@
 //! [`run_bounded`] runs an argv (never a shell string) with a time budget and
 //! a [`CancelToken`]. The child is started in a process group of its own; when
 //! the budget runs out, the token is cancelled or the output goes over a
-//! [`OverCap::Fail`] cap, the **whole group** is killed with `SIGKILL` and the
+//! [`OverCap::Fail`] or [`OverCap::Stop`] cap, the **whole group** is killed with `SIGKILL` and the
 //! child is reaped. When the child exits by itself, whatever it left running in
 //! its group (`sh -c 'sleep 100 &'`) is killed too: no process started by a
 //! call outlives it, except one that deliberately left the group
-//! (`setsid`, a daemon such as a tmux server).
+//! (`setsid`, a daemon such as a tmux server): SECURITY.md, "Commands:
+//! processes that leave their group", says why and what a host can do.
 //!
 //! # How waiting works
 //!
@@ -72,6 +73,24 @@ pub enum OverCap {
     KeepTail,
     /// Kill the process group and return [`RunError::OutputOverCap`].
     Fail,
+    /// For a caller whose own limit is on stdout and stderr together: as
+    /// soon as the two streams have produced more than `cap` bytes between
+    /// them, kill the process group and return what was read (at most `cap`
+    /// bytes of each stream, more than `cap` in all) as the output of a
+    /// child killed by `SIGKILL`. A program that never stops writing is
+    /// answered at once, not at the end of the budget.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use waitfor::process::{run_bounded, OverCap, RunOptions};
+    /// let opts = RunOptions { output_cap: 4096, over_cap: OverCap::Stop, ..RunOptions::default() };
+    /// let out = run_bounded(&["yes".to_string()], &opts, Duration::from_secs(60),
+    ///                       &waitfor::CancelToken::new())?;
+    /// assert!(out.stdout.len() == 4096 && out.stdout_truncated);
+    /// assert_eq!(out.signal, Some(9));
+    /// # Ok::<(), waitfor::process::RunError>(())
+    /// ```
+    Stop,
 }
 
 /// Which output stream.
@@ -120,6 +139,9 @@ pub struct RunOptions {
     pub output_cap: usize,
     /// What happens beyond `output_cap`.
     pub over_cap: OverCap,
+    /// Connect stderr to `/dev/null`: for a caller that does not read it,
+    /// so that it is neither kept nor counted against the cap.
+    pub discard_stderr: bool,
 }
 
 impl Default for RunOptions {
@@ -130,6 +152,7 @@ impl Default for RunOptions {
             stdin: None,
             output_cap: DEFAULT_OUTPUT_CAP,
             over_cap: OverCap::KeepHead,
+            discard_stderr: false,
         }
     }
 }
@@ -249,7 +272,11 @@ pub fn run_bounded(
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(if opts.discard_stderr {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        });
     if let Some(cwd) = &opts.cwd {
         cmd.current_dir(cwd);
     }
@@ -384,6 +411,11 @@ pub fn run_bounded(
                 }
             }
         }
+        if opts.over_cap == OverCap::Stop && out.read + err.read > opts.output_cap {
+            // Reaped below, killed by this signal.
+            group.kill_group();
+            break;
+        }
         if !exited {
             let pid_ready = ready(3);
             if pid_ready || pidfd.is_none() {
@@ -460,6 +492,8 @@ impl Drop for Group {
 struct Sink {
     pipe: Option<std::fs::File>,
     buf: Vec<u8>,
+    /// Bytes read from the pipe, kept or not.
+    read: usize,
     cap: usize,
     mode: OverCap,
     truncated: bool,
@@ -471,6 +505,7 @@ impl Sink {
         Self {
             pipe,
             buf: Vec::new(),
+            read: 0,
             cap,
             mode,
             truncated: false,
@@ -507,6 +542,7 @@ impl Sink {
     }
 
     fn keep(&mut self, bytes: &[u8]) {
+        self.read = self.read.saturating_add(bytes.len());
         let room = self.cap.saturating_sub(self.buf.len());
         if bytes.len() <= room {
             self.buf.extend_from_slice(bytes);
@@ -514,7 +550,7 @@ impl Sink {
         }
         self.truncated = true;
         match self.mode {
-            OverCap::KeepHead => self.buf.extend_from_slice(&bytes[..room]),
+            OverCap::KeepHead | OverCap::Stop => self.buf.extend_from_slice(&bytes[..room]),
             OverCap::Fail => self.overflowed_fail = true,
             OverCap::KeepTail => {
                 if bytes.len() >= self.cap {

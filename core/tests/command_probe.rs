@@ -51,6 +51,30 @@ fn stderr_can_be_left_out() {
 }
 
 #[test]
+fn a_command_that_never_stops_writing_is_over_the_cap_at_once() {
+    let started = Instant::now();
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["yes"]}}, "until": {"matches": "never"},
+            "max_wait_ms": 10000}"#,
+    );
+    assert!(started.elapsed() < Duration::from_secs(3), "{result:?}");
+    assert_eq!(result.outcome, Outcome::Error, "{result:?}");
+    let error = result.error.unwrap();
+    assert!(error.contains("exceeds the cap of 262144 bytes"), "{error}");
+}
+
+#[test]
+fn stderr_left_out_is_not_counted_against_the_cap() {
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "echo ready; yes >&2"], "stderr": false}},
+            "until": {"matches": "ready"}, "max_wait_ms": 1500}"#,
+    );
+    // Neither over the cap nor stopped early: a command that never ends.
+    assert_eq!(result.outcome, Outcome::ProbeError, "{result:?}");
+    assert!(result.error.unwrap().contains("no sample completed"));
+}
+
+#[test]
 fn json_output_feeds_pointer_conditions() {
     let result = run(
         r#"{"probe": {"command": {"argv": ["echo", "{\"status\": {\"phase\": \"Running\"}}"]}},

@@ -221,6 +221,22 @@ fn over_cap_keeps_head_or_tail_or_fails() {
 }
 
 #[test]
+fn over_cap_stop_counts_both_streams_and_kills_at_once() {
+    let stop = RunOptions {
+        output_cap: 6,
+        over_cap: OverCap::Stop,
+        ..RunOptions::default()
+    };
+    let script = "printf 0123; printf 4567 >&2; sleep 300";
+    let out = run_bounded(&sh(script), &stop, LONG, &CancelToken::new()).unwrap();
+    assert_eq!(
+        (&out.stdout[..], &out.stderr[..]),
+        (&b"0123"[..], &b"4567"[..])
+    );
+    assert_eq!(out.signal, Some(libc::SIGKILL));
+}
+
+#[test]
 fn missing_program_is_a_spawn_error_naming_it() {
     let err = run_bounded(
         &argv(&["/nonexistent/waitfor-no-such-program"]),

@@ -13,15 +13,21 @@ import tempfile
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 
 SERVER = os.environ.get("WAITFOR_MCP_SERVER", "")
 
 pytestmark = pytest.mark.skipif(not SERVER, reason="WAITFOR_MCP_SERVER is not set")
 
 
-def run(scenario, env=None):
-    """Runs `scenario(session, errlog_path)` against a fresh server."""
+def run(scenario, tmux_tmpdir=None):
+    """Runs `scenario(session, errlog_path)` against a fresh server, started
+    as MCP clients start servers: with the SDK's default (minimal)
+    environment, not the test's own. `tmux_tmpdir` adds only where the
+    test's private tmux server listens, which a user's server would not need."""
+    env = get_default_environment()
+    if tmux_tmpdir is not None:
+        env["TMUX_TMPDIR"] = tmux_tmpdir
 
     async def main():
         with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
@@ -148,8 +154,9 @@ def test_unknown_tool_is_a_protocol_error():
 
 
 @pytest.fixture
-def tmux_env():
-    """A private tmux server with one pane running sh (prompt `READY>`)."""
+def tmux_tmpdir():
+    """A private tmux server (default socket in its own TMUX_TMPDIR) with one
+    pane running sh (prompt `READY>`)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         env["TMUX_TMPDIR"] = tmp
@@ -159,12 +166,12 @@ def tmux_env():
             env=env, check=True,
         )
         try:
-            yield env
+            yield tmp
         finally:
             subprocess.run(["tmux", "kill-server"], env=env, check=False)
 
 
-def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_env):
+def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir):
     async def scenario(session, _):
         names = {t.name for t in (await session.list_tools()).tools}
         assert {"wait_for", "wait_for_text", "send_keys"} <= names
@@ -183,12 +190,12 @@ def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_env):
         missing = await session.call_tool("wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
         assert missing.structuredContent["timed_out"]
 
-    run(scenario, env=tmux_env)
+    run(scenario, tmux_tmpdir)
 
 
-def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_env):
+def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_tmpdir):
     async def scenario(session, _):
         result = await session.call_tool("send_keys", {"target": "no-such-session", "keys": "x"})
         assert result.isError
 
-    run(scenario, env=tmux_env)
+    run(scenario, tmux_tmpdir)

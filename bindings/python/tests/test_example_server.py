@@ -5,6 +5,7 @@ against the tool's outputSchema."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,17 +14,23 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import PYTHON, ROOT, child_env
+from conftest import PYTHON, ROOT
 from test_panes import pane  # noqa: F401  (fixture)
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 SERVER = ROOT / "examples" / "python" / "server.py"
 
 
 @asynccontextmanager
-async def connected() -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
-    params = StdioServerParameters(command=PYTHON, args=[str(SERVER)], env=child_env())
+async def connected(tmux_tmpdir: str | None = None) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
+    """Starts the server as MCP clients do, with the SDK's default (minimal)
+    environment, not the test's own; `tmux_tmpdir` adds only where the test's
+    private tmux server listens, which a user's server would not need."""
+    env = get_default_environment()
+    if tmux_tmpdir is not None:
+        env["TMUX_TMPDIR"] = tmux_tmpdir
+    params = StdioServerParameters(command=PYTHON, args=[str(SERVER)], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -139,7 +146,7 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
         return await wait
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connected() as (session, tools):
+        async with connected(os.environ["TMUX_TMPDIR"]) as (session, tools):
             assert {"wait_for_text", "send_keys"} <= set(tools)
             printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
             # Typed by the server itself and never run: only echo, not output.

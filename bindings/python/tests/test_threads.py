@@ -41,9 +41,15 @@ def test_two_threads_waiting_at_once_both_progress() -> None:
     assert {k: r.outcome for k, r in results.items()} == {"a": "matched", "b": "matched"}
 
 
+# Children get Python's own SIGINT handler whatever this process inherited:
+# a suite started from a background job starts with SIGINT ignored, and a
+# child would inherit that, so Ctrl-C and `interrupt_main` would do nothing.
+SIGINT_PROLOGUE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def run_child(code: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [PYTHON, "-c", textwrap.dedent(code)],
+        [PYTHON, "-c", SIGINT_PROLOGUE + textwrap.dedent(code)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -7,7 +7,9 @@ use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 /// stdout followed by stderr (unless left out), the exit status is a fact
 /// for `exit_code` conditions, and stdout is also parsed as JSON when it is
 /// JSON, for pointer conditions. The process group is killed when the
-/// call's budget runs out or the wait ends, so nothing is left behind.
+/// call's budget runs out or the wait ends, so nothing is left behind, and
+/// as soon as the observed output goes over the wait's cap (the wait then
+/// ends with its over-cap error).
 ///
 /// ```
 /// use waitfor::{CommandProbe, Probe};
@@ -28,6 +30,7 @@ impl CommandProbe {
             argv,
             options: RunOptions {
                 cwd: cwd.map(Into::into),
+                discard_stderr: !stderr,
                 ..RunOptions::default()
             },
             stderr,
@@ -37,9 +40,11 @@ impl CommandProbe {
 
 impl Probe for CommandProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
-        // One byte past the cap is enough for the engine to see the breach.
+        // One byte past the cap is enough for the engine to see the breach
+        // and end the wait with its over-cap error: the process is stopped
+        // there, not left writing until the call's budget runs out.
         self.options.output_cap = ctx.output_cap.saturating_add(1);
-        self.options.over_cap = OverCap::KeepHead;
+        self.options.over_cap = OverCap::Stop;
         let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel).map_err(
             |e| match e {
                 RunError::TimedOut { .. } | RunError::Cancelled { .. } => ProbeError::new(format!(

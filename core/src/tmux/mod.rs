@@ -81,7 +81,8 @@ pub enum TmuxError {
     /// Running the tmux program failed: not installed, timed out, cancelled.
     #[error(transparent)]
     Run(#[from] RunError),
-    /// tmux answered something this module does not understand.
+    /// tmux answered something this module does not understand (see
+    /// [`TmuxError::unexpected`]).
     #[error("unexpected tmux output: {0}")]
     Parse(String),
     /// The control-mode client could not attach or stopped working.
@@ -103,13 +104,33 @@ impl TmuxError {
             TmuxError::Run(RunError::Cancelled { .. } | RunError::TimedOut { .. })
         )
     }
+
+    /// A [`TmuxError::Parse`] for a `line` of tab-separated fields (`what`
+    /// names the command) that did not read as expected. When tabs are
+    /// missing and `_` stands where they belong, tmux ran without UTF-8
+    /// output, and the message says so.
+    ///
+    /// ```
+    /// let e = waitfor::tmux::TmuxError::unexpected("list-panes", "%0_@0_$0_1_1_nc");
+    /// assert!(e.to_string().contains("UTF-8"));
+    /// ```
+    pub fn unexpected(what: &str, line: &str) -> Self {
+        if !line.contains('\t') && line.contains('_') {
+            return TmuxError::Parse(format!(
+                "tmux printed '_' where a field separator (a tab) was expected, as it does \
+                 without UTF-8 output: run tmux with `-u` or a UTF-8 locale (LC_ALL, \
+                 LC_CTYPE or LANG such as C.UTF-8); {what} line: {line:?}"
+            ));
+        }
+        TmuxError::Parse(format!("{what} line: {line:?}"))
+    }
 }
 
 /// How to reach a tmux server: program path, socket name, config file.
 ///
 /// ```
 /// let tmux = waitfor::tmux::Tmux::new().with_socket_name("private");
-/// assert_eq!(tmux.argv(&["list-sessions"]), ["tmux", "-L", "private", "list-sessions"]);
+/// assert_eq!(tmux.argv(&["list-sessions"]), ["tmux", "-u", "-L", "private", "list-sessions"]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct Tmux {
@@ -195,8 +216,13 @@ impl Tmux {
     }
 
     /// The full argv for a tmux command: program, global flags, `args`.
+    ///
+    /// `-u` comes first: without a UTF-8 locale in the environment (MCP
+    /// clients start servers with a minimal one, without `LANG`), tmux
+    /// prints each tab of a `-F` format as `_`, and the fields this module
+    /// reads could not be told apart.
     pub fn argv(&self, args: &[&str]) -> Vec<String> {
-        let mut argv = vec![self.program.clone()];
+        let mut argv = vec![self.program.clone(), "-u".to_string()];
         if let Some(name) = &self.socket_name {
             argv.extend(["-L".to_string(), name.clone()]);
         }
@@ -297,7 +323,7 @@ impl Tmux {
                 let mut next = || {
                     f.next()
                         .map(str::to_string)
-                        .ok_or_else(|| TmuxError::Parse(line.to_string()))
+                        .ok_or_else(|| TmuxError::unexpected("display-message", line))
                 };
                 return Ok(PaneRef {
                     pane_id: next()?,
@@ -360,7 +386,7 @@ impl ListedPane {
         // The session name comes last, so a tab inside it cannot shift fields.
         let f: Vec<&str> = line.splitn(6, '\t').collect();
         if f.len() != 6 {
-            return Err(TmuxError::Parse(format!("list-panes line: {line:?}")));
+            return Err(TmuxError::unexpected("list-panes", line));
         }
         Ok(Self {
             pane_id: f[0].into(),

@@ -195,7 +195,7 @@ struct Facts {
 
 fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
     let f: Vec<&str> = line.split('\t').collect();
-    let bad = || TmuxError::Parse(format!("pane facts: {line:?}"));
+    let bad = || TmuxError::unexpected("pane facts", line);
     if f.len() != 12 {
         return Err(bad());
     }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import Ajv from 'ajv'
 
 const require = createRequire(import.meta.url)
@@ -22,7 +22,13 @@ const transport = new StdioClientTransport({
   command: process.execPath,
   args: [path.join(here, '..', 'server.mjs')],
   stderr: 'pipe',
-  env: { ...process.env },
+  // As MCP clients start servers: the SDK's default (minimal) environment,
+  // not this process's own. Only TMUX_TMPDIR is added, when set, because the
+  // test's tmux server (`-L name`) has its socket there.
+  env: {
+    ...getDefaultEnvironment(),
+    ...(process.env.TMUX_TMPDIR ? { TMUX_TMPDIR: process.env.TMUX_TMPDIR } : {}),
+  },
 })
 let serverLog = ''
 transport.stderr.on('data', (chunk) => (serverLog += chunk))
