@@ -134,6 +134,8 @@ impl Grants {
                     grants.commands = match value {
                         Value::String(s) if s == "none" => Commands::None,
                         Value::String(s) if s == "any" => Commands::Any,
+                        // An empty list grants no program, said as such.
+                        Value::Array(items) if items.is_empty() => Commands::None,
                         Value::Array(items) => Commands::Only(
                             items
                                 .iter()

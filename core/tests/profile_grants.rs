@@ -1,5 +1,6 @@
-//! AURA's built-in `run_command` and `read_file` reach only what the host
-//! grants: real processes, real files, FIFOs and devices.
+//! Profiles reach only what the host grants: AURA's built-in
+//! `run_command` and `read_file` (real processes, real files, FIFOs and
+//! devices), and tmux sockets named by path.
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -183,4 +184,21 @@ fn a_file_over_the_cap_is_reported_without_being_read_whole() {
         }
         other => panic!("expected a runtime error, got {other:?}"),
     }
+}
+
+#[test]
+fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
+    let args = json!({"pane_id": "%0", "socket_name": "../../x.sock", "timeout": 1});
+    let refused = prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).err();
+    match refused {
+        Some(ToolError::InvalidArguments(e)) => {
+            assert_eq!((e.field.as_str(), e.rule), ("socket_name", Rule::NotGranted));
+            assert!(e.message.contains("not a path"), "{}", e.message);
+        }
+        other => panic!("expected invalid_arguments, got {:?}", other.map(|e| e.to_string())),
+    }
+    let paths = host(Grants::none().tmux_socket_paths(true));
+    assert!(prepare("libtmux-mcp/wait_for_text", &args, &paths).is_ok());
+    let name = json!({"pane_id": "%0", "socket_name": "work", "timeout": 1});
+    assert!(prepare("libtmux-mcp/wait_for_text", &name, &Host::default()).is_ok());
 }
