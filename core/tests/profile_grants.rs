@@ -192,10 +192,16 @@ fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
     let refused = prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).err();
     match refused {
         Some(ToolError::InvalidArguments(e)) => {
-            assert_eq!((e.field.as_str(), e.rule), ("socket_name", Rule::NotGranted));
+            assert_eq!(
+                (e.field.as_str(), e.rule),
+                ("socket_name", Rule::NotGranted)
+            );
             assert!(e.message.contains("not a path"), "{}", e.message);
         }
-        other => panic!("expected invalid_arguments, got {:?}", other.map(|e| e.to_string())),
+        other => panic!(
+            "expected invalid_arguments, got {:?}",
+            other.map(|e| e.to_string())
+        ),
     }
     let paths = host(Grants::none().tmux_socket_paths(true));
     assert!(prepare("libtmux-mcp/wait_for_text", &args, &paths).is_ok());
