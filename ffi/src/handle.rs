@@ -10,6 +10,7 @@ use crate::status::{
     WAITFOR_OK,
 };
 use std::ffi::c_char;
+use std::ptr;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 use waitfor::profiles::{self, Host};
@@ -193,15 +194,18 @@ pub unsafe extern "C" fn waitfor_wait(
     result_json: *mut *mut c_char,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        // SAFETY: per the contract; taken first so the finalizer runs on
-        // every path.
-        let callbacks = unsafe { Callbacks::take(callbacks) };
-        let result_json = out_ptr(result_json, "result_json")?;
-        // SAFETY: per the contract.
-        let handle = unsafe { start_spec(spec, spec_len, HostOptions::default(), callbacks) }?;
-        deliver(handle.delivery.get(None).expect("no timeout"), result_json)
-    })
+    // SAFETY: forwarded from this function's contract; no host options.
+    unsafe {
+        waitfor_wait_with_host(
+            spec,
+            spec_len,
+            ptr::null(),
+            0,
+            callbacks,
+            result_json,
+            error_json,
+        )
+    }
 }
 
 /// Starts a wait from a JSON spec and returns at once.
@@ -225,15 +229,18 @@ pub unsafe extern "C" fn waitfor_start(
     handle: *mut *mut waitfor_handle,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        // SAFETY: per the contract; taken first (see `waitfor_wait`).
-        let callbacks = unsafe { Callbacks::take(callbacks) };
-        let slot = out_ptr(handle, "handle")?;
-        // SAFETY: per the contract.
-        let started = unsafe { start_spec(spec, spec_len, HostOptions::default(), callbacks) }?;
-        hand_out(started, slot);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; no host options.
+    unsafe {
+        waitfor_start_with_host(
+            spec,
+            spec_len,
+            ptr::null(),
+            0,
+            callbacks,
+            handle,
+            error_json,
+        )
+    }
 }
 
 /// Runs a profile's tool call to its end: `profile` names it (see
@@ -266,22 +273,21 @@ pub unsafe extern "C" fn waitfor_call_tool(
     output_json: *mut *mut c_char,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        let output_json = out_ptr(output_json, "output_json")?;
-        // SAFETY: per the contract.
-        let handle = unsafe {
-            start_tool(
-                profile,
-                profile_len,
-                args,
-                args_len,
-                HostOptions::default(),
-                None,
-                None,
-            )
-        }?;
-        deliver(handle.delivery.get(None).expect("no timeout"), output_json)
-    })
+    // SAFETY: forwarded from this function's contract; no host options,
+    // no host tools.
+    unsafe {
+        waitfor_call_tool_with_host(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            ptr::null(),
+            0,
+            ptr::null(),
+            output_json,
+            error_json,
+        )
+    }
 }
 
 /// Starts a profile's tool call and returns at once: for servers that send
@@ -312,25 +318,22 @@ pub unsafe extern "C" fn waitfor_tool_start(
     handle: *mut *mut waitfor_handle,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        // SAFETY: per the contract; taken first (see `waitfor_wait`).
-        let callbacks = unsafe { Callbacks::take(callbacks) };
-        let slot = out_ptr(handle, "handle")?;
-        // SAFETY: per the contract.
-        let started = unsafe {
-            start_tool(
-                profile,
-                profile_len,
-                args,
-                args_len,
-                HostOptions::default(),
-                None,
-                callbacks,
-            )
-        }?;
-        hand_out(started, slot);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; no host options,
+    // no host tools.
+    unsafe {
+        waitfor_tool_start_with_host(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            ptr::null(),
+            0,
+            ptr::null(),
+            callbacks,
+            handle,
+            error_json,
+        )
+    }
 }
 
 /// Runs a wait from a JSON spec to its end, as `waitfor_wait` does, with
