@@ -402,7 +402,7 @@ pub unsafe extern "C" fn waitfor_start_with_host(
     error_json: *mut *mut c_char,
 ) -> i32 {
     guard(error_json, || {
-        // SAFETY: per the contract; taken first (see `waitfor_wait`).
+        // SAFETY: per the contract; taken first (see `waitfor_wait_with_host`).
         let callbacks = unsafe { Callbacks::take(callbacks) };
         let slot = out_ptr(handle, "handle")?;
         // SAFETY: per the contract.
@@ -491,7 +491,7 @@ pub unsafe extern "C" fn waitfor_tool_start_with_host(
     error_json: *mut *mut c_char,
 ) -> i32 {
     guard(error_json, || {
-        // SAFETY: per the contract; both taken first (see `waitfor_wait`).
+        // SAFETY: per the contract; both taken first (see `waitfor_wait_with_host`).
         let callbacks = unsafe { Callbacks::take(callbacks) };
         // SAFETY: as above.
         let tools = unsafe { CTools::take(tools) };
