@@ -33,9 +33,11 @@
 /**
  * The ABI version: bumped whenever a change could break a program built
  * against an older `waitfor.h` (a struct's layout, a function's
- * signature). Adding a function or a status code does not bump it.
+ * signature, what an existing function does). Adding a function or a
+ * status code does not bump it. 2: built-in probes reach only what the
+ * host grants (`waitfor_*_with_host`); nothing by default.
  */
-#define WAITFOR_ABI_VERSION 1
+#define WAITFOR_ABI_VERSION 2
 
 /**
  * Success.
@@ -161,10 +163,11 @@ typedef void (*waitfor_done_fn)(void *user_data,
                                 size_t len);
 
 /**
- * Releases `user_data`. Called exactly once per `waitfor_callbacks` passed
- * to `waitfor_wait`, `waitfor_start` or `waitfor_tool_start`, whatever
- * happens (also when the call fails at once), after the last call of any
- * other callback. It may run on any thread, and may run after
+ * Releases `user_data`. Called exactly once per `waitfor_callbacks` (or
+ * `waitfor_tool_caller`) passed to `waitfor_wait`, `waitfor_start`,
+ * `waitfor_tool_start` or their `*_with_host` forms, whatever happens
+ * (also when the call fails at once), after the last call of any other
+ * callback. It may run on any thread, and may run after
  * `waitfor_wait` returned (an abandoned probe call keeps `user_data` in use
  * until it returns).
  */
@@ -199,6 +202,52 @@ typedef struct waitfor_callbacks {
    */
   waitfor_finalize_fn finalize;
 } waitfor_callbacks;
+
+/**
+ * Calls one of the host's own tools for a `wait_for` probe: `name` is the
+ * tool's name and `args_json` its arguments object as JSON, both UTF-8,
+ * NUL-terminated, `*_len` bytes without the NUL, borrowed for the call
+ * only. Fill `out` with the `waitfor_observation_set_*` writers (the
+ * tool's text output with `waitfor_observation_set_text`) and return 0;
+ * any other return value, or `waitfor_observation_set_error`, makes the
+ * call a probe error.
+ *
+ * Called on a library worker thread, one call at a time per wait, never
+ * after the wait has returned, never under an internal lock; a call still
+ * running at the deadline is abandoned and `waitfor_probe_ctx_cancelled(ctx)`
+ * turns true. A C++ exception must never leave this function.
+ */
+typedef int32_t (*waitfor_tool_call_fn)(void *user_data,
+                                        const char *name,
+                                        size_t name_len,
+                                        const char *args_json,
+                                        size_t args_len,
+                                        const struct waitfor_probe_ctx *ctx,
+                                        struct waitfor_observation *out);
+
+/**
+ * The host's own tools, lent to a profile call: `aura/wait_for` probes
+ * them instead of its built-in `run_command` and `read_file`.
+ *
+ * The library copies this struct during the call it is passed to.
+ * `finalize` (may be NULL) releases `user_data` exactly once, whatever
+ * happens (also when the call fails at once, and when the profile never
+ * calls a tool), after the last call of `call`; it may run on any thread.
+ */
+typedef struct waitfor_tool_caller {
+  /**
+   * Calls a tool; must not be NULL.
+   */
+  waitfor_tool_call_fn call;
+  /**
+   * The host's context for `call`; the library never reads it.
+   */
+  void *user_data;
+  /**
+   * Releases `user_data`, exactly once; NULL for nothing to release.
+   */
+  waitfor_finalize_fn finalize;
+} waitfor_tool_caller;
 
 #ifdef __cplusplus
 extern "C" {
@@ -496,6 +545,118 @@ int32_t waitfor_tool_start(const char *profile,
                            const struct waitfor_callbacks *callbacks,
                            struct waitfor_handle **handle,
                            char **error_json);
+
+/**
+ * Runs a wait from a JSON spec to its end, as `waitfor_wait` does, with
+ * the host's options: what the spec's built-in probes may reach.
+ *
+ * @param host        NULL (with `host_len` 0: nothing granted, as
+ *                    `waitfor_wait`) or UTF-8 JSON, borrowed for the call:
+ *                    `{"grants": {"commands": "none" | "any" | ["prog", ...],
+ *                    "file_roots": ["dir", ...], "tmux_socket_paths": bool},
+ *                    "max_wait_ceiling_ms": N}`, every field optional. A
+ *                    `command` probe runs only granted programs (compared
+ *                    with `argv[0]` as given), a `file` probe reads only
+ *                    regular files inside `file_roots` (resolved paths), a
+ *                    tmux `socket_name` is a path only with
+ *                    `tmux_socket_paths`; anything else is refused with
+ *                    `WAITFOR_ERR_INVALID_SPEC`, rule `not_granted`.
+ * @return as for `waitfor_wait`, or `WAITFOR_ERR_INVALID_ARGUMENT` when
+ *         `host` breaks its schema (the error JSON names its `field`).
+ *
+ * Threads: any thread; many waits may run at once from many threads.
+ *
+ * # Safety
+ * As for `waitfor_wait`; `host` is NULL (with `host_len` 0) or points to
+ * `host_len` readable bytes.
+ */
+int32_t waitfor_wait_with_host(const char *spec,
+                               size_t spec_len,
+                               const char *host,
+                               size_t host_len,
+                               const struct waitfor_callbacks *callbacks,
+                               char **result_json,
+                               char **error_json);
+
+/**
+ * Starts a wait from a JSON spec and returns at once, as `waitfor_start`
+ * does, with the host's options (see `waitfor_wait_with_host`).
+ *
+ * @return as for `waitfor_start`, or `WAITFOR_ERR_INVALID_ARGUMENT` when
+ *         `host` breaks its schema.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * As for `waitfor_start` and `waitfor_wait_with_host`.
+ */
+int32_t waitfor_start_with_host(const char *spec,
+                                size_t spec_len,
+                                const char *host,
+                                size_t host_len,
+                                const struct waitfor_callbacks *callbacks,
+                                struct waitfor_handle **handle,
+                                char **error_json);
+
+/**
+ * Runs a profile's tool call to its end, as `waitfor_call_tool` does, with
+ * the host's options and, optionally, the host's own tools.
+ *
+ * @param host  NULL (with `host_len` 0) or the host's options JSON (see
+ *              `waitfor_wait_with_host`), borrowed for the call: `grants`
+ *              decides what the profiles' built-in readers and
+ *              `aura/wait_for`'s built-in `run_command` and `read_file`
+ *              tools may reach (nothing by default);
+ *              `max_wait_ceiling_ms` overrides the profile's ceiling.
+ * @param tools NULL, or the host's tool caller, copied: `aura/wait_for`
+ *              then calls `tools->call` with the agent's `probe.tool` and
+ *              `probe.args` instead of its built-in tools. Its finalizer
+ *              runs exactly once, also when this call fails.
+ * @return as for `waitfor_call_tool`, or `WAITFOR_ERR_INVALID_ARGUMENT`
+ *         when `host` breaks its schema or `tools->call` is NULL.
+ *
+ * Threads: any thread; blocks only the calling thread. `tools->call` runs
+ * on library worker threads.
+ *
+ * # Safety
+ * As for `waitfor_call_tool`; `host` is NULL (with `host_len` 0) or points
+ * to `host_len` readable bytes; `tools` is NULL or valid.
+ */
+int32_t waitfor_call_tool_with_host(const char *profile,
+                                    size_t profile_len,
+                                    const char *args,
+                                    size_t args_len,
+                                    const char *host,
+                                    size_t host_len,
+                                    const struct waitfor_tool_caller *tools,
+                                    char **output_json,
+                                    char **error_json);
+
+/**
+ * Starts a profile's tool call and returns at once, as
+ * `waitfor_tool_start` does, with the host's options and tools (see
+ * `waitfor_call_tool_with_host`).
+ *
+ * @return as for `waitfor_tool_start`, or `WAITFOR_ERR_INVALID_ARGUMENT`
+ *         when `host` breaks its schema or `tools->call` is NULL. Both
+ *         finalizers (`callbacks`, `tools`) run exactly once, also when this
+ *         call fails.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * As for `waitfor_tool_start` and `waitfor_call_tool_with_host`.
+ */
+int32_t waitfor_tool_start_with_host(const char *profile,
+                                     size_t profile_len,
+                                     const char *args,
+                                     size_t args_len,
+                                     const char *host,
+                                     size_t host_len,
+                                     const struct waitfor_tool_caller *tools,
+                                     const struct waitfor_callbacks *callbacks,
+                                     struct waitfor_handle **handle,
+                                     char **error_json);
 
 /**
  * Waits for a started wait's answer, at most `timeout_ms` milliseconds

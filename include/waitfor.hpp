@@ -13,10 +13,23 @@
  * waitfor::Result r = waitfor::Result::parse(result);   // r.outcome == "matched"
  * @endcode
  *
+ * Built-in probes (a spec's `command` and `file`, AURA's `run_command` and
+ * `read_file`) reach only what a waitfor::Host grants, nothing by default;
+ * a Host can also lend its own tools to `aura/wait_for`:
+ *
+ * @code
+ * waitfor::Host host;
+ * host.grants.commands = {"kubectl"};
+ * host.grants.file_roots = {"/var/log/myapp"};
+ * host.tools = [](const std::string &name, const std::string &args_json,
+ *                 const waitfor::ProbeContext &) { return my_server.call(name, args_json); };
+ * std::string out = waitfor::call_tool("aura/wait_for", agent_args_json, host);
+ * @endcode
+ *
  * Errors become waitfor::Error (with the C status and the error JSON). An
- * exception thrown by a probe never reaches the library: it is caught on
- * the library thread and becomes a probe error carrying what() as message.
- * Probes, progress and done hooks run on library threads.
+ * exception thrown by a probe or a host tool never reaches the library: it
+ * is caught on the library thread and becomes a probe error carrying what()
+ * as message. Probes, tools, progress and done hooks run on library threads.
  */
 #ifndef WAITFOR_HPP
 #define WAITFOR_HPP
@@ -205,6 +218,55 @@ struct Hooks {
     std::function<void(int32_t status, const std::string &json)> on_done;
 };
 
+/** What built-in probes may reach; the default grants nothing. See
+ *  SECURITY.md. */
+struct Grants {
+    /** Programs built-in command probes may run, compared with argv[0] as
+     *  given; empty: none (unless `any_command`). */
+    std::vector<std::string> commands;
+    /** Any program at all: for a user at their own shell, never for an
+     *  agent's arguments. */
+    bool any_command = false;
+    /** Directories whose regular files (after links are resolved) built-in
+     *  readers may read; empty: none. */
+    std::vector<std::string> file_roots;
+    /** Whether a tmux socket_name may be a path instead of a name. */
+    bool tmux_socket_paths = false;
+};
+
+/** A host tool for `aura/wait_for`: gets the agent's tool name and
+ *  arguments JSON, returns the tool's text output. Throw for a tool error.
+ *  Called on a library thread, one call at a time per wait. */
+using ToolCaller = std::function<std::string(const std::string &name, const std::string &args_json,
+                                             const ProbeContext &ctx)>;
+
+/** What the host lends a wait or a tool call. */
+struct Host {
+    /** What built-in probes may reach. */
+    Grants grants;
+    /** For a tool call, overrides the profile's ceiling on its time limit;
+     *  for a spec, the ceiling its max_wait is lowered to. */
+    std::optional<std::chrono::milliseconds> max_wait_ceiling;
+    /** The host's own tools for `aura/wait_for` (instead of its built-in
+     *  run_command and read_file); empty: none. */
+    ToolCaller tools;
+
+    /** The host options JSON the C ABI takes (`waitfor_*_with_host`). */
+    std::string options_json() const {
+        auto list = [](const std::vector<std::string> &items) {
+            std::string out = "[";
+            for (size_t i = 0; i < items.size(); i++) out += (i ? "," : "") + detail::json_string(items[i]);
+            return out + "]";
+        };
+        std::string json = "{\"grants\": {\"commands\": ";
+        json += grants.any_command ? "\"any\"" : list(grants.commands);
+        json += ", \"file_roots\": " + list(grants.file_roots);
+        json += std::string(", \"tmux_socket_paths\": ") + (grants.tmux_socket_paths ? "true" : "false") + "}";
+        if (max_wait_ceiling) json += ", \"max_wait_ceiling_ms\": " + std::to_string(max_wait_ceiling->count());
+        return json + "}";
+    }
+};
+
 /** The small struct form of a result JSON. */
 struct Result {
     std::string outcome;
@@ -299,6 +361,42 @@ struct Bridge {
         return cb;
     }
 };
+
+/** The C++ side of a host's tool caller: owned by the library through
+ *  user_data, deleted by the finalizer (exactly once). */
+struct ToolBridge {
+    ToolCaller call;
+
+    static int32_t call_tool(void *user_data, const char *name, size_t name_len, const char *args,
+                             size_t args_len, const waitfor_probe_ctx *ctx,
+                             waitfor_observation *out) noexcept {
+        try {
+            std::string text = static_cast<ToolBridge *>(user_data)->call(
+                std::string(name, name_len), std::string(args, args_len), ProbeContext(ctx));
+            return waitfor_observation_set_text(out, text.data(), text.size());
+        } catch (const std::exception &e) {
+            std::string message = std::string("the tool threw: ") + e.what();
+            waitfor_observation_set_error(out, message.data(), message.size());
+        } catch (...) {
+            static const char message[] = "the tool threw a non-standard exception";
+            waitfor_observation_set_error(out, message, sizeof message - 1);
+        }
+        return 1;
+    }
+
+    static void finalize(void *user_data) noexcept { delete static_cast<ToolBridge *>(user_data); }
+
+    /** A C tool caller for a new ToolBridge (the library owns it from here
+     *  on), or none when the host lends no tools. */
+    static std::optional<waitfor_tool_caller> make(const ToolCaller &call) {
+        if (!call) return std::nullopt;
+        return waitfor_tool_caller{call_tool, new ToolBridge{call}, finalize};
+    }
+};
+
+inline const waitfor_tool_caller *ptr(const std::optional<waitfor_tool_caller> &tools) {
+    return tools ? &*tools : nullptr;
+}
 }  // namespace detail
 
 /** Cancels or wakes a wait from any thread; valid while its Wait lives. */
@@ -364,41 +462,60 @@ private:
 };
 
 /** Starts a wait from a JSON spec; an empty `probe` uses the spec's
- *  built-in probe. Returns at once. */
-inline Wait start(std::string_view spec_json, Probe probe = {}, Hooks hooks = {}) {
+ *  built-in probe, which reaches only what `host.grants` allow. Returns at
+ *  once. */
+inline Wait start(std::string_view spec_json, Probe probe = {}, Hooks hooks = {},
+                  const Host &host = {}) {
+    std::string options = host.options_json();  // before the library owns anything
     waitfor_callbacks cb = detail::Bridge::make(std::move(probe), std::move(hooks));
     waitfor_handle *handle = nullptr;
     char *error = nullptr;
-    detail::check(waitfor_start(spec_json.data(), spec_json.size(), &cb, &handle, &error), error);
+    detail::check(waitfor_start_with_host(spec_json.data(), spec_json.size(), options.data(),
+                                          options.size(), &cb, &handle, &error),
+                  error);
     return Wait(handle);
 }
 
 /** Runs a wait to its end, blocking only the calling thread; gives the
  *  result JSON. */
-inline std::string wait(std::string_view spec_json, Probe probe = {}, Hooks hooks = {}) {
+inline std::string wait(std::string_view spec_json, Probe probe = {}, Hooks hooks = {},
+                        const Host &host = {}) {
+    std::string options = host.options_json();  // before the library owns anything
     waitfor_callbacks cb = detail::Bridge::make(std::move(probe), std::move(hooks));
     char *out = nullptr, *error = nullptr;
-    detail::check(waitfor_wait(spec_json.data(), spec_json.size(), &cb, &out, &error), error);
+    detail::check(waitfor_wait_with_host(spec_json.data(), spec_json.size(), options.data(),
+                                         options.size(), &cb, &out, &error),
+                  error);
     return detail::take(out);
 }
 
 /** Starts a profile's tool call (e.g. "aura/wait_for") with the agent's
- *  arguments JSON; Wait::get() gives the tool output JSON. */
-inline Wait start_tool(std::string_view profile, std::string_view args_json, Hooks hooks = {}) {
+ *  arguments JSON and what the host lends; Wait::get() gives the tool
+ *  output JSON. */
+inline Wait start_tool(std::string_view profile, std::string_view args_json, Hooks hooks = {},
+                       const Host &host = {}) {
+    std::string options = host.options_json();
     waitfor_callbacks cb = detail::Bridge::make(Probe(), std::move(hooks));
+    auto tools = detail::ToolBridge::make(host.tools);
     waitfor_handle *handle = nullptr;
     char *error = nullptr;
-    detail::check(waitfor_tool_start(profile.data(), profile.size(), args_json.data(),
-                                     args_json.size(), &cb, &handle, &error),
+    detail::check(waitfor_tool_start_with_host(profile.data(), profile.size(), args_json.data(),
+                                               args_json.size(), options.data(), options.size(),
+                                               detail::ptr(tools), &cb, &handle, &error),
                   error);
     return Wait(handle);
 }
 
-/** Runs a profile's tool call to its end; gives the tool output JSON. */
-inline std::string call_tool(std::string_view profile, std::string_view args_json) {
+/** Runs a profile's tool call to its end with what the host lends; gives
+ *  the tool output JSON. */
+inline std::string call_tool(std::string_view profile, std::string_view args_json,
+                             const Host &host = {}) {
+    std::string options = host.options_json();
+    auto tools = detail::ToolBridge::make(host.tools);
     char *out = nullptr, *error = nullptr;
-    detail::check(waitfor_call_tool(profile.data(), profile.size(), args_json.data(),
-                                    args_json.size(), &out, &error),
+    detail::check(waitfor_call_tool_with_host(profile.data(), profile.size(), args_json.data(),
+                                              args_json.size(), options.data(), options.size(),
+                                              detail::ptr(tools), &out, &error),
                   error);
     return detail::take(out);
 }

@@ -176,11 +176,12 @@ export declare function simulate(vector: string): any
  * Starts profile call `key` in `slot` of `channel`'s environment
  * (internal; see the package's `callTool`). `args` is JSON text; `tools`
  * is the package's dispatcher for the host's tools (absent: the built-in
- * `run_command` and `read_file`). The end comes as a `DONE` event whose
+ * `run_command` and `read_file`, as far as `grants`, JSON text, reach:
+ * nothing by default). The end comes as a `DONE` event whose
  * body is `{"output": ...}` or `{"error": {code, message, ...}}`,
  * progress reports (with `progress`) as `PROGRESS` events.
  */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null): void
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
 
 /**
  * Starts wait `key` in `slot` of `channel`'s environment (internal; see
@@ -188,9 +189,9 @@ export declare function startToolCall(channel: WaitChannel, slot: number, key: n
  * JavaScript function the package keeps in that slot (its own while the
  * wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
  * the end comes as a `RESULT` event, progress reports (with `progress`)
- * as `PROGRESS` events.
+ * as `PROGRESS` events. `grants` (JSON text) bounds the built-in probe.
  */
-export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null): void
+export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): void
 
 /**
  * What `WaitChannel.takeEvents` took: `count` numbers written into the

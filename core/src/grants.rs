@@ -3,6 +3,7 @@
 //! path. Nothing by default: a wait tool widens what an agent can
 //! observe, never what it can do, so every reach is the host's choice.
 
+use crate::error::{Rule, SpecError};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
@@ -98,6 +99,87 @@ impl Grants {
     pub fn tmux_socket_paths(mut self, allowed: bool) -> Self {
         self.tmux_socket_paths = allowed;
         self
+    }
+
+    /// Reads grants from JSON, as bindings and the C ABI take them:
+    /// `{"commands": "none" | "any" | ["prog", ...], "file_roots": ["dir",
+    /// ...], "tmux_socket_paths": bool}`, every field optional (absent:
+    /// nothing granted). An unknown field or a wrong type is an error that
+    /// names the field under `field`.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// let json = serde_json::json!({"commands": ["kubectl"], "file_roots": ["/var/log"]});
+    /// let grants = Grants::from_json(&json, "grants").unwrap();
+    /// assert_eq!(grants.commands, Commands::Only(vec!["kubectl".into()]));
+    /// assert!(Grants::from_json(&serde_json::json!({"commands": "all"}), "grants").is_err());
+    /// ```
+    pub fn from_json(value: &serde_json::Value, field: &str) -> Result<Self, SpecError> {
+        use serde_json::Value;
+        let at = |name: &str| format!("{field}.{name}");
+        let wrong = |name: &str, what: &str| {
+            SpecError::new(
+                at(name),
+                Rule::WrongType,
+                format!("{} must be {what}", at(name)),
+            )
+        };
+        let object = value.as_object().ok_or_else(|| {
+            SpecError::new(field, Rule::WrongType, format!("{field} must be an object"))
+        })?;
+        let mut grants = Self::none();
+        for (name, value) in object {
+            match name.as_str() {
+                "commands" => {
+                    const WHAT: &str = "\"none\", \"any\" or a list of program names";
+                    grants.commands = match value {
+                        Value::String(s) if s == "none" => Commands::None,
+                        Value::String(s) if s == "any" => Commands::Any,
+                        // An empty list grants no program, said as such.
+                        Value::Array(items) if items.is_empty() => Commands::None,
+                        Value::Array(items) => Commands::Only(
+                            items
+                                .iter()
+                                .map(|item| {
+                                    item.as_str().filter(|s| !s.is_empty()).map(str::to_string)
+                                })
+                                .collect::<Option<_>>()
+                                .ok_or_else(|| wrong(name, WHAT))?,
+                        ),
+                        _ => return Err(wrong(name, WHAT)),
+                    }
+                }
+                "file_roots" => {
+                    grants.file_roots = value
+                        .as_array()
+                        .and_then(|items| {
+                            items
+                                .iter()
+                                .map(|item| {
+                                    item.as_str().filter(|s| !s.is_empty()).map(PathBuf::from)
+                                })
+                                .collect::<Option<_>>()
+                        })
+                        .ok_or_else(|| wrong(name, "a list of directory paths"))?;
+                }
+                "tmux_socket_paths" => {
+                    grants.tmux_socket_paths = value
+                        .as_bool()
+                        .ok_or_else(|| wrong(name, "true or false"))?;
+                }
+                other => {
+                    return Err(SpecError::new(
+                        at(other),
+                        Rule::UnknownField,
+                        format!(
+                        "unknown field {}; grants take commands, file_roots and tmux_socket_paths",
+                        at(other)
+                    ),
+                    ))
+                }
+            }
+        }
+        Ok(grants)
     }
 
     /// Checks that `argv` may run.
@@ -307,6 +389,36 @@ mod tests {
         assert!(grants
             .check_tmux_socket_name("/tmp/tmux-0/default")
             .is_err());
+    }
+
+    #[test]
+    fn grants_read_from_json_name_the_bad_field() {
+        let json = serde_json::json!({"commands": "any", "file_roots": ["/tmp"], "tmux_socket_paths": true});
+        let grants = Grants::from_json(&json, "grants").unwrap();
+        assert_eq!(grants.commands, Commands::Any);
+        assert_eq!(grants.file_roots, vec![PathBuf::from("/tmp")]);
+        assert!(grants.tmux_socket_paths);
+        assert_eq!(
+            Grants::from_json(&serde_json::json!({}), "g").unwrap(),
+            Grants::none()
+        );
+        for (bad, field) in [
+            (serde_json::json!({"commands": "all"}), "g.commands"),
+            (serde_json::json!({"commands": ["sh", 1]}), "g.commands"),
+            (serde_json::json!({"file_roots": "/tmp"}), "g.file_roots"),
+            (
+                serde_json::json!({"tmux_socket_paths": 1}),
+                "g.tmux_socket_paths",
+            ),
+            (serde_json::json!({"files": []}), "g.files"),
+            (serde_json::json!([]), "g"),
+        ] {
+            assert_eq!(
+                Grants::from_json(&bad, "g").unwrap_err().field,
+                field,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -7,15 +7,22 @@
 // `wait_for` (profile aura/wait_for, probing with the built-in run_command
 // and read_file tools) and libtmux-cxx's `wait_for_text` on tmux panes
 // (profile libtmux-cxx/wait_for_text), or the profiles named with
-// --profile; plus `send_keys`, which types into a pane and records the keys
-// with the library so that `wait_for_text` discounts their echo. tmux runs
-// on its default socket (set TMUX_TMPDIR for a private server).
+// --profile; plus, with --allow-send-keys, `send_keys`, which types into a
+// pane and records the keys with the library so that `wait_for_text`
+// discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
+// for a private server).
+//
+// By default an agent can run no program and read no file: run_command
+// runs only programs given with --allow-command, read_file reads only
+// regular files inside directories given with --root (see SECURITY.md).
+// Each tool's annotations say what it can do with these options.
 // Every tool call runs as a wait on the library's engine: the main thread
 // only reads requests, so a long wait never blocks another request, and a
 // cancelled request gets no response (as MCP asks).
 //
-// Usage: waitfor_mcp_server [--profile FAMILY/TOOL]...
-//        (default: aura/wait_for and libtmux-cxx/wait_for_text)
+// Usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]...
+//        [--allow-command PROG]... [--allow-send-keys]
+//        (default profiles: aura/wait_for and libtmux-cxx/wait_for_text)
 #include <waitfor.hpp>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +88,12 @@ std::pair<int, std::string> run(const std::vector<std::string> &argv) {
     return {pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+/// Tool annotations that are true for what a tool can do: only observe, or
+/// run programs (which may do anything the server's user can).
+json annotations(bool runs_programs) {
+    return {{"readOnlyHint", !runs_programs}, {"destructiveHint", runs_programs}, {"openWorldHint", runs_programs}};
+}
+
 /// The `send_keys` tool: its definition, and the call.
 struct SendKeys {
     static json definition() {
@@ -99,7 +112,8 @@ struct SendKeys {
                 {"keys", {{"type", "string"}, {"description", "Text (literal) or a tmux key name."}}},
                 {"literal", {{"type", "boolean"}, {"default", true}, {"description", "Send as text (-l)."}}},
                 {"enter", {{"type", "boolean"}, {"default", true}, {"description", "Press Enter after."}}}}}}},
-            {"annotations", {{"title", "Send keys to a pane"}, {"destructiveHint", true}, {"readOnlyHint", false}}},
+            // A shell in the pane runs what it types.
+            {"annotations", annotations(true)},
         };
     }
 
@@ -139,17 +153,28 @@ struct Call {
     bool finished = false;
 };
 
+/// What the command line lets agents reach.
+struct Options {
+    std::set<std::string> profiles;
+    waitfor::Host host;  // grants for the built-in run_command and read_file
+    bool send_keys = false;
+};
+
 class Server {
 public:
-    Server(Output &out, const std::set<std::string> &profiles) : out_(out) {
+    Server(Output &out, Options options) : out_(out), options_(std::move(options)) {
+        const bool runs = options_.host.grants.any_command || !options_.host.grants.commands.empty();
         for (auto &def : json::parse(waitfor::tool_definitions())) {
             std::string profile = def["profile"];
-            if (profiles.count(profile) != 0) {
-                tools_[def["tool"]["name"].get<std::string>()] = profile;
-                definitions_.push_back(def["tool"]);
+            if (options_.profiles.count(profile) != 0) {
+                json tool = def["tool"];
+                // wait_for runs what run_command may run; the other waits read.
+                tool["annotations"].update(annotations(profile == "aura/wait_for" && runs));
+                tools_[tool["name"].get<std::string>()] = profile;
+                definitions_.push_back(tool);
             }
         }
-        definitions_.push_back(SendKeys::definition());
+        if (options_.send_keys) definitions_.push_back(SendKeys::definition());
     }
 
     /// Handles one incoming message.
@@ -208,7 +233,7 @@ private:
 
     void call_tool(const json &id, const json &params) {
         const std::string name = params.value("name", "");
-        if (name == "send_keys") {
+        if (name == "send_keys" && options_.send_keys) {
             reply(id, SendKeys::call(params.value("arguments", json::object())));
             return;
         }
@@ -244,7 +269,7 @@ private:
         }
         std::cerr << "waitfor_mcp_server: tools/call " << key << " -> " << tool->second << std::endl;
         try {
-            waitfor::Wait wait = waitfor::start_tool(tool->second, args.dump(), std::move(hooks));
+            waitfor::Wait wait = waitfor::start_tool(tool->second, args.dump(), std::move(hooks), options_.host);
             std::lock_guard<std::mutex> lock(mutex_);
             std::lock_guard<std::mutex> call_lock(call->mutex);
             if (!call->finished) running_.emplace(key, Running{call, std::move(wait)});
@@ -297,6 +322,7 @@ private:
     }
 
     Output &out_;
+    const Options options_;
     std::map<std::string, std::string> tools_;  // tool name -> profile
     json definitions_ = json::array();
     std::mutex mutex_;
@@ -308,13 +334,29 @@ private:
 }  // namespace
 
 int main(int argc, char **argv) {
-    std::set<std::string> profiles;
-    for (int i = 1; i + 1 < argc; i += 2)
-        if (std::string(argv[i]) == "--profile") profiles.insert(argv[i + 1]);
-    if (profiles.empty()) profiles = {"aura/wait_for", "libtmux-cxx/wait_for_text"};
+    Options options;
+    for (int i = 1; i < argc; i++) {
+        const std::string flag = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (flag == "--allow-send-keys") {
+            options.send_keys = true;
+        } else if (flag == "--profile" && has_value) {
+            options.profiles.insert(argv[++i]);
+        } else if (flag == "--root" && has_value) {
+            options.host.grants.file_roots.push_back(argv[++i]);
+        } else if (flag == "--allow-command" && has_value) {
+            options.host.grants.commands.push_back(argv[++i]);
+        } else {
+            std::cerr << "usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]... "
+                         "[--allow-command PROG]... [--allow-send-keys]"
+                      << std::endl;
+            return 2;
+        }
+    }
+    if (options.profiles.empty()) options.profiles = {"aura/wait_for", "libtmux-cxx/wait_for_text"};
 
     Output out;
-    Server server(out, profiles);
+    Server server(out, std::move(options));
     std::string line;
     while (std::getline(std::cin, line)) {
         if (line.empty()) continue;

@@ -20,18 +20,24 @@ SERVER = os.environ.get("WAITFOR_MCP_SERVER", "")
 pytestmark = pytest.mark.skipif(not SERVER, reason="WAITFOR_MCP_SERVER is not set")
 
 
-def run(scenario, tmux_tmpdir=None):
-    """Runs `scenario(session, errlog_path)` against a fresh server, started
-    as MCP clients start servers: with the SDK's default (minimal)
-    environment, not the test's own. `tmux_tmpdir` adds only where the
-    test's private tmux server listens, which a user's server would not need."""
+# What the tests that run commands start the server with.
+GRANTED = ["--allow-command", "echo", "--allow-command", "sh", "--allow-command", "true",
+           "--allow-command", "/nonexistent/prog"]
+
+
+def run(scenario, tmux_tmpdir=None, options=()):
+    """Runs `scenario(session, errlog_path)` against a fresh server started
+    with command-line `options` (what it grants; nothing by default), as MCP
+    clients start servers: with the SDK's default (minimal) environment, not
+    the test's own. `tmux_tmpdir` adds only where the test's private tmux
+    server listens, which a user's server would not need."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
 
     async def main():
         with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
-            params = StdioServerParameters(command=SERVER, args=[], env=env)
+            params = StdioServerParameters(command=SERVER, args=list(options), env=env)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     init = await session.initialize()
@@ -70,7 +76,7 @@ def test_wait_for_matches_a_command_output():
         assert result.structuredContent["reason"] == "matched"
         assert "Running" in result.structuredContent["last_observation"]
 
-    run(scenario)
+    run(scenario, options=GRANTED)
 
 
 def test_progress_notifications_then_the_match():
@@ -94,7 +100,7 @@ def test_progress_notifications_then_the_match():
             assert len(seen) >= 2
             assert seen == sorted(seen)
 
-    run(scenario)
+    run(scenario, options=GRANTED)
 
 
 def test_a_failing_probe_is_a_tool_error_and_bad_arguments_are_named():
@@ -106,7 +112,7 @@ def test_a_failing_probe_is_a_tool_error_and_bad_arguments_are_named():
         assert result.isError
         assert "poll_sec" in result.content[0].text
 
-    run(scenario)
+    run(scenario, options=GRANTED)
 
 
 def test_cancelled_request_ends_the_wait_and_the_server_goes_on():
@@ -137,7 +143,7 @@ def test_cancelled_request_ends_the_wait_and_the_server_goes_on():
         result = await session.call_tool("wait_for", command_args(["echo", "ok"], {"matches": "ok"}))
         assert result.structuredContent["reason"] == "matched"
 
-    run(scenario)
+    run(scenario, options=GRANTED)
 
 
 def test_unknown_tool_is_a_protocol_error():
@@ -190,7 +196,7 @@ def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir):
         missing = await session.call_tool("wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
         assert missing.structuredContent["timed_out"]
 
-    run(scenario, tmux_tmpdir)
+    run(scenario, tmux_tmpdir, options=["--allow-send-keys"])
 
 
 def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_tmpdir):
@@ -198,4 +204,52 @@ def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_tmpdir):
         result = await session.call_tool("send_keys", {"target": "no-such-session", "keys": "x"})
         assert result.isError
 
-    run(scenario, tmux_tmpdir)
+    run(scenario, tmux_tmpdir, options=["--allow-send-keys"])
+
+
+def test_by_default_an_agent_runs_no_command_and_reads_no_file():
+    async def scenario(session, _):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert "send_keys" not in tools
+        for name in ("wait_for", "wait_for_text"):
+            hints = tools[name].annotations
+            assert (hints.readOnlyHint, hints.destructiveHint, hints.openWorldHint) == (True, False, False), name
+        shell = await session.call_tool("wait_for", command_args(["sh", "-c", "id"], {"matches": "uid"}))
+        assert shell.isError
+        assert "not granted" in shell.content[0].text and "grants no commands" in shell.content[0].text
+        shadow = await session.call_tool(
+            "wait_for", {"probe": {"tool": "read_file", "args": {"path": "/etc/shadow"}}, "until": {"matches": "root"}}
+        )
+        assert shadow.isError
+        assert "not granted" in shadow.content[0].text and "grants no file access" in shadow.content[0].text
+        try:
+            keys = await session.call_tool("send_keys", {"target": "wf", "keys": "id"})
+        except Exception as err:  # a JSON-RPC error: no such tool
+            assert "unknown tool" in str(err)
+        else:
+            assert keys.isError
+
+    run(scenario)
+
+
+def test_a_granted_server_refuses_what_it_did_not_grant():
+    with tempfile.TemporaryDirectory() as root:
+        status = os.path.join(root, "status")
+        with open(status, "w") as f:
+            f.write("service ready\n")
+
+        async def scenario(session, _):
+            hints = next(t for t in (await session.list_tools()).tools if t.name == "wait_for").annotations
+            assert (hints.readOnlyHint, hints.destructiveHint, hints.openWorldHint) == (False, True, True)
+            read = await session.call_tool(
+                "wait_for", {"probe": {"tool": "read_file", "args": {"path": status}}, "until": {"matches": "ready"}}
+            )
+            assert not read.isError and read.structuredContent["last_observation"] == "service ready\n"
+            shell = await session.call_tool("wait_for", command_args(["sh", "-c", "id"], {"matches": "uid"}))
+            assert shell.isError and "`sh`" in shell.content[0].text
+            shadow = await session.call_tool(
+                "wait_for", {"probe": {"tool": "read_file", "args": {"path": "/etc/shadow"}}, "until": {"matches": "root"}}
+            )
+            assert shadow.isError and "outside the directories" in shadow.content[0].text
+
+        run(scenario, options=["--allow-command", "echo", "--root", root])

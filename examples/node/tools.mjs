@@ -3,10 +3,54 @@
 // `call(args, ctx)` that resolves with its structured output. `ctx` is
 // `{signal, progress(progress, message), tools}`; a thrown WaitforError is
 // the agent's mistake (an `isError` result), anything else a server fault.
+//
+// What an agent can reach is what the command line grants (see README.md):
+// `--root DIR` (files), `--allow-command PROG` (programs), `--allow-send-keys`.
+// Nothing by default.
 
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import nodePath from 'node:path'
+import { parseArgs } from 'node:util'
 import { callTool, profiles, recordSendKeys, WaitforError } from 'waitfor'
 import { waitFor, readEvents, eventsEndCursor, eventMatcher, parseDuration, WAIT_STATES } from 'waitfor/ax'
+
+const { values: options } = parseArgs({
+  options: {
+    root: { type: 'string', multiple: true, default: [] },
+    'allow-command': { type: 'string', multiple: true, default: [] },
+    'allow-send-keys': { type: 'boolean', default: false },
+  },
+})
+/** Directories whose regular files the tools may read (resolved). */
+const ROOTS = options.root.map((root) => fs.realpathSync(root))
+/** Programs run_command (and so wait_for) may run, by argv[0]. */
+const COMMANDS = options['allow-command']
+/** What libwaitfor's own probes may reach: the same as this server's tools. */
+const GRANTS = { commands: COMMANDS, fileRoots: ROOTS }
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+/** A granted program (or a shell in a pane) may do anything the server's user can. */
+const RUNS_PROGRAMS = { readOnlyHint: false, destructiveHint: true, openWorldHint: true }
+
+function refused(field, message) {
+  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule: 'not_granted' })
+}
+
+/** `path` resolved, if it is a regular file inside a root; else a refusal that says why. */
+function grantedFile(path) {
+  let real
+  try {
+    real = fs.realpathSync(path)
+  } catch {
+    real = nodePath.resolve(path)
+  }
+  if (!ROOTS.some((root) => real === root || real.startsWith(root + nodePath.sep))) {
+    throw refused('path', `${path} is outside the readable directories: ${ROOTS.join(', ') || 'none (start the server with --root DIR)'}`)
+  }
+  if (fs.existsSync(real) && !fs.statSync(real).isFile()) throw refused('path', `${path} is not a regular file`)
+  return real
+}
 
 /** Longest run_command and send_keys may take, in milliseconds. */
 const COMMAND_CEILING_MS = 60_000
@@ -30,7 +74,7 @@ const runCommand = {
   tool: {
     name: 'run_command',
     title: 'Run a command',
-    description: 'Runs a program (argv, no shell) and returns its exit code and output. Bounded by timeout_ms (at most 60000).',
+    description: `Runs one of these programs (argv, no shell): ${COMMANDS.join(', ')}; returns its exit code and output. Bounded by timeout_ms (at most 60000).`,
     inputSchema: {
       type: 'object',
       additionalProperties: false,
@@ -50,12 +94,15 @@ const runCommand = {
         stderr: { type: 'string' },
       },
     },
-    annotations: { readOnlyHint: false, openWorldHint: true },
+    annotations: RUNS_PROGRAMS,
   },
   async call(args, { signal }) {
     const { argv, timeout_ms: timeoutMs = 10_000 } = args
     if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
       throw invalid('argv', 'must be a non-empty array of strings')
+    }
+    if (!COMMANDS.includes(argv[0])) {
+      throw refused('argv', `may not run \`${argv[0]}\`; allowed programs: ${COMMANDS.join(', ') || 'none (start the server with --allow-command PROG)'}`)
     }
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > COMMAND_CEILING_MS) {
       throw invalid('timeout_ms', `must be an integer in 1..=${COMMAND_CEILING_MS}`)
@@ -90,7 +137,8 @@ const sendKeys = {
       required: ['pane_id', 'sent'],
       properties: { pane_id: { type: 'string' }, sent: { type: 'boolean' } },
     },
-    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    // A shell in the pane runs what it types.
+    annotations: RUNS_PROGRAMS,
   },
   async call(args, { signal }) {
     const { pane_id: paneId, keys, literal = true, enter = true, socket_name: socketName = null } = args
@@ -155,10 +203,12 @@ const waitForEvent = {
       },
     },
     outputSchema: WAIT_SCHEMA,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: READ_ONLY,
   },
   async call(args, { signal, progress }) {
-    const { path, match, timeout = '60s', for: what = 'event' } = args
+    const { match, timeout = '60s', for: what = 'event' } = args
+    if (typeof args.path !== 'string') throw invalid('path', 'must be a string')
+    const path = grantedFile(args.path)
     const timeoutMs = parseDuration(timeout)
     if (timeoutMs === null) throw invalid('timeout', `not a duration: ${JSON.stringify(timeout)}`)
     const cursor = args.cursor ?? eventsEndCursor(path)
@@ -184,12 +234,15 @@ const waitForEvent = {
 /** A tool that is a libwaitfor profile, called with this server's tools. */
 function profileTool(id) {
   const { tool } = profiles().find((p) => p.profile === id)
+  // wait_for does what the tools it probes can do; the pane wait reads panes.
+  const runs = id === 'aura/wait_for' && COMMANDS.length > 0
   return {
-    tool,
+    tool: { ...tool, annotations: { ...tool.annotations, ...(runs ? RUNS_PROGRAMS : READ_ONLY) } },
     call: (args, { signal, progress, tools }) =>
       callTool(id, args, {
         signal,
         tools,
+        grants: GRANTS,
         onProgress: (p) => progress(p.samples, p.last_line ?? `${p.samples} samples`),
       }),
   }
@@ -197,7 +250,13 @@ function profileTool(id) {
 
 /** Every tool of the server, by name. */
 export const TOOLS = new Map(
-  [runCommand, sendKeys, waitForEvent, profileTool('aura/wait_for'), profileTool('libtmux-mcp/wait_for_text')].map((t) => [t.tool.name, t]),
+  [
+    ...(COMMANDS.length > 0 ? [runCommand] : []),
+    ...(options['allow-send-keys'] ? [sendKeys] : []),
+    waitForEvent,
+    profileTool('aura/wait_for'),
+    profileTool('libtmux-mcp/wait_for_text'),
+  ].map((t) => [t.tool.name, t]),
 )
 
 /**
@@ -205,8 +264,11 @@ export const TOOLS = new Map(
  * error as a probe error.
  */
 export async function probeTool(name, args, signal) {
-  if (name === 'run_command') return runCommand.text(await runCommand.call(args ?? {}, { signal }))
+  if (name === 'run_command' && TOOLS.has(name)) return runCommand.text(await runCommand.call(args ?? {}, { signal }))
+  // Only tools that observe: never send_keys, never a wait.
   const entry = TOOLS.get(name)
-  if (!entry || entry.tool.name.startsWith('wait_for')) throw new Error(`no probe-able tool \`${name}\``)
+  if (!entry || entry.tool.name.startsWith('wait_for') || name === 'send_keys') {
+    throw new Error(`no probe-able tool \`${name}\`${TOOLS.has('run_command') ? '' : ' (this server runs no commands: start it with --allow-command PROG)'}`)
+  }
   return JSON.stringify(await entry.call(args ?? {}, { signal, progress: () => {} }))
 }

@@ -3,26 +3,38 @@ tools run on libwaitfor.
 
 Tools:
 
-- ``run_command`` / ``read_file``: ordinary tools of this server.
+- ``read_file``: reads a regular file inside a directory the server was
+  given with ``--root DIR`` (none by default: every read is refused).
+- ``run_command``: runs a program the server was given with
+  ``--allow-command PROG`` (argv, no shell); offered only then.
 - ``wait_for`` (profile ``aura/wait_for``): polls another tool of this same
-  server (``run_command``, ``read_file``) until a condition holds.
-- ``wait_for_text`` (profile ``libtmux-mcp/wait_for_text``) and
-  ``send_keys``: wait for fresh output in a real tmux pane; keys this server
-  types are recorded so their echo is not mistaken for output. Offered when
-  the installed ``waitfor`` has the pane profiles.
+  server (``read_file``, ``run_command``) until a condition holds.
+- ``wait_for_text`` (profile ``libtmux-mcp/wait_for_text``): waits for
+  fresh output in a real tmux pane; with ``--allow-send-keys`` also
+  ``send_keys``, which types into a pane (keys this server types are
+  recorded so their echo is not mistaken for output). Offered when the
+  installed ``waitfor`` has the pane profiles.
+
+By default an agent can run no program and read no file: what it can reach
+is what the command line grants (see SECURITY.md). Each tool's annotations
+say what it can do with the server's options.
 
 While a wait runs the server sends ``notifications/progress`` (when the
 client asked for progress), and ``notifications/cancelled`` cancels the
 handler task, which cancels the wait and its probe call.
 
-Run: ``python examples/python/server.py`` (speaks MCP on stdin/stdout).
+Run: ``python examples/python/server.py [--root DIR]... [--allow-command PROG]...
+[--allow-send-keys]`` (speaks MCP on stdin/stdout).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
+import stat
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -34,17 +46,45 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 PANE_PROFILE = "libtmux-mcp/wait_for_text"
+READ_LIMIT = 256 * 1024
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+def options(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="An MCP server whose wait tools run on libwaitfor.")
+    parser.add_argument("--root", action="append", default=[], type=Path,
+                        help="a directory whose files read_file (and wait_for) may read; repeatable")
+    parser.add_argument("--allow-command", action="append", default=[], metavar="PROG",
+                        help="a program run_command may run (argv[0] exactly); repeatable")
+    parser.add_argument("--allow-send-keys", action="store_true",
+                        help="offer send_keys, which types into tmux panes (a shell there runs what it types)")
+    return parser.parse_args(argv)
+
+
+OPTIONS = options(sys.argv[1:])
+ROOTS = [root.resolve() for root in OPTIONS.root]
+COMMANDS: list[str] = OPTIONS.allow_command
+# What libwaitfor's own probes may reach: the same as this server's tools.
+GRANTS = waitfor.Grants(commands=COMMANDS, file_roots=ROOTS)
+
+
 async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Runs ``argv`` (no shell) and gives its output and exit status."""
+    """Runs ``argv`` (no shell), if its program is allowed, and gives its
+    output and exit status."""
     argv = arguments.get("argv")
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise ValueError("run_command needs `argv`, a non-empty list of strings")
+    if argv[0] not in COMMANDS:
+        allowed = ", ".join(COMMANDS) or "none (start the server with --allow-command PROG)"
+        raise PermissionError(f"run_command may not run `{argv[0]}`; allowed programs: {allowed}")
+    return await run(argv, arguments.get("cwd"))
+
+
+async def run(argv: list[str], cwd: str | None = None) -> dict[str, Any]:
+    """Runs ``argv`` (no shell) and gives its output and exit status."""
     process = await asyncio.create_subprocess_exec(
         *argv,
-        cwd=arguments.get("cwd"),
+        cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -58,12 +98,29 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     return {"output": output.decode("utf-8", "replace"), "exit_code": process.returncode}
 
 
+def read_granted(path: str) -> str:
+    """A regular file inside a root (links resolved first), at most
+    ``READ_LIMIT`` bytes; anything else is refused with the reason."""
+    resolved = Path(path).resolve()
+    if not any(resolved.is_relative_to(root) for root in ROOTS):
+        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
+        raise PermissionError(f"read_file may not read {path}: outside the readable directories: {roots}")
+    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PermissionError(f"read_file may not read {path}: not a regular file")
+        data = file.read(READ_LIMIT + 1)
+    if len(data) > READ_LIMIT:
+        raise ValueError(f"{path} is larger than {READ_LIMIT} bytes")
+    return data.decode("utf-8", "replace")
+
+
 async def read_file(arguments: dict[str, Any]) -> dict[str, Any]:
-    """Reads a text file."""
+    """Reads a text file inside the server's roots."""
     path = arguments.get("path")
     if not isinstance(path, str):
         raise ValueError("read_file needs `path`, a string")
-    return {"text": await asyncio.to_thread(Path(path).read_text, errors="replace")}
+    return {"text": await asyncio.to_thread(read_granted, path)}
 
 
 async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -79,19 +136,35 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     waitfor.record_send_keys(target, [keys], socket_name=socket, literal=literal, enter=enter)
     argv = ["tmux", *(["-L", socket] if socket else []), "send-keys", "-t", target]
     argv += (["-l"] if literal else []) + [keys]
-    result = await run_command({"argv": argv})
+    result = await run(argv)
     if enter and result["exit_code"] == 0:
-        result = await run_command({"argv": argv[: argv.index("-t") + 2] + ["Enter"]})
+        result = await run(argv[: argv.index("-t") + 2] + ["Enter"])
     if result["exit_code"] != 0:
         raise RuntimeError(f"tmux send-keys failed: {result['output'].strip()}")
     return {"sent": True}
 
 
+READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+# A granted program may do anything the server's user can.
+RUNS_PROGRAMS = types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
+
 TOOLS: dict[str, tuple[types.Tool, Handler]] = {
-    "run_command": (
+    "read_file": (
+        types.Tool(
+            name="read_file",
+            description="Read a text file inside the directories this server was given (--root).",
+            input_schema={"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
+            output_schema={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+            annotations=READ_ONLY,
+        ),
+        read_file,
+    ),
+}
+if COMMANDS:
+    TOOLS["run_command"] = (
         types.Tool(
             name="run_command",
-            description="Run a program (argv, no shell); returns its output and exit code.",
+            description=f"Run one of these programs (argv, no shell): {', '.join(COMMANDS)}; returns its output and exit code.",
             input_schema={
                 "type": "object",
                 "required": ["argv"],
@@ -103,21 +176,12 @@ TOOLS: dict[str, tuple[types.Tool, Handler]] = {
                 "required": ["output", "exit_code"],
                 "properties": {"output": {"type": "string"}, "exit_code": {"type": ["integer", "null"]}},
             },
+            annotations=RUNS_PROGRAMS,
         ),
         run_command,
-    ),
-    "read_file": (
-        types.Tool(
-            name="read_file",
-            description="Read a text file.",
-            input_schema={"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}},
-            output_schema={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
-        ),
-        read_file,
-    ),
-}
+    )
 
-if PANE_PROFILE in waitfor.profiles():
+if OPTIONS.allow_send_keys and PANE_PROFILE in waitfor.profiles():
     TOOLS["send_keys"] = (
         types.Tool(
             name="send_keys",
@@ -134,16 +198,22 @@ if PANE_PROFILE in waitfor.profiles():
                 },
             },
             output_schema={"type": "object", "required": ["sent"], "properties": {"sent": {"const": True}}},
+            # A shell in the pane runs what it types.
+            annotations=RUNS_PROGRAMS,
         ),
         send_keys,
     )
 
 
+PROBES = [name for name in ("read_file", "run_command") if name in TOOLS]
+
+
 async def probe_tool(name: str, arguments: dict[str, Any]) -> str:
-    """The ``wait_for`` probe: one of this server's own tools, as text."""
+    """The ``wait_for`` probe: one of this server's own tools that observe
+    (never ``send_keys``), as text."""
     entry = TOOLS.get(name)
-    if entry is None or name.startswith("wait_for"):
-        raise LookupError(f"wait_for cannot probe `{name}`; tools: {', '.join(TOOLS)}")
+    if entry is None or name not in PROBES:
+        raise LookupError(f"wait_for cannot probe `{name}`; tools it can probe: {', '.join(PROBES)}")
     answer = await entry[1](arguments)
     return str(answer.get("output", answer.get("text", json.dumps(answer))))
 
@@ -157,10 +227,14 @@ def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[
             await ctx.session.report_progress(progress.samples, None, progress.last_line)
 
         return await waitfor.call_tool_async(
-            profile, arguments, tools=probe_tool if profile == "aura/wait_for" else None, on_progress=report
+            profile, arguments, tools=probe_tool if profile == "aura/wait_for" else None,
+            grants=GRANTS, on_progress=report,
         )
 
-    return types.Tool.model_validate(definition), handle
+    tool = types.Tool.model_validate(definition)
+    # wait_for does what the tools it probes can do; the pane wait reads panes.
+    runs = profile == "aura/wait_for" and "run_command" in TOOLS
+    return tool.model_copy(update={"annotations": RUNS_PROGRAMS if runs else READ_ONLY}), handle
 
 
 WAITS = {tool.name: (tool, handle) for tool, handle in
@@ -190,7 +264,7 @@ async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolReques
             return answer(await TOOLS[params.name][1](arguments))
     except waitfor.WaitforError as err:
         return failure(f"{err.code}: {err}")
-    except (ValueError, LookupError, OSError, RuntimeError) as err:
+    except (ValueError, LookupError, OSError, RuntimeError) as err:  # PermissionError is an OSError
         return failure(str(err))
     return failure(f"unknown tool `{params.name}`")
 

@@ -55,10 +55,11 @@ pub type waitfor_done_fn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, status: i32, json: *const c_char, len: usize),
 >;
 
-/// Releases `user_data`. Called exactly once per `waitfor_callbacks` passed
-/// to `waitfor_wait`, `waitfor_start` or `waitfor_tool_start`, whatever
-/// happens (also when the call fails at once), after the last call of any
-/// other callback. It may run on any thread, and may run after
+/// Releases `user_data`. Called exactly once per `waitfor_callbacks` (or
+/// `waitfor_tool_caller`) passed to `waitfor_wait`, `waitfor_start`,
+/// `waitfor_tool_start` or their `*_with_host` forms, whatever happens
+/// (also when the call fails at once), after the last call of any other
+/// callback. It may run on any thread, and may run after
 /// `waitfor_wait` returned (an abandoned probe call keeps `user_data` in use
 /// until it returns).
 pub type waitfor_finalize_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
@@ -180,21 +181,34 @@ struct CProbe {
 
 impl Probe for CProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
-        let ctx = waitfor_probe_ctx { ctx: ctx.clone() };
-        let mut out = waitfor_observation::default();
-        // SAFETY: the host's function; both pointers live for the call.
-        let status = unsafe { (self.call)(self.callbacks.0.user_data, &ctx, &mut out) };
-        match (out.error, status) {
-            (Some(message), _) => Err(ProbeError::new(message)),
-            (None, WAITFOR_OK) => Ok(out.observation),
-            (None, status) => Err(ProbeError::new(format!(
-                "the probe callback returned {status}"
-            ))),
-        }
+        observe(ctx, "probe", |ctx, out| {
+            // SAFETY: the host's function; both pointers live for the call.
+            unsafe { (self.call)(self.callbacks.0.user_data, ctx, out) }
+        })
     }
 
     fn name(&self) -> &str {
         "c_callback"
+    }
+}
+
+/// Makes one call of a host function that fills an observation (`what`
+/// names it in errors): the status and `waitfor_observation_set_error`
+/// decide whether it is a probe error.
+pub(crate) fn observe(
+    ctx: &ProbeContext,
+    what: &str,
+    call: impl FnOnce(*const waitfor_probe_ctx, *mut waitfor_observation) -> i32,
+) -> Result<Observation, ProbeError> {
+    let ctx = waitfor_probe_ctx { ctx: ctx.clone() };
+    let mut out = waitfor_observation::default();
+    let status = call(&ctx, &mut out);
+    match (out.error, status) {
+        (Some(message), _) => Err(ProbeError::new(message)),
+        (None, WAITFOR_OK) => Ok(out.observation),
+        (None, status) => Err(ProbeError::new(format!(
+            "the {what} callback returned {status}"
+        ))),
     }
 }
 

@@ -4,11 +4,13 @@
 
 use crate::callbacks::{waitfor_callbacks, Callbacks};
 use crate::guard::{give, guard, guard_or, json, out_ptr, text, FfiResult};
+use crate::host::{waitfor_tool_caller, CTools, HostOptions};
 use crate::status::{
     FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_NULL_POINTER, WAITFOR_ERR_TIMEOUT,
     WAITFOR_OK,
 };
 use std::ffi::c_char;
+use std::ptr;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 use waitfor::profiles::{self, Host};
@@ -96,13 +98,18 @@ fn launch(
 unsafe fn start_spec(
     spec: *const c_char,
     spec_len: usize,
+    host: HostOptions,
     callbacks: Option<Arc<Callbacks>>,
 ) -> FfiResult<waitfor_handle> {
     // SAFETY: forwarded from the export's contract.
     let spec = Spec::from_value(&unsafe { json(spec, spec_len, "spec") }?)?;
     let probe = callbacks.as_ref().and_then(|cb| cb.probe());
     let render: Render = Box::new(|result| Ok(result.to_json().to_string()));
-    launch(spec, probe, Policy::default(), callbacks, render)
+    let mut policy = Policy::default().grants(host.grants);
+    if let Some(ceiling) = host.max_wait_ceiling {
+        policy = policy.max_wait_ceiling(ceiling);
+    }
+    launch(spec, probe, policy, callbacks, render)
 }
 
 /// Starts a profile call.
@@ -111,8 +118,11 @@ unsafe fn start_tool(
     profile_len: usize,
     args: *const c_char,
     args_len: usize,
+    host: HostOptions,
+    tools: Option<CTools>,
     callbacks: Option<Arc<Callbacks>>,
 ) -> FfiResult<waitfor_handle> {
+    let tools = tools.map(CTools::into_caller).transpose()?;
     // SAFETY: forwarded from the export's contract.
     let profile = unsafe { text(profile, profile_len, "profile") }?;
     // SAFETY: as above.
@@ -123,8 +133,12 @@ unsafe fn start_tool(
             "a profile brings its own probe: `callbacks->probe` must be NULL",
         ));
     }
-    let prepared =
-        profiles::prepare(profile, &args, &Host::default()).map_err(|e| FfiError::tool(&e))?;
+    let host = Host {
+        tools,
+        grants: host.grants,
+        max_wait_ceiling: host.max_wait_ceiling,
+    };
+    let prepared = profiles::prepare(profile, &args, &host).map_err(|e| FfiError::tool(&e))?;
     let render = prepared.render;
     let render: Render = Box::new(move |result| {
         render(result)
@@ -180,15 +194,18 @@ pub unsafe extern "C" fn waitfor_wait(
     result_json: *mut *mut c_char,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        // SAFETY: per the contract; taken first so the finalizer runs on
-        // every path.
-        let callbacks = unsafe { Callbacks::take(callbacks) };
-        let result_json = out_ptr(result_json, "result_json")?;
-        // SAFETY: per the contract.
-        let handle = unsafe { start_spec(spec, spec_len, callbacks) }?;
-        deliver(handle.delivery.get(None).expect("no timeout"), result_json)
-    })
+    // SAFETY: forwarded from this function's contract; no host options.
+    unsafe {
+        waitfor_wait_with_host(
+            spec,
+            spec_len,
+            ptr::null(),
+            0,
+            callbacks,
+            result_json,
+            error_json,
+        )
+    }
 }
 
 /// Starts a wait from a JSON spec and returns at once.
@@ -212,14 +229,18 @@ pub unsafe extern "C" fn waitfor_start(
     handle: *mut *mut waitfor_handle,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        // SAFETY: per the contract; taken first (see `waitfor_wait`).
-        let callbacks = unsafe { Callbacks::take(callbacks) };
-        let slot = out_ptr(handle, "handle")?;
-        // SAFETY: per the contract.
-        hand_out(unsafe { start_spec(spec, spec_len, callbacks) }?, slot);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract; no host options.
+    unsafe {
+        waitfor_start_with_host(
+            spec,
+            spec_len,
+            ptr::null(),
+            0,
+            callbacks,
+            handle,
+            error_json,
+        )
+    }
 }
 
 /// Runs a profile's tool call to its end: `profile` names it (see
@@ -252,12 +273,21 @@ pub unsafe extern "C" fn waitfor_call_tool(
     output_json: *mut *mut c_char,
     error_json: *mut *mut c_char,
 ) -> i32 {
-    guard(error_json, || {
-        let output_json = out_ptr(output_json, "output_json")?;
-        // SAFETY: per the contract.
-        let handle = unsafe { start_tool(profile, profile_len, args, args_len, None) }?;
-        deliver(handle.delivery.get(None).expect("no timeout"), output_json)
-    })
+    // SAFETY: forwarded from this function's contract; no host options,
+    // no host tools.
+    unsafe {
+        waitfor_call_tool_with_host(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            ptr::null(),
+            0,
+            ptr::null(),
+            output_json,
+            error_json,
+        )
+    }
 }
 
 /// Starts a profile's tool call and returns at once: for servers that send
@@ -288,12 +318,189 @@ pub unsafe extern "C" fn waitfor_tool_start(
     handle: *mut *mut waitfor_handle,
     error_json: *mut *mut c_char,
 ) -> i32 {
+    // SAFETY: forwarded from this function's contract; no host options,
+    // no host tools.
+    unsafe {
+        waitfor_tool_start_with_host(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            ptr::null(),
+            0,
+            ptr::null(),
+            callbacks,
+            handle,
+            error_json,
+        )
+    }
+}
+
+/// Runs a wait from a JSON spec to its end, as `waitfor_wait` does, with
+/// the host's options: what the spec's built-in probes may reach.
+///
+/// @param host        NULL (with `host_len` 0: nothing granted, as
+///                    `waitfor_wait`) or UTF-8 JSON, borrowed for the call:
+///                    `{"grants": {"commands": "none" | "any" | ["prog", ...],
+///                    "file_roots": ["dir", ...], "tmux_socket_paths": bool},
+///                    "max_wait_ceiling_ms": N}`, every field optional. A
+///                    `command` probe runs only granted programs (compared
+///                    with `argv[0]` as given), a `file` probe reads only
+///                    regular files inside `file_roots` (resolved paths), a
+///                    tmux `socket_name` is a path only with
+///                    `tmux_socket_paths`; anything else is refused with
+///                    `WAITFOR_ERR_INVALID_SPEC`, rule `not_granted`.
+/// @return as for `waitfor_wait`, or `WAITFOR_ERR_INVALID_ARGUMENT` when
+///         `host` breaks its schema (the error JSON names its `field`).
+///
+/// Threads: any thread; many waits may run at once from many threads.
+///
+/// # Safety
+/// As for `waitfor_wait`; `host` is NULL (with `host_len` 0) or points to
+/// `host_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_wait_with_host(
+    spec: *const c_char,
+    spec_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    callbacks: *const waitfor_callbacks,
+    result_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
     guard(error_json, || {
-        // SAFETY: per the contract; taken first (see `waitfor_wait`).
+        // SAFETY: per the contract; taken first so the finalizer runs on
+        // every path.
+        let callbacks = unsafe { Callbacks::take(callbacks) };
+        let result_json = out_ptr(result_json, "result_json")?;
+        // SAFETY: per the contract.
+        let host = unsafe { HostOptions::parse(host, host_len) }?;
+        // SAFETY: per the contract.
+        let handle = unsafe { start_spec(spec, spec_len, host, callbacks) }?;
+        deliver(handle.delivery.get(None).expect("no timeout"), result_json)
+    })
+}
+
+/// Starts a wait from a JSON spec and returns at once, as `waitfor_start`
+/// does, with the host's options (see `waitfor_wait_with_host`).
+///
+/// @return as for `waitfor_start`, or `WAITFOR_ERR_INVALID_ARGUMENT` when
+///         `host` breaks its schema.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// As for `waitfor_start` and `waitfor_wait_with_host`.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_start_with_host(
+    spec: *const c_char,
+    spec_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    callbacks: *const waitfor_callbacks,
+    handle: *mut *mut waitfor_handle,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; taken first (see `waitfor_wait_with_host`).
         let callbacks = unsafe { Callbacks::take(callbacks) };
         let slot = out_ptr(handle, "handle")?;
         // SAFETY: per the contract.
-        let started = unsafe { start_tool(profile, profile_len, args, args_len, callbacks) }?;
+        let host = unsafe { HostOptions::parse(host, host_len) }?;
+        // SAFETY: per the contract.
+        hand_out(
+            unsafe { start_spec(spec, spec_len, host, callbacks) }?,
+            slot,
+        );
+        Ok(())
+    })
+}
+
+/// Runs a profile's tool call to its end, as `waitfor_call_tool` does, with
+/// the host's options and, optionally, the host's own tools.
+///
+/// @param host  NULL (with `host_len` 0) or the host's options JSON (see
+///              `waitfor_wait_with_host`), borrowed for the call: `grants`
+///              decides what the profiles' built-in readers and
+///              `aura/wait_for`'s built-in `run_command` and `read_file`
+///              tools may reach (nothing by default);
+///              `max_wait_ceiling_ms` overrides the profile's ceiling.
+/// @param tools NULL, or the host's tool caller, copied: `aura/wait_for`
+///              then calls `tools->call` with the agent's `probe.tool` and
+///              `probe.args` instead of its built-in tools. Its finalizer
+///              runs exactly once, also when this call fails.
+/// @return as for `waitfor_call_tool`, or `WAITFOR_ERR_INVALID_ARGUMENT`
+///         when `host` breaks its schema or `tools->call` is NULL.
+///
+/// Threads: any thread; blocks only the calling thread. `tools->call` runs
+/// on library worker threads.
+///
+/// # Safety
+/// As for `waitfor_call_tool`; `host` is NULL (with `host_len` 0) or points
+/// to `host_len` readable bytes; `tools` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_call_tool_with_host(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    tools: *const waitfor_tool_caller,
+    output_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; taken first so the finalizer runs on
+        // every path.
+        let tools = unsafe { CTools::take(tools) };
+        let output_json = out_ptr(output_json, "output_json")?;
+        // SAFETY: per the contract.
+        let host = unsafe { HostOptions::parse(host, host_len) }?;
+        // SAFETY: per the contract.
+        let handle =
+            unsafe { start_tool(profile, profile_len, args, args_len, host, tools, None) }?;
+        deliver(handle.delivery.get(None).expect("no timeout"), output_json)
+    })
+}
+
+/// Starts a profile's tool call and returns at once, as
+/// `waitfor_tool_start` does, with the host's options and tools (see
+/// `waitfor_call_tool_with_host`).
+///
+/// @return as for `waitfor_tool_start`, or `WAITFOR_ERR_INVALID_ARGUMENT`
+///         when `host` breaks its schema or `tools->call` is NULL. Both
+///         finalizers (`callbacks`, `tools`) run exactly once, also when this
+///         call fails.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// As for `waitfor_tool_start` and `waitfor_call_tool_with_host`.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_tool_start_with_host(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    tools: *const waitfor_tool_caller,
+    callbacks: *const waitfor_callbacks,
+    handle: *mut *mut waitfor_handle,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract; both taken first (see `waitfor_wait_with_host`).
+        let callbacks = unsafe { Callbacks::take(callbacks) };
+        // SAFETY: as above.
+        let tools = unsafe { CTools::take(tools) };
+        let slot = out_ptr(handle, "handle")?;
+        // SAFETY: per the contract.
+        let host = unsafe { HostOptions::parse(host, host_len) }?;
+        // SAFETY: per the contract.
+        let started =
+            unsafe { start_tool(profile, profile_len, args, args_len, host, tools, callbacks) }?;
         hand_out(started, slot);
         Ok(())
     })

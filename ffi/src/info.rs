@@ -8,8 +8,10 @@ use std::sync::OnceLock;
 
 /// The ABI version: bumped whenever a change could break a program built
 /// against an older `waitfor.h` (a struct's layout, a function's
-/// signature). Adding a function or a status code does not bump it.
-pub const WAITFOR_ABI_VERSION: u32 = 1;
+/// signature, what an existing function does). Adding a function or a
+/// status code does not bump it. 2: built-in probes reach only what the
+/// host grants (`waitfor_*_with_host`); nothing by default.
+pub const WAITFOR_ABI_VERSION: u32 = 2;
 
 /// The library's version (`"MAJOR.MINOR.PATCH"`).
 ///

@@ -13,5 +13,6 @@ pub mod callbacks;
 pub mod echo;
 mod guard;
 pub mod handle;
+pub mod host;
 pub mod info;
 pub mod status;

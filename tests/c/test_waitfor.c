@@ -156,6 +156,7 @@ static void test_versions_and_names(void) {
     CHECK(strcmp(waitfor_status_name(WAITFOR_ERR_PANIC), "panic") == 0);
     CHECK(strcmp(waitfor_status_name(999), "unknown") == 0);
     CHECK(sizeof(waitfor_callbacks) == 5 * sizeof(void *));
+    CHECK(sizeof(waitfor_tool_caller) == 3 * sizeof(void *));
     CHECK(contains(waitfor_spec_schema(), "\"$schema\""));
     CHECK(contains(waitfor_result_schema(), "outcome"));
     waitfor_string_free(NULL);
@@ -180,10 +181,37 @@ static void test_durations(void) {
 static void test_builtin_probe(void) {
     const char *spec = "{\"probe\": {\"command\": {\"argv\": [\"echo\", \"build ok\"]}},"
                        " \"until\": {\"matches\": \"ok\"}, \"max_wait_ms\": 10000}";
-    char *result = NULL;
-    CHECK(waitfor_wait(spec, strlen(spec), NULL, &result, NULL) == WAITFOR_OK);
+    const char *echo_only = "{\"grants\": {\"commands\": [\"echo\"]}}";
+    char *result = NULL, *error = NULL;
+    CHECK(waitfor_wait_with_host(spec, strlen(spec), echo_only, strlen(echo_only), NULL, &result,
+                                 NULL) == WAITFOR_OK);
     CHECK(contains(result, "\"outcome\":\"matched\""));
     waitfor_string_free(result);
+
+    /* Nothing is granted by default: no command, no file. */
+    const char *shell = "{\"probe\": {\"command\": {\"argv\": [\"sh\", \"-c\", \"id\"]}},"
+                        " \"until\": {\"matches\": \"uid\"}, \"max_wait_ms\": 10000}";
+    CHECK(waitfor_wait(shell, strlen(shell), NULL, &result, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(result == NULL && contains(error, "\"rule\":\"not_granted\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_wait_with_host(shell, strlen(shell), echo_only, strlen(echo_only), NULL, &result,
+                                 &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(contains(error, "not_granted") && contains(error, "`sh`"));
+    waitfor_string_free(error);
+    const char *shadow = "{\"probe\": {\"file\": {\"path\": \"/etc/shadow\"}},"
+                         " \"until\": {\"matches\": \"root\"}, \"max_wait_ms\": 10000}";
+    CHECK(waitfor_wait(shadow, strlen(shadow), NULL, &result, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(contains(error, "\"field\":\"probe.file.path\"") && contains(error, "not_granted"));
+    waitfor_string_free(error);
+
+    /* Host options that break their schema say which field. */
+    CHECK(waitfor_wait_with_host(spec, strlen(spec), S("{\"grants\": {\"commands\": \"all\"}}"),
+                                 NULL, &result, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"host.grants.commands\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_wait_with_host(spec, strlen(spec), S("{"), NULL, &result, &error) ==
+          WAITFOR_ERR_INVALID_JSON);
+    waitfor_string_free(error);
 }
 
 static void test_c_probe(void) {
@@ -264,9 +292,22 @@ static void test_tools(void) {
     const char *args = "{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": [\"echo\", "
                        "\"Running\"]}}, \"until\": {\"matches\": \"Running\"}, \"poll_sec\": 1,"
                        " \"max_wait_sec\": 10}";
-    CHECK(waitfor_call_tool(S("aura/wait_for"), args, strlen(args), &out, &error) == WAITFOR_OK);
+    const char *host = "{\"grants\": {\"commands\": [\"echo\"], \"file_roots\": [\"/tmp\"]}}";
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), host, strlen(host),
+                                      NULL, &out, &error) == WAITFOR_OK);
     CHECK(contains(out, "\"reason\":\"matched\""));
     waitfor_string_free(out);
+    /* Without grants the built-in tools are refused before the wait starts. */
+    CHECK(waitfor_call_tool(S("aura/wait_for"), args, strlen(args), &out, &error) ==
+          WAITFOR_ERR_INVALID_SPEC);
+    CHECK(out == NULL && contains(error, "not_granted") && contains(error, "has not granted"));
+    waitfor_string_free(error);
+    const char *shadow = "{\"probe\": {\"tool\": \"read_file\", \"args\": {\"path\": "
+                         "\"/etc/shadow\"}}, \"until\": {\"matches\": \"root\"}}";
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), shadow, strlen(shadow), host,
+                                      strlen(host), NULL, &out, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(contains(error, "\"field\":\"probe.args.path\"") && contains(error, "outside"));
+    waitfor_string_free(error);
 
     CHECK(waitfor_call_tool(S("nope/none"), S("{}"), &out, &error) == WAITFOR_ERR_UNKNOWN_PROFILE);
     waitfor_string_free(error);
@@ -276,10 +317,10 @@ static void test_tools(void) {
     waitfor_string_free(error);
     /* a probe that fails (a file that is not there) is AURA's runtime error */
     const char *broken = "{\"probe\": {\"tool\": \"read_file\", \"args\": {\"path\": "
-                         "\"/nonexistent/file\"}}, \"until\": {\"matches\": \"x\"},"
+                         "\"/tmp/waitfor-c-test-no-such-file\"}}, \"until\": {\"matches\": \"x\"},"
                          " \"poll_sec\": 1, \"max_wait_sec\": 10}";
-    CHECK(waitfor_call_tool(S("aura/wait_for"), broken, strlen(broken), &out, &error) ==
-          WAITFOR_ERR_RUNTIME);
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), broken, strlen(broken), host,
+                                      strlen(host), NULL, &out, &error) == WAITFOR_ERR_RUNTIME);
     CHECK(out == NULL && contains(error, "\"kind\":\"runtime\""));
     waitfor_string_free(out);
     waitfor_string_free(error);
@@ -292,10 +333,96 @@ static void test_tools(void) {
           WAITFOR_ERR_INVALID_ARGUMENT);
     CHECK(h == NULL && eventually_equals(&st.finalized, 1));
     waitfor_string_free(error);
-    CHECK(waitfor_tool_start(S("aura/wait_for"), args, strlen(args), NULL, &h, NULL) == WAITFOR_OK);
+    CHECK(waitfor_tool_start_with_host(S("aura/wait_for"), args, strlen(args), host, strlen(host),
+                                       NULL, NULL, &h, NULL) == WAITFOR_OK);
     CHECK(waitfor_handle_wait(h, -1, &out, NULL) == WAITFOR_OK && contains(out, "matched"));
     waitfor_string_free(out);
     waitfor_handle_free(h);
+}
+
+/* ---- the host's own tools ----------------------------------------------- */
+
+typedef struct {
+    atomic_int calls;
+    atomic_int finalized;
+    char name[64];
+    char args[256];
+} tools_state;
+
+static int32_t call_tool(void *user_data, const char *name, size_t name_len, const char *args,
+                         size_t args_len, const waitfor_probe_ctx *ctx, waitfor_observation *out) {
+    tools_state *st = (tools_state *)user_data;
+    int n = atomic_fetch_add(&st->calls, 1) + 1;
+    CHECK(strlen(name) == name_len && strlen(args) == args_len);
+    CHECK(waitfor_probe_ctx_sample(ctx) == (uint64_t)n);
+    snprintf(st->name, sizeof st->name, "%s", name);
+    snprintf(st->args, sizeof st->args, "%s", args);
+    if (strcmp(name, "broken") == 0) {
+        waitfor_observation_set_error(out, S("kubectl: connection refused"));
+        return 1;
+    }
+    if (n < 2) return waitfor_observation_set_text(out, S("web 0/1 Pending"));
+    return waitfor_observation_set_text(out, S("web 1/1 Running"));
+}
+
+static void finalize_tools(void *user_data) {
+    atomic_fetch_add(&((tools_state *)user_data)->finalized, 1);
+}
+
+static void test_host_tools(void) {
+    tools_state st;
+    memset(&st, 0, sizeof st);
+    waitfor_tool_caller tools = {call_tool, &st, finalize_tools};
+    char *out = NULL, *error = NULL;
+    const char *args = "{\"probe\": {\"tool\": \"kubectl_get\", \"args\": {\"name\": \"web\"}},"
+                       " \"until\": {\"matches\": \"Running\"}, \"poll_sec\": 1, \"max_wait_sec\": 30}";
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools, &out,
+                                      &error) == WAITFOR_OK);
+    CHECK(contains(out, "\"reason\":\"matched\"") && contains(out, "web 1/1 Running"));
+    CHECK(contains(out, "\"samples\":2"));
+    CHECK(strcmp(st.name, "kubectl_get") == 0 && strcmp(st.args, "{\"name\":\"web\"}") == 0);
+    CHECK(eventually_equals(&st.finalized, 1));
+    waitfor_string_free(out);
+
+    /* The host's tools replace the built-in ones: run_command is its own. */
+    memset(&st, 0, sizeof st);
+    const char *shell = "{\"probe\": {\"tool\": \"run_command\", \"args\": {\"argv\": [\"sh\"]}},"
+                        " \"until\": {\"matches\": \"Running\"}, \"poll_sec\": 1, \"max_wait_sec\": 30}";
+    waitfor_handle *h = NULL;
+    CHECK(waitfor_tool_start_with_host(S("aura/wait_for"), shell, strlen(shell), NULL, 0, &tools,
+                                       NULL, &h, &error) == WAITFOR_OK);
+    CHECK(waitfor_handle_wait(h, -1, &out, NULL) == WAITFOR_OK && contains(out, "Running"));
+    CHECK(strcmp(st.name, "run_command") == 0);
+    waitfor_string_free(out);
+    waitfor_handle_free(h);
+    CHECK(eventually_equals(&st.finalized, 1));
+
+    /* A tool's error is the wait's runtime error, with its message. */
+    memset(&st, 0, sizeof st);
+    const char *broken = "{\"probe\": {\"tool\": \"broken\"}, \"until\": {\"matches\": \"x\"},"
+                         " \"poll_sec\": 1, \"max_wait_sec\": 30}";
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), broken, strlen(broken), NULL, 0, &tools,
+                                      &out, &error) == WAITFOR_ERR_RUNTIME);
+    CHECK(contains(error, "connection refused"));
+    waitfor_string_free(error);
+    CHECK(eventually_equals(&st.finalized, 1));
+
+    /* Failures before the wait still run the finalizer, once. */
+    memset(&st, 0, sizeof st);
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), S("{\"until\": {}}"), NULL, 0, &tools,
+                                      &out, &error) == WAITFOR_ERR_INVALID_SPEC);
+    waitfor_string_free(error);
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), S("[]"), &tools, &out,
+                                      &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    waitfor_string_free(error);
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools, NULL,
+                                      NULL) == WAITFOR_ERR_NULL_POINTER);
+    waitfor_tool_caller no_call = {NULL, &st, finalize_tools};
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &no_call,
+                                      &out, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "tools->call"));
+    waitfor_string_free(error);
+    CHECK(eventually_equals(&st.finalized, 4) && atomic_load(&st.calls) == 0);
 }
 
 static void test_echo(void) {
@@ -496,6 +623,7 @@ int main(int argc, char **argv) {
     test_probe_failures();
     test_errors();
     test_tools();
+    test_host_tools();
     test_handles();
     test_echo();
     test_vectors(argv[1]);

@@ -55,6 +55,13 @@ int32_t status_of(const std::function<void()> &call) {
     return WAITFOR_OK;
 }
 
+// A host that lets built-in readers read files under /tmp only.
+waitfor::Host tmp_reader() {
+    waitfor::Host host;
+    host.grants.file_roots = {"/tmp"};
+    return host;
+}
+
 }  // namespace
 
 TEST(Info, VersionsNamesAndSchemas) {
@@ -85,9 +92,91 @@ TEST(Wait, StdFunctionProbeMatches) {
 }
 
 TEST(Wait, BuiltInProbeWhenNoProbeGiven) {
+    waitfor::Host host;
+    host.grants.commands = {"echo"};
     auto r = waitfor::Result::parse(waitfor::wait(
-        R"({"probe": {"command": {"argv": ["echo", "hi"]}}, "until": {"matches": "hi"}})"));
+        R"({"probe": {"command": {"argv": ["echo", "hi"]}}, "until": {"matches": "hi"}})", {}, {},
+        host));
     EXPECT_EQ(r.outcome, "matched");
+}
+
+TEST(Grants, BuiltInProbesReachNothingByDefault) {
+    for (const char *spec : {R"({"probe": {"command": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}})",
+                             R"({"probe": {"file": {"path": "/etc/shadow"}}, "until": {"matches": "root"}})"}) {
+        try {
+            waitfor::wait(spec);
+            FAIL() << "no error for " << spec;
+        } catch (const waitfor::Error &e) {
+            EXPECT_EQ(e.status(), WAITFOR_ERR_INVALID_SPEC);
+            EXPECT_EQ(json::parse(e.detail_json())["rule"], "not_granted") << spec;
+        }
+    }
+    for (const char *args :
+         {R"({"probe": {"tool": "run_command", "args": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}})",
+          R"({"probe": {"tool": "read_file", "args": {"path": "/etc/shadow"}}, "until": {"matches": "root"}})"}) {
+        try {
+            waitfor::call_tool("aura/wait_for", args);
+            FAIL() << "no error for " << args;
+        } catch (const waitfor::Error &e) {
+            json detail = json::parse(e.detail_json());
+            EXPECT_EQ(detail["rule"], "not_granted") << args;
+            EXPECT_NE(detail["message"].get<std::string>().find("has not granted"), std::string::npos);
+        }
+    }
+    // A host that grants one program still refuses the others.
+    waitfor::Host host;
+    host.grants.commands = {"echo"};
+    EXPECT_EQ(status_of([&] {
+                  waitfor::call_tool("aura/wait_for",
+                                     R"({"probe": {"tool": "run_command", "args": {"argv": ["sh", "-c", "id"]}},
+                                         "until": {"matches": "uid"}})",
+                                     host);
+              }),
+              WAITFOR_ERR_INVALID_SPEC);
+}
+
+TEST(Grants, HostToolsAreCalledWithTheAgentsNameAndArguments) {
+    auto finalized = std::make_shared<std::atomic<int>>(0);
+    struct Calls {
+        std::vector<std::pair<std::string, std::string>> seen;
+        std::shared_ptr<std::atomic<int>> finalized;
+        ~Calls() { ++*finalized; }
+    };
+    auto calls = std::make_shared<Calls>();
+    calls->finalized = finalized;
+    {
+        waitfor::Host host;
+        host.tools = [calls](const std::string &name, const std::string &args,
+                             const waitfor::ProbeContext &ctx) -> std::string {
+            calls->seen.emplace_back(name, args);
+            if (name == "broken") throw std::runtime_error("kubectl: connection refused");
+            return ctx.sample() < 2 ? "web 0/1 Pending" : "web 1/1 Running";
+        };
+        json out = json::parse(waitfor::call_tool(
+            "aura/wait_for",
+            R"({"probe": {"tool": "kubectl_get", "args": {"name": "web"}}, "until": {"matches": "Running"}, "poll_sec": 1})",
+            host));
+        EXPECT_EQ(out["reason"], "matched");
+        EXPECT_EQ(out["last_observation"], "web 1/1 Running");
+        ASSERT_EQ(calls->seen.size(), 2u);
+        EXPECT_EQ(calls->seen[0].first, "kubectl_get");
+        EXPECT_EQ(json::parse(calls->seen[0].second), json({{"name", "web"}}));
+
+        // A tool that throws is the wait's runtime error, with what().
+        auto w = waitfor::start_tool("aura/wait_for",
+                                     R"({"probe": {"tool": "broken"}, "until": {"matches": "x"}})", {}, host);
+        try {
+            w.get();
+            FAIL() << "no error";
+        } catch (const waitfor::Error &e) {
+            EXPECT_EQ(e.status(), WAITFOR_ERR_RUNTIME);
+            EXPECT_NE(e.detail_json().find("connection refused"), std::string::npos);
+        }
+    }
+    calls.reset();
+    // Each call's copy of the tool caller is released by its finalizer.
+    for (int i = 0; i < 1000 && finalized->load() == 0; i++) std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(finalized->load(), 1);
 }
 
 TEST(Wait, JsonObservationAndExitCode) {
@@ -210,8 +299,9 @@ TEST(Errors, EveryStatusCode) {
     EXPECT_EQ(status_of([] { waitfor::call_tool("no/such", "{}"); }), WAITFOR_ERR_UNKNOWN_PROFILE);
     EXPECT_EQ(status_of([] {
                   waitfor::call_tool("aura/wait_for",
-                                     R"({"probe": {"tool": "read_file", "args": {"path": "/nonexistent/file"}},
-                                         "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5})");
+                                     R"({"probe": {"tool": "read_file", "args": {"path": "/tmp/waitfor-cpp-no-such-file"}},
+                                         "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5})",
+                                     tmp_reader());
               }),
               WAITFOR_ERR_RUNTIME);
     auto w = waitfor::start(kReadySpec, ready_after(1000000));
@@ -324,13 +414,16 @@ TEST(Tools, EveryDefinedProfileIsReachableByName) {
 TEST(Tools, CallAndStartProfiles) {
     const char *args = R"({"probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
                            "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10})";
-    EXPECT_EQ(json::parse(waitfor::call_tool("aura/wait_for", args))["reason"], "matched");
-    EXPECT_EQ(json::parse(waitfor::start_tool("aura/wait_for", args).get())["reason"], "matched");
+    waitfor::Host host;
+    host.grants.commands = {"echo", "true"};
+    EXPECT_EQ(json::parse(waitfor::call_tool("aura/wait_for", args, host))["reason"], "matched");
+    EXPECT_EQ(json::parse(waitfor::start_tool("aura/wait_for", args, {}, host).get())["reason"], "matched");
 
     // A cancelled tool call is AURA's runtime error, through the handle.
     auto w = waitfor::start_tool("aura/wait_for",
                                  R"({"probe": {"tool": "run_command", "args": {"argv": ["true"]}},
-                                     "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 60})");
+                                     "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 60})",
+                                 {}, host);
     w.cancel();
     EXPECT_EQ(status_of([&] { w.get(); }), WAITFOR_ERR_RUNTIME);
 }

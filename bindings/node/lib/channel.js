@@ -237,21 +237,23 @@ function begin(handle, launch) {
 
 /**
  * Starts `handle`'s wait on `spec` (JSON text) with its JavaScript
- * `_probe`, or with the spec's built-in probe when it has none. Its
- * `_resolve` gets the result.
+ * `_probe`, or with the spec's built-in probe when it has none, reaching
+ * only what `grants` (JSON text, optional) allow. Its `_resolve` gets the
+ * result.
  */
-function startWait(handle, spec, policy) {
-  begin(handle, (ch, slot, key) => binding.startWait(ch, slot, key, spec, handle._probe !== undefined, handle._onProgress !== undefined, policy))
+function startWait(handle, spec, policy, grants) {
+  begin(handle, (ch, slot, key) => binding.startWait(ch, slot, key, spec, handle._probe !== undefined, handle._onProgress !== undefined, policy, grants))
 }
 
 /**
  * Starts `handle`'s profile call with the agent's `args` (JSON text);
- * `tools` (optional) answers the profile's host tool calls. Its
+ * `tools` (optional) answers the profile's host tool calls, `grants`
+ * (JSON text, optional) bounds its built-in probes and tools. Its
  * `_resolve` gets the output, its `_reject` a `WaitforError`.
  */
-function startToolCall(handle, profile, args, tools, maxWaitCeilingMs) {
+function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
   begin(handle, (ch, slot, key) =>
-    binding.startToolCall(ch, slot, key, profile, args, tools ? toolDispatcher(tools) : undefined, handle._onProgress !== undefined, maxWaitCeilingMs),
+    binding.startToolCall(ch, slot, key, profile, args, tools ? toolDispatcher(tools) : undefined, handle._onProgress !== undefined, maxWaitCeilingMs, grants),
   )
 }
 

@@ -140,11 +140,27 @@ export interface Policy {
   outputCapBytes?: number
 }
 
+/**
+ * What built-in probes may reach (a spec's `command` and `file` probes,
+ * AURA's `run_command` and `read_file`, the profiles' file readers and tmux
+ * sockets). Absent fields grant nothing; see SECURITY.md.
+ */
+export interface Grants {
+  /** Programs that may run, compared with `argv[0]` as given; `'any'` for every program. Default `'none'`. */
+  commands?: 'none' | 'any' | string[]
+  /** Directories whose regular files (after symbolic links are resolved) may be read. Default none. */
+  fileRoots?: string[]
+  /** Whether a tmux `socket_name` may be a path instead of a name. Default false. */
+  tmuxSocketPaths?: boolean
+}
+
 export interface WaitOptions {
   /** Aborting resolves the wait with outcome `cancelled`. */
   signal?: AbortSignal
   onProgress?: (progress: Progress) => void
   policy?: Policy
+  /** What the spec's built-in probe may reach: nothing by default. */
+  grants?: Grants
 }
 
 /** A running wait. */
@@ -205,6 +221,8 @@ export interface CallToolOptions {
   maxWaitCeilingMs?: number
   /** The server's own tools, for profiles that probe them (AURA's `wait_for`); returns the tool's text. */
   tools?: (name: string, args: Record<string, unknown>, ctx: { budgetMs: number }) => ProbeValue | Promise<ProbeValue>
+  /** What built-in probes and tools may reach: nothing by default. */
+  grants?: Grants
 }
 
 /**

@@ -104,13 +104,36 @@ class WaitHandle {
   }
 }
 
+/**
+ * The `grants` option as the JSON text the engine reads, checked: what
+ * built-in probes may reach (nothing when absent).
+ */
+function grantsJson(grants) {
+  if (grants === undefined || grants === null) return undefined
+  const bad = (field, message) => invalid(`options.grants${field}`, message)
+  if (typeof grants !== 'object' || Array.isArray(grants)) throw bad('', 'must be an object')
+  const { commands = 'none', fileRoots = [], tmuxSocketPaths = false, ...rest } = grants
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0) {
+    throw invalid(`options.grants.${unknown[0]}`, 'unknown; grants take commands, fileRoots and tmuxSocketPaths', 'unknown_field')
+  }
+  const names = (value) => Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '')
+  if (commands !== 'none' && commands !== 'any' && !names(commands)) {
+    throw bad('.commands', "must be 'none', 'any' or an array of program names")
+  }
+  if (!names(fileRoots)) throw bad('.fileRoots', 'must be an array of directory paths')
+  if (typeof tmuxSocketPaths !== 'boolean') throw bad('.tmuxSocketPaths', 'must be a boolean')
+  return JSON.stringify({ commands, file_roots: fileRoots, tmux_socket_paths: tmuxSocketPaths })
+}
+
 function startNative(spec, probe, options) {
-  const { signal, onProgress, policy } = checkOptions(options)
+  const { signal, onProgress, policy, grants } = checkOptions(options)
   if (probe !== undefined && probe !== null && typeof probe !== 'function') {
     throw new WaitforError({ code: 'invalid_arguments', message: 'probe: must be a function', field: 'probe', rule: 'wrong_type' })
   }
   const text = toJson('spec', spec)
-  return new WaitHandle(probe || undefined, onProgress, signal, (handle) => native(() => startWait(handle, text, policy)))
+  const granted = grantsJson(grants)
+  return new WaitHandle(probe || undefined, onProgress, signal, (handle) => native(() => startWait(handle, text, policy, granted)))
 }
 
 /**
@@ -118,16 +141,20 @@ function startNative(spec, probe, options) {
  *
  * @param {object|string} spec the wait (see `SPEC_SCHEMA`): `until`,
  *   `stop`, `interval_ms`, `max_wait_ms`, ... and, with no `probe`
- *   argument, a built-in `probe` (`command` or `file`).
+ *   argument, a built-in `probe` (`command` or `file`), which reaches only
+ *   what `options.grants` allow: `{commands: 'any' | string[], fileRoots:
+ *   string[], tmuxSocketPaths: boolean}`, nothing by default.
  * @param {Function} [probe] called on the JavaScript thread with
  *   `{sample, elapsedMs, budgetMs}`; returns (or resolves to) a string, a
  *   Buffer, an object (structured output, for `json` conditions) or
  *   `{text, json, exitCode, gone}`. A throw or rejection is a probe error.
- * @param {{signal?: AbortSignal, onProgress?: Function, policy?: {maxWaitCeilingMs?: number, outputCapBytes?: number}}} [options]
+ * @param {{signal?: AbortSignal, onProgress?: Function, policy?: {maxWaitCeilingMs?: number, outputCapBytes?: number},
+ *   grants?: {commands?: 'none'|'any'|string[], fileRoots?: string[], tmuxSocketPaths?: boolean}}} [options]
  * @returns {WaitHandle}
  *
  * @example
- * const handle = start({ probe: { file: { path: 'build.log' } }, until: { matches: 'BUILD OK' } })
+ * const handle = start({ probe: { file: { path: 'build.log' } }, until: { matches: 'BUILD OK' } },
+ *                      undefined, { grants: { fileRoots: [process.cwd()] } })
  * setTimeout(() => handle.cancel(), 1000)
  * console.log((await handle.result).outcome)
  */
@@ -145,7 +172,8 @@ function start(spec, probe, options) {
  *
  * @param {object|string} spec
  * @param {Function} [probe]
- * @param {{signal?: AbortSignal, onProgress?: Function, policy?: {maxWaitCeilingMs?: number, outputCapBytes?: number}}} [options]
+ * @param {{signal?: AbortSignal, onProgress?: Function, policy?: {maxWaitCeilingMs?: number, outputCapBytes?: number},
+ *   grants?: {commands?: 'none'|'any'|string[], fileRoots?: string[], tmuxSocketPaths?: boolean}}} [options]
  * @returns {Promise<any>}
  *
  * @example
@@ -227,10 +255,12 @@ function profileId(name) {
  *   unique among the profiles
  * @param {object|string} args the tool's arguments
  * @param {{signal?: AbortSignal, onProgress?: Function, maxWaitCeilingMs?: number,
- *   tools?: (name: string, args: object, ctx: {budgetMs: number}) => any}} [options]
+ *   tools?: (name: string, args: object, ctx: {budgetMs: number}) => any,
+ *   grants?: {commands?: 'none'|'any'|string[], fileRoots?: string[], tmuxSocketPaths?: boolean}}} [options]
  *   `tools` lends the server's own tools to profiles that probe them
  *   (AURA's `wait_for`); without it the built-in `run_command` and
- *   `read_file` answer.
+ *   `read_file` answer, as far as `grants` reach (nothing by default).
+ *   `grants` also bounds the profiles' file readers and tmux sockets.
  * @returns {Promise<any>}
  *
  * @example
@@ -240,13 +270,14 @@ function profileId(name) {
  */
 function callTool(name, args, options) {
   try {
-    const { signal, onProgress, tools, maxWaitCeilingMs } = checkOptions(options)
+    const { signal, onProgress, tools, maxWaitCeilingMs, grants } = checkOptions(options)
     if (tools !== undefined && typeof tools !== 'function') {
       throw new WaitforError({ code: 'invalid_arguments', message: 'options.tools: must be a function', field: 'options.tools', rule: 'wrong_type' })
     }
     const profile = profileId(name)
     const text = toJson('arguments', args)
-    const handle = new WaitHandle(undefined, onProgress, signal, (h) => native(() => startToolCall(h, profile, text, tools, maxWaitCeilingMs)))
+    const granted = grantsJson(grants)
+    const handle = new WaitHandle(undefined, onProgress, signal, (h) => native(() => startToolCall(h, profile, text, tools, maxWaitCeilingMs, granted)))
     return handle.result
   } catch (err) {
     return Promise.reject(err)

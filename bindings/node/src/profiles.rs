@@ -25,7 +25,8 @@ pub fn profile_definitions() -> Value {
 /// Starts profile call `key` in `slot` of `channel`'s environment
 /// (internal; see the package's `callTool`). `args` is JSON text; `tools`
 /// is the package's dispatcher for the host's tools (absent: the built-in
-/// `run_command` and `read_file`). The end comes as a `DONE` event whose
+/// `run_command` and `read_file`, as far as `grants`, JSON text, reach:
+/// nothing by default). The end comes as a `DONE` event whose
 /// body is `{"output": ...}` or `{"error": {code, message, ...}}`,
 /// progress reports (with `progress`) as `PROGRESS` events.
 // The callback's type is spelled out so napi writes its TypeScript signature.
@@ -40,11 +41,15 @@ pub fn start_tool_call(
     tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
     progress: bool,
     max_wait_ceiling_ms: Option<f64>,
+    grants: Option<String>,
 ) -> napi::Result<()> {
     let sink = Sink::new(channel, slot, key)?;
     let args: Value = serde_json::from_str(&args)
         .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
-    let mut host = Host::default();
+    let mut host = Host {
+        grants: crate::waits::grants(grants.as_deref())?,
+        ..Host::default()
+    };
     if let Some(ms) = max_wait_ceiling_ms {
         host.max_wait_ceiling = Some(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
     }

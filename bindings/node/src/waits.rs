@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use napi_derive::napi;
+use waitfor::grants::Grants;
 use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResult};
 
 use crate::batch::JsProbe;
@@ -106,6 +107,22 @@ pub fn start(
     Ok(())
 }
 
+/// What built-in probes may reach, from the package's `grants` option as
+/// JSON text (`{"commands", "file_roots", "tmux_socket_paths"}`); absent:
+/// nothing.
+pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
+    let Some(json) = json else {
+        return Ok(Grants::none());
+    };
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        errors::other(
+            "invalid_arguments",
+            format!("options.grants: not JSON: {e}"),
+        )
+    })?;
+    Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
+}
+
 /// The host's limits from the optional `policy` argument.
 pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
     match policy {
@@ -119,7 +136,8 @@ pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
 /// JavaScript function the package keeps in that slot (its own while the
 /// wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
 /// the end comes as a `RESULT` event, progress reports (with `progress`)
-/// as `PROGRESS` events.
+/// as `PROGRESS` events. `grants` (JSON text) bounds the built-in probe.
+#[allow(clippy::too_many_arguments)]
 #[napi]
 pub fn start_wait(
     channel: &WaitChannel,
@@ -129,10 +147,12 @@ pub fn start_wait(
     js_probe: bool,
     progress: bool,
     policy: Option<NativePolicy>,
+    grants: Option<String>,
 ) -> napi::Result<()> {
     let sink = Sink::new(channel, slot, key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-    let options = WaitOptions::default().policy(self::policy(policy.as_ref())?);
+    let policy = self::policy(policy.as_ref())?.grants(self::grants(grants.as_deref())?);
+    let options = WaitOptions::default().policy(policy);
     let probe = js_probe.then(|| JsProbe {
         slot,
         key: sink.key,

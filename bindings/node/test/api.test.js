@@ -71,7 +71,9 @@ test('a probe still running at the deadline is abandoned and the Promise resolve
 })
 
 test('built-in probes: command and file', async () => {
-  const cmd = await wait({ probe: { command: { argv: ['sh', '-c', 'echo build ok'] } }, until: { matches: 'ok' }, ...fast })
+  const cmd = await wait({ probe: { command: { argv: ['sh', '-c', 'echo build ok'] } }, until: { matches: 'ok' }, ...fast }, null, {
+    grants: { commands: ['sh'] },
+  })
   assert.equal(cmd.outcome, 'matched')
   const dir = tempDir()
   const log = path.join(dir, 'app.log')
@@ -79,6 +81,7 @@ test('built-in probes: command and file', async () => {
   let sampled = false
   const handle = start({ probe: { file: { path: log } }, until: { matches: 'listening' }, progress_every_ms: 10, ...fast }, null, {
     onProgress: () => (sampled = true),
+    grants: { fileRoots: [dir] },
   })
   await eventually(() => sampled)
   fs.appendFileSync(log, 'server listening on 8080\n')
@@ -174,7 +177,8 @@ test('callTool runs every profile; output valid against its outputSchema', async
     assert.ok(typeof profile === 'string' && profile.includes('/'))
     const validate = ajv.compile(tool.outputSchema)
     if (profile === 'aura/wait_for') {
-      const out = await callTool(profile, { probe: { tool: 'run_command', args: { argv: ['echo', 'Running'] } }, until: { matches: 'Running' }, poll_sec: 1, max_wait_sec: 5 })
+      const args = { probe: { tool: 'run_command', args: { argv: ['echo', 'Running'] } }, until: { matches: 'Running' }, poll_sec: 1, max_wait_sec: 5 }
+      const out = await callTool(profile, args, { grants: { commands: ['echo'] } })
       assert.equal(out.reason, 'matched')
       assert.ok(validate(out), JSON.stringify(validate.errors))
     }

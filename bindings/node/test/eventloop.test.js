@@ -67,7 +67,7 @@ test('a pending wait keeps the process alive until it settles, like a timer', ()
   const dir = tempDir()
   const r = runScript(dir, `
     const { wait } = require(${JSON.stringify(root)})
-    wait({ probe: { command: { argv: ['sh', '-c', 'echo tick'] } }, until: { matches: 'never' }, interval_ms: 20, max_wait_ms: 300 })
+    wait({ probe: { command: { argv: ['sh', '-c', 'echo tick'] } }, until: { matches: 'never' }, interval_ms: 20, max_wait_ms: 300 }, null, { grants: { commands: ['sh'] } })
       .then((r) => console.log('outcome', r.outcome))
   `)
   assert.equal(r.status, 0, r.stderr)

@@ -24,14 +24,15 @@ test('every field of results ending in one batch: text, numbers, nulls, non-ASCI
   const file = path.join(dir, 'log')
   fs.writeFileSync(file, 'old\n')
   // Polled once a minute: only the file's watch can wake it in time, so `woken` is known.
-  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 60000, max_wait_ms: 120000 })
-  const resumable = start({ probe: { file: { path: file } }, view: 'fresh', until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 })
+  const granted = { grants: { fileRoots: [dir], commands: ['sh'] } }
+  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 60000, max_wait_ms: 120000 }, null, granted)
+  const resumable = start({ probe: { file: { path: file } }, view: 'fresh', until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 }, null, granted)
   const [matched, failed, exited] = await Promise.all([
     start({ until: { patterns: ['nope', 'ready ✓'] }, interval_ms: 10, max_wait_ms: 400000 }, () => 'héllo ☃ 𝄞\nready ✓ 𝄞').result,
     start({ until: { matches: 'x' }, interval_ms: 10, max_wait_ms: 60000 }, () => {
       throw new Error('bøom 𝄞')
     }).result,
-    start({ probe: { command: { argv: ['sh', '-c', 'echo ünï; exit 3'] } }, until: { exit_code: 3 }, interval_ms: 10, max_wait_ms: 60000 })
+    start({ probe: { command: { argv: ['sh', '-c', 'echo ünï; exit 3'] } }, until: { exit_code: 3 }, interval_ms: 10, max_wait_ms: 60000 }, null, granted)
       .result,
   ])
   for (const r of [matched, failed, exited]) wellFormed(r)

@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use std::sync::Arc;
 use std::time::Duration;
+use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host};
 use waitfor::{Policy, Spec};
 
@@ -37,8 +38,24 @@ fn json_input(py: Python<'_>, input: &Bound<'_, PyAny>, code: &str) -> PyResult<
     convert::to_json(input).map_err(|e| errors::not_json(py, &e, code))
 }
 
-fn policy(ceiling: Option<f64>, output_cap: Option<usize>) -> PyResult<Policy> {
-    let mut policy = Policy::default();
+/// What built-in probes may reach: `grants` is the dict that
+/// `waitfor.Grants` makes (`None`: nothing).
+fn grants(grants: Option<&Bound<'_, PyAny>>) -> PyResult<Grants> {
+    let Some(grants) = grants else {
+        return Ok(Grants::none());
+    };
+    let value = convert::to_json(grants)
+        .map_err(|e| pyo3::exceptions::PyTypeError::new_err(format!("grants: {e}")))?;
+    Grants::from_json(&value, "grants")
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+fn policy(
+    ceiling: Option<f64>,
+    output_cap: Option<usize>,
+    granted: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Policy> {
+    let mut policy = Policy::default().grants(grants(granted)?);
     if let Some(ceiling) = ceiling {
         policy = policy.max_wait_ceiling(seconds(ceiling)?);
     }
@@ -57,7 +74,7 @@ fn seconds(value: f64) -> PyResult<Duration> {
 /// built-in probe.
 #[pyfunction]
 #[pyo3(signature = (spec, probe = None, *, takes_ctx = false, stream = false, on_progress = None,
-    on_done = None, event_loop = None, max_wait_ceiling = None, output_cap = None))]
+    on_done = None, event_loop = None, max_wait_ceiling = None, output_cap = None, grants = None))]
 #[allow(clippy::too_many_arguments)]
 fn start(
     py: Python<'_>,
@@ -70,6 +87,7 @@ fn start(
     event_loop: Option<Py<PyAny>>,
     max_wait_ceiling: Option<f64>,
     output_cap: Option<usize>,
+    grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeHandle> {
     let value = json_input(py, spec, "invalid_spec")?;
     let spec = Spec::from_value(&value).map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
@@ -94,7 +112,7 @@ fn start(
         py,
         spec,
         probe,
-        policy(max_wait_ceiling, output_cap)?,
+        policy(max_wait_ceiling, output_cap, grants.as_ref())?,
         callbacks,
         calls,
         None,
@@ -105,7 +123,7 @@ fn start(
 /// output. `tools(name, arguments)` serves a `wait_for` probe's tool calls.
 #[pyfunction]
 #[pyo3(signature = (profile, arguments, *, tools = None, on_progress = None, on_done = None,
-    event_loop = None, max_wait_ceiling = None))]
+    event_loop = None, max_wait_ceiling = None, grants = None))]
 #[allow(clippy::too_many_arguments)]
 fn call_tool(
     py: Python<'_>,
@@ -116,6 +134,7 @@ fn call_tool(
     on_done: Option<Py<PyAny>>,
     event_loop: Option<Py<PyAny>>,
     max_wait_ceiling: Option<f64>,
+    grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeHandle> {
     let args = json_input(py, arguments, "invalid_arguments")?;
     let calls: SharedCalls = Arc::new(Calls {
@@ -129,6 +148,7 @@ fn call_tool(
                 calls: calls.clone(),
             }) as Arc<dyn profiles::ToolCaller>
         }),
+        grants: self::grants(grants.as_ref())?,
         max_wait_ceiling: max_wait_ceiling.map(seconds).transpose()?,
     };
     let prepared = py

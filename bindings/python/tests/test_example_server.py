@@ -23,14 +23,17 @@ SERVER = ROOT / "examples" / "python" / "server.py"
 
 
 @asynccontextmanager
-async def connected(tmux_tmpdir: str | None = None) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
-    """Starts the server as MCP clients do, with the SDK's default (minimal)
-    environment, not the test's own; `tmux_tmpdir` adds only where the test's
-    private tmux server listens, which a user's server would not need."""
+async def connected(
+    *options: str, tmux_tmpdir: str | None = None
+) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
+    """Starts the server with command-line `options` (what it grants) as MCP
+    clients do, with the SDK's default (minimal) environment, not the test's
+    own; `tmux_tmpdir` adds only where the test's private tmux server
+    listens, which a user's server would not need."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
-    params = StdioServerParameters(command=PYTHON, args=[str(SERVER)], env=env)
+    params = StdioServerParameters(command=PYTHON, args=[str(SERVER), *options], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -58,7 +61,7 @@ def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path
             flag.write_text("Running\n")
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connected() as (session, tools):
+        async with connected("--root", str(tmp_path), "--allow-command", "echo") as (session, tools):
             assert {"wait_for", "run_command", "read_file"} <= set(tools)
             assert tools["wait_for"]["outputSchema"]["required"]
             via_file = await call(
@@ -103,7 +106,7 @@ def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
         return len(counter.read_text().splitlines()) if counter.exists() else 0
 
     async def main() -> None:
-        async with connected() as (session, _):
+        async with connected("--allow-command", "sh", "--allow-command", "echo") as (session, _):
             task = asyncio.create_task(
                 session.call_tool("wait_for", {"probe": probe, "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 120})
             )
@@ -146,7 +149,7 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
         return await wait
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connected(os.environ["TMUX_TMPDIR"]) as (session, tools):
+        async with connected("--allow-send-keys", tmux_tmpdir=os.environ["TMUX_TMPDIR"]) as (session, tools):
             assert {"wait_for_text", "send_keys"} <= set(tools)
             printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
             # Typed by the server itself and never run: only echo, not output.
@@ -156,3 +159,38 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
     printed, typed = asyncio.run(main())
     assert printed["found"] is True and printed["outcome"] == "matched", printed
     assert typed["found"] is False and typed["outcome"] == "timeout", typed
+
+
+def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -> None:
+    (tmp_path / "status").write_text("ready\n")
+    shell = {"probe": {"tool": "run_command", "args": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}, "max_wait_sec": 5}
+    shadow = {"probe": {"tool": "read_file", "args": {"path": "/etc/shadow"}}, "until": {"matches": "root"}, "max_wait_sec": 5}
+
+    async def main() -> tuple[dict[str, dict[str, Any]], list[str], list[str]]:
+        async with connected() as (session, tools):
+            errors = []
+            for name, args in (("wait_for", shell), ("wait_for", shadow), ("read_file", {"path": "/etc/shadow"}),
+                               ("run_command", {"argv": ["sh", "-c", "id"]}), ("send_keys", {"pane_id": "%0", "keys": "id"})):
+                result = await session.call_tool(name, args)
+                assert result.is_error, (name, result.content)
+                errors.append(result.content[0].text)  # type: ignore[union-attr]
+        # A granted root opens its files and nothing else.
+        async with connected("--root", str(tmp_path)) as (session, _):
+            granted = await session.call_tool("read_file", {"path": str(tmp_path / "status")})
+            assert not granted.is_error and granted.structured_content == {"text": "ready\n"}
+            outside = await session.call_tool("read_file", {"path": "/etc/shadow"})
+            assert outside.is_error
+            return tools, errors, [outside.content[0].text]  # type: ignore[union-attr]
+
+    tools, errors, outside = asyncio.run(main())
+    assert "run_command" not in tools and "send_keys" not in tools
+    assert "cannot probe `run_command`" in errors[0]
+    assert "outside the readable directories" in errors[1] and "--root" in errors[1]
+    assert "outside the readable directories" in errors[2]
+    assert errors[3] == "unknown tool `run_command`" and errors[4] == "unknown tool `send_keys`"
+    assert "outside the readable directories" in outside[0]
+    # What the tools can do with these defaults: observe, nothing more.
+    for name in ("wait_for", "read_file", "wait_for_text"):
+        if name in tools:
+            hints = tools[name]["annotations"]
+            assert (hints["readOnlyHint"], hints["destructiveHint"], hints["openWorldHint"]) == (True, False, False), name

@@ -58,7 +58,9 @@ def test_every_profile_answers_within_its_output_schema(profile: str, tmp_path: 
     tool = waitfor.tool_definition(profile)
     arguments = CALLS[profile](tmp_path)
     jsonschema.validate(arguments, tool["inputSchema"])
-    out = waitfor.call_tool(profile, arguments)
+    # The sample calls run `echo` and read files under tmp_path.
+    grants = waitfor.Grants(commands=["echo"], file_roots=[tmp_path])
+    out = waitfor.call_tool(profile, arguments, grants=grants)
     jsonschema.validate(out, tool["outputSchema"])
 
 
@@ -86,6 +88,7 @@ def test_ceiling_override() -> None:
         {"probe": {"tool": "run_command", "args": {"argv": ["true"]}}, "until": {"matches": "never"},
          "poll_sec": 1, "max_wait_sec": 60},
         max_wait_ceiling=1,
+        grants=waitfor.Grants(commands=["true"]),
     )
     assert out["reason"] == "timeout" and out["effective_max_wait_sec"] == 1
 
@@ -94,6 +97,7 @@ def test_arguments_as_json_text() -> None:
     out = waitfor.call_tool(
         "aura/wait_for",
         '{"probe": {"tool": "run_command", "args": {"argv": ["echo", "hi"]}}, "until": {"matches": "hi"}}',
+        grants=waitfor.Grants(commands=["echo"]),
     )
     assert out["reason"] == "matched"
 

@@ -155,7 +155,8 @@ def test_tolerated_probe_errors_then_success() -> None:
 
 def test_builtin_command_probe() -> None:
     r = waitfor.wait(
-        spec(probe={"command": {"argv": ["sh", "-c", "echo build ok; exit 3"]}}, until={"exit_code": 3})
+        spec(probe={"command": {"argv": ["sh", "-c", "echo build ok; exit 3"]}}, until={"exit_code": 3}),
+        grants=waitfor.Grants(commands=["sh"]),
     )
     assert (r.outcome, r.exit_code) == ("matched", 3)
 
@@ -164,7 +165,8 @@ def test_builtin_file_probe_fresh_and_resume(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
     log.write_text("old ready\n")
     handle = waitfor.start(
-        spec(probe={"file": {"path": str(log)}}, view="fresh", until={"matches": "ready"})
+        spec(probe={"file": {"path": str(log)}}, view="fresh", until={"matches": "ready"}),
+        grants=waitfor.Grants(file_roots=[tmp_path]),
     )
     # Appended until seen: the wait may take its entry sample after any one.
     while not handle.done():

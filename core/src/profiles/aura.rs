@@ -1,8 +1,9 @@
 //! AURA's `wait_for`: poll an MCP tool until a condition holds
 //! (`seeds/aura-wait_for.md`).
 
-use super::tool::{Host, ToolError};
-use super::{builtin_tools, Prepared};
+use super::builtin_tools::Builtin;
+use super::tool::{Host, ToolCaller, ToolError};
+use super::Prepared;
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -10,6 +11,7 @@ use crate::probe::{probe_fn, Observation, ProbeContext, ProbeError};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) const PROFILE: &str = "aura/wait_for";
@@ -259,13 +261,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
                 .unwrap_or(Duration::from_secs(CEILING_SEC)),
         )
         .output_cap(DEFAULT_OUTPUT_CAP);
-    let tools = host.tools.clone();
+    let tools: Arc<dyn ToolCaller> = match host.tools.clone() {
+        Some(tools) => tools,
+        None => Arc::new(Builtin::prepare(&tool, &tool_args, &host.grants)?),
+    };
     let probe_tool = tool.clone();
     let probe = probe_fn(move |ctx: &ProbeContext| {
-        let text = match &tools {
-            Some(tools) => tools.call_tool(&probe_tool, &tool_args, ctx)?,
-            None => builtin_tools::call(&probe_tool, &tool_args, ctx)?,
-        };
+        let text = tools.call_tool(&probe_tool, &tool_args, ctx)?;
         Ok::<_, ProbeError>(Observation::text(text))
     })
     .named(tool)

@@ -1,40 +1,139 @@
-//! Tools a probe can call when the host lends none: enough for the
-//! `waitfor` command and for trying a profile out.
+//! Tools a probe can call when the host lends none, as far as the host's
+//! grants reach: `run_command` runs only granted programs, `read_file`
+//! reads only regular files inside granted roots. With no grants (the
+//! default) both are refused before the wait starts.
 
+use super::aura::invalid;
+use super::tool::{ToolCaller, ToolError};
+use crate::error::Rule;
+use crate::grants::Grants;
 use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
 use serde_json::Value;
+use std::io::{ErrorKind, Read};
 
 /// Names of the built-in tools, for error messages.
 pub(crate) const NAMES: &str = "run_command ({argv, cwd?}), read_file ({path})";
 
-/// Runs a built-in tool: `run_command` (stdout then stderr of `argv`) or
-/// `read_file` (the file's whole text).
-pub(crate) fn call(name: &str, args: &Value, ctx: &ProbeContext) -> Result<String, ProbeError> {
-    match name {
-        "run_command" => {
-            let argv: Vec<String> = args
-                .get("argv")
-                .and_then(|v| serde_json::from_value(v.clone()).ok())
-                .filter(|argv: &Vec<String>| !argv.is_empty())
-                .ok_or_else(|| {
-                    ProbeError::new("run_command needs `argv`, a non-empty list of strings")
+/// A built-in tool call, checked against the host's grants, that the
+/// wait makes on every sample.
+pub(crate) struct Builtin {
+    call: Call,
+    grants: Grants,
+}
+
+enum Call {
+    /// `run_command`: stdout then stderr of `argv`.
+    RunCommand {
+        argv: Vec<String>,
+        cwd: Option<String>,
+    },
+    /// `read_file`: the file's text, at most one byte past the cap.
+    ReadFile { path: String },
+    /// Any other name: fails when called, as a probe error.
+    Unknown(String),
+}
+
+impl Builtin {
+    /// Reads a call's arguments and checks them against `grants`, so that
+    /// an agent learns before the wait starts what the host does not allow.
+    pub(crate) fn prepare(name: &str, args: &Value, grants: &Grants) -> Result<Self, ToolError> {
+        let call = match name {
+            "run_command" => {
+                let argv: Vec<String> = args
+                    .get("argv")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .filter(|argv: &Vec<String>| !argv.is_empty())
+                    .ok_or_else(|| {
+                        invalid(
+                            "probe.args.argv",
+                            Rule::WrongType,
+                            "run_command needs `argv`, a non-empty list of strings",
+                        )
+                    })?;
+                grants.check_command(&argv).map_err(|r| {
+                    invalid(
+                        "probe.args.argv",
+                        Rule::NotGranted,
+                        format!("the host has not granted run_command this program: {r}"),
+                    )
                 })?;
-            let cwd = args.get("cwd").and_then(Value::as_str).map(str::to_string);
-            CommandProbe::new(argv, cwd, true)
+                let cwd = args.get("cwd").and_then(Value::as_str).map(str::to_string);
+                Call::RunCommand { argv, cwd }
+            }
+            "read_file" => {
+                let path = args.get("path").and_then(Value::as_str).ok_or_else(|| {
+                    invalid(
+                        "probe.args.path",
+                        Rule::WrongType,
+                        "read_file needs `path`, a string",
+                    )
+                })?;
+                match grants.open_file(path) {
+                    // A granted file may appear later.
+                    Ok(_) => {}
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    // The grants' own refusal, not the system's.
+                    Err(e)
+                        if e.kind() == ErrorKind::PermissionDenied
+                            && e.raw_os_error().is_none() =>
+                    {
+                        return Err(invalid(
+                            "probe.args.path",
+                            Rule::NotGranted,
+                            format!("the host has not granted read_file this path: {e}"),
+                        ))
+                    }
+                    Err(e) => {
+                        return Err(invalid(
+                            "probe.args.path",
+                            Rule::NotGranted,
+                            format!("read_file cannot read {path}: {e}"),
+                        ))
+                    }
+                }
+                Call::ReadFile {
+                    path: path.to_string(),
+                }
+            }
+            other => Call::Unknown(other.to_string()),
+        };
+        Ok(Self {
+            call,
+            grants: grants.clone(),
+        })
+    }
+
+    /// Runs the call. The file is opened through the grants again (it may
+    /// have been replaced since), and read at most one byte past the cap,
+    /// so the engine reports a larger file without it being read whole.
+    fn run(&self, ctx: &ProbeContext) -> Result<String, ProbeError> {
+        match &self.call {
+            Call::RunCommand { argv, cwd } => CommandProbe::new(argv.clone(), cwd.clone(), true)
                 .sample(ctx)
-                .map(|o| o.text)
+                .map(|o| o.text),
+            Call::ReadFile { path } => {
+                let cannot =
+                    |e: std::io::Error| ProbeError::new(format!("cannot read {path}: {e}"));
+                let file = self.grants.open_file(path).map_err(cannot)?;
+                let limit = u64::try_from(ctx.output_cap.saturating_add(1)).unwrap_or(u64::MAX);
+                let mut bytes = Vec::new();
+                file.take(limit).read_to_end(&mut bytes).map_err(cannot)?;
+                Ok(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            Call::Unknown(name) => Err(ProbeError::new(format!(
+                "unknown tool `{name}`; without host tools the built-in ones are {NAMES}"
+            ))),
         }
-        "read_file" => {
-            let path = args
-                .get("path")
-                .and_then(Value::as_str)
-                .ok_or_else(|| ProbeError::new("read_file needs `path`, a string"))?;
-            std::fs::read(path)
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                .map_err(|e| ProbeError::new(format!("cannot read {path}: {e}")))
-        }
-        other => Err(ProbeError::new(format!(
-            "unknown tool `{other}`; without host tools the built-in ones are {NAMES}"
-        ))),
+    }
+}
+
+impl ToolCaller for Builtin {
+    fn call_tool(
+        &self,
+        _name: &str,
+        _args: &Value,
+        ctx: &ProbeContext,
+    ) -> Result<String, ProbeError> {
+        self.run(ctx)
     }
 }

@@ -252,6 +252,9 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     spec.validate()?;
     let mut tmux = Tmux::new();
     if let Some(name) = socket_name {
+        host.grants
+            .check_tmux_socket_name(&name)
+            .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;
         tmux = tmux.with_socket_name(name);
     }
     let probe = PaneProbe::new(tmux, target);

@@ -118,7 +118,11 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
 ///     "until": {"matches": "Running"},
 ///     "poll_sec": 1, "max_wait_sec": 10
 /// });
-/// let out = call("aura/wait_for", &args, &Host::default()).unwrap();
+/// // Without host tools, the built-in `run_command` runs only what the host grants.
+/// let grants = waitfor::grants::Grants::none()
+///     .commands(waitfor::grants::Commands::Only(vec!["echo".into()]));
+/// let host = Host { grants, ..Host::default() };
+/// let out = call("aura/wait_for", &args, &host).unwrap();
 /// assert_eq!(out["reason"], "matched");
 /// ```
 pub fn call(profile: &str, args: &Value, host: &Host) -> Result<Value, ToolError> {

@@ -18,9 +18,11 @@ const { TmuxServer } = require('../../../bindings/node/test/tmux.js')
 const here = path.dirname(fileURLToPath(import.meta.url))
 const dir = tempDir('waitfor-mcp-example-')
 
+// Granted what these tests use; `defaults` below is started with nothing.
+const granted = ['--root', dir, '--allow-command', 'cat', '--allow-command', 'echo', '--allow-send-keys']
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [path.join(here, '..', 'server.mjs')],
+  args: [path.join(here, '..', 'server.mjs'), ...granted],
   stderr: 'pipe',
   // As MCP clients start servers: the SDK's default (minimal) environment,
   // not this process's own. Only TMUX_TMPDIR is added, when set, because the
@@ -147,4 +149,43 @@ test('send_keys records its echo: wait_for_text matches the output, not the type
   const echo = await echoOnly.result
   assert.equal(echo.outcome, 'timeout', `matched the echo: ${JSON.stringify(echo.matched_lines)}`)
   assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
+})
+
+test('with its defaults an agent runs no command and reads no file', async () => {
+  const defaults = new Client({ name: 'waitfor-example-defaults', version: '0.0.0' })
+  await defaults.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(here, '..', 'server.mjs')], stderr: 'pipe', env: { ...process.env } }))
+  try {
+    const { tools: offered } = await defaults.listTools()
+    assert.deepEqual(offered.map((t) => t.name).sort(), ['wait_for', 'wait_for_event', 'wait_for_text'])
+    for (const t of offered) {
+      const { readOnlyHint, destructiveHint, openWorldHint } = t.annotations
+      assert.deepEqual([readOnlyHint, destructiveHint, openWorldHint], [true, false, false], t.name)
+    }
+    const refusals = [
+      ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /no probe-able tool `run_command`.*--allow-command/],
+      ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /no probe-able tool `read_file`/],
+      ['wait_for_event', { path: '/etc/shadow', match: { type: 'x' }, timeout: '1s' }, /outside the readable directories.*--root/],
+      ['run_command', { argv: ['sh', '-c', 'id'] }, /unknown tool `run_command`/],
+      ['send_keys', { pane_id: '%0', keys: 'id' }, /unknown tool `send_keys`/],
+    ]
+    for (const [name, args, message] of refusals) {
+      const res = await defaults.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })
+      assert.equal(res.isError, true, name)
+      assert.match(res.content[0].text, message, name)
+    }
+  } finally {
+    await defaults.close()
+  }
+})
+
+test('a granted server refuses what it did not grant', async () => {
+  for (const [name, args, message] of [
+    ['run_command', { argv: ['sh', '-c', 'id'] }, /may not run `sh`; allowed programs: cat, echo/],
+    ['wait_for_event', { path: '/etc/shadow', match: { type: 'x' }, timeout: '1s' }, /outside the readable directories/],
+    ['wait_for_event', { path: dir, match: { type: 'x' }, timeout: '1s' }, /not a regular file/],
+  ]) {
+    const res = await client.callTool({ name, arguments: args })
+    assert.equal(res.isError, true, name)
+    assert.match(res.content[0].text, message, name)
+  }
 })

@@ -1,5 +1,5 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
-import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition } from 'waitfor'
+import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants } from 'waitfor'
 import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventMatcher, type Wait, type WaitState } from 'waitfor/ax'
 
 async function main(): Promise<void> {
@@ -13,6 +13,9 @@ async function main(): Promise<void> {
   await handle.result
   const tools: ToolDefinition[] = toolDefinitions()
   const out: unknown = await callTool(tools[0].name, {}, { tools: async (name, args) => `${name} ${JSON.stringify(args)}` })
+  const granted: Grants = { commands: ['kubectl'], fileRoots: ['/var/log/app'], tmuxSocketPaths: false }
+  await wait({ probe: { command: { argv: ['kubectl', 'get', 'pods'] } }, until: { matches: 'Running' } }, null, { grants: granted })
+  await callTool('aura/wait_for', {}, { grants: { commands: 'any' } })
   try {
     checkSpec({ until: { matches: '(' } })
   } catch (e) {

@@ -21,7 +21,8 @@ loop by :func:`wait_async`), taking no argument or a :class:`ProbeContext`,
 and returning ``str``, UTF-8 ``bytes``, a ``dict``/``list`` (structured
 output for ``json`` conditions) or an :class:`Observation`. Without a probe
 the spec's built-in one runs (``{"probe": {"command": {"argv": [...]}}}``
-or ``{"probe": {"file": {"path": ...}}}``).
+or ``{"probe": {"file": {"path": ...}}}``), reaching only what the host
+grants with ``grants=``:class:`Grants` (nothing by default; see SECURITY.md).
 
 Every tool profile (``aura/wait_for``, ...) is there for MCP servers:
 :func:`tool_definitions` to register, :func:`call_tool` to answer.
@@ -34,10 +35,11 @@ import atexit
 import datetime
 import functools
 import inspect
+import os
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from . import _aio, _native
 from ._errors import (
@@ -53,6 +55,7 @@ from ._result import Outcome, ProbeAccounting, Tail, WaitResult
 __all__ = [
     "RESULT_SCHEMA",
     "SPEC_SCHEMA",
+    "Grants",
     "InternalError",
     "Observation",
     "Outcome",
@@ -122,6 +125,73 @@ class Policy:
     output_cap: int = 256 * 1024
 
 
+@dataclass(frozen=True)
+class Grants:
+    """What built-in probes may reach: a spec's ``command`` and ``file``
+    probes, ``aura/wait_for``'s built-in ``run_command`` and ``read_file``
+    tools, the profiles' file readers and tmux sockets. The default grants
+    nothing: an agent's arguments then run no program and read no file.
+
+    ``commands``: ``"any"``, or the programs that may run, compared with
+    ``argv[0]`` exactly as given (``["kubectl"]`` does not allow
+    ``/usr/bin/kubectl``; a shell or ``env`` grants whatever it can run).
+    ``file_roots``: directories whose regular files (after symbolic links
+    are resolved) may be read. ``tmux_socket_paths``: whether a tmux
+    ``socket_name`` may be a path instead of a name.
+
+    >>> import waitfor
+    >>> waitfor.wait({"probe": {"command": {"argv": ["echo", "ok"]}}, "until": {"matches": "ok"}},
+    ...              grants=waitfor.Grants(commands=["echo"])).outcome
+    'matched'
+    >>> try:
+    ...     waitfor.wait({"probe": {"command": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}})
+    ... except waitfor.SpecError as err:
+    ...     print(err.rule)
+    not_granted
+    """
+
+    commands: Literal["any"] | Sequence[str] = ()
+    file_roots: Sequence[str | os.PathLike[str]] = ()
+    tmux_socket_paths: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.commands, str):
+            if self.commands != "any":
+                raise ValueError(
+                    f'commands must be "any" or a list of program names, not {self.commands!r}'
+                )
+        else:
+            object.__setattr__(self, "commands", tuple(self.commands))
+            for program in self.commands:
+                if not isinstance(program, str) or not program:
+                    raise TypeError(f"commands holds {program!r}: each must be a program name")
+        if isinstance(self.file_roots, (str, os.PathLike)):
+            raise TypeError("file_roots must be a list of directories, not one path")
+        object.__setattr__(self, "file_roots", tuple(os.fspath(root) for root in self.file_roots))
+
+    @classmethod
+    def all(cls) -> Grants:
+        """Everything this process can reach: for a user at their own
+        shell, never for an agent's arguments."""
+        return cls(commands="any", file_roots=("/",), tmux_socket_paths=True)
+
+    def _to_native(self) -> dict[str, Any]:
+        commands = self.commands if isinstance(self.commands, str) else list(self.commands)
+        return {
+            "commands": commands,
+            "file_roots": list(self.file_roots),
+            "tmux_socket_paths": self.tmux_socket_paths,
+        }
+
+
+def _native_grants(grants: Grants | None) -> dict[str, Any] | None:
+    if grants is None:
+        return None
+    if not isinstance(grants, Grants):
+        raise TypeError(f"grants must be a waitfor.Grants, not {type(grants).__name__}")
+    return grants._to_native()
+
+
 def _takes_ctx(probe: Callable[..., Any]) -> bool:
     """Whether ``probe`` takes a positional argument (the context).
 
@@ -150,6 +220,7 @@ def _native_start(
     *,
     stream: bool,
     policy: Policy | None,
+    grants: Grants | None,
     on_progress: Callable[[Progress], Any] | None,
     on_done: Callable[[], None] | None = None,
     loop: asyncio.AbstractEventLoop | None = None,
@@ -167,6 +238,7 @@ def _native_start(
         event_loop=loop,
         max_wait_ceiling=policy.max_wait_ceiling,
         output_cap=policy.output_cap,
+        grants=_native_grants(grants),
     )
 
 
@@ -216,6 +288,7 @@ def start(
     *,
     on_progress: ProgressCallback | None = None,
     policy: Policy | None = None,
+    grants: Grants | None = None,
     stream: bool = False,
 ) -> WaitHandle:
     """Starts a wait and returns at once; see :func:`wait` for the arguments.
@@ -224,7 +297,9 @@ def start(
     need :func:`wait_async`.
     """
     _refuse_async(probe, "probe", "wait_async")
-    return WaitHandle(_native_start(spec, probe, stream=stream, policy=policy, on_progress=on_progress))
+    return WaitHandle(
+        _native_start(spec, probe, stream=stream, policy=policy, grants=grants, on_progress=on_progress)
+    )
 
 
 def wait(
@@ -233,6 +308,7 @@ def wait(
     *,
     on_progress: ProgressCallback | None = None,
     policy: Policy | None = None,
+    grants: Grants | None = None,
     stream: bool = False,
 ) -> WaitResult:
     """Waits until the spec's condition holds, a stop marker hits, or the
@@ -243,17 +319,19 @@ def wait(
     ``any_output``, ``json``, ``exit_code``, ``any``/``all``), ``stop``,
     ``interval_ms`` (>= 10), ``max_wait_ms``, ``view`` (``whole`` or
     ``fresh``), ``on_probe_error``, ... ``probe`` is a callable or ``None``
-    for the spec's built-in probe; ``stream=True`` declares that each call
+    for the spec's built-in probe, which reaches only what ``grants``
+    allow (nothing by default); ``stream=True`` declares that each call
     returns only new text. Ctrl-C cancels the wait and raises
     ``KeyboardInterrupt``. A bad spec raises :class:`SpecError`.
 
     >>> import waitfor
     >>> waitfor.wait({"probe": {"command": {"argv": ["echo", "build ok"]}},
-    ...               "until": {"patterns": ["ok", "done"]}}).matched_index
+    ...               "until": {"patterns": ["ok", "done"]}},
+    ...              grants=waitfor.Grants(commands=["echo"])).matched_index
     0
     """
     _refuse_async(probe, "probe", "wait_async")
-    native = _native_start(spec, probe, stream=stream, policy=policy, on_progress=on_progress)
+    native = _native_start(spec, probe, stream=stream, policy=policy, grants=grants, on_progress=on_progress)
     try:
         return WaitResult._from_native(native.result())
     except BaseException:
@@ -276,6 +354,7 @@ async def wait_async(
     *,
     on_progress: ProgressCallback | None = None,
     policy: Policy | None = None,
+    grants: Grants | None = None,
     stream: bool = False,
 ) -> WaitResult:
     """:func:`wait` for asyncio: resolves on the running loop, which it
@@ -297,6 +376,7 @@ async def wait_async(
         probe,
         stream=stream,
         policy=policy,
+        grants=grants,
         on_progress=_aio.on_loop(on_progress, tasks),
         on_done=functools.partial(_aio.settle, future),
         loop=loop,
@@ -313,6 +393,7 @@ def call_tool(
     arguments: Mapping[str, Any] | str,
     *,
     tools: Tools | None = None,
+    grants: Grants | None = None,
     on_progress: ProgressCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
@@ -322,7 +403,9 @@ def call_tool(
     ``arguments`` are the agent's, passed through. ``tools(name,
     arguments)`` runs the server's other tools for the generic
     ``wait_for`` probe (without it: built-in ``run_command`` and
-    ``read_file``). ``max_wait_ceiling`` overrides the profile's ceiling.
+    ``read_file``, which reach only what ``grants`` allow: nothing by
+    default). ``grants`` also bounds the profiles' file readers and tmux
+    sockets. ``max_wait_ceiling`` overrides the profile's ceiling.
     Bad arguments raise :class:`SpecError` (code ``invalid_arguments``);
     an unknown profile or a wait that could not finish raises
     :class:`ToolError`.
@@ -330,7 +413,8 @@ def call_tool(
     >>> import waitfor
     >>> out = waitfor.call_tool("aura/wait_for", {
     ...     "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
-    ...     "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10})
+    ...     "until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10},
+    ...     grants=waitfor.Grants(commands=["echo"]))
     >>> out["reason"]
     'matched'
     """
@@ -341,6 +425,7 @@ def call_tool(
         tools=tools,
         on_progress=on_progress,
         max_wait_ceiling=_seconds(max_wait_ceiling),
+        grants=_native_grants(grants),
     )
     try:
         output: dict[str, Any] = native.result()
@@ -355,6 +440,7 @@ async def call_tool_async(
     arguments: Mapping[str, Any] | str,
     *,
     tools: Tools | None = None,
+    grants: Grants | None = None,
     on_progress: ProgressCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
@@ -373,6 +459,7 @@ async def call_tool_async(
         on_done=functools.partial(_aio.settle, future),
         event_loop=loop,
         max_wait_ceiling=_seconds(max_wait_ceiling),
+        grants=_native_grants(grants),
     )
     output: dict[str, Any] = await _settled(native, future)
     return output

@@ -72,6 +72,7 @@ def start(
     event_loop: asyncio.AbstractEventLoop | None = None,
     max_wait_ceiling: float | None = None,
     output_cap: int | None = None,
+    grants: Mapping[str, Any] | None = None,
 ) -> NativeHandle: ...
 def call_tool(
     profile: str,
@@ -82,6 +83,7 @@ def call_tool(
     on_done: Callable[[], None] | None = None,
     event_loop: asyncio.AbstractEventLoop | None = None,
     max_wait_ceiling: float | None = None,
+    grants: Mapping[str, Any] | None = None,
 ) -> NativeHandle: ...
 def definitions() -> list[tuple[str, dict[str, Any]]]: ...
 def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]: ...

@@ -1,0 +1,210 @@
+//! Profiles reach only what the host grants: AURA's built-in
+//! `run_command` and `read_file` (real processes, real files, FIFOs and
+//! devices), and tmux sockets named by path.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use waitfor::grants::{Commands, Grants};
+use waitfor::profiles::{call, prepare, Host, ToolError};
+use waitfor::Rule;
+use waitfor::WaitOptions;
+
+mod files;
+use files::temp_dir;
+
+fn host(grants: Grants) -> Host {
+    Host {
+        grants,
+        ..Host::default()
+    }
+}
+
+fn args(tool: &str, tool_args: Value, until: &str) -> Value {
+    json!({
+        "probe": {"tool": tool, "args": tool_args},
+        "until": {"matches": until},
+        "poll_sec": 1, "max_wait_sec": 10
+    })
+}
+
+fn read_file(path: impl AsRef<Path>) -> Value {
+    args(
+        "read_file",
+        json!({"path": path.as_ref().to_str().unwrap()}),
+        "ready",
+    )
+}
+
+/// The refusal of an invalid call: its field, rule and message.
+fn refusal(result: Result<Value, ToolError>) -> (String, Rule, String) {
+    match result {
+        Err(ToolError::InvalidArguments(e)) => (e.field, e.rule, e.message),
+        other => panic!("expected invalid_arguments, got {other:?}"),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn run_command_is_refused_when_the_host_grants_no_commands() {
+    let probe = args("run_command", json!({"argv": ["sh", "-c", "id"]}), "uid");
+    let (field, rule, message) = refusal(call("aura/wait_for", &probe, &Host::default()));
+    assert_eq!(
+        (field.as_str(), rule),
+        ("probe.args.argv", Rule::NotGranted)
+    );
+    assert!(message.contains("has not granted"), "{message}");
+}
+
+#[test]
+fn run_command_runs_only_the_granted_programs() {
+    let grants = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+    let echo = args("run_command", json!({"argv": ["echo", "up"]}), "up");
+    let out = call("aura/wait_for", &echo, &host(grants.clone())).unwrap();
+    assert_eq!(out["reason"], "matched");
+    let shell = args(
+        "run_command",
+        json!({"argv": ["sh", "-c", "echo up"]}),
+        "up",
+    );
+    let (_, rule, message) = refusal(call("aura/wait_for", &shell, &host(grants)));
+    assert_eq!(rule, Rule::NotGranted);
+    assert!(
+        message.contains("`sh`") && message.contains("echo"),
+        "{message}"
+    );
+}
+
+#[test]
+fn read_file_is_refused_outside_the_granted_roots() {
+    let (_, rule, message) = refusal(call(
+        "aura/wait_for",
+        &read_file("/etc/shadow"),
+        &Host::default(),
+    ));
+    assert_eq!(rule, Rule::NotGranted);
+    assert!(message.contains("grants no file access"), "{message}");
+    let root = temp_dir("aura-outside");
+    let (field, rule, message) = refusal(call(
+        "aura/wait_for",
+        &read_file("/etc/shadow"),
+        &host(Grants::none().file_root(&root)),
+    ));
+    assert_eq!(
+        (field.as_str(), rule),
+        ("probe.args.path", Rule::NotGranted)
+    );
+    assert!(message.contains("outside the directories"), "{message}");
+    // A link inside the root that leads out is outside too.
+    std::os::unix::fs::symlink("/etc/passwd", root.join("passwd")).unwrap();
+    let (_, _, message) = refusal(call(
+        "aura/wait_for",
+        &read_file(root.join("passwd")),
+        &host(Grants::none().file_root(&root)),
+    ));
+    assert!(message.contains("outside the directories"), "{message}");
+}
+
+#[test]
+fn read_file_reads_a_file_inside_a_granted_root() {
+    let root = temp_dir("aura-granted");
+    std::fs::write(root.join("status"), "service ready\n").unwrap();
+    let out = call(
+        "aura/wait_for",
+        &read_file(root.join("status")),
+        &host(Grants::none().file_root(&root)),
+    )
+    .unwrap();
+    assert_eq!(out["reason"], "matched");
+    assert_eq!(out["last_observation"], "service ready\n");
+}
+
+#[test]
+fn read_file_refuses_what_is_not_a_regular_file_and_names_its_kind() {
+    let root = temp_dir("aura-kinds");
+    mkfifo(&root.join("pipe"));
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let granted = host(Grants::none().file_root(&root).file_root("/dev"));
+    for (path, kind) in [
+        (root.join("pipe"), "a FIFO"),
+        (root.join("sub"), "a directory"),
+        ("/dev/zero".into(), "a device"),
+        ("/dev/urandom".into(), "a device"),
+    ] {
+        let (_, rule, message) = refusal(call("aura/wait_for", &read_file(&path), &granted));
+        assert_eq!(rule, Rule::NotGranted, "{path:?}");
+        assert!(
+            message.contains(kind) && message.contains("not a regular file"),
+            "{path:?}: {message}"
+        );
+    }
+}
+
+#[test]
+fn a_file_replaced_by_a_fifo_after_the_check_is_refused_when_read() {
+    let root = temp_dir("aura-swap");
+    let path = root.join("status");
+    std::fs::write(&path, "x").unwrap();
+    let prepared = prepare(
+        "aura/wait_for",
+        &read_file(&path),
+        &host(Grants::none().file_root(&root)),
+    )
+    .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    mkfifo(&path);
+    match prepared.run(WaitOptions::default()) {
+        Err(ToolError::Runtime(message)) => assert!(message.contains("a FIFO"), "{message}"),
+        other => panic!("expected a runtime error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_file_over_the_cap_is_reported_without_being_read_whole() {
+    let root = temp_dir("aura-big");
+    let path = root.join("big");
+    // Sparse: 64 MiB of zero bytes that take no disk.
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let result = call(
+        "aura/wait_for",
+        &read_file(&path),
+        &host(Grants::none().file_root(&root)),
+    );
+    match result {
+        Err(ToolError::Runtime(message)) => {
+            assert!(message.contains("exceeds the cap"), "{message}");
+            // One byte past the 256 KiB cap, not the 64 MiB of the file.
+            assert!(message.contains("(262145 bytes read)"), "{message}");
+        }
+        other => panic!("expected a runtime error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
+    let args = json!({"pane_id": "%0", "socket_name": "../../x.sock", "timeout": 1});
+    let refused = prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).err();
+    match refused {
+        Some(ToolError::InvalidArguments(e)) => {
+            assert_eq!(
+                (e.field.as_str(), e.rule),
+                ("socket_name", Rule::NotGranted)
+            );
+            assert!(e.message.contains("not a path"), "{}", e.message);
+        }
+        other => panic!(
+            "expected invalid_arguments, got {:?}",
+            other.map(|e| e.to_string())
+        ),
+    }
+    let paths = host(Grants::none().tmux_socket_paths(true));
+    assert!(prepare("libtmux-mcp/wait_for_text", &args, &paths).is_ok());
+    let name = json!({"pane_id": "%0", "socket_name": "work", "timeout": 1});
+    assert!(prepare("libtmux-mcp/wait_for_text", &name, &Host::default()).is_ok());
+}
