@@ -141,7 +141,7 @@ impl Machine {
             tail: spec.tail,
             progress_every: spec.progress_every,
             started: now,
-            deadline: now + effective,
+            deadline: now.saturating_add(effective),
             effective,
             clamped: effective < spec.max_wait,
             state: State::Ready,
@@ -220,8 +220,8 @@ impl Machine {
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
-            elapsed: now - self.started,
-            budget: self.deadline - now,
+            elapsed: now.saturating_sub(self.started),
+            budget: self.deadline.saturating_sub(now),
         })
     }
 
@@ -256,6 +256,15 @@ impl Machine {
             self.probe.abandoned += 1;
         }
         self.finish(now, Outcome::Cancelled, None, Vec::new(), None)
+    }
+
+    /// Something failed while the driver ran this wait (a panic): the wait
+    /// ends with outcome `error` and `message`.
+    pub fn fail(&mut self, now: Duration, message: String) -> Ending {
+        if self.is_probing() {
+            self.probe.abandoned += 1;
+        }
+        self.end(now, Outcome::Error, None, Vec::new(), Some(message))
     }
 
     /// A probe call returned.
@@ -323,7 +332,7 @@ impl Machine {
             text: self.view.text(),
             new_from: update.new_from,
             reset: update.reset,
-            quiet: now - self.last_change,
+            quiet: now.saturating_sub(self.last_change),
             has_output: self.view.has_output(),
             observation: &observation,
         };
@@ -340,12 +349,12 @@ impl Machine {
         }
         if self
             .last_progress
-            .is_none_or(|at| now - at >= self.progress_every)
+            .is_none_or(|at| now.saturating_sub(at) >= self.progress_every)
         {
             self.last_progress = Some(now);
             self.progress = Some(Progress {
                 samples: self.samples,
-                elapsed_ms: millis(now - self.started),
+                elapsed_ms: millis(now.saturating_sub(self.started)),
                 last_line: last_line(self.view.display()),
             });
         }
@@ -372,22 +381,21 @@ impl Machine {
     /// never overlap or run back to back, and the next comes at the
     /// following planned time. A woken sample leaves the plan as it was.
     fn next_on_grid(&mut self, now: Duration) -> Duration {
+        // Saturating throughout: a spec may ask for any factor and limit
+        // (the largest plan only ends at the deadline).
         if std::mem::take(&mut self.on_grid) {
-            self.grid += self.interval;
+            self.grid = self.grid.saturating_add(self.interval);
             if let Some(backoff) = self.backoff {
-                self.interval = self
-                    .interval
-                    .mul_f64(backoff.factor)
-                    .min(backoff.max_interval);
+                self.interval = grown(self.interval, backoff);
             }
         }
         if self.grid < now {
             let missed = (now - self.grid)
                 .as_nanos()
                 .div_ceil(self.interval.as_nanos());
-            self.grid += Duration::from_nanos(
+            self.grid = self.grid.saturating_add(Duration::from_nanos(
                 u64::try_from(missed.saturating_mul(self.interval.as_nanos())).unwrap_or(u64::MAX),
-            );
+            ));
         }
         self.grid
     }
@@ -434,15 +442,26 @@ impl Machine {
         matched_lines: Vec<String>,
         error: Option<String>,
     ) -> Step {
+        Step::Done(self.end(now, outcome, matched_index, matched_lines, error))
+    }
+
+    fn end(
+        &mut self,
+        now: Duration,
+        outcome: Outcome,
+        matched_index: Option<usize>,
+        matched_lines: Vec<String>,
+        error: Option<String>,
+    ) -> Ending {
         self.state = State::Done;
-        Step::Done(Ending {
+        Ending {
             outcome,
             matched_index,
             matched_lines,
             error,
             woken: false,
             at: now,
-        })
+        }
     }
 
     /// The result of the wait that ended as `ending`.
@@ -470,6 +489,15 @@ impl Machine {
             last_observation: display.to_string(),
         }
     }
+}
+
+/// `interval` grown by `backoff`: at most its `max_interval`, whatever
+/// the factor (`Duration::mul_f64` panics past the largest duration).
+fn grown(interval: Duration, backoff: Backoff) -> Duration {
+    Duration::try_from_secs_f64(interval.as_secs_f64() * backoff.factor)
+        .map_or(backoff.max_interval, |longer| {
+            longer.min(backoff.max_interval)
+        })
 }
 
 fn millis(d: Duration) -> u64 {

@@ -264,7 +264,7 @@ fn drive(
             Step::Probe(call) => {
                 call_starts_ms.push(now.as_millis() as u64);
                 let (takes, result) = answer(&call);
-                in_flight = Some((takes.map(|t| now + t), result));
+                in_flight = Some((takes.map(|t| now.saturating_add(t)), result));
             }
             Step::Idle => {}
         }

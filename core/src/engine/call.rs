@@ -58,10 +58,14 @@ impl ProbeJob {
 
 /// The probe error for a probe call that panicked.
 pub(crate) fn panicked(panic: &(dyn std::any::Any + Send)) -> ProbeError {
-    let what = panic
+    ProbeError::new(format!("probe panicked: {}", panic_message(panic)))
+}
+
+/// What a panic said.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    ProbeError::new(format!("probe panicked: {what}"))
+        .unwrap_or_else(|| "unknown panic".to_string())
 }

@@ -4,7 +4,7 @@
 //! hosts whose callbacks are quick).
 
 use super::begun::BegunHooks;
-use super::call::{panicked, ProbeJob};
+use super::call::{panic_message, panicked, ProbeJob};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
@@ -14,10 +14,10 @@ use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode};
-use crate::result::WaitResult;
+use crate::result::{Outcome, WaitResult};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::panic::AssertUnwindSafe;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -200,7 +200,10 @@ impl Scheduler {
                 .is_none_or(|until| Instant::now() >= until);
         // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
-            if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
+            // No instant that far ahead (a limit of centuries): sleep
+            // until a message.
+            let wake_at = wake_at.and_then(|at| self.epoch.checked_add(at));
+            if let Some(msg) = self.inbox.pop(wake_at) {
                 self.inbox_batch.push_back(msg);
             }
         }
@@ -292,6 +295,35 @@ impl Scheduler {
 
     /// Handles `msg` at `now` (time since the epoch).
     fn handle(&mut self, msg: Msg, now: Duration) {
+        let id = match msg {
+            Msg::CallsBegun(hook) => return self.begun.add(hook),
+            Msg::Start(id, _) | Msg::ProbeDone { id, .. } | Msg::Cancel(id) | Msg::Wake(id) => id,
+        };
+        self.for_wait(id, |scheduler| scheduler.handle_for_wait(msg, now));
+    }
+
+    /// Runs `work` on wait `id`'s behalf. A panic in it (in the wait's
+    /// machine, or in host code its probe runs on this thread) ends that
+    /// wait with outcome `error`, and the scheduler goes on with the rest.
+    fn for_wait(&mut self, id: u64, work: impl FnOnce(&mut Self)) {
+        let Err(panic) = catch_unwind(AssertUnwindSafe(|| work(self))) else {
+            return;
+        };
+        let now = self.now();
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        // Its probe is not asked where to resume: that may be what panicked.
+        active.resumable = false;
+        let message = format!(
+            "the engine panicked while running this wait: {}",
+            panic_message(panic.as_ref())
+        );
+        let ending = active.machine.fail(now, message);
+        self.finish(id, ending);
+    }
+
+    fn handle_for_wait(&mut self, msg: Msg, now: Duration) {
         match msg {
             Msg::Start(id, active) => {
                 let deadline = active.machine.deadline();
@@ -324,7 +356,7 @@ impl Scheduler {
                 let step = self.waits.get_mut(&id).map(|a| a.machine.on_wake(now));
                 self.apply(id, step);
             }
-            Msg::CallsBegun(hook) => self.begun.add(hook),
+            Msg::CallsBegun(_) => {}
         }
     }
 
@@ -333,12 +365,14 @@ impl Scheduler {
         let mut due = std::mem::take(&mut self.due);
         self.timers.take_due(now, &mut due);
         for (id, seq) in due.drain(..) {
-            let step = self
-                .waits
-                .get_mut(&id)
-                .filter(|a| seq == 0 || seq == a.timer_seq)
-                .map(|a| a.machine.on_timer(now));
-            self.apply(id, step);
+            self.for_wait(id, |scheduler| {
+                let step = scheduler
+                    .waits
+                    .get_mut(&id)
+                    .filter(|a| seq == 0 || seq == a.timer_seq)
+                    .map(|a| a.machine.on_timer(now));
+                scheduler.apply(id, step);
+            });
             self.hand_out_early();
         }
         self.due = due;
@@ -395,7 +429,7 @@ impl Scheduler {
                     output_cap: active.machine.output_cap(),
                 };
                 let reply = Reply::new(id, call.sample, self.inbox.clone());
-                let begun = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let begun = catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
                 }));
                 self.begun.count();
@@ -420,7 +454,7 @@ impl Scheduler {
         {
             if active.quick_callbacks {
                 // A host callback that panics loses its own report.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| report(&progress)));
+                let _ = catch_unwind(AssertUnwindSafe(|| report(&progress)));
                 return;
             }
             let report = report.clone();
@@ -430,13 +464,18 @@ impl Scheduler {
     }
 
     fn finish(&mut self, id: u64, ending: Ending) {
-        let Some(mut active) = self.waits.remove(&id) else {
+        let Some(active) = self.waits.get(&id) else {
             return;
         };
         active.call_cancel.cancel();
         // Read now, while an abandoned call still holds the probe: its
         // position past what the wait saw is no place to resume from.
-        let resume = active.resumable.then(|| resume_token(&active)).flatten();
+        // Read before the wait leaves the table: should the probe's code
+        // panic, `for_wait` finds the wait there and ends it.
+        let resume = active.resumable.then(|| resume_token(active)).flatten();
+        let Some(mut active) = self.waits.remove(&id) else {
+            return;
+        };
         let on_done = active.on_done.take();
         let slot = active.slot.clone();
         // The result is built, the wait (its probe included) dropped, and
@@ -451,15 +490,17 @@ impl Scheduler {
         // the wait is finished here, sparing the hand-over.
         let here = active.quick_callbacks && matches!(active.probe, ProbeHolder::Deferred(_));
         let deliver = move || {
-            let mut result = active.machine.result(ending);
+            let built = catch_unwind(AssertUnwindSafe(|| active.machine.result(ending)));
+            let mut result = built.unwrap_or_else(|panic| unbuilt_result(panic.as_ref()));
             result.resume = resume;
             active.span.record("poll_count", result.samples);
             active.span.record("stop_reason", result.outcome.as_str());
             active.span.record("elapsed_ms", result.elapsed_ms);
-            drop(active);
+            // A probe that panics as it is dropped, or a host callback
+            // that panics, still lets the handle hear.
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(active)));
             if let Some(on_done) = on_done {
-                // A host callback that panics still lets the handle hear.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
+                let _ = catch_unwind(AssertUnwindSafe(|| on_done(&result)));
             }
             // Held by nothing else (a host that dropped its handle and
             // hears through `on_done`, as the Node package does), the
@@ -486,6 +527,32 @@ impl Scheduler {
                     .is_some_and(|a| seq == 0 || seq == a.timer_seq)
             });
         }
+    }
+}
+
+/// The result of a wait whose result could not be built (a panic).
+fn unbuilt_result(panic: &(dyn std::any::Any + Send)) -> WaitResult {
+    WaitResult {
+        outcome: Outcome::Error,
+        matched_index: None,
+        matched_lines: Vec::new(),
+        matched_at_entry: false,
+        saw_new_output: false,
+        tail: Default::default(),
+        exit_code: None,
+        samples: 0,
+        elapsed_ms: 0,
+        effective_max_wait_ms: 0,
+        clamped: false,
+        probe: Default::default(),
+        error: Some(format!(
+            "the engine panicked while ending this wait: {}",
+            panic_message(panic)
+        )),
+        resume: None,
+        woken: false,
+        alternate_screen: false,
+        last_observation: String::new(),
     }
 }
 
