@@ -48,6 +48,10 @@ impl ProbeJob {
     pub fn call(&self) -> Result<Observation, ProbeError> {
         let mut calling = self.cell.probe.lock();
         let Calling { probe, ctx } = &mut *calling;
+        // The wait ended while this call was queued: no call after its result.
+        if ctx.cancel.is_cancelled() {
+            return Err(ProbeError::new("the wait ended before this call started"));
+        }
         ctx.sample = self.call.sample;
         ctx.elapsed = self.call.elapsed;
         ctx.budget = self.call.budget;

@@ -134,9 +134,14 @@ pub struct Engine {
 impl Engine {
     /// A new engine with its own scheduler thread.
     pub fn new() -> Self {
+        Self::with_worker_cap(workers::MAX_WORKERS)
+    }
+
+    /// A new engine whose probe calls run on at most `cap` worker threads.
+    pub(crate) fn with_worker_cap(cap: usize) -> Self {
         let tx = Arc::new(Queue::new());
         let epoch = Instant::now();
-        leader::start(tx.clone(), epoch);
+        leader::start(tx.clone(), epoch, cap);
         Self {
             tx,
             epoch,
@@ -342,4 +347,60 @@ fn builtin_probe(builtin: &ProbeSpec, spec: &Spec) -> Result<Box<dyn Probe>, Spe
             })
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{probe_fn, Condition, Observation, Outcome, Pattern};
+    use std::sync::mpsc;
+
+    fn ready_spec(max_wait: Duration) -> Spec {
+        Spec::new(Condition::Matches(Pattern::literal("ready")))
+            .interval(Duration::from_millis(50))
+            .max_wait(max_wait)
+    }
+
+    #[test]
+    fn a_call_queued_past_the_worker_cap_never_runs_and_its_wait_says_why() {
+        let engine = Engine::with_worker_cap(2);
+        let release = CancelToken::new();
+        let (entered, calls_in) = mpsc::channel();
+        let hung: Vec<_> = (0..2)
+            .map(|_| {
+                let (release, entered) = (release.clone(), entered.clone());
+                let probe = probe_fn(move |_| {
+                    let _ = entered.send(());
+                    release.wait_timeout(Duration::from_secs(60));
+                    Ok(Observation::text("ready"))
+                });
+                engine
+                    .start(ready_spec(Duration::from_secs(60)), probe)
+                    .unwrap()
+            })
+            .collect();
+        for _ in 0..2 {
+            calls_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        }
+        let calls = Arc::new(AtomicU64::new(0));
+        let counted = calls.clone();
+        let probe = probe_fn(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(Observation::text("ready"))
+        });
+        let queued = engine
+            .start(ready_spec(Duration::from_millis(200)), probe)
+            .unwrap();
+        let result = queued.wait_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(result.outcome, Outcome::ProbeError);
+        let error = result.error.unwrap_or_default();
+        assert!(error.contains("cap of 2 worker threads"), "{error}");
+        release.cancel();
+        for handle in hung {
+            assert_eq!(handle.wait().outcome, Outcome::Matched);
+        }
+        // The call left in the queue never runs: the wait has its result.
+        assert!(queued.wait_released(Duration::from_secs(20)));
+        assert_eq!(calls.load(Ordering::SeqCst), 0);
+    }
 }

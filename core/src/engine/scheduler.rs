@@ -160,7 +160,7 @@ pub(crate) struct Scheduler {
 impl Scheduler {
     /// A scheduler; `inline_ok` when a watchdog guards calls made on the
     /// scheduler thread.
-    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool) -> Self {
+    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool, worker_cap: usize) -> Self {
         Self {
             epoch,
             waits: HashMap::default(),
@@ -168,7 +168,7 @@ impl Scheduler {
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
-            workers: Workers::new(inbox.clone()),
+            workers: Workers::new(inbox.clone(), worker_cap),
             inbox,
             delivery: Delivery::new(),
             calls: Vec::new(),
@@ -366,6 +366,9 @@ impl Scheduler {
         self.timers.take_due(now, &mut due);
         for (id, seq) in due.drain(..) {
             self.for_wait(id, |scheduler| {
+                if seq == 0 {
+                    scheduler.tell_of_worker_cap(id, now);
+                }
                 let step = scheduler
                     .waits
                     .get_mut(&id)
@@ -376,6 +379,32 @@ impl Scheduler {
             self.hand_out_early();
         }
         self.due = due;
+    }
+
+    /// At its deadline, a wait whose call is still queued because every
+    /// worker the cap allows is held by a call answers that call with an
+    /// error saying so, rather than timing out unexplained.
+    fn tell_of_worker_cap(&mut self, id: u64, now: Duration) {
+        if !self.workers.at_cap() {
+            return;
+        }
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        let ProbeHolder::Blocking(cell) = &active.probe else {
+            return;
+        };
+        // A call that runs holds its probe's lock.
+        if !active.machine.is_probing() || cell.probe.try_lock().is_none() {
+            return;
+        }
+        let error = ProbeError::new(format!(
+            "no probe call could start: the engine's cap of {} worker threads is \
+             reached, each one held by a probe call that has not returned",
+            self.workers.cap()
+        ));
+        let step = active.machine.on_probe(now, Err(error));
+        self.apply(id, Some(step));
     }
 
     fn apply(&mut self, id: u64, step: Option<Step>) {
