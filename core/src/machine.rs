@@ -64,16 +64,46 @@ pub struct Progress {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
-    Ready,
-    Probing { woken: bool },
-    Sleeping { until: Duration },
+    /// Waiting for its conditions (see `Machine::start`).
+    Compiling,
+    Probing {
+        woken: bool,
+    },
+    Sleeping {
+        until: Duration,
+    },
     Done,
+}
+
+/// What decides a wait: its success condition and its stop markers,
+/// compiled. Compiling large patterns can take seconds, so the engine does
+/// it in the wait's own time, on a worker (see [`Machine::start`]).
+pub(crate) struct Conditions {
+    until: CompiledCondition,
+    stop: PatternScan,
+}
+
+impl Conditions {
+    /// Compiles `spec`'s conditions.
+    pub fn compile(spec: &Spec) -> Result<Self, SpecError> {
+        Ok(Self {
+            until: CompiledCondition::compile(&spec.until, "until")?,
+            stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+        })
+    }
+
+    /// Before the real ones are compiled: nothing holds.
+    fn none() -> Self {
+        Self {
+            until: CompiledCondition::Any(Vec::new()),
+            stop: PatternScan::new(PatternSet::default(), false),
+        }
+    }
 }
 
 pub(crate) struct Machine {
     view: View,
-    until: CompiledCondition,
-    stop: PatternScan,
+    conditions: Conditions,
     interval: Duration,
     /// When the next sample is planned: samples keep to a grid `interval`
     /// apart from the first (see [`Machine::next_on_grid`]).
@@ -112,11 +142,11 @@ impl Machine {
         mode: ProbeMode,
         now: Duration,
     ) -> Result<Self, SpecError> {
-        // The rest of `Spec::validate` is compiling and decoding, done
-        // here for keeps, in the same order (so the same first error).
+        // The rest of `Spec::validate` is checking the patterns and
+        // decoding the token, done here in the same order (so the same
+        // first error), the token for keeps. Patterns compile at `start`.
         spec.validate_fields()?;
-        let until = CompiledCondition::compile(&spec.until, "until")?;
-        let stop = PatternSet::compile(&spec.stop, "stop")?;
+        spec.check_patterns()?;
         let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
         let anchor = match spec
             .resume
@@ -130,8 +160,7 @@ impl Machine {
         let effective = spec.max_wait.min(policy.max_wait_ceiling);
         Ok(Self {
             view: View::new(spec.view, mode, output_cap.saturating_mul(2), anchor),
-            until,
-            stop: PatternScan::new(stop, false),
+            conditions: Conditions::none(),
             interval: spec.interval,
             grid: now,
             on_grid: false,
@@ -144,7 +173,7 @@ impl Machine {
             deadline: now.saturating_add(effective),
             effective,
             clamped: effective < spec.max_wait,
-            state: State::Ready,
+            state: State::Compiling,
             calls: 0,
             samples: 0,
             probe: ProbeAccounting::default(),
@@ -164,17 +193,20 @@ impl Machine {
         self.output_cap
     }
 
-    /// The first sample is taken at once.
-    pub fn start(&mut self, now: Duration) -> Step {
+    /// The wait's conditions are compiled: the first sample is taken at
+    /// once. The deadline runs from the machine's creation: the time
+    /// compiling took counts.
+    pub fn start(&mut self, now: Duration, conditions: Conditions) -> Step {
+        self.conditions = conditions;
         self.begin_probe(now, false)
     }
 
     /// When the driver must call [`Machine::on_timer`] next, if ever.
     pub fn next_timer(&self) -> Option<Duration> {
         match self.state {
-            State::Probing { .. } => Some(self.deadline),
+            State::Compiling | State::Probing { .. } => Some(self.deadline),
             State::Sleeping { until } => Some(until.min(self.deadline)),
-            State::Ready | State::Done => None,
+            State::Done => None,
         }
     }
 
@@ -189,6 +221,11 @@ impl Machine {
     /// The clock reading at which the wait times out.
     pub fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// Whether the wait waits for its conditions to be compiled.
+    pub fn is_compiling(&self) -> bool {
+        self.state == State::Compiling
     }
 
     /// Whether a probe call is in flight.
@@ -228,7 +265,15 @@ impl Machine {
     /// The timer set by [`Machine::next_timer`] fired.
     pub fn on_timer(&mut self, now: Duration) -> Step {
         match self.state {
-            State::Done | State::Ready => Step::Idle,
+            State::Done => Step::Idle,
+            State::Compiling if now >= self.deadline => {
+                let message = format!(
+                    "the time limit ({} ms) passed while the wait's patterns were compiled",
+                    millis(self.effective)
+                );
+                self.finish(now, Outcome::Error, None, Vec::new(), Some(message))
+            }
+            State::Compiling => Step::Idle,
             _ if now >= self.deadline => self.at_deadline(now),
             State::Sleeping { until } if now >= until => self.begin_probe(now, false),
             _ => Step::Idle,
@@ -243,7 +288,7 @@ impl Machine {
                 self.wake_pending = true;
                 Step::Idle
             }
-            State::Ready | State::Done => Step::Idle,
+            State::Compiling | State::Done => Step::Idle,
         }
     }
 
@@ -310,7 +355,7 @@ impl Machine {
         }
         if self.samples == 1 {
             if let Some(before) = observation.at_entry.as_deref() {
-                self.entry_matched = self.until.matches_text(before);
+                self.entry_matched = self.conditions.until.matches_text(before);
             }
         }
         if observation.alternate_screen {
@@ -326,7 +371,7 @@ impl Machine {
             self.last_change = now;
         }
         if self.view.is_entry() {
-            self.entry_matched = self.until.matches_text(self.view.display());
+            self.entry_matched = self.conditions.until.matches_text(self.view.display());
         }
         let sample = Sample {
             text: self.view.text(),
@@ -336,8 +381,8 @@ impl Machine {
             has_output: self.view.has_output(),
             observation: &observation,
         };
-        let stopped = self.stop.scan(&sample);
-        let matched = self.until.evaluate(&sample);
+        let stopped = self.conditions.stop.scan(&sample);
+        let matched = self.conditions.until.evaluate(&sample);
         if let Some(hit) = stopped {
             return self.finish_woken(now, woken, Outcome::Stopped, hit.index, hit.lines);
         }
@@ -527,7 +572,8 @@ mod tests {
         let spec = Spec::from_json(r#"{"until": {"matches": "ok"}, "interval_ms": 100}"#).unwrap();
         let mut machine =
             Machine::new(&spec, &Policy::default(), ProbeMode::Snapshot, ms(0.0)).unwrap();
-        assert!(matches!(machine.start(ms(0.0)), Step::Probe(_)));
+        let conditions = Conditions::compile(&spec).unwrap();
+        assert!(matches!(machine.start(ms(0.0), conditions), Step::Probe(_)));
         let mut now = ms(0.3);
         for sample in 1..=20 {
             machine.on_probe(now, Ok(Observation::text("no")));

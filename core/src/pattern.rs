@@ -53,8 +53,23 @@ impl Pattern {
         self
     }
 
-    /// Compiles the pattern; `field` names it in the error.
-    pub(crate) fn compile(&self, field: &str) -> Result<CompiledPattern, SpecError> {
+    /// Checks what [`Pattern::compile`] would but the size of the compiled
+    /// regex: its length and its syntax. Parsing takes time linear in the
+    /// text (at most [`MAX_PATTERN_BYTES`]), where compiling can take
+    /// seconds, so a host's thread may check and a wait's time compile.
+    pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
+        self.check_length(field)?;
+        if self.regex {
+            regex_syntax::ast::parse::ParserBuilder::new()
+                .build()
+                .parse(&self.text)
+                .map_err(|e| invalid_regex(field, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the pattern's length, as [`Pattern::compile`] does first.
+    pub(crate) fn check_length(&self, field: &str) -> Result<(), SpecError> {
         if self.text.is_empty() {
             return Err(SpecError::new(
                 field,
@@ -72,6 +87,12 @@ impl Pattern {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Compiles the pattern; `field` names it in the error.
+    pub(crate) fn compile(&self, field: &str) -> Result<CompiledPattern, SpecError> {
+        self.check_length(field)?;
         let key = (self.text.len() <= CACHED_PATTERN_BYTES)
             .then(|| (self.text.clone(), self.regex, self.case_sensitive));
         if let Some(compiled) = key
@@ -92,16 +113,7 @@ impl Pattern {
             .case_insensitive(!self.case_sensitive)
             .size_limit(16 * 1024 * 1024)
             .build()
-            .map_err(|e| {
-                SpecError::new(
-                    field,
-                    Rule::InvalidRegex,
-                    format!(
-                        "not a valid regular expression: {}",
-                        one_line(&e.to_string())
-                    ),
-                )
-            })?;
+            .map_err(|e| invalid_regex(field, &e))?;
         let spans_lines = can_match_newline(&source, !self.case_sensitive);
         let compiled = CompiledPattern {
             regex: Arc::new(regex),
@@ -134,6 +146,17 @@ const COMPILED_KEPT: usize = 1024;
 /// Only patterns this short are cached: the few a host reuses, never a
 /// long one whose compiled form could be large.
 const CACHED_PATTERN_BYTES: usize = 256;
+
+fn invalid_regex(field: &str, error: &dyn std::fmt::Display) -> SpecError {
+    SpecError::new(
+        field,
+        Rule::InvalidRegex,
+        format!(
+            "not a valid regular expression: {}",
+            one_line(&error.to_string())
+        ),
+    )
+}
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -5,16 +5,18 @@
 
 use super::begun::BegunHooks;
 use super::call::{panic_message, panicked, ProbeJob};
+use super::compile::{CompileJob, Compiled};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
 use super::timers::{Due, Timers};
 use super::watchdog::STALL;
-use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
+use super::workers::{Delivery, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode};
 use crate::result::{Outcome, WaitResult};
+use crate::spec::Spec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -109,7 +111,13 @@ impl Pace {
 }
 
 pub(crate) enum Msg {
-    Start(u64, Box<Active>),
+    /// A new wait, and its spec to compile.
+    Start(u64, Box<Active>, Box<Spec>),
+    /// A new wait's conditions, compiled (or why not).
+    Compiled {
+        id: u64,
+        conditions: Compiled,
+    },
     ProbeDone {
         id: u64,
         call: u64,
@@ -138,9 +146,9 @@ pub(crate) struct Scheduler {
     next_seq: u64,
     workers: Workers,
     delivery: Delivery,
-    /// Probe calls decided during this turn of the loop, handed to the
-    /// workers together at its end.
-    calls: Vec<ProbeJob>,
+    /// Compiles and probe calls decided during this turn of the loop,
+    /// handed to the workers together at its end.
+    calls: Vec<Task>,
     /// Calls of quick probes this turn, made on the scheduler thread.
     inline: VecDeque<ProbeJob>,
     /// Whether calls may run on the scheduler thread (a watchdog runs).
@@ -278,7 +286,7 @@ impl Scheduler {
     /// The calls left for this thread go to workers instead (after a
     /// take-over, or past a turn's time budget).
     pub fn hand_inline_to_workers(&mut self) {
-        self.calls.extend(self.inline.drain(..));
+        self.calls.extend(self.inline.drain(..).map(Task::Call));
     }
 
     /// Takes in the answer of a call this thread made itself, which ended
@@ -297,7 +305,11 @@ impl Scheduler {
     fn handle(&mut self, msg: Msg, now: Duration) {
         let id = match msg {
             Msg::CallsBegun(hook) => return self.begun.add(hook),
-            Msg::Start(id, _) | Msg::ProbeDone { id, .. } | Msg::Cancel(id) | Msg::Wake(id) => id,
+            Msg::Start(id, ..)
+            | Msg::Compiled { id, .. }
+            | Msg::ProbeDone { id, .. }
+            | Msg::Cancel(id)
+            | Msg::Wake(id) => id,
         };
         self.for_wait(id, |scheduler| scheduler.handle_for_wait(msg, now));
     }
@@ -325,11 +337,17 @@ impl Scheduler {
 
     fn handle_for_wait(&mut self, msg: Msg, now: Duration) {
         match msg {
-            Msg::Start(id, active) => {
+            Msg::Start(id, active, spec) => {
                 let deadline = active.machine.deadline();
                 self.waits.insert(id, active);
                 self.timers.arm_deadline(deadline, id);
-                let step = self.waits.get_mut(&id).map(|a| a.machine.start(now));
+                self.calls.push(Task::Compile(CompileJob { id, spec }));
+            }
+            Msg::Compiled { id, conditions } => {
+                let step = self.waits.get_mut(&id).map(|a| match conditions {
+                    Ok(conditions) => a.machine.start(now, conditions),
+                    Err(message) => Step::Done(a.machine.fail(now, message)),
+                });
                 self.apply(id, step);
             }
             Msg::ProbeDone {
@@ -381,9 +399,9 @@ impl Scheduler {
         self.due = due;
     }
 
-    /// At its deadline, a wait whose call is still queued because every
-    /// worker the cap allows is held by a call answers that call with an
-    /// error saying so, rather than timing out unexplained.
+    /// At its deadline, a wait whose work is still queued because every
+    /// worker the cap allows is held by a call says so, rather than timing
+    /// out unexplained: its queued call is answered with that error.
     fn tell_of_worker_cap(&mut self, id: u64, now: Duration) {
         if !self.workers.at_cap() {
             return;
@@ -391,19 +409,27 @@ impl Scheduler {
         let Some(active) = self.waits.get_mut(&id) else {
             return;
         };
-        let ProbeHolder::Blocking(cell) = &active.probe else {
+        let cap_reached = format!(
+            "the engine's cap of {} worker threads is reached, each one held by a \
+             probe call that has not returned",
+            self.workers.cap()
+        );
+        // A call that runs holds its probe's lock.
+        let call_queued = match &active.probe {
+            ProbeHolder::Blocking(cell) => {
+                active.machine.is_probing() && cell.probe.try_lock().is_some()
+            }
+            ProbeHolder::Deferred(_) => false,
+        };
+        let step = if active.machine.is_compiling() {
+            let message = format!("the wait could not start: {cap_reached}");
+            Step::Done(active.machine.fail(now, message))
+        } else if call_queued {
+            let error = format!("no probe call could start: {cap_reached}");
+            active.machine.on_probe(now, Err(ProbeError::new(error)))
+        } else {
             return;
         };
-        // A call that runs holds its probe's lock.
-        if !active.machine.is_probing() || cell.probe.try_lock().is_none() {
-            return;
-        }
-        let error = ProbeError::new(format!(
-            "no probe call could start: the engine's cap of {} worker threads is \
-             reached, each one held by a probe call that has not returned",
-            self.workers.cap()
-        ));
-        let step = active.machine.on_probe(now, Err(error));
         self.apply(id, Some(step));
     }
 
@@ -446,7 +472,7 @@ impl Scheduler {
                 if active.pace.inline && self.inline_now {
                     self.inline.push_back(job);
                 } else {
-                    self.calls.push(job);
+                    self.calls.push(Task::Call(job));
                 }
             }
             ProbeHolder::Deferred(cell) => {

@@ -10,6 +10,7 @@
 //! further. Extra workers leave after a while idle.
 
 use super::call::ProbeJob;
+use super::compile::CompileJob;
 use super::queue::Queue;
 use super::scheduler::Msg;
 use std::collections::VecDeque;
@@ -18,6 +19,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// What a worker does.
+pub(crate) enum Task {
+    /// Compiles a new wait's conditions.
+    Compile(CompileJob),
+    /// Makes a probe call.
+    Call(ProbeJob),
+}
+
+impl Task {
+    fn run(self, inbox: &Queue<Msg>) {
+        match self {
+            Task::Compile(job) => job.run(inbox),
+            Task::Call(job) => job.run(inbox),
+        }
+    }
+}
 
 /// Workers kept even when idle.
 const MIN_WORKERS: usize = 2;
@@ -39,7 +57,7 @@ pub(crate) struct StarvationWatch {
 }
 
 pub(crate) struct Workers {
-    jobs: Arc<Queue<ProbeJob>>,
+    jobs: Arc<Queue<Task>>,
     shared: Arc<Counters>,
     /// Where the workers post their answers: the scheduler's inbox.
     inbox: Arc<Queue<Msg>>,
@@ -70,9 +88,9 @@ impl Workers {
         workers
     }
 
-    /// Queues probe calls, all at once: one lock and no more wake-ups
-    /// than there are calls for sleeping workers.
-    pub fn submit_all(&self, jobs: &mut Vec<ProbeJob>) {
+    /// Queues tasks, all at once: one lock and no more wake-ups than
+    /// there are tasks for sleeping workers.
+    pub fn submit_all(&self, jobs: &mut Vec<Task>) {
         if !jobs.is_empty() {
             self.jobs.push_all(jobs.drain(..));
         }
@@ -144,7 +162,7 @@ impl Workers {
     }
 }
 
-fn work(jobs: &Queue<ProbeJob>, shared: &Counters, inbox: &Queue<Msg>) {
+fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
             Some(job) => {
