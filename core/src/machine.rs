@@ -271,7 +271,7 @@ impl Machine {
                     "the time limit ({} ms) passed while the wait's patterns were compiled",
                     millis(self.effective)
                 );
-                self.finish(now, Outcome::Error, None, Vec::new(), Some(message))
+                Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)))
             }
             State::Compiling => Step::Idle,
             _ if now >= self.deadline => self.at_deadline(now),
@@ -300,7 +300,7 @@ impl Machine {
         if self.is_probing() {
             self.probe.abandoned += 1;
         }
-        self.finish(now, Outcome::Cancelled, None, Vec::new(), None)
+        Step::Done(self.end(now, Outcome::Cancelled, None, Vec::new(), None))
     }
 
     /// Something failed while the driver ran this wait (a panic): the wait
@@ -333,7 +333,7 @@ impl Machine {
         };
         if self.consecutive_errors > tolerated {
             let message = format!("probe failed: {}", err.message);
-            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::ProbeError, None, Vec::new(), Some(message)));
         }
         self.schedule_next(now)
     }
@@ -351,7 +351,7 @@ impl Machine {
                 self.output_cap,
                 observation.text.len()
             );
-            return self.finish(now, Outcome::Error, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)));
         }
         if self.samples == 1 {
             if let Some(before) = observation.at_entry.as_deref() {
@@ -457,9 +457,9 @@ impl Machine {
                     millis(self.effective)
                 ),
             };
-            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::ProbeError, None, Vec::new(), Some(message)));
         }
-        self.finish(now, Outcome::Timeout, None, Vec::new(), None)
+        Step::Done(self.end(now, Outcome::Timeout, None, Vec::new(), None))
     }
 
     fn finish_woken(
@@ -470,26 +470,12 @@ impl Machine {
         index: Option<usize>,
         lines: Vec<String>,
     ) -> Step {
-        match self.finish(now, outcome, index, lines, None) {
-            Step::Done(mut ending) => {
-                ending.woken = woken;
-                Step::Done(ending)
-            }
-            other => other,
-        }
+        let mut ending = self.end(now, outcome, index, lines, None);
+        ending.woken = woken;
+        Step::Done(ending)
     }
 
-    fn finish(
-        &mut self,
-        now: Duration,
-        outcome: Outcome,
-        matched_index: Option<usize>,
-        matched_lines: Vec<String>,
-        error: Option<String>,
-    ) -> Step {
-        Step::Done(self.end(now, outcome, matched_index, matched_lines, error))
-    }
-
+    /// Ends the wait: the result is built from this and the machine.
     fn end(
         &mut self,
         now: Duration,
