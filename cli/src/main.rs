@@ -48,9 +48,13 @@ const CEILING: Duration = Duration::from_secs(24 * 3600);
 /// How often the main thread looks at Ctrl-C and the clock.
 const TICK: Duration = Duration::from_millis(50);
 
-/// After a probe call was abandoned (deadline, Ctrl-C), how long to wait
-/// for the engine to kill the command's process group before we exit.
-const RELEASE_GRACE: Duration = Duration::from_secs(5);
+/// After a probe call was abandoned (deadline, Ctrl-C) and the result
+/// printed, how long to wait for the call to return before we exit: an
+/// abandoned command call kills its process group within a few
+/// milliseconds (it looks at its cancel token every 5 ms), while a call
+/// that cannot be ended (the open of a FIFO nobody writes to) must not
+/// keep the process past its deadline for longer than this.
+const RELEASE_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -111,10 +115,6 @@ fn main() -> ExitCode {
         }
     };
     status.clear();
-    if result.probe.abandoned > 0 {
-        // Leave no process behind: the abandoned call kills its command.
-        handle.wait_released(RELEASE_GRACE);
-    }
 
     let mut stdout = std::io::stdout().lock();
     let _ = if cli.json {
@@ -123,6 +123,11 @@ fn main() -> ExitCode {
         write!(stdout, "{}", render::text(&result, &names))
     };
     let _ = stdout.flush();
+    if result.probe.abandoned > 0 {
+        // Leave no process behind: the abandoned call kills its command.
+        // A call still running after the grace is ended with the process.
+        handle.wait_released(RELEASE_GRACE);
+    }
     ExitCode::from(exit::exit_code(result.outcome))
 }
 

@@ -1,7 +1,8 @@
 //! End-to-end tests of the `waitfor` binary: real processes, real files,
 //! real signals. No sleep is used to synchronise: a test waits for an
 //! observable fact (a marker file, the process's exit) with a generous
-//! overall deadline, and no assertion is about how long something took.
+//! overall deadline, and no assertion is about how long something took
+//! but a generous bound on an exit at a deadline.
 
 mod common;
 
@@ -433,6 +434,27 @@ fn file_stop_marker_exits_3() {
     let out = append_until_exit(child, &path, "BUILD FAILED");
     expect(&out, 3);
     assert!(stdout(&out).contains("> BUILD FAILED"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_probe_call_that_cannot_be_ended_does_not_keep_the_process_past_its_deadline() {
+    // Opening a FIFO with no writer blocks, and no cancel token ends it.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: plain mkfifo(3) on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    let out = run(&["file", fifo.to_str().unwrap(), "--timeout", "1s", "--json"]);
+    let took = started.elapsed();
+    // It printed how the wait ended, whatever the file probe made of it.
+    let outcome = json(&out)["outcome"].clone();
+    assert!(outcome.is_string(), "{outcome}");
+    // Generous: the deadline, then a short grace for the call to return.
+    assert!(
+        took < std::time::Duration::from_secs(4),
+        "exited after {took:?}"
+    );
 }
 
 #[test]

@@ -64,16 +64,46 @@ pub struct Progress {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
-    Ready,
-    Probing { woken: bool },
-    Sleeping { until: Duration },
+    /// Waiting for its conditions (see `Machine::start`).
+    Compiling,
+    Probing {
+        woken: bool,
+    },
+    Sleeping {
+        until: Duration,
+    },
     Done,
+}
+
+/// What decides a wait: its success condition and its stop markers,
+/// compiled. Compiling large patterns can take seconds, so the engine does
+/// it in the wait's own time, on a worker (see [`Machine::start`]).
+pub(crate) struct Conditions {
+    until: CompiledCondition,
+    stop: PatternScan,
+}
+
+impl Conditions {
+    /// Compiles `spec`'s conditions.
+    pub fn compile(spec: &Spec) -> Result<Self, SpecError> {
+        Ok(Self {
+            until: CompiledCondition::compile(&spec.until, "until")?,
+            stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+        })
+    }
+
+    /// Before the real ones are compiled: nothing holds.
+    fn none() -> Self {
+        Self {
+            until: CompiledCondition::Any(Vec::new()),
+            stop: PatternScan::new(PatternSet::default(), false),
+        }
+    }
 }
 
 pub(crate) struct Machine {
     view: View,
-    until: CompiledCondition,
-    stop: PatternScan,
+    conditions: Conditions,
     interval: Duration,
     /// When the next sample is planned: samples keep to a grid `interval`
     /// apart from the first (see [`Machine::next_on_grid`]).
@@ -112,11 +142,11 @@ impl Machine {
         mode: ProbeMode,
         now: Duration,
     ) -> Result<Self, SpecError> {
-        // The rest of `Spec::validate` is compiling and decoding, done
-        // here for keeps, in the same order (so the same first error).
+        // The rest of `Spec::validate` is checking the patterns and
+        // decoding the token, done here in the same order (so the same
+        // first error), the token for keeps. Patterns compile at `start`.
         spec.validate_fields()?;
-        let until = CompiledCondition::compile(&spec.until, "until")?;
-        let stop = PatternSet::compile(&spec.stop, "stop")?;
+        spec.check_patterns()?;
         let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
         let anchor = match spec
             .resume
@@ -130,8 +160,7 @@ impl Machine {
         let effective = spec.max_wait.min(policy.max_wait_ceiling);
         Ok(Self {
             view: View::new(spec.view, mode, output_cap.saturating_mul(2), anchor),
-            until,
-            stop: PatternScan::new(stop, false),
+            conditions: Conditions::none(),
             interval: spec.interval,
             grid: now,
             on_grid: false,
@@ -141,10 +170,10 @@ impl Machine {
             tail: spec.tail,
             progress_every: spec.progress_every,
             started: now,
-            deadline: now + effective,
+            deadline: now.saturating_add(effective),
             effective,
             clamped: effective < spec.max_wait,
-            state: State::Ready,
+            state: State::Compiling,
             calls: 0,
             samples: 0,
             probe: ProbeAccounting::default(),
@@ -164,17 +193,20 @@ impl Machine {
         self.output_cap
     }
 
-    /// The first sample is taken at once.
-    pub fn start(&mut self, now: Duration) -> Step {
+    /// The wait's conditions are compiled: the first sample is taken at
+    /// once. The deadline runs from the machine's creation: the time
+    /// compiling took counts.
+    pub fn start(&mut self, now: Duration, conditions: Conditions) -> Step {
+        self.conditions = conditions;
         self.begin_probe(now, false)
     }
 
     /// When the driver must call [`Machine::on_timer`] next, if ever.
     pub fn next_timer(&self) -> Option<Duration> {
         match self.state {
-            State::Probing { .. } => Some(self.deadline),
+            State::Compiling | State::Probing { .. } => Some(self.deadline),
             State::Sleeping { until } => Some(until.min(self.deadline)),
-            State::Ready | State::Done => None,
+            State::Done => None,
         }
     }
 
@@ -189,6 +221,11 @@ impl Machine {
     /// The clock reading at which the wait times out.
     pub fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// Whether the wait waits for its conditions to be compiled.
+    pub fn is_compiling(&self) -> bool {
+        self.state == State::Compiling
     }
 
     /// Whether a probe call is in flight.
@@ -220,15 +257,23 @@ impl Machine {
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
-            elapsed: now - self.started,
-            budget: self.deadline - now,
+            elapsed: now.saturating_sub(self.started),
+            budget: self.deadline.saturating_sub(now),
         })
     }
 
     /// The timer set by [`Machine::next_timer`] fired.
     pub fn on_timer(&mut self, now: Duration) -> Step {
         match self.state {
-            State::Done | State::Ready => Step::Idle,
+            State::Done => Step::Idle,
+            State::Compiling if now >= self.deadline => {
+                let message = format!(
+                    "the time limit ({} ms) passed while the wait's patterns were compiled",
+                    millis(self.effective)
+                );
+                Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)))
+            }
+            State::Compiling => Step::Idle,
             _ if now >= self.deadline => self.at_deadline(now),
             State::Sleeping { until } if now >= until => self.begin_probe(now, false),
             _ => Step::Idle,
@@ -243,7 +288,7 @@ impl Machine {
                 self.wake_pending = true;
                 Step::Idle
             }
-            State::Ready | State::Done => Step::Idle,
+            State::Compiling | State::Done => Step::Idle,
         }
     }
 
@@ -255,7 +300,16 @@ impl Machine {
         if self.is_probing() {
             self.probe.abandoned += 1;
         }
-        self.finish(now, Outcome::Cancelled, None, Vec::new(), None)
+        Step::Done(self.end(now, Outcome::Cancelled, None, Vec::new(), None))
+    }
+
+    /// Something failed while the driver ran this wait (a panic): the wait
+    /// ends with outcome `error` and `message`.
+    pub fn fail(&mut self, now: Duration, message: String) -> Ending {
+        if self.is_probing() {
+            self.probe.abandoned += 1;
+        }
+        self.end(now, Outcome::Error, None, Vec::new(), Some(message))
     }
 
     /// A probe call returned.
@@ -279,7 +333,7 @@ impl Machine {
         };
         if self.consecutive_errors > tolerated {
             let message = format!("probe failed: {}", err.message);
-            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::ProbeError, None, Vec::new(), Some(message)));
         }
         self.schedule_next(now)
     }
@@ -297,11 +351,11 @@ impl Machine {
                 self.output_cap,
                 observation.text.len()
             );
-            return self.finish(now, Outcome::Error, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)));
         }
         if self.samples == 1 {
             if let Some(before) = observation.at_entry.as_deref() {
-                self.entry_matched = self.until.matches_text(before);
+                self.entry_matched = self.conditions.until.matches_text(before);
             }
         }
         if observation.alternate_screen {
@@ -317,18 +371,18 @@ impl Machine {
             self.last_change = now;
         }
         if self.view.is_entry() {
-            self.entry_matched = self.until.matches_text(self.view.display());
+            self.entry_matched = self.conditions.until.matches_text(self.view.display());
         }
         let sample = Sample {
             text: self.view.text(),
             new_from: update.new_from,
             reset: update.reset,
-            quiet: now - self.last_change,
+            quiet: now.saturating_sub(self.last_change),
             has_output: self.view.has_output(),
             observation: &observation,
         };
-        let stopped = self.stop.scan(&sample);
-        let matched = self.until.evaluate(&sample);
+        let stopped = self.conditions.stop.scan(&sample);
+        let matched = self.conditions.until.evaluate(&sample);
         if let Some(hit) = stopped {
             return self.finish_woken(now, woken, Outcome::Stopped, hit.index, hit.lines);
         }
@@ -340,12 +394,12 @@ impl Machine {
         }
         if self
             .last_progress
-            .is_none_or(|at| now - at >= self.progress_every)
+            .is_none_or(|at| now.saturating_sub(at) >= self.progress_every)
         {
             self.last_progress = Some(now);
             self.progress = Some(Progress {
                 samples: self.samples,
-                elapsed_ms: millis(now - self.started),
+                elapsed_ms: millis(now.saturating_sub(self.started)),
                 last_line: last_line(self.view.display()),
             });
         }
@@ -372,22 +426,21 @@ impl Machine {
     /// never overlap or run back to back, and the next comes at the
     /// following planned time. A woken sample leaves the plan as it was.
     fn next_on_grid(&mut self, now: Duration) -> Duration {
+        // Saturating throughout: a spec may ask for any factor and limit
+        // (the largest plan only ends at the deadline).
         if std::mem::take(&mut self.on_grid) {
-            self.grid += self.interval;
+            self.grid = self.grid.saturating_add(self.interval);
             if let Some(backoff) = self.backoff {
-                self.interval = self
-                    .interval
-                    .mul_f64(backoff.factor)
-                    .min(backoff.max_interval);
+                self.interval = grown(self.interval, backoff);
             }
         }
         if self.grid < now {
             let missed = (now - self.grid)
                 .as_nanos()
                 .div_ceil(self.interval.as_nanos());
-            self.grid += Duration::from_nanos(
+            self.grid = self.grid.saturating_add(Duration::from_nanos(
                 u64::try_from(missed.saturating_mul(self.interval.as_nanos())).unwrap_or(u64::MAX),
-            );
+            ));
         }
         self.grid
     }
@@ -404,9 +457,9 @@ impl Machine {
                     millis(self.effective)
                 ),
             };
-            return self.finish(now, Outcome::ProbeError, None, Vec::new(), Some(message));
+            return Step::Done(self.end(now, Outcome::ProbeError, None, Vec::new(), Some(message)));
         }
-        self.finish(now, Outcome::Timeout, None, Vec::new(), None)
+        Step::Done(self.end(now, Outcome::Timeout, None, Vec::new(), None))
     }
 
     fn finish_woken(
@@ -417,32 +470,29 @@ impl Machine {
         index: Option<usize>,
         lines: Vec<String>,
     ) -> Step {
-        match self.finish(now, outcome, index, lines, None) {
-            Step::Done(mut ending) => {
-                ending.woken = woken;
-                Step::Done(ending)
-            }
-            other => other,
-        }
+        let mut ending = self.end(now, outcome, index, lines, None);
+        ending.woken = woken;
+        Step::Done(ending)
     }
 
-    fn finish(
+    /// Ends the wait: the result is built from this and the machine.
+    fn end(
         &mut self,
         now: Duration,
         outcome: Outcome,
         matched_index: Option<usize>,
         matched_lines: Vec<String>,
         error: Option<String>,
-    ) -> Step {
+    ) -> Ending {
         self.state = State::Done;
-        Step::Done(Ending {
+        Ending {
             outcome,
             matched_index,
             matched_lines,
             error,
             woken: false,
             at: now,
-        })
+        }
     }
 
     /// The result of the wait that ended as `ending`.
@@ -472,6 +522,15 @@ impl Machine {
     }
 }
 
+/// `interval` grown by `backoff`: at most its `max_interval`, whatever
+/// the factor (`Duration::mul_f64` panics past the largest duration).
+fn grown(interval: Duration, backoff: Backoff) -> Duration {
+    Duration::try_from_secs_f64(interval.as_secs_f64() * backoff.factor)
+        .map_or(backoff.max_interval, |longer| {
+            longer.min(backoff.max_interval)
+        })
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -499,7 +558,8 @@ mod tests {
         let spec = Spec::from_json(r#"{"until": {"matches": "ok"}, "interval_ms": 100}"#).unwrap();
         let mut machine =
             Machine::new(&spec, &Policy::default(), ProbeMode::Snapshot, ms(0.0)).unwrap();
-        assert!(matches!(machine.start(ms(0.0)), Step::Probe(_)));
+        let conditions = Conditions::compile(&spec).unwrap();
+        assert!(matches!(machine.start(ms(0.0), conditions), Step::Probe(_)));
         let mut now = ms(0.3);
         for sample in 1..=20 {
             machine.on_probe(now, Ok(Observation::text("no")));

@@ -56,8 +56,23 @@ impl Pattern {
         self
     }
 
-    /// Compiles the pattern; `field` names it in the error.
-    pub(crate) fn compile(&self, field: &str) -> Result<CompiledPattern, SpecError> {
+    /// Checks what [`Pattern::compile`] would but the size of the compiled
+    /// regex: its length and its syntax. Parsing takes time linear in the
+    /// text (at most [`MAX_PATTERN_BYTES`]), where compiling can take
+    /// seconds, so a host's thread may check and a wait's time compile.
+    pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
+        self.check_length(field)?;
+        if self.regex {
+            regex_syntax::ast::parse::ParserBuilder::new()
+                .build()
+                .parse(&self.text)
+                .map_err(|e| invalid_regex(field, &e))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the pattern's length, as [`Pattern::compile`] does first.
+    pub(crate) fn check_length(&self, field: &str) -> Result<(), SpecError> {
         if self.text.is_empty() {
             return Err(SpecError::new(
                 field,
@@ -75,6 +90,12 @@ impl Pattern {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Compiles the pattern; `field` names it in the error.
+    pub(crate) fn compile(&self, field: &str) -> Result<CompiledPattern, SpecError> {
+        self.check_length(field)?;
         let key = (self.text.len() <= CACHED_PATTERN_BYTES)
             .then(|| (self.text.clone(), self.regex, self.case_sensitive));
         if let Some(compiled) = key.as_ref().and_then(|key| COMPILED.lock().get(key)) {
@@ -125,12 +146,15 @@ impl Pattern {
 /// over it, such as a long run of a repeated Unicode class (`\w{150}`), is
 /// refused as `invalid_regex`.
 ///
+/// Patterns compile in the wait's own time, so such a pattern ends its
+/// wait with outcome `error`:
+///
 /// ```
-/// let err = waitfor::Spec::from_json(
-///     r#"{"until": {"matches": {"text": "\\w{150}", "regex": true}}}"#,
-/// ).unwrap_err();
-/// assert_eq!(err.field, "until.matches");
-/// assert!(err.message.contains("4 MiB"));
+/// use waitfor::{probe_fn, Engine, Observation, Outcome, Spec};
+/// let spec = Spec::from_json(r#"{"until": {"matches": {"text": "\\w{150}", "regex": true}}}"#).unwrap();
+/// let result = Engine::global().wait(spec, probe_fn(|_| Ok(Observation::text("x")))).unwrap();
+/// assert_eq!(result.outcome, Outcome::Error);
+/// assert!(result.error.unwrap().contains("4 MiB"));
 /// assert_eq!(waitfor::MAX_COMPILED_PATTERN_BYTES, 4 << 20);
 /// ```
 pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
@@ -254,6 +278,17 @@ impl PatternCache {
             .map(|(key, compiled)| Self::entry_bytes(key, compiled))
             .sum()
     }
+}
+
+fn invalid_regex(field: &str, error: &dyn std::fmt::Display) -> SpecError {
+    SpecError::new(
+        field,
+        Rule::InvalidRegex,
+        format!(
+            "not a valid regular expression: {}",
+            one_line(&error.to_string())
+        ),
+    )
 }
 
 fn one_line(text: &str) -> String {

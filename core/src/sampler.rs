@@ -3,7 +3,7 @@
 //! and the conditions). For benchmarks; not part of the stable API.
 
 use crate::error::SpecError;
-use crate::machine::{Machine, Step};
+use crate::machine::{Conditions, Machine, Step};
 use crate::policy::Policy;
 use crate::probe::{Observation, ProbeMode};
 use crate::result::WaitResult;
@@ -28,7 +28,7 @@ impl Sampler {
     pub fn new(spec: &Spec, mode: ProbeMode) -> Result<Self, SpecError> {
         let policy = Policy::default().max_wait_ceiling(spec.max_wait);
         let mut machine = Machine::new(spec, &policy, mode, Duration::ZERO)?;
-        machine.start(Duration::ZERO);
+        machine.start(Duration::ZERO, Conditions::compile(spec)?);
         Ok(Self { machine })
     }
 

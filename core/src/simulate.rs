@@ -4,7 +4,7 @@
 
 use crate::cancel::CancelToken;
 use crate::error::SpecError;
-use crate::machine::{Machine, ProbeCall, Progress, Step};
+use crate::machine::{Conditions, Machine, ProbeCall, Progress, Step};
 use crate::policy::Policy;
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::result::WaitResult;
@@ -251,7 +251,7 @@ fn drive(
     let mut progress = Vec::new();
     // The call in flight: when it answers (None: never) and what.
     let mut in_flight: Option<(Option<Duration>, Result<Observation, ProbeError>)> = None;
-    let mut step = machine.start(now);
+    let mut step = machine.start(now, Conditions::compile(spec)?);
     loop {
         match step {
             Step::Done(ending) => {
@@ -264,7 +264,7 @@ fn drive(
             Step::Probe(call) => {
                 call_starts_ms.push(now.as_millis() as u64);
                 let (takes, result) = answer(&call);
-                in_flight = Some((takes.map(|t| now + t), result));
+                in_flight = Some((takes.map(|t| now.saturating_add(t)), result));
             }
             Step::Idle => {}
         }

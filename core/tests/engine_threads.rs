@@ -121,15 +121,18 @@ fn a_hung_probe_never_delays_another_wait() {
 
 #[test]
 fn cancel_from_another_thread() {
+    // Told once the engine has taken in the first sample (a progress
+    // report), not merely once the probe was called.
     let (first_sample, seen) = mpsc::channel();
-    let probe = probe_fn(move |_| {
+    let options = WaitOptions::default().on_progress(move |_| {
         let _ = first_sample.send(());
-        Ok(Observation::text("not yet"))
     });
+    let probe = probe_fn(|_| Ok(Observation::text("not yet")));
     let handle = Engine::global()
-        .start(
+        .start_with(
             ready_spec(Duration::from_secs(10), Duration::from_secs(60)),
-            probe,
+            Some(Box::new(probe)),
+            options,
         )
         .unwrap();
     let control = handle.control();

@@ -5,7 +5,7 @@ use crate::convert;
 use crate::errors;
 use crate::invoke::{attached, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
-use pyo3::exceptions::PyTimeoutError;
+use pyo3::exceptions::{PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -161,19 +161,49 @@ pub fn start(
     } else {
         "invalid_spec"
     };
-    // Attached: a start never waits for the engine, and letting go of the
+    // A start never waits for the engine, and letting go of the
     // interpreter lock here handed it to the worker making an earlier
     // wait's first call, then waited to get it back (a loop of starts
-    // spent half its time in that ping-pong).
-    let handle = crate::engine::engine()
-        .start_with(spec, probe, options)
-        .map_err(|e| errors::spec_error(py, &e, code))?;
+    // spent half its time in that ping-pong): so it keeps the lock, unless
+    // its regexes are long enough that checking their syntax takes a
+    // while (compiling them is the wait's own work, off this thread).
+    let engine = crate::engine::engine();
+    let started = if regex_bytes(&spec) > LONG_REGEXES {
+        py.detach(|| engine.start_with(spec, probe, options))
+    } else {
+        engine.start_with(spec, probe, options)
+    };
+    let handle = started.map_err(|e| errors::spec_error(py, &e, code))?;
     Ok(NativeHandle {
         control: handle.control(),
         delivery,
         calls,
         render: render.map(Arc::new),
     })
+}
+
+/// Regex text past which a start lets go of the interpreter lock.
+const LONG_REGEXES: usize = 4 * 1024;
+
+/// The length of every regex in `spec`'s conditions.
+fn regex_bytes(spec: &waitfor::Spec) -> usize {
+    fn regex_len(pattern: &waitfor::Pattern) -> usize {
+        if pattern.regex {
+            pattern.text.len()
+        } else {
+            0
+        }
+    }
+    fn in_condition(condition: &waitfor::Condition) -> usize {
+        use waitfor::Condition::*;
+        match condition {
+            Matches(p) | NotMatches(p) => regex_len(p),
+            Patterns(list) => list.iter().map(regex_len).sum(),
+            Any(children) | All(children) => children.iter().map(in_condition).sum(),
+            QuietFor(_) | AnyOutput | Json { .. } | ExitCode(_) => 0,
+        }
+    }
+    in_condition(&spec.until) + spec.stop.iter().map(regex_len).sum::<usize>()
 }
 
 #[pymethods]
@@ -200,11 +230,15 @@ impl NativeHandle {
     #[pyo3(signature = (timeout = None))]
     fn result<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let deadline = match timeout {
-            Some(t) => Some(
-                Instant::now()
-                    + Duration::try_from_secs_f64(t.max(0.0))
-                        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
-            ),
+            Some(t) if t.is_nan() || t < 0.0 => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout must be a number of seconds >= 0, not {t}"
+                )))
+            }
+            // Past what a clock can hold (1e19 seconds): no deadline.
+            Some(t) => Duration::try_from_secs_f64(t)
+                .ok()
+                .and_then(|t| Instant::now().checked_add(t)),
             None => None,
         };
         loop {

@@ -48,6 +48,10 @@ impl ProbeJob {
     pub fn call(&self) -> Result<Observation, ProbeError> {
         let mut calling = self.cell.probe.lock();
         let Calling { probe, ctx } = &mut *calling;
+        // The wait ended while this call was queued: no call after its result.
+        if ctx.cancel.is_cancelled() {
+            return Err(ProbeError::new("the wait ended before this call started"));
+        }
         ctx.sample = self.call.sample;
         ctx.elapsed = self.call.elapsed;
         ctx.budget = self.call.budget;
@@ -58,10 +62,14 @@ impl ProbeJob {
 
 /// The probe error for a probe call that panicked.
 pub(crate) fn panicked(panic: &(dyn std::any::Any + Send)) -> ProbeError {
-    let what = panic
+    ProbeError::new(format!("probe panicked: {}", panic_message(panic)))
+}
+
+/// What a panic said.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    ProbeError::new(format!("probe panicked: {what}"))
+        .unwrap_or_else(|| "unknown panic".to_string())
 }

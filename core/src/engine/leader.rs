@@ -24,10 +24,11 @@ struct Leadership {
     inbox: Arc<Queue<Msg>>,
 }
 
-/// Starts the scheduler thread (and its watchdog) for an engine.
-pub(crate) fn start(inbox: Arc<Queue<Msg>>, epoch: Instant) {
+/// Starts the scheduler thread (and its watchdog) for an engine whose
+/// probe calls run on at most `worker_cap` workers.
+pub(crate) fn start(inbox: Arc<Queue<Msg>>, epoch: Instant, worker_cap: usize) {
     let watchdog = Watchdog::new(epoch);
-    let scheduler = Scheduler::new(inbox.clone(), epoch, watchdog.is_some());
+    let scheduler = Scheduler::new(inbox.clone(), epoch, watchdog.is_some(), worker_cap);
     let leadership = Arc::new(Leadership {
         scheduler: Mutex::new(scheduler),
         watchdog,

@@ -2,6 +2,7 @@
 
 mod begun;
 mod call;
+mod compile;
 mod handle;
 mod leader;
 mod queue;
@@ -135,9 +136,14 @@ pub struct Engine {
 impl Engine {
     /// A new engine with its own scheduler thread.
     pub fn new() -> Self {
+        Self::with_worker_cap(workers::MAX_WORKERS)
+    }
+
+    /// A new engine whose probe calls run on at most `cap` worker threads.
+    pub(crate) fn with_worker_cap(cap: usize) -> Self {
         let tx = Arc::new(Queue::new());
         let epoch = Instant::now();
-        leader::start(tx.clone(), epoch);
+        leader::start(tx.clone(), epoch, cap);
         Self {
             tx,
             epoch,
@@ -164,6 +170,7 @@ impl Engine {
         probe: Option<Box<dyn Probe>>,
         options: WaitOptions,
     ) -> Result<WaitHandle, SpecError> {
+        let started = self.epoch.elapsed();
         let probe = match (probe, &spec.probe) {
             (Some(probe), None) => probe,
             (None, Some(builtin)) => builtin_probe(builtin, &spec, &options.policy.grants)?,
@@ -179,13 +186,19 @@ impl Engine {
         let mut probe = probe;
         let (mode, name) = (probe.mode(), probe.name().to_string());
         let pace = Pace::of(probe.may_block());
-        self.launch(spec, options, (mode, &name, pace), |slot, control, ctx| {
-            probe.watch(control.waker());
-            ProbeHolder::Blocking(Arc::new(ProbeCell {
-                probe: Mutex::new(Calling { probe, ctx }),
-                slot,
-            }))
-        })
+        self.launch(
+            started,
+            spec,
+            options,
+            (mode, &name, pace),
+            |slot, control, ctx| {
+                probe.watch(control.waker());
+                ProbeHolder::Blocking(Arc::new(ProbeCell {
+                    probe: Mutex::new(Calling { probe, ctx }),
+                    slot,
+                }))
+            },
+        )
     }
 
     /// Starts a wait whose probe answers later, from its own loop (see
@@ -209,12 +222,14 @@ impl Engine {
         probe: impl AsyncProbe,
         options: WaitOptions,
     ) -> Result<WaitHandle, SpecError> {
+        let started = self.epoch.elapsed();
         if spec.probe.is_some() {
             return Err(two_probes());
         }
         let (mode, name) = (probe.mode(), probe.name().to_string());
         let probe: Box<dyn AsyncProbe> = Box::new(probe);
         self.launch(
+            started,
             spec,
             options,
             (mode, &name, Pace::of(true)),
@@ -229,15 +244,18 @@ impl Engine {
         self.tx.push(Msg::CallsBegun(hook));
     }
 
-    /// Hands a wait whose probe is ready to the scheduler.
+    /// Hands a wait whose probe is ready to the scheduler. Its time runs
+    /// from `started`, when the host called: what it does from then on,
+    /// compiling its patterns (on a worker) included, counts.
     fn launch(
         &self,
+        started: Duration,
         spec: Spec,
         options: WaitOptions,
         (mode, probe_name, pace): (ProbeMode, &str, Pace),
         hold: impl FnOnce(Arc<Slot>, &WaitControl, ProbeContext) -> ProbeHolder,
     ) -> Result<WaitHandle, SpecError> {
-        let machine = Machine::new(&spec, &options.policy, mode, self.epoch.elapsed())?;
+        let machine = Machine::new(&spec, &options.policy, mode, started)?;
         let control = WaitControl {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             tx: self.tx.clone(),
@@ -274,7 +292,8 @@ impl Engine {
             timer_seq: 0,
             pace,
         };
-        self.tx.push(Msg::Start(control.id, Box::new(active)));
+        self.tx
+            .push(Msg::Start(control.id, Box::new(active), Box::new(spec)));
         Ok(WaitHandle { slot, control })
     }
 
@@ -364,4 +383,87 @@ fn builtin_probe(
             })
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{probe_fn, Condition, Observation, Outcome, Pattern, ProbeError};
+    use std::sync::mpsc;
+
+    fn ready_spec(max_wait: Duration) -> Spec {
+        Spec::new(Condition::Matches(Pattern::literal("ready")))
+            .interval(Duration::from_millis(50))
+            .max_wait(max_wait)
+    }
+
+    /// A probe that says "not yet" and counts its calls; its calls run
+    /// on workers.
+    struct Counted(Arc<AtomicU64>);
+
+    impl Probe for Counted {
+        fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(Observation::text("not yet"))
+        }
+
+        fn may_block(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn work_queued_past_the_worker_cap_never_runs_and_its_wait_says_why() {
+        let engine = Engine::with_worker_cap(2);
+        let release = CancelToken::new();
+        let (entered, calls_in) = mpsc::channel();
+        let hang = || {
+            let (release, entered) = (release.clone(), entered.clone());
+            let probe = probe_fn(move |_| {
+                let _ = entered.send(());
+                release.wait_timeout(Duration::from_secs(60));
+                Ok(Observation::text("ready"))
+            });
+            let handle = engine.start(ready_spec(Duration::from_secs(60)), probe);
+            calls_in.recv_timeout(Duration::from_secs(20)).unwrap();
+            handle.unwrap()
+        };
+        // One worker hangs; a wait takes its first sample on the other,
+        // which then hangs too: that wait's next call finds no worker.
+        let mut hung = vec![hang()];
+        let calls = Arc::new(AtomicU64::new(0));
+        let (sampled, first_sample) = mpsc::channel();
+        let options = WaitOptions::default().on_progress(move |_| {
+            let _ = sampled.send(());
+        });
+        let spec = ready_spec(Duration::from_secs(2));
+        let probe = Box::new(Counted(calls.clone()));
+        let queued_call = engine.start_with(spec, Some(probe), options).unwrap();
+        first_sample.recv_timeout(Duration::from_secs(20)).unwrap();
+        hung.push(hang());
+        // A wait started now cannot even compile its conditions.
+        let probe = probe_fn(|_| Ok(Observation::text("ready")));
+        let not_started = engine.start(ready_spec(Duration::from_millis(200)), probe);
+        let result = not_started.unwrap().wait();
+        assert_eq!(result.outcome, Outcome::Error);
+        let error = result.error.unwrap_or_default();
+        assert!(
+            error.contains("could not start") && error.contains("cap of 2"),
+            "{error}"
+        );
+        let result = queued_call.wait_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(result.outcome, Outcome::ProbeError);
+        let error = result.error.unwrap_or_default();
+        assert!(
+            error.contains("no probe call could start") && error.contains("cap of 2"),
+            "{error}"
+        );
+        release.cancel();
+        for handle in hung {
+            assert_eq!(handle.wait().outcome, Outcome::Matched);
+        }
+        // The call left in the queue never runs: its wait has its result.
+        assert!(queued_call.wait_released(Duration::from_secs(20)));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
 }

@@ -4,20 +4,22 @@
 //! hosts whose callbacks are quick).
 
 use super::begun::BegunHooks;
-use super::call::{panicked, ProbeJob};
+use super::call::{panic_message, panicked, ProbeJob};
+use super::compile::{CompileJob, Compiled};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
 use super::timers::{Due, Timers};
 use super::watchdog::STALL;
-use super::workers::{Delivery, StarvationWatch, Workers, STARVATION_WINDOW};
+use super::workers::{Delivery, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode};
-use crate::result::WaitResult;
+use crate::result::{Outcome, WaitResult};
+use crate::spec::Spec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::panic::AssertUnwindSafe;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -109,7 +111,13 @@ impl Pace {
 }
 
 pub(crate) enum Msg {
-    Start(u64, Box<Active>),
+    /// A new wait, and its spec to compile.
+    Start(u64, Box<Active>, Box<Spec>),
+    /// A new wait's conditions, compiled (or why not).
+    Compiled {
+        id: u64,
+        conditions: Compiled,
+    },
     ProbeDone {
         id: u64,
         call: u64,
@@ -138,9 +146,9 @@ pub(crate) struct Scheduler {
     next_seq: u64,
     workers: Workers,
     delivery: Delivery,
-    /// Probe calls decided during this turn of the loop, handed to the
-    /// workers together at its end.
-    calls: Vec<ProbeJob>,
+    /// Compiles and probe calls decided during this turn of the loop,
+    /// handed to the workers together at its end.
+    calls: Vec<Task>,
     /// Calls of quick probes this turn, made on the scheduler thread.
     inline: VecDeque<ProbeJob>,
     /// Whether calls may run on the scheduler thread (a watchdog runs).
@@ -160,7 +168,7 @@ pub(crate) struct Scheduler {
 impl Scheduler {
     /// A scheduler; `inline_ok` when a watchdog guards calls made on the
     /// scheduler thread.
-    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool) -> Self {
+    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool, worker_cap: usize) -> Self {
         Self {
             epoch,
             waits: HashMap::default(),
@@ -168,7 +176,7 @@ impl Scheduler {
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
-            workers: Workers::new(inbox.clone()),
+            workers: Workers::new(inbox.clone(), worker_cap),
             inbox,
             delivery: Delivery::new(),
             calls: Vec::new(),
@@ -200,7 +208,10 @@ impl Scheduler {
                 .is_none_or(|until| Instant::now() >= until);
         // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
-            if let Some(msg) = self.inbox.pop(wake_at.map(|at| self.epoch + at)) {
+            // No instant that far ahead (a limit of centuries): sleep
+            // until a message.
+            let wake_at = wake_at.and_then(|at| self.epoch.checked_add(at));
+            if let Some(msg) = self.inbox.pop(wake_at) {
                 self.inbox_batch.push_back(msg);
             }
         }
@@ -275,7 +286,7 @@ impl Scheduler {
     /// The calls left for this thread go to workers instead (after a
     /// take-over, or past a turn's time budget).
     pub fn hand_inline_to_workers(&mut self) {
-        self.calls.extend(self.inline.drain(..));
+        self.calls.extend(self.inline.drain(..).map(Task::Call));
     }
 
     /// Takes in the answer of a call this thread made itself, which ended
@@ -292,12 +303,51 @@ impl Scheduler {
 
     /// Handles `msg` at `now` (time since the epoch).
     fn handle(&mut self, msg: Msg, now: Duration) {
+        let id = match msg {
+            Msg::CallsBegun(hook) => return self.begun.add(hook),
+            Msg::Start(id, ..)
+            | Msg::Compiled { id, .. }
+            | Msg::ProbeDone { id, .. }
+            | Msg::Cancel(id)
+            | Msg::Wake(id) => id,
+        };
+        self.for_wait(id, |scheduler| scheduler.handle_for_wait(msg, now));
+    }
+
+    /// Runs `work` on wait `id`'s behalf. A panic in it (in the wait's
+    /// machine, or in host code its probe runs on this thread) ends that
+    /// wait with outcome `error`, and the scheduler goes on with the rest.
+    fn for_wait(&mut self, id: u64, work: impl FnOnce(&mut Self)) {
+        let Err(panic) = catch_unwind(AssertUnwindSafe(|| work(self))) else {
+            return;
+        };
+        let now = self.now();
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        // Its probe is not asked where to resume: that may be what panicked.
+        active.resumable = false;
+        let message = format!(
+            "the engine panicked while running this wait: {}",
+            panic_message(panic.as_ref())
+        );
+        let ending = active.machine.fail(now, message);
+        self.finish(id, ending);
+    }
+
+    fn handle_for_wait(&mut self, msg: Msg, now: Duration) {
         match msg {
-            Msg::Start(id, active) => {
+            Msg::Start(id, active, spec) => {
                 let deadline = active.machine.deadline();
                 self.waits.insert(id, active);
                 self.timers.arm_deadline(deadline, id);
-                let step = self.waits.get_mut(&id).map(|a| a.machine.start(now));
+                self.calls.push(Task::Compile(CompileJob { id, spec }));
+            }
+            Msg::Compiled { id, conditions } => {
+                let step = self.waits.get_mut(&id).map(|a| match conditions {
+                    Ok(conditions) => a.machine.start(now, conditions),
+                    Err(message) => Step::Done(a.machine.fail(now, message)),
+                });
                 self.apply(id, step);
             }
             Msg::ProbeDone {
@@ -324,7 +374,7 @@ impl Scheduler {
                 let step = self.waits.get_mut(&id).map(|a| a.machine.on_wake(now));
                 self.apply(id, step);
             }
-            Msg::CallsBegun(hook) => self.begun.add(hook),
+            Msg::CallsBegun(_) => {}
         }
     }
 
@@ -333,15 +383,54 @@ impl Scheduler {
         let mut due = std::mem::take(&mut self.due);
         self.timers.take_due(now, &mut due);
         for (id, seq) in due.drain(..) {
-            let step = self
-                .waits
-                .get_mut(&id)
-                .filter(|a| seq == 0 || seq == a.timer_seq)
-                .map(|a| a.machine.on_timer(now));
-            self.apply(id, step);
+            self.for_wait(id, |scheduler| {
+                if seq == 0 {
+                    scheduler.tell_of_worker_cap(id, now);
+                }
+                let step = scheduler
+                    .waits
+                    .get_mut(&id)
+                    .filter(|a| seq == 0 || seq == a.timer_seq)
+                    .map(|a| a.machine.on_timer(now));
+                scheduler.apply(id, step);
+            });
             self.hand_out_early();
         }
         self.due = due;
+    }
+
+    /// At its deadline, a wait whose work is still queued because every
+    /// worker the cap allows is held by a call says so, rather than timing
+    /// out unexplained: its queued call is answered with that error.
+    fn tell_of_worker_cap(&mut self, id: u64, now: Duration) {
+        if !self.workers.at_cap() {
+            return;
+        }
+        let Some(active) = self.waits.get_mut(&id) else {
+            return;
+        };
+        let cap_reached = format!(
+            "the engine's cap of {} worker threads is reached, each one held by a \
+             probe call that has not returned",
+            self.workers.cap()
+        );
+        // A call that runs holds its probe's lock.
+        let call_queued = match &active.probe {
+            ProbeHolder::Blocking(cell) => {
+                active.machine.is_probing() && cell.probe.try_lock().is_some()
+            }
+            ProbeHolder::Deferred(_) => false,
+        };
+        let step = if active.machine.is_compiling() {
+            let message = format!("the wait could not start: {cap_reached}");
+            Step::Done(active.machine.fail(now, message))
+        } else if call_queued {
+            let error = format!("no probe call could start: {cap_reached}");
+            active.machine.on_probe(now, Err(ProbeError::new(error)))
+        } else {
+            return;
+        };
+        self.apply(id, Some(step));
     }
 
     fn apply(&mut self, id: u64, step: Option<Step>) {
@@ -383,7 +472,7 @@ impl Scheduler {
                 if active.pace.inline && self.inline_now {
                     self.inline.push_back(job);
                 } else {
-                    self.calls.push(job);
+                    self.calls.push(Task::Call(job));
                 }
             }
             ProbeHolder::Deferred(cell) => {
@@ -395,7 +484,7 @@ impl Scheduler {
                     output_cap: active.machine.output_cap(),
                 };
                 let reply = Reply::new(id, call.sample, self.inbox.clone());
-                let begun = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let begun = catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
                 }));
                 self.begun.count();
@@ -420,7 +509,7 @@ impl Scheduler {
         {
             if active.quick_callbacks {
                 // A host callback that panics loses its own report.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| report(&progress)));
+                let _ = catch_unwind(AssertUnwindSafe(|| report(&progress)));
                 return;
             }
             let report = report.clone();
@@ -430,13 +519,18 @@ impl Scheduler {
     }
 
     fn finish(&mut self, id: u64, ending: Ending) {
-        let Some(mut active) = self.waits.remove(&id) else {
+        let Some(active) = self.waits.get(&id) else {
             return;
         };
         active.call_cancel.cancel();
         // Read now, while an abandoned call still holds the probe: its
         // position past what the wait saw is no place to resume from.
-        let resume = active.resumable.then(|| resume_token(&active)).flatten();
+        // Read before the wait leaves the table: should the probe's code
+        // panic, `for_wait` finds the wait there and ends it.
+        let resume = active.resumable.then(|| resume_token(active)).flatten();
+        let Some(mut active) = self.waits.remove(&id) else {
+            return;
+        };
         let on_done = active.on_done.take();
         let slot = active.slot.clone();
         // The result is built, the wait (its probe included) dropped, and
@@ -451,15 +545,17 @@ impl Scheduler {
         // the wait is finished here, sparing the hand-over.
         let here = active.quick_callbacks && matches!(active.probe, ProbeHolder::Deferred(_));
         let deliver = move || {
-            let mut result = active.machine.result(ending);
+            let built = catch_unwind(AssertUnwindSafe(|| active.machine.result(ending)));
+            let mut result = built.unwrap_or_else(|panic| unbuilt_result(panic.as_ref()));
             result.resume = resume;
             active.span.record("poll_count", result.samples);
             active.span.record("stop_reason", result.outcome.as_str());
             active.span.record("elapsed_ms", result.elapsed_ms);
-            drop(active);
+            // A probe that panics as it is dropped, or a host callback
+            // that panics, still lets the handle hear.
+            let _ = catch_unwind(AssertUnwindSafe(move || drop(active)));
             if let Some(on_done) = on_done {
-                // A host callback that panics still lets the handle hear.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| on_done(&result)));
+                let _ = catch_unwind(AssertUnwindSafe(|| on_done(&result)));
             }
             // Held by nothing else (a host that dropped its handle and
             // hears through `on_done`, as the Node package does), the
@@ -486,6 +582,32 @@ impl Scheduler {
                     .is_some_and(|a| seq == 0 || seq == a.timer_seq)
             });
         }
+    }
+}
+
+/// The result of a wait whose result could not be built (a panic).
+fn unbuilt_result(panic: &(dyn std::any::Any + Send)) -> WaitResult {
+    WaitResult {
+        outcome: Outcome::Error,
+        matched_index: None,
+        matched_lines: Vec::new(),
+        matched_at_entry: false,
+        saw_new_output: false,
+        tail: Default::default(),
+        exit_code: None,
+        samples: 0,
+        elapsed_ms: 0,
+        effective_max_wait_ms: 0,
+        clamped: false,
+        probe: Default::default(),
+        error: Some(format!(
+            "the engine panicked while ending this wait: {}",
+            panic_message(panic)
+        )),
+        resume: None,
+        woken: false,
+        alternate_screen: false,
+        last_observation: String::new(),
     }
 }
 

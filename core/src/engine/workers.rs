@@ -1,11 +1,16 @@
 //! The worker threads probe calls run on.
 //!
-//! A small pool serves quick probes; when queued calls stop being taken
-//! (every worker is stuck in a slow or hung probe) the scheduler notices
-//! and adds a worker, so a hung probe never holds up another wait by more
-//! than one starvation check. Extra workers leave after a while idle.
+//! A small pool serves quick calls. When calls are queued and none has
+//! finished for a starvation window, every worker is stuck in a slow or
+//! hung probe: the pool then doubles, or grows by as many workers as calls
+//! are queued if that is fewer (never past [`MAX_WORKERS`]). So 1,000 hung
+//! calls hold 1,000 workers after ten windows, and a pool that merely
+//! stalled (its threads waiting for a CPU on a loaded machine) grows by
+//! little. A pool that has much to do keeps finishing calls and grows no
+//! further. Extra workers leave after a while idle.
 
 use super::call::ProbeJob;
+use super::compile::CompileJob;
 use super::queue::Queue;
 use super::scheduler::Msg;
 use std::collections::VecDeque;
@@ -15,11 +20,30 @@ use std::time::{Duration, Instant};
 
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
+/// What a worker does.
+pub(crate) enum Task {
+    /// Compiles a new wait's conditions.
+    Compile(CompileJob),
+    /// Makes a probe call.
+    Call(ProbeJob),
+}
+
+impl Task {
+    fn run(self, inbox: &Queue<Msg>) {
+        match self {
+            Task::Compile(job) => job.run(inbox),
+            Task::Call(job) => job.run(inbox),
+        }
+    }
+}
+
 /// Workers kept even when idle.
 const MIN_WORKERS: usize = 2;
-/// Workers never exceed this, however many probes hang.
-const MAX_WORKERS: usize = 4096;
-/// Queued calls waiting this long with no call finishing add a worker.
+/// The most workers an engine runs, however many probe calls hang: each
+/// hung call holds one. Past it, calls wait in the queue, and a wait
+/// whose call is still queued at its deadline says the cap was reached.
+pub(crate) const MAX_WORKERS: usize = 4096;
+/// Queued calls waiting this long with no call finishing add workers.
 pub(crate) const STARVATION_WINDOW: Duration = Duration::from_millis(5);
 /// An extra worker idle this long leaves.
 const IDLE_EXIT: Duration = Duration::from_secs(10);
@@ -33,34 +57,40 @@ pub(crate) struct StarvationWatch {
 }
 
 pub(crate) struct Workers {
-    jobs: Arc<Queue<ProbeJob>>,
+    jobs: Arc<Queue<Task>>,
     shared: Arc<Counters>,
     /// Where the workers post their answers: the scheduler's inbox.
     inbox: Arc<Queue<Msg>>,
+    /// The most workers this pool starts.
+    cap: usize,
 }
 
 #[derive(Default)]
 struct Counters {
     threads: AtomicUsize,
+    /// Workers inside a call.
+    busy: AtomicUsize,
     completed: AtomicU64,
 }
 
 impl Workers {
-    pub fn new(inbox: Arc<Queue<Msg>>) -> Self {
+    /// A pool of at most `cap` workers.
+    pub fn new(inbox: Arc<Queue<Msg>>, cap: usize) -> Self {
         let workers = Self {
             jobs: Arc::new(Queue::new()),
             shared: Arc::default(),
             inbox,
+            cap,
         };
-        for _ in 0..MIN_WORKERS {
+        for _ in 0..MIN_WORKERS.min(cap) {
             workers.spawn();
         }
         workers
     }
 
-    /// Queues probe calls, all at once: one lock and no more wake-ups
-    /// than there are calls for sleeping workers.
-    pub fn submit_all(&self, jobs: &mut Vec<ProbeJob>) {
+    /// Queues tasks, all at once: one lock and no more wake-ups than
+    /// there are tasks for sleeping workers.
+    pub fn submit_all(&self, jobs: &mut Vec<Task>) {
         if !jobs.is_empty() {
             self.jobs.push_all(jobs.drain(..));
         }
@@ -71,17 +101,23 @@ impl Workers {
         self.jobs.len()
     }
 
-    /// Calls finished so far.
-    pub fn completed(&self) -> u64 {
-        self.shared.completed.load(Ordering::Relaxed)
+    /// The most workers this pool starts.
+    pub fn cap(&self) -> usize {
+        self.cap
     }
 
-    /// Adds a worker when calls are queued and none has finished for a
-    /// whole starvation window: every worker is busy with a slow call.
-    /// At most one worker is added per window.
+    /// Whether calls wait for a worker that the cap keeps from starting.
+    pub fn at_cap(&self) -> bool {
+        self.shared.threads.load(Ordering::SeqCst) >= self.cap && self.queued() > 0
+    }
+
+    /// Grows the pool (see the module's doc) when calls are queued and
+    /// none has finished for a whole starvation window: every worker is
+    /// busy with a slow or hung call.
     pub fn relieve_starvation(&self, watch: &mut StarvationWatch, now: Instant) {
-        let completed = self.completed();
-        if completed != watch.completed || self.queued() == 0 {
+        let completed = self.shared.completed.load(Ordering::Relaxed);
+        let queued = self.queued();
+        if completed != watch.completed || queued == 0 {
             watch.completed = completed;
             watch.stalled_since = None;
             return;
@@ -91,18 +127,27 @@ impl Workers {
         match watch.stalled_since {
             None => watch.stalled_since = Some(now),
             Some(since) if now.duration_since(since) >= STARVATION_WINDOW => {
-                self.spawn();
+                // Workers started and not yet in a call take queued calls.
+                let threads = self.shared.threads.load(Ordering::SeqCst);
+                let free = threads.saturating_sub(self.shared.busy.load(Ordering::SeqCst));
+                let wanted = queued.saturating_sub(free).min(threads.max(1));
+                for _ in 0..wanted {
+                    if !self.spawn() {
+                        break;
+                    }
+                }
                 watch.stalled_since = Some(now);
             }
             Some(_) => {}
         }
     }
 
-    fn spawn(&self) {
+    /// Starts a worker; false at the cap or when no thread can be had.
+    fn spawn(&self) -> bool {
         let threads = &self.shared.threads;
-        if threads.fetch_add(1, Ordering::SeqCst) >= MAX_WORKERS {
+        if threads.fetch_add(1, Ordering::SeqCst) >= self.cap {
             threads.fetch_sub(1, Ordering::SeqCst);
-            return;
+            return false;
         }
         let jobs = self.jobs.clone();
         let shared = self.shared.clone();
@@ -113,14 +158,17 @@ impl Workers {
         if spawned.is_err() {
             threads.fetch_sub(1, Ordering::SeqCst);
         }
+        spawned.is_ok()
     }
 }
 
-fn work(jobs: &Queue<ProbeJob>, shared: &Counters, inbox: &Queue<Msg>) {
+fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
             Some(job) => {
+                shared.busy.fetch_add(1, Ordering::SeqCst);
                 job.run(inbox);
+                shared.busy.fetch_sub(1, Ordering::SeqCst);
                 shared.completed.fetch_add(1, Ordering::Relaxed);
             }
             None => {

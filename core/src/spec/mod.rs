@@ -206,7 +206,8 @@ impl Spec {
         }
     }
 
-    /// Parses and validates a JSON spec (see [`SPEC_SCHEMA`]).
+    /// Parses and validates a JSON spec (see [`SPEC_SCHEMA`] and
+    /// [`Spec::validate`]).
     ///
     /// ```
     /// let spec = waitfor::Spec::from_json(
@@ -227,16 +228,28 @@ impl Spec {
         Ok(spec)
     }
 
-    /// Checks every rule; the error names the field and the rule.
+    /// Checks every rule; the error names the field and the rule. It takes
+    /// bounded time: regexes are parsed (up to
+    /// [`MAX_PATTERN_BYTES`](crate::MAX_PATTERN_BYTES) of them), not
+    /// compiled. A wait compiles them in its own time (large ones can take
+    /// seconds); one that does not compile after all (its program too
+    /// large, a class name unknown) ends the wait with outcome `error`.
     pub fn validate(&self) -> Result<(), SpecError> {
         validate::validate(self)
     }
 
-    /// Every rule but compiling the patterns and decoding the resume
-    /// token, for the wait's machine, which does both right after (a
-    /// pattern compiled only to check it was compiled again there).
+    /// Every rule but checking the patterns and decoding the resume
+    /// token, for the wait's machine, which does both right after (it
+    /// keeps the decoded token).
     pub(crate) fn validate_fields(&self) -> Result<(), SpecError> {
         validate::validate_fields(self)
+    }
+
+    /// The patterns' length and (up to a bound) syntax, without compiling
+    /// them: what a host's thread checks before a wait starts, in bounded
+    /// time. The wait compiles them in its own time.
+    pub(crate) fn check_patterns(&self) -> Result<(), SpecError> {
+        validate::check_patterns(self)
     }
 
     /// Sets the probe.

@@ -1,23 +1,76 @@
 //! The rules a spec must meet before a wait starts.
 
 use super::{Condition, ProbeSpec, Spec, MIN_INTERVAL};
-use crate::condition::CompiledCondition;
 use crate::error::{Rule, SpecError};
-use crate::pattern::PatternSet;
+use crate::pattern::{Pattern, MAX_PATTERN_BYTES};
 use std::time::Duration;
 
+/// Every rule, in bounded time: the patterns are checked, not compiled
+/// (see [`check_patterns`]).
 pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
     validate_fields(spec)?;
-    CompiledCondition::compile(&spec.until, "until")?;
-    PatternSet::compile(&spec.stop, "stop")?;
+    check_patterns(spec)?;
     if let Some(token) = &spec.resume {
         crate::resume::ResumeToken::decode(token)?;
     }
     Ok(())
 }
 
-/// Every rule but the last three of [`validate`]: the patterns compile
-/// and the resume token decodes. A caller that compiles and decodes them
+/// Regex text parsed by [`check_patterns`] at most: as much as one
+/// pattern of the longest kind, whose parse takes milliseconds.
+const SYNTAX_CHECKED_BYTES: usize = MAX_PATTERN_BYTES;
+
+/// The patterns' length, and the syntax of the first of them up to
+/// [`SYNTAX_CHECKED_BYTES`], in the order compiling them meets them (so
+/// the same first error), without compiling them (see `Pattern::check`).
+/// A longer list of regexes is checked as the wait compiles it, in its
+/// own time.
+pub(super) fn check_patterns(spec: &Spec) -> Result<(), SpecError> {
+    let mut budget = SYNTAX_CHECKED_BYTES;
+    check_condition_patterns(&spec.until, "until", &mut budget)?;
+    check_each(&spec.stop, "stop", &mut budget)
+}
+
+fn check_condition_patterns(
+    condition: &Condition,
+    field: &str,
+    budget: &mut usize,
+) -> Result<(), SpecError> {
+    match condition {
+        Condition::Matches(p) => check_one(p, &format!("{field}.matches"), budget),
+        Condition::NotMatches(p) => check_one(p, &format!("{field}.not_matches"), budget),
+        Condition::Patterns(list) => check_each(list, &format!("{field}.patterns"), budget),
+        Condition::Any(children) | Condition::All(children) => {
+            let kind = if matches!(condition, Condition::Any(_)) {
+                "any"
+            } else {
+                "all"
+            };
+            children.iter().enumerate().try_for_each(|(i, c)| {
+                check_condition_patterns(c, &format!("{field}.{kind}[{i}]"), budget)
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_each(patterns: &[Pattern], field: &str, budget: &mut usize) -> Result<(), SpecError> {
+    patterns
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, p)| check_one(p, &format!("{field}[{i}]"), budget))
+}
+
+fn check_one(pattern: &Pattern, field: &str, budget: &mut usize) -> Result<(), SpecError> {
+    if !pattern.regex || pattern.text.len() > *budget {
+        return pattern.check_length(field);
+    }
+    *budget -= pattern.text.len();
+    pattern.check(field)
+}
+
+/// Every rule but the last two of [`validate`]: the patterns check out
+/// and the resume token decodes. A caller that checks and decodes them
 /// next, in that order, gets the same first error as from `validate`.
 pub(super) fn validate_fields(spec: &Spec) -> Result<(), SpecError> {
     if spec.max_wait.is_zero() {

@@ -1,0 +1,66 @@
+"""Deadlines hold whatever the spec asks: patterns that take seconds to
+compile never block the caller's loop, and any ``result(timeout=...)`` is
+a number the handle accepts or a ``ValueError``."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import pytest
+
+import waitfor
+
+
+def huge_patterns(regex: bool) -> list[str]:
+    """60 patterns of about 60 KiB each: compiling them takes seconds."""
+    if regex:
+        return ["|".join(f"w{i}x{j}" for j in range(6000)) for i in range(60)]
+    return [f"{i}:" + "word salad " * 5500 for i in range(60)]
+
+
+@pytest.mark.parametrize("regex", [False, True])
+def test_a_huge_pattern_list_ends_at_its_deadline_and_the_loop_keeps_ticking(regex: bool) -> None:
+    spec = {"regex": regex, "until": {"patterns": huge_patterns(regex)}, "interval_ms": 10, "max_wait_ms": 50}
+    gaps: list[float] = []
+
+    async def tick(stop: asyncio.Event) -> None:
+        last = time.monotonic()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    async def main() -> tuple[waitfor.WaitResult, float]:
+        stop = asyncio.Event()
+        ticker = asyncio.create_task(tick(stop))
+        await asyncio.sleep(0.02)
+        started = time.monotonic()
+        result = await waitfor.wait_async(spec, lambda: "nothing")
+        took = time.monotonic() - started
+        stop.set()
+        await ticker
+        return result, took
+
+    result, took = asyncio.run(main())
+    # Generous bounds: compiling on the caller's thread took seconds.
+    assert took < 2.0, took
+    assert max(gaps) < 1.0, max(gaps)
+    assert result.outcome == "error" and "compiled" in (result.error or ""), result
+    assert 50 <= result.elapsed_ms < 2000
+
+
+def test_result_accepts_any_timeout_a_clock_cannot_hold() -> None:
+    for timeout in (1e19, 1e300, math.inf):
+        handle = waitfor.start({"until": {"matches": "ready"}}, lambda: "ready")
+        assert handle.result(timeout=timeout).outcome == "matched"
+
+
+@pytest.mark.parametrize("timeout", [-1.0, math.nan])
+def test_result_refuses_a_timeout_that_is_no_duration(timeout: float) -> None:
+    handle = waitfor.start({"until": {"matches": "ready"}}, lambda: "ready")
+    with pytest.raises(ValueError):
+        handle.result(timeout=timeout)
+    assert handle.result(timeout=10).outcome == "matched"

@@ -1,0 +1,159 @@
+//! No input can take the engine down: spec values at the ends of their
+//! ranges, and host code that panics on the engine's own threads, end
+//! their own wait at most; the next wait on the same engine still works.
+
+use std::sync::mpsc;
+use std::time::Duration;
+use waitfor::{
+    probe_fn, Condition, Engine, Observation, Outcome, Pattern, Policy, Probe, ProbeContext,
+    ProbeError, ProbeMode, ResumeToken, Spec, ViewKind, WaitOptions, WaitResult,
+};
+
+/// Longer than any wait here takes on a loaded machine; a wait still
+/// running then means the engine stopped.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn result_of(engine: &Engine, spec: Spec, probe: impl Probe, policy: Policy) -> WaitResult {
+    let options = WaitOptions::default().policy(policy);
+    let handle = engine
+        .start_with(spec, Some(Box::new(probe)), options)
+        .expect("a valid spec");
+    handle
+        .wait_timeout(PATIENCE)
+        .expect("the wait never ended: the engine stopped")
+}
+
+/// A wait with an instant probe that matches, on the same engine.
+fn assert_still_healthy(engine: &Engine) {
+    let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .interval(Duration::from_millis(10))
+        .max_wait(Duration::from_secs(10));
+    let result = result_of(
+        engine,
+        spec,
+        probe_fn(|_| Ok(Observation::text("ready"))),
+        Policy::default(),
+    );
+    assert_eq!(result.outcome, Outcome::Matched);
+}
+
+#[test]
+fn backoff_factors_that_overflow_a_duration_end_at_the_deadline() {
+    let engine = Engine::new();
+    for (factor, max_interval_ms) in [
+        ("1e20", "60000"),
+        ("1e308", "60000"),
+        ("1e20", "9223372036854775807"),
+        ("1.5", "9223372036854775807"),
+    ] {
+        let spec = Spec::from_json(&format!(
+            r#"{{"until": {{"matches": "ready"}}, "interval_ms": 10, "max_wait_ms": 300,
+                "backoff": {{"factor": {factor}, "max_interval_ms": {max_interval_ms}}}}}"#
+        ))
+        .unwrap();
+        let result = result_of(
+            &engine,
+            spec,
+            probe_fn(|_| Ok(Observation::text("starting"))),
+            Policy::default(),
+        );
+        assert_eq!(result.outcome, Outcome::Timeout, "factor {factor}");
+    }
+    assert_still_healthy(&engine);
+}
+
+#[test]
+fn the_longest_time_limits_saturate() {
+    let engine = Engine::new();
+    let longest = Policy::default().max_wait_ceiling(Duration::MAX);
+    let from_json = Spec::from_json(
+        r#"{"until": {"quiet_for_ms": 9223372036854775807}, "max_wait_ms": 9223372036854775807,
+            "interval_ms": 9223372036854775806, "progress_every_ms": 9223372036854775807}"#,
+    )
+    .unwrap();
+    let native = Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .interval(Duration::MAX / 2)
+        .max_wait(Duration::MAX);
+    for spec in [from_json, native] {
+        let (sampled, first_sample) = mpsc::channel();
+        let probe = probe_fn(move |_| {
+            let _ = sampled.send(());
+            Ok(Observation::text("starting"))
+        });
+        let handle = engine
+            .start_with(
+                spec,
+                Some(Box::new(probe)),
+                WaitOptions::default().policy(longest),
+            )
+            .unwrap();
+        // The scheduler has armed the timers of a wait that sleeps
+        // "forever" and slept until then.
+        first_sample.recv_timeout(PATIENCE).unwrap();
+        handle.control().cancel();
+        let result = handle.wait_timeout(PATIENCE).expect("the engine stopped");
+        assert_eq!(result.outcome, Outcome::Cancelled);
+    }
+    assert_still_healthy(&engine);
+}
+
+/// A stream probe whose `resume_point` (host code the scheduler thread
+/// calls as the wait ends) panics.
+struct PanicsWhenAskedWhereToResume;
+
+impl Probe for PanicsWhenAskedWhereToResume {
+    fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        Ok(Observation::text("ready\n"))
+    }
+
+    fn mode(&self) -> ProbeMode {
+        ProbeMode::Stream
+    }
+
+    fn resume_point(&self) -> Option<ResumeToken> {
+        panic!("resume point bug")
+    }
+}
+
+#[test]
+fn a_panic_on_the_scheduler_thread_ends_only_its_own_wait() {
+    let engine = Engine::new();
+    let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+        .view(ViewKind::Fresh)
+        .max_wait(Duration::from_secs(10));
+    let result = result_of(
+        &engine,
+        spec,
+        PanicsWhenAskedWhereToResume,
+        Policy::default(),
+    );
+    assert_eq!(result.outcome, Outcome::Error);
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("resume point bug"), "{error}");
+    assert_still_healthy(&engine);
+}
+
+/// A probe whose drop (host code run as the wait ends) panics.
+struct PanicsWhenDropped;
+
+impl Probe for PanicsWhenDropped {
+    fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        Ok(Observation::text("ready"))
+    }
+}
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        panic!("drop bug")
+    }
+}
+
+#[test]
+fn a_probe_that_panics_when_dropped_still_lets_the_host_hear() {
+    let engine = Engine::new();
+    let spec =
+        Spec::new(Condition::Matches(Pattern::literal("ready"))).max_wait(Duration::from_secs(10));
+    let result = result_of(&engine, spec, PanicsWhenDropped, Policy::default());
+    assert_eq!(result.outcome, Outcome::Matched);
+    assert_still_healthy(&engine);
+}
