@@ -12,6 +12,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use waitfor::grants::Grants;
 use waitfor::ouro::{run_events, EventsOutput, EventsQuery};
 
 /// Printed after `waitfor events --help`.
@@ -96,6 +97,8 @@ pub struct EventsArgs {
 impl EventsArgs {
     fn query(&self) -> EventsQuery {
         let mut query = EventsQuery::new(&self.path);
+        // The user at their own shell reads what they can read.
+        query.grants = Grants::all();
         query.for_ = self.what.clone();
         query.target = self.target.as_deref().map(|t| {
             serde_json::from_str(t).unwrap_or_else(|_| serde_json::Value::String(t.into()))

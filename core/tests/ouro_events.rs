@@ -15,7 +15,7 @@ use waitfor::ouro::{
 use waitfor::profiles::{self, Host};
 
 mod events_support;
-use events_support::{append, line, TempDir};
+use events_support::{append, host_for, line, TempDir};
 
 fn query(path: &Path, kind: &str, timeout_ms: u64) -> EventsQuery {
     let mut q = EventsQuery::new(path);
@@ -259,13 +259,13 @@ fn the_profile_waits_and_its_output_fits_its_schema() {
     let schema = &defs.iter().find(|d| d.profile == "ouro/wait").unwrap().tool["outputSchema"];
     let validator = jsonschema::validator_for(schema).unwrap();
     let args = json!({"path": path, "type": "build.done", "for": "build 7", "timeout": "5s"});
-    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
     assert_eq!(out["state"], "satisfied", "{out}");
     assert_eq!(out["for"], "build 7");
     assert!(validator.is_valid(&out), "{out}");
 
     let args = json!({"path": path, "type": "deploy.done", "timeout": 100, "cursor": "end"});
-    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
     assert_eq!(out["state"], "timed-out");
     assert!(validator.is_valid(&out), "{out}");
     let cmd = out["resume"]["command"].as_str().unwrap();
@@ -276,7 +276,10 @@ fn the_profile_waits_and_its_output_fits_its_schema() {
 
 #[test]
 fn the_profile_refuses_bad_arguments_by_field() {
-    let host = Host::default();
+    let host = Host {
+        grants: waitfor::grants::Grants::all(),
+        ..Host::default()
+    };
     for (args, field) in [
         (json!({}), "path"),
         (json!({"path": "x", "nope": 1}), "nope"),
@@ -306,7 +309,7 @@ fn the_profile_clamps_the_timeout_to_the_host_ceiling() {
     append(&path, "");
     let host = Host {
         max_wait_ceiling: Some(Duration::from_millis(100)),
-        ..Host::default()
+        ..host_for(&dir.0)
     };
     let started = Instant::now();
     let out = profiles::call("ouro/wait", &json!({"path": path, "timeout": "1h"}), &host).unwrap();

@@ -18,6 +18,7 @@ use super::wait_for::{
     DEFAULT_INTERVAL,
 };
 use crate::duration::format_duration;
+use crate::grants::Grants;
 
 /// The cursor word that means "the file's current end": only events
 /// appended after the wait starts count.
@@ -50,7 +51,7 @@ const TICK: Duration = Duration::from_millis(50);
 /// let q = EventsQuery::new("log.jsonl");
 /// assert_eq!(q.what(), "an event in log.jsonl");
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EventsQuery {
     /// The file.
     pub path: PathBuf,
@@ -69,15 +70,25 @@ pub struct EventsQuery {
     pub interval: Option<Duration>,
     /// Event types that end the wait as `gone`; `None`: the defaults.
     pub terminal_types: Option<Vec<String>>,
+    /// Which files the wait may read ([`JsonlSource::within`]); every
+    /// regular file the process can read unless narrowed.
+    pub grants: Grants,
 }
 
 impl EventsQuery {
     /// A query on `path` that waits for any event, from the file's start,
-    /// without a time limit.
+    /// without a time limit, reading any regular file the process can.
     pub fn new(path: impl Into<PathBuf>) -> EventsQuery {
         EventsQuery {
             path: path.into(),
-            ..EventsQuery::default()
+            for_: None,
+            target: None,
+            filter: EventMatchSpec::default(),
+            cursor: None,
+            timeout: None,
+            interval: None,
+            terminal_types: None,
+            grants: Grants::all(),
         }
     }
 
@@ -99,7 +110,7 @@ impl EventsQuery {
     }
 
     fn source(&self) -> JsonlSource {
-        let source = JsonlSource::new(&self.path);
+        let source = JsonlSource::new(&self.path).within(self.grants.clone());
         match &self.terminal_types {
             Some(types) => source.with_terminal_types(types.clone()),
             None => source,

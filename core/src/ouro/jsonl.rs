@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::clock::rfc3339;
 use super::cursor::{window_hash, JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
+use crate::grants::Grants;
 
 /// Event types that end a wait with `gone` by default: what was awaited was
 /// deleted, left, closed, or says outright that it is gone.
@@ -124,6 +125,7 @@ pub struct JsonlSource {
     path: PathBuf,
     terminal_types: Vec<String>,
     max_read_bytes: u64,
+    grants: Grants,
 }
 
 /// Reads `path` after `cursor` with the default terminal types (see
@@ -147,7 +149,8 @@ pub fn read(path: impl AsRef<Path>, cursor: Option<&str>) -> Result<WaitRead, Js
 
 impl JsonlSource {
     /// A source over the file at `path`, with [`DEFAULT_TERMINAL_TYPES`]
-    /// and [`DEFAULT_MAX_READ_BYTES`].
+    /// and [`DEFAULT_MAX_READ_BYTES`]. It reads any regular file the
+    /// process can; narrow it with [`JsonlSource::within`].
     ///
     /// ```
     /// assert!(waitfor::ouro::JsonlSource::new("x.jsonl").is_terminal("deleted"));
@@ -157,7 +160,24 @@ impl JsonlSource {
             path: path.into(),
             terminal_types: DEFAULT_TERMINAL_TYPES.map(String::from).to_vec(),
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            grants: Grants::all(),
         }
+    }
+
+    /// The same source reading only a regular file inside `grants`' file
+    /// roots ([`Grants::open_file`]): a path outside them, a FIFO, a device
+    /// or a directory is a [`JsonlError::Io`] saying why; a missing file
+    /// inside them is still `gone`.
+    ///
+    /// ```
+    /// use waitfor::grants::Grants;
+    /// let src = waitfor::ouro::JsonlSource::new("/etc/shadow").within(Grants::none().file_root("/var/log"));
+    /// let err = src.read(None).unwrap_err();
+    /// assert!(err.to_string().contains("outside the directories"), "{err}");
+    /// ```
+    pub fn within(mut self, grants: Grants) -> JsonlSource {
+        self.grants = grants;
+        self
     }
 
     /// The same source with other terminal event types (an empty list: no
@@ -212,7 +232,7 @@ impl JsonlSource {
     /// std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn end_cursor(&self) -> Result<String, JsonlError> {
-        let mut file = match File::open(&self.path) {
+        let mut file = match self.grants.open_file(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok(cursor_at(&[], 0, 0, 0, 0, 0));
@@ -272,7 +292,7 @@ impl JsonlSource {
             None => None,
         };
         let now = rfc3339(SystemTime::now());
-        let mut file = match File::open(&self.path) {
+        let mut file = match self.grants.open_file(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Ok(WaitRead {

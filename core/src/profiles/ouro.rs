@@ -8,6 +8,9 @@
 //! arguments are the call's own with `cursor` set to the cursor the wait
 //! reached. Hosts that want another command form (a CLI line) run
 //! [`crate::ouro::EventsQuery`] with their own [`crate::ouro::Resume`].
+//!
+//! The tool reads only a regular file inside the host's file roots
+//! ([`Host::grants`]); nothing is granted by default.
 
 use super::tool::{Host, ToolError};
 use super::Prepared;
@@ -270,8 +273,14 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         filter: filter(top)?,
         cursor: string(top, "cursor")?,
         timeout: Some(timeout(top.get("timeout"), ceiling)?),
+        grants: host.grants.clone(),
         ..EventsQuery::new(path)
     };
+    // Checked again when the file is opened, where a FIFO, a device or a
+    // directory is refused too.
+    host.grants
+        .resolve_file(&query.path)
+        .map_err(|r| invalid("path", Rule::NotGranted, r.0))?;
     let call_args = top.clone();
     let resume = Resume::Step(Box::new(move |cursor| {
         let mut again = call_args.clone();
