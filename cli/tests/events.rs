@@ -225,7 +225,7 @@ fn follow_streams_to_another_process() {
     assert!(waiting["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--follow --cursor j1."));
+        .contains("--follow --cursor end"));
 
     append(&path, &(line("y", "skipped") + &line("x", "first")));
     assert_eq!(next()["summary"], "first");

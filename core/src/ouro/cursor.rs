@@ -42,6 +42,22 @@ pub struct JsonlCursor {
 }
 
 impl JsonlCursor {
+    /// The cursor at the start of any file: nothing consumed yet.
+    ///
+    /// ```
+    /// use waitfor::ouro::JsonlCursor;
+    /// assert_eq!(JsonlCursor::file_start().offset, 0);
+    /// ```
+    pub fn file_start() -> JsonlCursor {
+        JsonlCursor {
+            offset: 0,
+            line: 0,
+            dev: 0,
+            ino: 0,
+            hash: fnv1a(b""),
+        }
+    }
+
     /// Reads a cursor written by [`JsonlCursor`]'s `Display`; the error says
     /// what is wrong with it.
     ///

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::cursor::{fnv1a, JsonlCursor};
+use super::cursor::JsonlCursor;
 use super::envelope::{AxRef, Wait};
 use super::exit::{default_exit_table, wait_exit};
 use super::jsonl::{JsonlError, JsonlSource, Malformed};
@@ -117,9 +117,10 @@ impl EventsQuery {
         }
     }
 
-    /// The wait's options, resuming through `resume`. The cursor is
-    /// resolved now: `None` becomes the file's start, [`CURSOR_END`] its
-    /// current end, anything else must be a cursor this source wrote.
+    /// The wait's options, resuming through `resume`. The file is not
+    /// touched here: the cursor is only checked for its form, and
+    /// [`CURSOR_END`] is resolved by the wait's first read, on an engine
+    /// worker within the wait's time limit.
     ///
     /// ```
     /// use waitfor::ouro::{EventsQuery, Resume, CommandTemplate};
@@ -129,19 +130,33 @@ impl EventsQuery {
     /// ```
     pub fn options(&self, resume: Resume) -> Result<WaitForOptions, WaitForError> {
         let source = self.source();
-        let cursor = start_cursor(&source, self.cursor.as_deref())
-            .map_err(|e| WaitForError::Read(Box::new(e)))?;
+        if let Some(text) = self.cursor.as_deref().filter(|&c| c != CURSOR_END) {
+            JsonlCursor::parse(text).map_err(|reason| {
+                WaitForError::Read(Box::new(JsonlError::BadCursor {
+                    cursor: text.to_string(),
+                    reason,
+                }))
+            })?;
+        }
         let matcher =
             EventMatcher::new(self.filter.clone()).map_err(|e| WaitForError::Options {
                 field: "filter",
                 message: e.to_string(),
             })?;
-        let read = move |c: Option<&str>| source.read(c).map_err(Into::into);
-        Ok(WaitForOptions::new(self.what(), self.timeout, read, resume)
-            .target(self.target.clone())
-            .cursor(Some(cursor))
-            .filter(EventFilter::Matcher(matcher))
-            .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)))
+        let read = move |c: Option<&str>, cancel: &crate::CancelToken| {
+            source.read_until(c, cancel).map_err(Into::into)
+        };
+        Ok(
+            WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
+                .target(self.target.clone())
+                .cursor(Some(
+                    self.cursor
+                        .clone()
+                        .unwrap_or_else(|| JsonlCursor::file_start().to_string()),
+                ))
+                .filter(EventFilter::Matcher(matcher))
+                .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
+        )
     }
 
     /// The command line that runs this query again from `{cursor}`:
@@ -201,35 +216,6 @@ impl EventsQuery {
         let escaped = words.join(" ").replace('{', "{{").replace('}', "}}");
         CommandTemplate::parse(&format!("{escaped} {{cursor}}"))
             .expect("escaped words and one {cursor} always parse")
-    }
-}
-
-/// The cursor a wait on `source` starts from: the file's start for `None`,
-/// its current end for [`CURSOR_END`], else `cursor` once it parses.
-///
-/// ```
-/// use waitfor::ouro::{start_cursor, JsonlSource};
-/// let src = JsonlSource::new("/nonexistent/x.jsonl");
-/// assert_eq!(start_cursor(&src, None).unwrap(), start_cursor(&src, Some("end")).unwrap());
-/// assert!(start_cursor(&src, Some("42")).is_err());
-/// ```
-pub fn start_cursor(source: &JsonlSource, cursor: Option<&str>) -> Result<String, JsonlError> {
-    match cursor {
-        None => Ok(JsonlCursor {
-            offset: 0,
-            line: 0,
-            dev: 0,
-            ino: 0,
-            hash: fnv1a(b""),
-        }
-        .to_string()),
-        Some(CURSOR_END) => source.end_cursor(),
-        Some(text) => JsonlCursor::parse(text)
-            .map(|c| c.to_string())
-            .map_err(|reason| JsonlError::BadCursor {
-                cursor: text.to_string(),
-                reason,
-            }),
     }
 }
 

@@ -18,6 +18,8 @@ use serde_json::{Map, Value};
 use super::clock::rfc3339;
 use super::cursor::{window_hash, JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
+use super::events::CURSOR_END;
+use crate::cancel::CancelToken;
 use crate::grants::Grants;
 
 /// Event types that end a wait with `gone` by default: what was awaited was
@@ -232,23 +234,40 @@ impl JsonlSource {
     /// std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn end_cursor(&self) -> Result<String, JsonlError> {
-        let mut file = match self.grants.open_file(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(cursor_at(&[], 0, 0, 0, 0, 0));
-            }
-            Err(e) => return Err(self.io(e)),
-        };
-        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
+        match self.open()? {
+            Some(file) => self.end_of(file, &CancelToken::new()),
+            None => Ok(JsonlCursor::file_start().to_string()),
+        }
+    }
+
+    /// Opens the file; `None` when it does not exist.
+    fn open(&self) -> Result<Option<File>, JsonlError> {
+        match self.grants.open_file(&self.path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io(e)),
+        }
+    }
+
+    /// The cursor after the last complete line of `file` as it is now. It
+    /// scans at most the length the file had when this began, and stops
+    /// once `cancel` is cancelled.
+    fn end_of(&self, mut file: File, cancel: &CancelToken) -> Result<String, JsonlError> {
+        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
         let (mut lines, mut end, mut offset) = (0u64, 0u64, 0u64);
-        let mut block = vec![0u8; 64 * 1024];
-        loop {
-            let n = file.read(&mut block).map_err(|e| self.io(e))?;
+        let mut block = vec![0u8; BLOCK];
+        while offset < len {
+            check_cancel(cancel).map_err(|e| self.io(e))?;
+            let want = block
+                .len()
+                .min(usize::try_from(len - offset).unwrap_or(BLOCK));
+            let n = file.read(&mut block[..want]).map_err(|e| self.io(e))?;
             if n == 0 {
                 break;
             }
-            for (i, _) in block[..n].iter().enumerate().filter(|(_, &b)| b == b'\n') {
-                lines += 1;
+            let got = &block[..n];
+            lines += got.iter().filter(|&&b| b == b'\n').count() as u64;
+            if let Some(i) = got.iter().rposition(|&b| b == b'\n') {
                 end = offset + i as u64 + 1;
             }
             offset += n as u64;
@@ -287,26 +306,56 @@ impl JsonlSource {
     /// assert_eq!(r.fresh.unwrap().state, "missing");
     /// ```
     pub fn read(&self, cursor: Option<&str>) -> Result<WaitRead, JsonlError> {
+        self.read_until(cursor, &CancelToken::new())
+    }
+
+    /// [`JsonlSource::read`], which also takes [`CURSOR_END`] (no events;
+    /// the cursor at the file's current end) and gives up with an
+    /// `Interrupted` [`JsonlError::Io`] once `cancel` is cancelled, so a
+    /// read the wait no longer wants stops promptly.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("waitfor-doc-until-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("log.jsonl");
+    /// std::fs::write(&path, "{\"type\":\"a\",\"at\":\"t\",\"by\":\"b\",\"summary\":\"old\"}\n").unwrap();
+    /// let src = waitfor::ouro::JsonlSource::new(&path);
+    /// let end = src.read_until(Some("end"), &waitfor::CancelToken::new()).unwrap();
+    /// assert!(end.events.is_empty());
+    /// assert!(src.read(end.cursor.as_deref()).unwrap().events.is_empty());
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn read_until(
+        &self,
+        cursor: Option<&str>,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
         let start = match cursor {
+            Some(CURSOR_END) | None => None,
             Some(text) => Some(JsonlCursor::parse(text).map_err(|reason| self.bad(text, reason))?),
-            None => None,
         };
         let now = rfc3339(SystemTime::now());
-        let mut file = match self.grants.open_file(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(WaitRead {
-                    cursor: cursor.map(str::to_string),
-                    fresh: Some(Fresh {
-                        state: "missing".into(),
-                        as_of: Some(now),
-                    }),
-                    gone: Some(format!("{} was removed", self.path.display())),
-                    ..WaitRead::default()
-                });
-            }
-            Err(e) => return Err(self.io(e)),
+        let Some(mut file) = self.open()? else {
+            return Ok(WaitRead {
+                cursor: cursor.map(str::to_string),
+                fresh: Some(Fresh {
+                    state: "missing".into(),
+                    as_of: Some(now),
+                }),
+                gone: Some(format!("{} was removed", self.path.display())),
+                ..WaitRead::default()
+            });
         };
+        if cursor == Some(CURSOR_END) {
+            return Ok(WaitRead {
+                cursor: Some(self.end_of(file, cancel)?),
+                fresh: Some(Fresh {
+                    state: "current".into(),
+                    as_of: Some(now),
+                }),
+                ..WaitRead::default()
+            });
+        }
         let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
         let from = start.map_or(0, |c| c.offset);
         let window_start = from.saturating_sub(WINDOW as u64);
@@ -333,7 +382,8 @@ impl JsonlSource {
         };
         scan.lines();
         if scan.pos == base && bytes.len() - base == self.max_read_bytes as usize {
-            scan.skip_long_line(&mut file).map_err(|e| self.io(e))?;
+            scan.skip_long_line(&mut file, cancel)
+                .map_err(|e| self.io(e))?;
         }
         let mut out = scan.out;
         // Nothing consumed: the cursor stays as given (or the file's start).
@@ -446,12 +496,13 @@ impl Scan<'_> {
 
     /// The first line is longer than one read may take: consume it once its
     /// newline is in the file, reporting it as malformed.
-    fn skip_long_line(&mut self, file: &mut File) -> io::Result<()> {
+    fn skip_long_line(&mut self, file: &mut File, cancel: &CancelToken) -> io::Result<()> {
         let start = self.file_offset + self.pos as u64;
         let mut tail: Vec<u8> = self.bytes[self.bytes.len().saturating_sub(WINDOW)..].to_vec();
         let mut end = self.file_offset + self.bytes.len() as u64;
-        let mut block = vec![0u8; 64 * 1024];
+        let mut block = vec![0u8; BLOCK];
         loop {
+            check_cancel(cancel)?;
             let n = file.read(&mut block)?;
             if n == 0 {
                 return Ok(()); // no newline yet: not consumed
@@ -495,6 +546,20 @@ impl Scan<'_> {
         );
         self.out.cursor = Some(c.clone());
         c
+    }
+}
+
+/// How much a scan reads at a time (and so how soon it sees a cancel).
+const BLOCK: usize = 64 * 1024;
+
+fn check_cancel(cancel: &CancelToken) -> io::Result<()> {
+    if cancel.is_cancelled() {
+        Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the read was abandoned: the wait no longer wants it",
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -31,8 +31,7 @@ pub use envelope::{
     WAIT_VERSION,
 };
 pub use events::{
-    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE,
-    EXIT_USAGE,
+    run_events, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE, EXIT_USAGE,
 };
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
