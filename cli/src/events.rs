@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use waitfor::grants::Grants;
-use waitfor::ouro::{run_events, EventsOutput, EventsQuery};
+use waitfor::ouro::{run_events, CursorKey, EventsOutput, EventsQuery};
 
 /// Printed after `waitfor events --help`.
 pub const EVENTS_AFTER_HELP: &str = "\
@@ -99,8 +99,11 @@ pub struct EventsArgs {
 impl EventsArgs {
     fn query(&self) -> EventsQuery {
         let mut query = EventsQuery::new(&self.path);
-        // The user at their own shell reads what they can read.
+        // The user at their own shell reads what they can read, and a
+        // cursor printed by one run must fit in the next: a public key
+        // hides nothing from someone who can read the file.
         query.grants = Grants::all();
+        query.key = CursorKey::public();
         query.for_ = self.what.clone();
         query.target = self.target.as_deref().map(|t| {
             serde_json::from_str(t).unwrap_or_else(|_| serde_json::Value::String(t.into()))

@@ -260,6 +260,6 @@ fn ctrl_c_ends_a_stream_with_its_resume_and_exit_130() {
     assert!(last["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--cursor j1."));
+        .contains("--cursor j2."));
     assert_eq!(child.wait().unwrap().code(), Some(130));
 }

@@ -167,7 +167,7 @@ fn malformed_lines_are_reported_and_skipped() {
     assert_eq!(done.wait.state, WaitState::Satisfied);
     let lines: Vec<u64> = done.malformed.iter().map(|m| m.line).collect();
     assert_eq!(lines, [1, 2]);
-    assert!(done.wait.cursor.as_deref().unwrap().starts_with("j1."));
+    assert!(done.wait.cursor.as_deref().unwrap().starts_with("j2."));
 }
 
 #[test]
@@ -235,7 +235,7 @@ fn the_command_prints_text_json_and_exit_codes() {
     assert_eq!((code, err.contains("nope")), (EXIT_USAGE, true));
 
     let mut replaced = q.clone();
-    replaced.cursor = Some("j1.5.0.1.1.0000000000000000".into());
+    replaced.cursor = Some("j2.5.0.1.1".into());
     let (code, _, err) = run(&replaced, EventsOutput::default());
     assert_eq!(code, EXIT_SOURCE, "{err}");
 }
@@ -336,7 +336,7 @@ fn an_interrupted_command_prints_its_resume_and_exits_130() {
     assert!(w["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--cursor j1."));
+        .contains("--cursor j2."));
 }
 
 #[test]
@@ -367,7 +367,7 @@ fn the_command_follows_a_stream_as_json_lines() {
     assert!(lines[0]["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--follow --cursor j1.0.0.0.0."));
+        .contains("--follow --cursor j2.0.0."));
     let summaries: Vec<&str> = lines[1..lines.len() - 1]
         .iter()
         .map(|l| l["summary"].as_str().unwrap())

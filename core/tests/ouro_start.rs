@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use waitfor::ouro::{
-    start, CommandTemplate, EventsQuery, JsonlError, JsonlSource, Resume, WaitState,
+    start, wait_for, CommandTemplate, EventsQuery, JsonlError, JsonlSource, Resume, WaitState,
 };
 use waitfor::profiles::{self, ToolError};
 use waitfor::CancelToken;
 
 mod events_support;
-use events_support::{host_for, line, mkfifo, TempDir};
+use events_support::{append, host_for, line, mkfifo, TempDir};
 
 /// Writes about `mib` MiB of event lines.
 fn big_log(path: &Path, mib: usize) {
@@ -110,4 +110,31 @@ fn preparing_a_wait_does_not_touch_the_file() {
         Err(ToolError::Runtime(message)) => assert!(message.contains("a FIFO"), "{message}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn end_is_where_the_file_ended_when_the_wait_was_made() {
+    let dir = TempDir::new("start-mark");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("old", "before"));
+    let query = |path: &Path| {
+        let mut q = EventsQuery::new(path);
+        q.cursor = Some("end".into());
+        q.timeout = Some(Duration::from_secs(20));
+        q.interval = Some(Duration::from_millis(20));
+        q
+    };
+    // Appended after the wait was made, before its first read: it counts.
+    let options = query(&path).options(resume()).unwrap();
+    append(&path, &line("new", "after"));
+    let done = wait_for(options).unwrap();
+    let summaries: Vec<_> = done.wait.events.iter().map(|e| &e.summary).collect();
+    assert_eq!(summaries, ["after"]);
+
+    // A file that appears after the wait was made counts whole.
+    let later = dir.file("later.jsonl");
+    let options = query(&later).options(resume()).unwrap();
+    append(&later, &line("new", "first"));
+    let done = wait_for(options).unwrap();
+    assert_eq!(done.wait.events[0].summary, "first");
 }

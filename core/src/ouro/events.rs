@@ -19,6 +19,7 @@ use super::wait_for::{
 };
 use crate::duration::format_duration;
 use crate::grants::Grants;
+use crate::keyed::CursorKey;
 
 /// The cursor word that means "the file's current end": only events
 /// appended after the wait starts count.
@@ -73,6 +74,9 @@ pub struct EventsQuery {
     /// Which files the wait may read ([`JsonlSource::within`]); every
     /// regular file the process can read unless narrowed.
     pub grants: Grants,
+    /// What keys the cursors ([`JsonlSource::with_key`]); the process's
+    /// own secret by default, so a cursor fits only in this process.
+    pub key: CursorKey,
 }
 
 impl EventsQuery {
@@ -89,6 +93,7 @@ impl EventsQuery {
             interval: None,
             terminal_types: None,
             grants: Grants::all(),
+            key: CursorKey::process(),
         }
     }
 
@@ -110,7 +115,9 @@ impl EventsQuery {
     }
 
     fn source(&self) -> JsonlSource {
-        let source = JsonlSource::new(&self.path).within(self.grants.clone());
+        let source = JsonlSource::new(&self.path)
+            .within(self.grants.clone())
+            .with_key(self.key.clone());
         match &self.terminal_types {
             Some(types) => source.with_terminal_types(types.clone()),
             None => source,
@@ -118,9 +125,10 @@ impl EventsQuery {
     }
 
     /// The wait's options, resuming through `resume`. The file is not
-    /// touched here: the cursor is only checked for its form, and
+    /// opened here: the cursor is only checked for its form, and
     /// [`CURSOR_END`] is resolved by the wait's first read, on an engine
-    /// worker within the wait's time limit.
+    /// worker within the wait's time limit, as the end the file had when
+    /// this was called (one `stat` here).
     ///
     /// ```
     /// use waitfor::ouro::{EventsQuery, Resume, CommandTemplate};
@@ -143,17 +151,22 @@ impl EventsQuery {
                 field: "filter",
                 message: e.to_string(),
             })?;
+        // "end" is the end the file has now (one stat), found by the
+        // first read; events appended after this call count.
+        let mark = (self.cursor.as_deref() == Some(CURSOR_END)).then(|| source.mark_end());
         let read = move |c: Option<&str>, cancel: &crate::CancelToken| {
-            source.read_until(c, cancel).map_err(Into::into)
+            match (c, &mark) {
+                (Some(CURSOR_END), Some(mark)) => source.read_after_mark(mark, cancel),
+                _ => source.read_until(c, cancel),
+            }
+            .map_err(Into::into)
         };
         Ok(
             WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
                 .target(self.target.clone())
-                .cursor(Some(
-                    self.cursor
-                        .clone()
-                        .unwrap_or_else(|| JsonlCursor::file_start().to_string()),
-                ))
+                .cursor(Some(self.cursor.clone().unwrap_or_else(|| {
+                    JsonlCursor::file_start(&self.key).to_string()
+                })))
                 .filter(EventFilter::Matcher(matcher))
                 .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
         )
@@ -339,7 +352,7 @@ fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
 }
 
 /// The JSONL source's error behind `e`, if one is in its chain.
-fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
+pub(crate) fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
         if let Some(j) = c.downcast_ref::<JsonlError>() {

@@ -16,11 +16,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::clock::rfc3339;
-use super::cursor::{window_hash, JsonlCursor, WINDOW};
+use super::cursor::{JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
 use super::events::CURSOR_END;
 use crate::cancel::CancelToken;
 use crate::grants::Grants;
+use crate::keyed::CursorKey;
 
 /// Event types that end a wait with `gone` by default: what was awaited was
 /// deleted, left, closed, or says outright that it is gone.
@@ -128,6 +129,7 @@ pub struct JsonlSource {
     terminal_types: Vec<String>,
     max_read_bytes: u64,
     grants: Grants,
+    key: CursorKey,
 }
 
 /// Reads `path` after `cursor` with the default terminal types (see
@@ -163,7 +165,21 @@ impl JsonlSource {
             terminal_types: DEFAULT_TERMINAL_TYPES.map(String::from).to_vec(),
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             grants: Grants::all(),
+            key: CursorKey::process(),
         }
+    }
+
+    /// The same source keying its cursors with `key` instead of the
+    /// process's own ([`CursorKey::process`]); see [`JsonlCursor`].
+    ///
+    /// ```
+    /// use waitfor::ouro::{CursorKey, JsonlSource};
+    /// let src = JsonlSource::new("/nonexistent/x.jsonl").with_key(CursorKey::from_secret(b"host secret"));
+    /// # let _ = src;
+    /// ```
+    pub fn with_key(mut self, key: CursorKey) -> JsonlSource {
+        self.key = key;
+        self
     }
 
     /// The same source reading only a regular file inside `grants`' file
@@ -235,8 +251,8 @@ impl JsonlSource {
     /// ```
     pub fn end_cursor(&self) -> Result<String, JsonlError> {
         match self.open()? {
-            Some(file) => self.end_of(file, &CancelToken::new()),
-            None => Ok(JsonlCursor::file_start().to_string()),
+            Some(file) => self.end_of(file, None, &CancelToken::new()),
+            None => Ok(JsonlCursor::file_start(&self.key).to_string()),
         }
     }
 
@@ -249,11 +265,41 @@ impl JsonlSource {
         }
     }
 
-    /// The cursor after the last complete line of `file` as it is now. It
-    /// scans at most the length the file had when this began, and stops
-    /// once `cancel` is cancelled.
-    fn end_of(&self, mut file: File, cancel: &CancelToken) -> Result<String, JsonlError> {
+    /// What the file is when a wait from [`CURSOR_END`] starts: one `stat`
+    /// (never an open or a read, so it cannot block on a FIFO or take long
+    /// on a large file). The wait's first read finds the end as it was
+    /// then ([`JsonlSource::read_after_mark`]).
+    pub(crate) fn mark_end(&self) -> EndMark {
+        EndMark(identity_at_path(&self.path).ok())
+    }
+
+    /// [`JsonlSource::read_until`] from the end the file had at `mark`:
+    /// what was appended since counts; a file that is new since counts
+    /// whole.
+    pub(crate) fn read_after_mark(
+        &self,
+        mark: &EndMark,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
+        self.read_inner(Some(CURSOR_END), Some(mark), cancel)
+    }
+
+    /// The cursor after the last complete line of `file` within its first
+    /// `mark`'s length bytes (all of it without a mark, as long as it was
+    /// when this began; none of it if it is another file than at `mark`).
+    /// Stops once `cancel` is cancelled.
+    fn end_of(
+        &self,
+        mut file: File,
+        mark: Option<&EndMark>,
+        cancel: &CancelToken,
+    ) -> Result<String, JsonlError> {
         let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
+        let len = match mark {
+            None => len,
+            Some(EndMark(Some((d, i, then)))) if (*d, *i) == (dev, ino) => len.min(*then),
+            Some(_) => 0,
+        };
         let (mut lines, mut end, mut offset) = (0u64, 0u64, 0u64);
         let mut block = vec![0u8; BLOCK];
         while offset < len {
@@ -277,14 +323,7 @@ impl JsonlSource {
         file.seek(SeekFrom::Start(window_start))
             .and_then(|_| (&file).take(end - window_start).read_to_end(&mut window))
             .map_err(|e| self.io(e))?;
-        Ok(cursor_at(
-            &window,
-            window.len(),
-            window_start,
-            lines,
-            dev,
-            ino,
-        ))
+        Ok(JsonlCursor::at(&self.key, end, lines, (dev, ino), &window).to_string())
     }
 
     /// Reads the events after `cursor` (`None`: from the start of the file).
@@ -330,6 +369,15 @@ impl JsonlSource {
         cursor: Option<&str>,
         cancel: &CancelToken,
     ) -> Result<WaitRead, JsonlError> {
+        self.read_inner(cursor, None, cancel)
+    }
+
+    fn read_inner(
+        &self,
+        cursor: Option<&str>,
+        mark: Option<&EndMark>,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
         let start = match cursor {
             Some(CURSOR_END) | None => None,
             Some(text) => Some(JsonlCursor::parse(text).map_err(|reason| self.bad(text, reason))?),
@@ -348,7 +396,7 @@ impl JsonlSource {
         };
         if cursor == Some(CURSOR_END) {
             return Ok(WaitRead {
-                cursor: Some(self.end_of(file, cancel)?),
+                cursor: Some(self.end_of(file, mark, cancel)?),
                 fresh: Some(Fresh {
                     state: "current".into(),
                     as_of: Some(now),
@@ -356,7 +404,7 @@ impl JsonlSource {
                 ..WaitRead::default()
             });
         }
-        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
+        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
         let from = start.map_or(0, |c| c.offset);
         let window_start = from.saturating_sub(WINDOW as u64);
         file.seek(SeekFrom::Start(window_start))
@@ -368,7 +416,7 @@ impl JsonlSource {
             .map_err(|e| self.io(e))?;
         let base = (from - window_start) as usize;
         if let Some(c) = start {
-            self.check(&c, dev, ino, len, &bytes, base)?;
+            self.check(&c, (dev, ino), &bytes, base)?;
         }
         let mut scan = Scan {
             source: self,
@@ -390,7 +438,7 @@ impl JsonlSource {
         if out.cursor.is_none() {
             out.cursor = Some(match cursor {
                 Some(c) => c.to_string(),
-                None => cursor_at(&bytes, base, window_start, 0, dev, ino),
+                None => JsonlCursor::file_start(&self.key).to_string(),
             });
         }
         out.fresh = Some(Fresh {
@@ -400,25 +448,20 @@ impl JsonlSource {
         Ok(out)
     }
 
+    /// Whether `c` fits the file: its identity, and the bytes just before
+    /// the offset (`bytes[..base]`, short when the file is).
     fn check(
         &self,
         c: &JsonlCursor,
-        dev: u64,
-        ino: u64,
-        len: u64,
+        identity: (u64, u64),
         bytes: &[u8],
         base: usize,
     ) -> Result<(), JsonlError> {
-        // Offset 0 names no bytes yet, so any file at the path is the same.
-        if c.offset == 0 {
-            return Ok(());
-        }
-        let reason = if (c.dev, c.ino) != (dev, ino) {
-            "another file is at the path now (device/inode differ)"
-        } else if len < c.offset || bytes.len() < base {
-            "it is shorter than the cursor's offset (truncated)"
-        } else if window_hash(bytes, base) != c.hash {
-            "the bytes before the cursor differ (rewritten)"
+        let reason = if !c.fits_file(&self.key, identity) {
+            "another file is at the path now, or the cursor was made by another process \
+             (a cursor does not outlive the process that made it)"
+        } else if bytes.len() < base || !c.fits_bytes(&self.key, identity, &bytes[..base]) {
+            "the file is not as the cursor left it (truncated or rewritten), or the cursor was altered"
         } else {
             return Ok(());
         };
@@ -523,27 +566,27 @@ impl Scan<'_> {
             reason: format!("line is longer than {} bytes", self.source.max_read_bytes),
         });
         self.out.cursor = Some(
-            JsonlCursor {
-                offset: end,
-                line: self.line,
-                dev: self.dev,
-                ino: self.ino,
-                hash: window_hash(&tail, tail.len()),
-            }
+            JsonlCursor::at(
+                &self.source.key,
+                end,
+                self.line,
+                (self.dev, self.ino),
+                &tail,
+            )
             .to_string(),
         );
         Ok(())
     }
 
     fn cursor(&mut self) -> String {
-        let c = cursor_at(
-            self.bytes,
-            self.pos,
-            self.file_offset,
+        let c = JsonlCursor::at(
+            &self.source.key,
+            self.file_offset + self.pos as u64,
             self.line,
-            self.dev,
-            self.ino,
-        );
+            (self.dev, self.ino),
+            &self.bytes[..self.pos],
+        )
+        .to_string();
         self.out.cursor = Some(c.clone());
         c
     }
@@ -561,17 +604,6 @@ fn check_cancel(cancel: &CancelToken) -> io::Result<()> {
     } else {
         Ok(())
     }
-}
-
-fn cursor_at(bytes: &[u8], pos: usize, file_offset: u64, line: u64, dev: u64, ino: u64) -> String {
-    JsonlCursor {
-        offset: file_offset + pos as u64,
-        line,
-        dev,
-        ino,
-        hash: window_hash(bytes, pos),
-    }
-    .to_string()
 }
 
 fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
@@ -606,6 +638,23 @@ fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
         summary,
         data,
     })
+}
+
+/// The file's identity and length when a wait from the end began; `None`
+/// when there was no file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EndMark(Option<(u64, u64, u64)>);
+
+#[cfg(unix)]
+fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    Ok((m.dev(), m.ino(), m.len()))
+}
+
+#[cfg(not(unix))]
+fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
+    Ok((0, 0, std::fs::metadata(path)?.len()))
 }
 
 #[cfg(unix)]

@@ -350,7 +350,9 @@ impl Probe for EventProbe {
         let cursor = self.shared.lock().cursor.clone();
         let read = (self.read)(cursor.as_deref(), &ctx.cancel);
         let mut s = self.shared.lock();
-        if s.closed {
+        // Abandoned (the deadline, a cancel): the read's result, or the
+        // error it gave up with, is no longer wanted.
+        if s.closed || ctx.cancel.is_cancelled() {
             return Err(ProbeError::new("the wait already ended"));
         }
         let read = match read {

@@ -4,7 +4,7 @@ use super::file_watch::Watch;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::engine::Waker;
 use crate::grants::Grants;
-use crate::resume::ResumeToken;
+use crate::resume::{FilePosition, ResumeToken};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -37,8 +37,9 @@ pub struct FileProbe {
     /// The file being followed, with its identity.
     open: Option<Followed>,
     /// Where reading starts when the path is first opened: `None` means the
-    /// end (only appended bytes count); `Some` is a resume offset.
-    start_at: Option<(u64, u64, u64)>,
+    /// end (only appended bytes count); `Some` is a resume position, which
+    /// must fit the file.
+    start_at: Option<FilePosition>,
     /// Whether the first call happened (before it, an existing file's
     /// content is stale; after it, a newly created file is all new).
     started: bool,
@@ -97,11 +98,14 @@ impl FileProbe {
         self
     }
 
-    /// Continues from a resume token of an earlier wait on the same path.
-    /// If the file was replaced since, its whole content is new.
+    /// Continues from a resume token of an earlier wait on the same path
+    /// in this process. A token that does not fit the file (another file
+    /// is at the path, it is shorter than the token's position, or the
+    /// token is from another process) fails every sample with a probe
+    /// error saying so: nothing is replayed or skipped silently.
     pub fn resume_from(mut self, token: &ResumeToken) -> Self {
-        if let ResumeToken::File { dev, ino, offset } = *token {
-            self.start_at = Some((dev, ino, offset));
+        if let ResumeToken::File(position) = token {
+            self.start_at = Some(position.clone());
         }
         self
     }
@@ -113,11 +117,22 @@ impl FileProbe {
             Err(e) => return Err(self.error("cannot open", e)),
         };
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
-        let offset = match (self.started, self.start_at.take()) {
-            (_, Some((dev, ino, offset))) if dev == meta.dev() && ino == meta.ino() => {
-                offset.min(meta.len())
+        let offset = match (self.started, &self.start_at) {
+            (_, Some(position)) => {
+                let offset = position
+                    .offset_in(meta.dev(), meta.ino())
+                    .filter(|&offset| offset <= meta.len())
+                    .ok_or_else(|| {
+                        ProbeError::new(format!(
+                            "the resume token does not fit {}: another file is there now, \
+                             it is shorter than the token's position, or the token is from \
+                             another process; wait again without it",
+                            self.path.display()
+                        ))
+                    })?;
+                self.start_at = None;
+                offset
             }
-            (_, Some(_)) => 0,
             (false, None) => meta.len(),
             (true, None) => 0,
         };
@@ -232,10 +247,10 @@ impl Probe for FileProbe {
 
     fn resume_point(&self) -> Option<ResumeToken> {
         let followed = self.open.as_ref()?;
-        Some(ResumeToken::File {
-            dev: followed.dev,
-            ino: followed.ino,
-            offset: followed.offset - self.carry.len() as u64,
-        })
+        Some(ResumeToken::File(FilePosition::new(
+            followed.dev,
+            followed.ino,
+            followed.offset.saturating_sub(self.carry.len() as u64),
+        )))
     }
 }

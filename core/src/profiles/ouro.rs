@@ -17,8 +17,8 @@ use super::Prepared;
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
-    EventMatchSpec, EventMatcher, EventsQuery, NextStep, Resume, WaitForError, WAIT_STATES,
-    WAIT_VERSION,
+    EventMatchSpec, EventMatcher, EventsQuery, JsonlError, NextStep, Resume, WaitForError,
+    WAIT_STATES, WAIT_VERSION,
 };
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -36,7 +36,9 @@ after it (`\"end\"`: only events written from now on; omitted: from the file's s
 Returns the wait/1 envelope: `satisfied` with the matching `events`, `timed-out` with a `resume` call that \
 waits again from the same cursor (nothing is lost or seen twice), or `gone` when the file was removed or a \
 terminal event (`deleted`, `left`, `closed`, `gone`) arrived. `timeout` is a duration such as \"90s\" or \
-\"5m\" or milliseconds (default 60s, at most 300s).";
+\"5m\" or milliseconds (default 60s, at most 300s). A cursor is opaque and fits only the file it came from, \
+as this server process left it: if the file was replaced or rewritten, or the server restarted, the call \
+fails on `cursor`; wait again from \"end\".";
 
 const FILTERS: [&str; 7] = [
     "type",
@@ -301,7 +303,14 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         probe,
         policy,
         render: Box::new(move |result| {
-            let done = finish(result).map_err(|e| ToolError::Runtime(e.to_string()))?;
+            let done = finish(result).map_err(|e| match crate::ouro::jsonl_error(&e) {
+                // The cursor does not fit the file (any more): the agent
+                // must start again from "end" or the file's start.
+                Some(j @ (JsonlError::Replaced { .. } | JsonlError::BadCursor { .. })) => {
+                    invalid("cursor", Rule::InvalidResume, j.to_string())
+                }
+                _ => ToolError::Runtime(e.to_string()),
+            })?;
             serde_json::to_value(&done.wait).map_err(|e| ToolError::Runtime(e.to_string()))
         }),
     })
