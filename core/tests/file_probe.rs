@@ -159,6 +159,26 @@ fn sample_error(probe: &mut FileProbe) -> String {
 }
 
 #[test]
+fn a_split_character_then_a_truncation_loses_no_line() {
+    let path = temp_dir("file-split-truncate").join("log");
+    append(&path, b"");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, b"abc");
+    append(&path, &"é".as_bytes()[..1]);
+    assert_eq!(read(&mut probe), "abc");
+    // Cut while the start of a character is carried: it goes with the cut.
+    fs::write(&path, b"").unwrap();
+    assert_eq!(read(&mut probe), "");
+    let token = probe.resume_point().unwrap();
+    append(&path, b"one\ntwo\n");
+    let mut resumed = FileProbe::new(&path).resume_from(&token);
+    assert_eq!(read(&mut resumed), "one\ntwo\n");
+    // The probe itself does not prepend the carried byte either.
+    assert_eq!(read(&mut probe), "one\ntwo\n");
+}
+
+#[test]
 fn a_resume_token_shows_neither_the_offset_nor_the_file() {
     use base64::Engine as _;
     use std::os::unix::fs::MetadataExt;
@@ -246,4 +266,43 @@ fn a_forged_or_old_token_is_refused_before_the_wait() {
         };
         assert_eq!(err.rule, waitfor::Rule::InvalidResume, "{err}");
     }
+}
+
+#[test]
+fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
+    let dir = temp_dir("file-kinds");
+    let err = sample_error(&mut FileProbe::new(&dir));
+    assert!(err.contains("is a directory"), "{err}");
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = sample_error(&mut FileProbe::new(&fifo));
+    assert!(err.contains("is a FIFO"), "{err}");
+    // Through the engine: a probe error at the first sample, not a timeout.
+    let spec = Spec::from_json(&format!(
+        r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}}, "max_wait_ms": 30000}}"#,
+        path = dir.to_str().unwrap()
+    ))
+    .unwrap();
+    let options =
+        WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(&dir)));
+    let result = Engine::global().run(spec, options).unwrap();
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    assert!(result.elapsed_ms < 10_000, "{}", result.elapsed_ms);
+    assert!(result.error.unwrap().contains("is a directory"));
+}
+
+#[test]
+fn a_sample_reads_no_more_than_the_cap_and_one_byte() {
+    let path = temp_dir("file-cap").join("log");
+    append(&path, b"");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, &[b'y'; 1 << 20]);
+    let small = ProbeContext {
+        output_cap: 1000,
+        ..ctx()
+    };
+    assert_eq!(probe.sample(&small).unwrap().text.len(), 1001);
 }

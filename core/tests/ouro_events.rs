@@ -399,3 +399,35 @@ fn a_source_that_never_answers_times_out_with_nothing_seen() {
     assert_eq!(done.wait.cursor.as_deref(), Some("c0"));
     assert_eq!(done.reads, 0);
 }
+
+#[test]
+fn the_profile_refuses_a_cursor_that_does_not_fit_as_invalid_resume() {
+    let dir = TempDir::new("profile-foreign");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("a", "one") + &line("b", "two")));
+    // Made by another process (another key), or altered by hand.
+    let foreign = JsonlSource::new(&path)
+        .with_key(waitfor::ouro::CursorKey::from_secret(b"a restarted server"))
+        .end_cursor()
+        .unwrap();
+    let mine = JsonlSource::new(&path).end_cursor().unwrap();
+    let altered = mine.replace(".2.", ".1.");
+    assert_ne!(altered, mine);
+    for cursor in [foreign, altered] {
+        let args = json!({"path": path, "cursor": cursor, "timeout": "30s"});
+        match profiles::call("ouro/wait", &args, &host_for(&dir.0)) {
+            Err(profiles::ToolError::InvalidArguments(e)) => {
+                assert_eq!(
+                    (e.field.as_str(), e.rule),
+                    ("cursor", waitfor::Rule::InvalidResume),
+                    "{e}"
+                );
+            }
+            other => panic!("{cursor}: {other:?}"),
+        }
+    }
+    // Its own cursor fits.
+    let args = json!({"path": path, "cursor": mine, "timeout": 100});
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
+    assert_eq!(out["state"], "timed-out", "{out}");
+}

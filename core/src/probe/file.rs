@@ -148,12 +148,16 @@ impl FileProbe {
         ProbeError::new(format!("{what} {}: {e}", self.path.display()))
     }
 
-    /// Reads from the followed file's offset to its end, at most `limit`.
+    /// Reads from the followed file's offset to its end, until `out` holds
+    /// `limit` bytes. The first `carried` bytes of `out` were carried over
+    /// from this file's last read (the start of a character); they are
+    /// dropped if the file was truncated since.
     fn read_new(
         &self,
         followed: &mut Followed,
         limit: usize,
         out: &mut Vec<u8>,
+        carried: usize,
     ) -> Result<(), ProbeError> {
         let len = followed
             .file
@@ -161,8 +165,10 @@ impl FileProbe {
             .map_err(|e| self.error("cannot stat", e))?
             .len();
         if len < followed.offset {
-            // Truncated: what is there now was written after the cut.
+            // Truncated: what is there now was written after the cut, and
+            // what was carried belongs to the part cut off.
             followed.offset = 0;
+            out.drain(..carried.min(out.len()));
         }
         if len == followed.offset && len > 0 {
             // Nothing new: most samples stop here, spared a seek and a read.
@@ -204,13 +210,14 @@ impl Probe for FileProbe {
             self.open = self.open_path()?;
         }
         if let Some(mut followed) = self.open.take() {
-            self.read_new(&mut followed, limit, &mut bytes)?;
+            let carried = bytes.len();
+            self.read_new(&mut followed, limit, &mut bytes, carried)?;
             if self.rotated(&followed) {
                 // The old file is drained; follow the new one from its start.
                 self.open = self.open_path()?;
                 if let Some(mut next) = self.open.take() {
                     next.offset = 0;
-                    self.read_new(&mut next, limit, &mut bytes)?;
+                    self.read_new(&mut next, limit, &mut bytes, 0)?;
                     self.open = Some(next);
                 }
             } else {
