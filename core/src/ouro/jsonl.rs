@@ -95,9 +95,10 @@ pub enum JsonlError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The file at the path is not the one the cursor points into: it was
-    /// replaced, truncated or rewritten. Reading it from the cursor would
-    /// skip or repeat events, so it is not read.
+    /// The cursor does not fit the file at the path: the file was
+    /// replaced, truncated or rewritten, or the cursor was made by another
+    /// process (another [`crate::ouro::CursorKey`]) or altered. Reading it
+    /// from the cursor would skip or repeat events, so it is not read.
     #[error("{path}: the file changed under the cursor: {reason}")]
     Replaced {
         /// The file's path.
@@ -334,9 +335,9 @@ impl JsonlSource {
     ///   returned, and `gone` says why.
     /// - A removed file is `gone` too, with the cursor unchanged and `fresh`
     ///   state `"missing"`; otherwise `fresh` is `"current"` as of the read.
-    /// - A cursor into a file that was replaced (other device/inode),
-    ///   truncated (shorter than the offset) or rewritten (other bytes
-    ///   before the offset) gives [`JsonlError::Replaced`].
+    /// - A cursor into a file that was replaced (another device or inode),
+    ///   truncated or rewritten (other bytes before the offset), or one
+    ///   made by another process or altered, gives [`JsonlError::Replaced`].
     ///
     /// ```
     /// let src = waitfor::ouro::JsonlSource::new("/nonexistent/waitfor.jsonl");
