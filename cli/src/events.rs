@@ -12,7 +12,8 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use waitfor::ouro::{run_events, EventsOutput, EventsQuery};
+use waitfor::grants::Grants;
+use waitfor::ouro::{run_events, CursorKey, EventsOutput, EventsQuery};
 
 /// Printed after `waitfor events --help`.
 pub const EVENTS_AFTER_HELP: &str = "\
@@ -27,6 +28,8 @@ Output: text by default (one line per event, then how to resume), the wait/1
 envelope as JSON with --json. With --follow: a `waiting` envelope line first,
 then each matching event as a JSON line as it comes, then the final envelope
 (timed-out or gone); without --timeout it follows until gone or Ctrl-C.
+`--cursor end` is resolved by the first read, so the waiting line still
+says `end`.
 
 Examples:
   waitfor events run.jsonl --type build.done --timeout 90s
@@ -96,6 +99,11 @@ pub struct EventsArgs {
 impl EventsArgs {
     fn query(&self) -> EventsQuery {
         let mut query = EventsQuery::new(&self.path);
+        // The user at their own shell reads what they can read, and a
+        // cursor printed by one run must fit in the next: a public key
+        // hides nothing from someone who can read the file.
+        query.grants = Grants::all();
+        query.key = CursorKey::public();
         query.for_ = self.what.clone();
         query.target = self.target.as_deref().map(|t| {
             serde_json::from_str(t).unwrap_or_else(|_| serde_json::Value::String(t.into()))

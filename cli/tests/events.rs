@@ -149,6 +149,30 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
 }
 
 #[test]
+fn a_fifo_or_a_device_exits_5_at_once_saying_what_it_is() {
+    let (dir, _) = temp();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    for (path, kind) in [
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/zero", "a device"),
+    ] {
+        for cursor in [&[][..], &["--cursor", "end"][..]] {
+            let mut args = vec!["events", path, "--timeout", "60s"];
+            args.extend_from_slice(cursor);
+            let out = run(&args);
+            expect(&out, 5);
+            assert!(stderr(&out).contains(kind), "{}", stderr(&out));
+        }
+    }
+    // Four refusals, each long before its 60 s limit.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
 fn malformed_lines_are_reported_on_stderr() {
     let (_dir, path) = temp();
     append(&path, &("{oops\n".to_string() + &line("x", "fine")));
@@ -201,7 +225,7 @@ fn follow_streams_to_another_process() {
     assert!(waiting["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--follow --cursor j1."));
+        .contains("--follow --cursor end"));
 
     append(&path, &(line("y", "skipped") + &line("x", "first")));
     assert_eq!(next()["summary"], "first");
@@ -236,6 +260,6 @@ fn ctrl_c_ends_a_stream_with_its_resume_and_exit_130() {
     assert!(last["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--cursor j1."));
+        .contains("--cursor j2."));
     assert_eq!(child.wait().unwrap().code(), Some(130));
 }

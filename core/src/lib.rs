@@ -29,6 +29,7 @@ pub mod duration;
 mod engine;
 mod error;
 pub mod grants;
+mod keyed;
 mod machine;
 pub mod ouro;
 mod pattern;
@@ -59,7 +60,7 @@ pub use probe::{
     ProbeContext, ProbeError, ProbeMode,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
-pub use resume::ResumeToken;
+pub use resume::{FilePosition, ResumeToken};
 pub use simulate::{
     simulate, simulate_json, simulate_probe, Control, Script, ScriptStep, Simulation,
 };

@@ -150,3 +150,159 @@ fn a_sample_with_nothing_new_reads_nothing() {
     assert_eq!(read(&mut probe), "new\n");
     assert_eq!(read(&mut probe), "");
 }
+
+fn sample_error(probe: &mut FileProbe) -> String {
+    match probe.sample(&ctx()) {
+        Err(e) => e.message,
+        Ok(o) => panic!("read {:?}", o.text),
+    }
+}
+
+#[test]
+fn a_split_character_then_a_truncation_loses_no_line() {
+    let path = temp_dir("file-split-truncate").join("log");
+    append(&path, b"");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, b"abc");
+    append(&path, &"é".as_bytes()[..1]);
+    assert_eq!(read(&mut probe), "abc");
+    // Cut while the start of a character is carried: it goes with the cut.
+    fs::write(&path, b"").unwrap();
+    assert_eq!(read(&mut probe), "");
+    let token = probe.resume_point().unwrap();
+    append(&path, b"one\ntwo\n");
+    let mut resumed = FileProbe::new(&path).resume_from(&token);
+    assert_eq!(read(&mut resumed), "one\ntwo\n");
+    // The probe itself does not prepend the carried byte either.
+    assert_eq!(read(&mut probe), "one\ntwo\n");
+}
+
+#[test]
+fn a_resume_token_shows_neither_the_offset_nor_the_file() {
+    use base64::Engine as _;
+    use std::os::unix::fs::MetadataExt;
+    let path = temp_dir("file-token-opaque").join("log");
+    append(&path, &[b'x'; 12_345]);
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    let token = probe.resume_point().unwrap().encode();
+    let body = token.strip_prefix("wf1.").unwrap();
+    let json = String::from_utf8(
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(body)
+            .unwrap(),
+    )
+    .unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    for fact in [
+        12_345u64.to_string(),
+        format!("{:x}", 12_345),
+        meta.ino().to_string(),
+        format!("{:x}", meta.ino()),
+    ] {
+        assert!(!json.contains(&fact), "{json} shows {fact}");
+    }
+    // Two tokens for the same place differ (a fresh nonce each).
+    assert_ne!(probe.resume_point().unwrap().encode(), token);
+}
+
+#[test]
+fn a_token_that_does_not_fit_its_file_is_an_error_not_a_replay() {
+    let dir = temp_dir("file-token-fit");
+    let path = dir.join("log");
+    append(&path, b"first file, long enough\n");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    let token = probe.resume_point().unwrap();
+
+    // Another file moved into place.
+    let other = dir.join("other");
+    append(&other, b"another file, all of it would be replayed\n");
+    fs::rename(&other, &path).unwrap();
+    let mut resumed = FileProbe::new(&path).resume_from(&token);
+    let err = sample_error(&mut resumed);
+    assert!(err.contains("does not fit"), "{err}");
+    // Every sample says so: it never falls back to replaying the file.
+    assert!(sample_error(&mut resumed).contains("does not fit"));
+
+    // The same file, shorter than the token's position.
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    let token = probe.resume_point().unwrap();
+    fs::write(&path, b"short\n").unwrap();
+    let err = sample_error(&mut FileProbe::new(&path).resume_from(&token));
+    assert!(err.contains("does not fit"), "{err}");
+}
+
+#[test]
+fn a_forged_or_old_token_is_refused_before_the_wait() {
+    use base64::Engine as _;
+    let dir = temp_dir("file-token-forged");
+    let path = dir.join("log");
+    append(&path, b"x\n");
+    let encode = |json: &str| {
+        format!(
+            "wf1.{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+        )
+    };
+    for forged in [
+        encode(r#"{"kind":"file","dev":1,"ino":2,"offset":0}"#),
+        encode(r#"{"kind":"file","nonce":"00","at":"00","file":"00","tag":"00"}"#),
+    ] {
+        let spec = format!(
+            r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}},
+               "interval_ms": 10, "max_wait_ms": 100, "resume": "{forged}"}}"#,
+            path = path.to_str().unwrap()
+        );
+        let err = match Spec::from_json(&spec) {
+            Err(e) => e,
+            Ok(spec) => {
+                let options = WaitOptions::default()
+                    .policy(Policy::default().grants(Grants::none().file_root(&dir)));
+                Engine::global().run(spec, options).unwrap_err()
+            }
+        };
+        assert_eq!(err.rule, waitfor::Rule::InvalidResume, "{err}");
+    }
+}
+
+#[test]
+fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
+    let dir = temp_dir("file-kinds");
+    let err = sample_error(&mut FileProbe::new(&dir));
+    assert!(err.contains("is a directory"), "{err}");
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = sample_error(&mut FileProbe::new(&fifo));
+    assert!(err.contains("is a FIFO"), "{err}");
+    // Through the engine: a probe error at the first sample, not a timeout.
+    let spec = Spec::from_json(&format!(
+        r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}}, "max_wait_ms": 30000}}"#,
+        path = dir.to_str().unwrap()
+    ))
+    .unwrap();
+    let options =
+        WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(&dir)));
+    let result = Engine::global().run(spec, options).unwrap();
+    assert_eq!(result.outcome, Outcome::ProbeError);
+    assert!(result.elapsed_ms < 10_000, "{}", result.elapsed_ms);
+    assert!(result.error.unwrap().contains("is a directory"));
+}
+
+#[test]
+fn a_sample_reads_no_more_than_the_cap_and_one_byte() {
+    let path = temp_dir("file-cap").join("log");
+    append(&path, b"");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, &[b'y'; 1 << 20]);
+    let small = ProbeContext {
+        output_cap: 1000,
+        ..ctx()
+    };
+    assert_eq!(probe.sample(&small).unwrap().text.len(), 1001);
+}

@@ -15,7 +15,7 @@ use waitfor::ouro::{
 use waitfor::profiles::{self, Host};
 
 mod events_support;
-use events_support::{append, line, TempDir};
+use events_support::{append, host_for, line, TempDir};
 
 fn query(path: &Path, kind: &str, timeout_ms: u64) -> EventsQuery {
     let mut q = EventsQuery::new(path);
@@ -167,7 +167,7 @@ fn malformed_lines_are_reported_and_skipped() {
     assert_eq!(done.wait.state, WaitState::Satisfied);
     let lines: Vec<u64> = done.malformed.iter().map(|m| m.line).collect();
     assert_eq!(lines, [1, 2]);
-    assert!(done.wait.cursor.as_deref().unwrap().starts_with("j1."));
+    assert!(done.wait.cursor.as_deref().unwrap().starts_with("j2."));
 }
 
 #[test]
@@ -235,7 +235,7 @@ fn the_command_prints_text_json_and_exit_codes() {
     assert_eq!((code, err.contains("nope")), (EXIT_USAGE, true));
 
     let mut replaced = q.clone();
-    replaced.cursor = Some("j1.5.0.1.1.0000000000000000".into());
+    replaced.cursor = Some("j2.5.0.1.1".into());
     let (code, _, err) = run(&replaced, EventsOutput::default());
     assert_eq!(code, EXIT_SOURCE, "{err}");
 }
@@ -259,13 +259,13 @@ fn the_profile_waits_and_its_output_fits_its_schema() {
     let schema = &defs.iter().find(|d| d.profile == "ouro/wait").unwrap().tool["outputSchema"];
     let validator = jsonschema::validator_for(schema).unwrap();
     let args = json!({"path": path, "type": "build.done", "for": "build 7", "timeout": "5s"});
-    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
     assert_eq!(out["state"], "satisfied", "{out}");
     assert_eq!(out["for"], "build 7");
     assert!(validator.is_valid(&out), "{out}");
 
     let args = json!({"path": path, "type": "deploy.done", "timeout": 100, "cursor": "end"});
-    let out = profiles::call("ouro/wait", &args, &Host::default()).unwrap();
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
     assert_eq!(out["state"], "timed-out");
     assert!(validator.is_valid(&out), "{out}");
     let cmd = out["resume"]["command"].as_str().unwrap();
@@ -276,7 +276,10 @@ fn the_profile_waits_and_its_output_fits_its_schema() {
 
 #[test]
 fn the_profile_refuses_bad_arguments_by_field() {
-    let host = Host::default();
+    let host = Host {
+        grants: waitfor::grants::Grants::all(),
+        ..Host::default()
+    };
     for (args, field) in [
         (json!({}), "path"),
         (json!({"path": "x", "nope": 1}), "nope"),
@@ -306,7 +309,7 @@ fn the_profile_clamps_the_timeout_to_the_host_ceiling() {
     append(&path, "");
     let host = Host {
         max_wait_ceiling: Some(Duration::from_millis(100)),
-        ..Host::default()
+        ..host_for(&dir.0)
     };
     let started = Instant::now();
     let out = profiles::call("ouro/wait", &json!({"path": path, "timeout": "1h"}), &host).unwrap();
@@ -333,7 +336,7 @@ fn an_interrupted_command_prints_its_resume_and_exits_130() {
     assert!(w["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--cursor j1."));
+        .contains("--cursor j2."));
 }
 
 #[test]
@@ -364,7 +367,7 @@ fn the_command_follows_a_stream_as_json_lines() {
     assert!(lines[0]["resume"]["command"]
         .as_str()
         .unwrap()
-        .contains("--follow --cursor j1.0.0.0.0."));
+        .contains("--follow --cursor j2.0.0."));
     let summaries: Vec<&str> = lines[1..lines.len() - 1]
         .iter()
         .map(|l| l["summary"].as_str().unwrap())
@@ -395,4 +398,36 @@ fn a_source_that_never_answers_times_out_with_nothing_seen() {
     assert_eq!(done.wait.fresh, None, "nothing was seen");
     assert_eq!(done.wait.cursor.as_deref(), Some("c0"));
     assert_eq!(done.reads, 0);
+}
+
+#[test]
+fn the_profile_refuses_a_cursor_that_does_not_fit_as_invalid_resume() {
+    let dir = TempDir::new("profile-foreign");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("a", "one") + &line("b", "two")));
+    // Made by another process (another key), or altered by hand.
+    let foreign = JsonlSource::new(&path)
+        .with_key(waitfor::ouro::CursorKey::from_secret(b"a restarted server"))
+        .end_cursor()
+        .unwrap();
+    let mine = JsonlSource::new(&path).end_cursor().unwrap();
+    let altered = mine.replace(".2.", ".1.");
+    assert_ne!(altered, mine);
+    for cursor in [foreign, altered] {
+        let args = json!({"path": path, "cursor": cursor, "timeout": "30s"});
+        match profiles::call("ouro/wait", &args, &host_for(&dir.0)) {
+            Err(profiles::ToolError::InvalidArguments(e)) => {
+                assert_eq!(
+                    (e.field.as_str(), e.rule),
+                    ("cursor", waitfor::Rule::InvalidResume),
+                    "{e}"
+                );
+            }
+            other => panic!("{cursor}: {other:?}"),
+        }
+    }
+    // Its own cursor fits.
+    let args = json!({"path": path, "cursor": mine, "timeout": 100});
+    let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
+    assert_eq!(out["state"], "timed-out", "{out}");
 }

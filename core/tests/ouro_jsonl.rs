@@ -4,7 +4,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 
 use serde_json::json;
-use waitfor::ouro::{jsonl, JsonlCursor, JsonlError, JsonlSource};
+use waitfor::ouro::{jsonl, CursorKey, JsonlCursor, JsonlError, JsonlSource};
 
 mod events_support;
 use events_support::{append, line, TempDir};
@@ -164,7 +164,7 @@ fn replaced_file_is_detected_through_the_cursor() {
     let keep = dir.file("old.jsonl");
     fs::rename(&path, &keep).unwrap();
     fs::rename(&other, &path).unwrap();
-    assert_replaced(jsonl::read(&path, Some(&cursor)), "device/inode");
+    assert_replaced(jsonl::read(&path, Some(&cursor)), "another file");
 
     // Same file truncated.
     fs::rename(&path, dir.file("newer.jsonl")).unwrap();
@@ -179,7 +179,7 @@ fn replaced_file_is_detected_through_the_cursor() {
         .unwrap()
         .set_len(10)
         .unwrap();
-    assert_replaced(jsonl::read(&path, Some(&cursor)), "truncated");
+    assert_replaced(jsonl::read(&path, Some(&cursor)), "truncated or rewritten");
 
     // Same file truncated and rewritten past the old offset.
     let mut f = fs::OpenOptions::new()
@@ -190,7 +190,7 @@ fn replaced_file_is_detected_through_the_cursor() {
     f.write_all((line("z", "ONE") + &line("z", "TWO") + &line("z", "THREE")).as_bytes())
         .unwrap();
     drop(f);
-    assert_replaced(jsonl::read(&path, Some(&cursor)), "rewritten");
+    assert_replaced(jsonl::read(&path, Some(&cursor)), "truncated or rewritten");
 }
 
 #[test]
@@ -418,4 +418,71 @@ fn an_unbounded_read_limit_does_not_overflow() {
     let first = source.read(None).unwrap();
     let again = source.read(Some(&first.events[0].cursor)).unwrap();
     assert_eq!(summaries(&again), ["two"]);
+}
+
+/// What a cursor shows of a file: its offset and line count, nothing else.
+#[test]
+fn a_cursor_reveals_no_identity_and_tests_no_guess() {
+    let dir = TempDir::new("oracle");
+    let path = dir.file("secret.jsonl");
+    // A line an agent must not learn, then one it was shown a cursor after.
+    append(&path, "SECRET=0123456789abcdef\n");
+    let end = JsonlSource::new(&path).end_cursor().unwrap();
+    let c = JsonlCursor::parse(&end).unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let hexes = [format!("{:x}", meta.dev()), format!("{:x}", meta.ino())];
+    let fields: Vec<&str> = end.split('.').collect();
+    assert!(
+        !hexes.iter().any(|h| fields[3] == h || fields[4] == h),
+        "{end}"
+    );
+    // The tag is keyed: the same bytes in another process (another key)
+    // give another cursor, so nobody can compute one for a guess.
+    let other = JsonlSource::new(&path)
+        .with_key(CursorKey::from_secret(b"another process"))
+        .end_cursor()
+        .unwrap();
+    assert_ne!(other, end);
+    assert_eq!((c.offset, c.line), (meta.len(), 1));
+    // A guess written as a cursor (any tag) is refused the same way as a
+    // wrong one, whatever the bytes.
+    for tag in [0u128, c.tag ^ 1] {
+        let guess = JsonlCursor { tag, ..c }.to_string();
+        assert_replaced(JsonlSource::new(&path).read(Some(&guess)), "altered");
+    }
+}
+
+#[test]
+fn a_cursor_from_another_process_or_moved_offset_does_not_fit() {
+    let dir = TempDir::new("foreign");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("a", "one") + &line("b", "two")));
+    let mine = JsonlSource::new(&path);
+    let first = mine.read(None).unwrap();
+    let after_one = first.events[0].cursor.clone();
+    // Another process (another key): refused, never replayed from 0.
+    let theirs = JsonlSource::new(&path).with_key(CursorKey::from_secret(b"restarted"));
+    assert_replaced(theirs.read(Some(&after_one)), "another process");
+    // The offset or line changed by hand: refused.
+    let c = JsonlCursor::parse(&after_one).unwrap();
+    for moved in [
+        JsonlCursor { offset: 0, ..c },
+        JsonlCursor {
+            offset: c.offset + 1,
+            ..c
+        },
+        JsonlCursor {
+            offset: u64::MAX,
+            ..c
+        },
+        JsonlCursor {
+            line: c.line + 1,
+            ..c
+        },
+    ] {
+        assert!(mine.read(Some(&moved.to_string())).is_err(), "{moved}");
+    }
+    // Its own cursor still fits.
+    assert_eq!(summaries(&mine.read(Some(&after_one)).unwrap()), ["two"]);
 }

@@ -1,30 +1,43 @@
-//! The JSONL source's cursor: a position in a file plus what the file looked
-//! like there, so that a cursor from another process or an earlier run can
-//! tell whether it still points into the same file.
+//! The JSONL source's cursor: a position in a file plus keyed hashes of
+//! what the file looked like there, so that the process that made it can
+//! tell whether it still points into the same file, while the cursor
+//! itself tells its holder nothing about the file.
 
+use crate::keyed::CursorKey;
 use std::fmt;
 
-/// How many bytes before the cursor's offset its hash covers.
+/// How many bytes before the cursor's offset its tag covers.
 pub(crate) const WINDOW: usize = 64;
 
+const FILE_DOMAIN: &str = "waitfor jsonl cursor file";
+const TAG_DOMAIN: &str = "waitfor jsonl cursor tag";
+
 /// A position in an append-only JSON Lines file, as text:
-/// `j1.{offset}.{line}.{dev}.{ino}.{hash}`.
+/// `j2.{offset}.{line}.{file}.{tag}`.
 ///
 /// - `offset`: bytes consumed (decimal); the next read starts there.
 /// - `line`: lines consumed (decimal), so reported line numbers stay absolute.
-/// - `dev`, `ino`: the file's device and inode (hex; 0 off Unix), which
-///   change when another file is moved into place.
-/// - `hash`: FNV-1a 64 of the (up to) 64 bytes just before `offset` (16 hex
-///   digits), which changes when the file is truncated and rewritten in place.
+/// - `file`: a keyed hash of the file's identity (device and inode; none
+///   at offset 0, where any file fits), 16 hex digits. It changes when
+///   another file is moved into place.
+/// - `tag`: a keyed hash of all of the above and the (up to) 64 bytes just
+///   before `offset`, 32 hex digits. It changes when the file is
+///   truncated or rewritten in place, and when the cursor is altered.
+///
+/// Both hashes are HMAC-SHA256 under a [`CursorKey`], by default a secret
+/// of the process: the cursor reveals nothing but its offset and line, no
+/// one without the key can make one or test a guess about the file's
+/// bytes with one, and a cursor from another process (a restarted server)
+/// does not fit.
 ///
 /// The text uses only `[a-z0-9.]`, so it is one shell word and needs no
 /// quoting.
 ///
 /// ```
-/// use waitfor::ouro::JsonlCursor;
-/// let c = JsonlCursor { offset: 120, line: 3, dev: 0x801, ino: 0x1a2b, hash: 0xfeed };
+/// use waitfor::ouro::{CursorKey, JsonlCursor};
+/// let c = JsonlCursor::file_start(&CursorKey::public());
 /// let text = c.to_string();
-/// assert_eq!(text, "j1.120.3.801.1a2b.000000000000feed");
+/// assert!(text.starts_with("j2.0.0."));
 /// assert_eq!(JsonlCursor::parse(&text), Ok(c));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,30 +46,81 @@ pub struct JsonlCursor {
     pub offset: u64,
     /// Lines consumed.
     pub line: u64,
-    /// Device of the file.
-    pub dev: u64,
-    /// Inode of the file.
-    pub ino: u64,
-    /// FNV-1a 64 of the bytes just before `offset`.
-    pub hash: u64,
+    /// Keyed hash of the file's identity.
+    pub file: u64,
+    /// Keyed hash of the cursor and the bytes just before `offset`.
+    pub tag: u128,
 }
 
 impl JsonlCursor {
-    /// Reads a cursor written by [`JsonlCursor`]'s `Display`; the error says
+    /// The cursor at the start of any file: nothing consumed yet.
+    ///
+    /// ```
+    /// use waitfor::ouro::{CursorKey, JsonlCursor};
+    /// assert_eq!(JsonlCursor::file_start(&CursorKey::process()).offset, 0);
+    /// ```
+    pub fn file_start(key: &CursorKey) -> JsonlCursor {
+        JsonlCursor::at(key, 0, 0, (0, 0), &[])
+    }
+
+    /// The cursor at `offset` (after `line` lines) in the file with
+    /// `identity` (device, inode), whose bytes just before `offset` end
+    /// with `before` (only the last [`WINDOW`] count).
+    pub(crate) fn at(
+        key: &CursorKey,
+        offset: u64,
+        line: u64,
+        identity: (u64, u64),
+        before: &[u8],
+    ) -> JsonlCursor {
+        let identity = identity_at(offset, identity);
+        let file = key.mac(FILE_DOMAIN, &[&identity]);
+        let window = &before[before.len().saturating_sub(WINDOW)..];
+        let tag = with_tag_parts(offset, line, &identity, window, |parts| {
+            key.mac(TAG_DOMAIN, parts)
+        });
+        JsonlCursor {
+            offset,
+            line,
+            file: u64::from_be_bytes(file[..8].try_into().expect("8 bytes")),
+            tag: u128::from_be_bytes(tag[..16].try_into().expect("16 bytes")),
+        }
+    }
+
+    /// Whether the cursor was made for the file with `identity`.
+    pub(crate) fn fits_file(&self, key: &CursorKey, identity: (u64, u64)) -> bool {
+        let identity = identity_at(self.offset, identity);
+        key.verify(FILE_DOMAIN, &[&identity], &self.file.to_be_bytes())
+    }
+
+    /// Whether the cursor was made for the file with `identity` whose bytes
+    /// just before the offset end with `before`.
+    pub(crate) fn fits_bytes(&self, key: &CursorKey, identity: (u64, u64), before: &[u8]) -> bool {
+        let identity = identity_at(self.offset, identity);
+        let window = &before[before.len().saturating_sub(WINDOW)..];
+        with_tag_parts(self.offset, self.line, &identity, window, |parts| {
+            key.verify(TAG_DOMAIN, parts, &self.tag.to_be_bytes())
+        })
+    }
+
+    /// Reads a cursor written by [`JsonlCursor`]'s `Display` (its form
+    /// only; whether it fits a file is the source's check); the error says
     /// what is wrong with it.
     ///
     /// ```
     /// use waitfor::ouro::JsonlCursor;
-    /// assert!(JsonlCursor::parse("j1.0.0.0.0.0").is_ok());
+    /// assert!(JsonlCursor::parse("j2.0.0.0.0").is_ok());
     /// assert!(JsonlCursor::parse("42").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<JsonlCursor, String> {
         let parts: Vec<&str> = text.split('.').collect();
-        let [tag, offset, line, dev, ino, hash] = parts[..] else {
-            return Err("expected j1.<offset>.<line>.<dev>.<ino>.<hash>".into());
+        let [tag, offset, line, file, mac] = parts[..] else {
+            return Err("expected j2.<offset>.<line>.<file>.<tag>".into());
         };
-        if tag != "j1" {
-            return Err(format!("unknown cursor version {tag:?} (expected j1)"));
+        if tag != "j2" {
+            return Err(format!(
+                "unknown cursor version {tag:?} (expected j2; cursors of earlier versions are no longer read)"
+            ));
         }
         let dec = |name: &str, s: &str| {
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -68,14 +132,13 @@ impl JsonlCursor {
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(format!("{name} must be a hex number"));
             }
-            u64::from_str_radix(s, 16).map_err(|_| format!("{name} is too large"))
+            u128::from_str_radix(s, 16).map_err(|_| format!("{name} is too large"))
         };
         Ok(JsonlCursor {
             offset: dec("offset", offset)?,
             line: dec("line", line)?,
-            dev: hex("dev", dev)?,
-            ino: hex("ino", ino)?,
-            hash: hex("hash", hash)?,
+            file: u64::try_from(hex("file", file)?).map_err(|_| "file is too large".to_string())?,
+            tag: hex("tag", mac)?,
         })
     }
 }
@@ -84,25 +147,31 @@ impl fmt::Display for JsonlCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "j1.{}.{}.{:x}.{:x}.{:016x}",
-            self.offset, self.line, self.dev, self.ino, self.hash
+            "j2.{}.{}.{:016x}.{:032x}",
+            self.offset, self.line, self.file, self.tag
         )
     }
 }
 
-/// FNV-1a, 64 bits: small, stable across processes and Rust versions.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+/// At offset 0 no byte of any file was consumed, so every file fits.
+fn identity_at(offset: u64, identity: (u64, u64)) -> [u8; 16] {
+    let (dev, ino) = if offset == 0 { (0, 0) } else { identity };
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&dev.to_le_bytes());
+    bytes[8..].copy_from_slice(&ino.to_le_bytes());
+    bytes
 }
 
-/// The hash of the window that ends at `end` in `bytes`.
-pub(crate) fn window_hash(bytes: &[u8], end: usize) -> u64 {
-    fnv1a(&bytes[end.saturating_sub(WINDOW)..end])
+/// Calls `f` with the parts the tag covers.
+fn with_tag_parts<R>(
+    offset: u64,
+    line: u64,
+    identity: &[u8; 16],
+    window: &[u8],
+    f: impl FnOnce(&[&[u8]]) -> R,
+) -> R {
+    let (offset, line) = (offset.to_le_bytes(), line.to_le_bytes());
+    f(&[&offset, &line, identity, window])
 }
 
 #[cfg(test)]
@@ -113,24 +182,35 @@ mod tests {
     fn rejects_bad_cursors() {
         for bad in [
             "",
-            "j1",
+            "j2",
+            "j1.0.0.0.0.0",
+            "j2.x.0.0.0",
+            "j2.0.0.0",
             "j2.0.0.0.0.0",
-            "j1.x.0.0.0.0",
-            "j1.0.0.0.0",
-            "j1.0.0.0.0.0.0",
-            "j1.-1.0.0.0.0",
-            "j1.0.0.zz.0.0",
-            "j1.99999999999999999999.0.0.0.0",
-            "j1.0.0.0.0.11111111111111111",
-            "j1.+1.0.0.0.0",
+            "j2.-1.0.0.0",
+            "j2.0.0.zz.0",
+            "j2.99999999999999999999.0.0.0",
+            "j2.0.0.11111111111111111.0",
+            "j2.0.0.0.111111111111111111111111111111111",
+            "j2.+1.0.0.0",
         ] {
             assert!(JsonlCursor::parse(bad).is_err(), "{bad:?} accepted");
         }
     }
 
     #[test]
-    fn fnv_known_values() {
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    fn a_cursor_fits_only_its_file_bytes_and_key() {
+        let key = CursorKey::from_secret(b"test");
+        let c = JsonlCursor::at(&key, 10, 1, (8, 9), b"0123456789");
+        assert!(c.fits_file(&key, (8, 9)));
+        assert!(c.fits_bytes(&key, (8, 9), b"0123456789"));
+        assert!(!c.fits_file(&key, (8, 10)));
+        assert!(!c.fits_bytes(&key, (8, 9), b"0123456788"));
+        assert!(!c.fits_file(&CursorKey::public(), (8, 9)));
+        let moved = JsonlCursor { offset: 11, ..c };
+        assert!(!moved.fits_bytes(&key, (8, 9), b"0123456789"));
+        // At offset 0 any file fits.
+        let start = JsonlCursor::file_start(&key);
+        assert!(start.fits_file(&key, (1, 2)) && start.fits_bytes(&key, (1, 2), b""));
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::cursor::{fnv1a, JsonlCursor};
+use super::cursor::JsonlCursor;
 use super::envelope::{AxRef, Wait};
 use super::exit::{default_exit_table, wait_exit};
 use super::jsonl::{JsonlError, JsonlSource, Malformed};
@@ -18,6 +18,8 @@ use super::wait_for::{
     DEFAULT_INTERVAL,
 };
 use crate::duration::format_duration;
+use crate::grants::Grants;
+use crate::keyed::CursorKey;
 
 /// The cursor word that means "the file's current end": only events
 /// appended after the wait starts count.
@@ -50,7 +52,7 @@ const TICK: Duration = Duration::from_millis(50);
 /// let q = EventsQuery::new("log.jsonl");
 /// assert_eq!(q.what(), "an event in log.jsonl");
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct EventsQuery {
     /// The file.
     pub path: PathBuf,
@@ -69,15 +71,29 @@ pub struct EventsQuery {
     pub interval: Option<Duration>,
     /// Event types that end the wait as `gone`; `None`: the defaults.
     pub terminal_types: Option<Vec<String>>,
+    /// Which files the wait may read ([`JsonlSource::within`]); every
+    /// regular file the process can read unless narrowed.
+    pub grants: Grants,
+    /// What keys the cursors ([`JsonlSource::with_key`]); the process's
+    /// own secret by default, so a cursor fits only in this process.
+    pub key: CursorKey,
 }
 
 impl EventsQuery {
     /// A query on `path` that waits for any event, from the file's start,
-    /// without a time limit.
+    /// without a time limit, reading any regular file the process can.
     pub fn new(path: impl Into<PathBuf>) -> EventsQuery {
         EventsQuery {
             path: path.into(),
-            ..EventsQuery::default()
+            for_: None,
+            target: None,
+            filter: EventMatchSpec::default(),
+            cursor: None,
+            timeout: None,
+            interval: None,
+            terminal_types: None,
+            grants: Grants::all(),
+            key: CursorKey::process(),
         }
     }
 
@@ -99,16 +115,20 @@ impl EventsQuery {
     }
 
     fn source(&self) -> JsonlSource {
-        let source = JsonlSource::new(&self.path);
+        let source = JsonlSource::new(&self.path)
+            .within(self.grants.clone())
+            .with_key(self.key.clone());
         match &self.terminal_types {
             Some(types) => source.with_terminal_types(types.clone()),
             None => source,
         }
     }
 
-    /// The wait's options, resuming through `resume`. The cursor is
-    /// resolved now: `None` becomes the file's start, [`CURSOR_END`] its
-    /// current end, anything else must be a cursor this source wrote.
+    /// The wait's options, resuming through `resume`. The file is not
+    /// opened here: the cursor is only checked for its form, and
+    /// [`CURSOR_END`] is resolved by the wait's first read, on an engine
+    /// worker within the wait's time limit, as the end the file had when
+    /// this was called (one `stat` here).
     ///
     /// ```
     /// use waitfor::ouro::{EventsQuery, Resume, CommandTemplate};
@@ -118,19 +138,38 @@ impl EventsQuery {
     /// ```
     pub fn options(&self, resume: Resume) -> Result<WaitForOptions, WaitForError> {
         let source = self.source();
-        let cursor = start_cursor(&source, self.cursor.as_deref())
-            .map_err(|e| WaitForError::Read(Box::new(e)))?;
+        if let Some(text) = self.cursor.as_deref().filter(|&c| c != CURSOR_END) {
+            JsonlCursor::parse(text).map_err(|reason| {
+                WaitForError::Read(Box::new(JsonlError::BadCursor {
+                    cursor: text.to_string(),
+                    reason,
+                }))
+            })?;
+        }
         let matcher =
             EventMatcher::new(self.filter.clone()).map_err(|e| WaitForError::Options {
                 field: "filter",
                 message: e.to_string(),
             })?;
-        let read = move |c: Option<&str>| source.read(c).map_err(Into::into);
-        Ok(WaitForOptions::new(self.what(), self.timeout, read, resume)
-            .target(self.target.clone())
-            .cursor(Some(cursor))
-            .filter(EventFilter::Matcher(matcher))
-            .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)))
+        // "end" is the end the file has now (one stat), found by the
+        // first read; events appended after this call count.
+        let mark = (self.cursor.as_deref() == Some(CURSOR_END)).then(|| source.mark_end());
+        let read = move |c: Option<&str>, cancel: &crate::CancelToken| {
+            match (c, &mark) {
+                (Some(CURSOR_END), Some(mark)) => source.read_after_mark(mark, cancel),
+                _ => source.read_until(c, cancel),
+            }
+            .map_err(Into::into)
+        };
+        Ok(
+            WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
+                .target(self.target.clone())
+                .cursor(Some(self.cursor.clone().unwrap_or_else(|| {
+                    JsonlCursor::file_start(&self.key).to_string()
+                })))
+                .filter(EventFilter::Matcher(matcher))
+                .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
+        )
     }
 
     /// The command line that runs this query again from `{cursor}`:
@@ -190,35 +229,6 @@ impl EventsQuery {
         let escaped = words.join(" ").replace('{', "{{").replace('}', "}}");
         CommandTemplate::parse(&format!("{escaped} {{cursor}}"))
             .expect("escaped words and one {cursor} always parse")
-    }
-}
-
-/// The cursor a wait on `source` starts from: the file's start for `None`,
-/// its current end for [`CURSOR_END`], else `cursor` once it parses.
-///
-/// ```
-/// use waitfor::ouro::{start_cursor, JsonlSource};
-/// let src = JsonlSource::new("/nonexistent/x.jsonl");
-/// assert_eq!(start_cursor(&src, None).unwrap(), start_cursor(&src, Some("end")).unwrap());
-/// assert!(start_cursor(&src, Some("42")).is_err());
-/// ```
-pub fn start_cursor(source: &JsonlSource, cursor: Option<&str>) -> Result<String, JsonlError> {
-    match cursor {
-        None => Ok(JsonlCursor {
-            offset: 0,
-            line: 0,
-            dev: 0,
-            ino: 0,
-            hash: fnv1a(b""),
-        }
-        .to_string()),
-        Some(CURSOR_END) => source.end_cursor(),
-        Some(text) => JsonlCursor::parse(text)
-            .map(|c| c.to_string())
-            .map_err(|reason| JsonlError::BadCursor {
-                cursor: text.to_string(),
-                reason,
-            }),
     }
 }
 
@@ -342,7 +352,7 @@ fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
 }
 
 /// The JSONL source's error behind `e`, if one is in its chain.
-fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
+pub(crate) fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
         if let Some(j) = c.downcast_ref::<JsonlError>() {

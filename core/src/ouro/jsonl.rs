@@ -16,8 +16,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::clock::rfc3339;
-use super::cursor::{window_hash, JsonlCursor, WINDOW};
+use super::cursor::{JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
+use super::events::CURSOR_END;
+use crate::cancel::CancelToken;
+use crate::grants::Grants;
+use crate::keyed::CursorKey;
 
 /// Event types that end a wait with `gone` by default: what was awaited was
 /// deleted, left, closed, or says outright that it is gone.
@@ -91,9 +95,10 @@ pub enum JsonlError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The file at the path is not the one the cursor points into: it was
-    /// replaced, truncated or rewritten. Reading it from the cursor would
-    /// skip or repeat events, so it is not read.
+    /// The cursor does not fit the file at the path: the file was
+    /// replaced, truncated or rewritten, or the cursor was made by another
+    /// process (another [`crate::ouro::CursorKey`]) or altered. Reading it
+    /// from the cursor would skip or repeat events, so it is not read.
     #[error("{path}: the file changed under the cursor: {reason}")]
     Replaced {
         /// The file's path.
@@ -124,6 +129,8 @@ pub struct JsonlSource {
     path: PathBuf,
     terminal_types: Vec<String>,
     max_read_bytes: u64,
+    grants: Grants,
+    key: CursorKey,
 }
 
 /// Reads `path` after `cursor` with the default terminal types (see
@@ -147,7 +154,8 @@ pub fn read(path: impl AsRef<Path>, cursor: Option<&str>) -> Result<WaitRead, Js
 
 impl JsonlSource {
     /// A source over the file at `path`, with [`DEFAULT_TERMINAL_TYPES`]
-    /// and [`DEFAULT_MAX_READ_BYTES`].
+    /// and [`DEFAULT_MAX_READ_BYTES`]. It reads any regular file the
+    /// process can; narrow it with [`JsonlSource::within`].
     ///
     /// ```
     /// assert!(waitfor::ouro::JsonlSource::new("x.jsonl").is_terminal("deleted"));
@@ -157,7 +165,38 @@ impl JsonlSource {
             path: path.into(),
             terminal_types: DEFAULT_TERMINAL_TYPES.map(String::from).to_vec(),
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            grants: Grants::all(),
+            key: CursorKey::process(),
         }
+    }
+
+    /// The same source keying its cursors with `key` instead of the
+    /// process's own ([`CursorKey::process`]); see [`JsonlCursor`].
+    ///
+    /// ```
+    /// use waitfor::ouro::{CursorKey, JsonlSource};
+    /// let src = JsonlSource::new("/nonexistent/x.jsonl").with_key(CursorKey::from_secret(b"host secret"));
+    /// # let _ = src;
+    /// ```
+    pub fn with_key(mut self, key: CursorKey) -> JsonlSource {
+        self.key = key;
+        self
+    }
+
+    /// The same source reading only a regular file inside `grants`' file
+    /// roots ([`Grants::open_file`]): a path outside them, a FIFO, a device
+    /// or a directory is a [`JsonlError::Io`] saying why; a missing file
+    /// inside them is still `gone`.
+    ///
+    /// ```
+    /// use waitfor::grants::Grants;
+    /// let src = waitfor::ouro::JsonlSource::new("/etc/shadow").within(Grants::none().file_root("/var/log"));
+    /// let err = src.read(None).unwrap_err();
+    /// assert!(err.to_string().contains("outside the directories"), "{err}");
+    /// ```
+    pub fn within(mut self, grants: Grants) -> JsonlSource {
+        self.grants = grants;
+        self
     }
 
     /// The same source with other terminal event types (an empty list: no
@@ -212,23 +251,70 @@ impl JsonlSource {
     /// std::fs::remove_dir_all(&dir).unwrap();
     /// ```
     pub fn end_cursor(&self) -> Result<String, JsonlError> {
-        let mut file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(cursor_at(&[], 0, 0, 0, 0, 0));
-            }
-            Err(e) => return Err(self.io(e)),
+        match self.open()? {
+            Some(file) => self.end_of(file, None, &CancelToken::new()),
+            None => Ok(JsonlCursor::file_start(&self.key).to_string()),
+        }
+    }
+
+    /// Opens the file; `None` when it does not exist.
+    fn open(&self) -> Result<Option<File>, JsonlError> {
+        match self.grants.open_file(&self.path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.io(e)),
+        }
+    }
+
+    /// What the file is when a wait from [`CURSOR_END`] starts: one `stat`
+    /// (never an open or a read, so it cannot block on a FIFO or take long
+    /// on a large file). The wait's first read finds the end as it was
+    /// then ([`JsonlSource::read_after_mark`]).
+    pub(crate) fn mark_end(&self) -> EndMark {
+        EndMark(identity_at_path(&self.path).ok())
+    }
+
+    /// [`JsonlSource::read_until`] from the end the file had at `mark`:
+    /// what was appended since counts; a file that is new since counts
+    /// whole.
+    pub(crate) fn read_after_mark(
+        &self,
+        mark: &EndMark,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
+        self.read_inner(Some(CURSOR_END), Some(mark), cancel)
+    }
+
+    /// The cursor after the last complete line of `file` within its first
+    /// `mark`'s length bytes (all of it without a mark, as long as it was
+    /// when this began; none of it if it is another file than at `mark`).
+    /// Stops once `cancel` is cancelled.
+    fn end_of(
+        &self,
+        mut file: File,
+        mark: Option<&EndMark>,
+        cancel: &CancelToken,
+    ) -> Result<String, JsonlError> {
+        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
+        let len = match mark {
+            None => len,
+            Some(EndMark(Some((d, i, then)))) if (*d, *i) == (dev, ino) => len.min(*then),
+            Some(_) => 0,
         };
-        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
         let (mut lines, mut end, mut offset) = (0u64, 0u64, 0u64);
-        let mut block = vec![0u8; 64 * 1024];
-        loop {
-            let n = file.read(&mut block).map_err(|e| self.io(e))?;
+        let mut block = vec![0u8; BLOCK];
+        while offset < len {
+            check_cancel(cancel).map_err(|e| self.io(e))?;
+            let want = block
+                .len()
+                .min(usize::try_from(len - offset).unwrap_or(BLOCK));
+            let n = file.read(&mut block[..want]).map_err(|e| self.io(e))?;
             if n == 0 {
                 break;
             }
-            for (i, _) in block[..n].iter().enumerate().filter(|(_, &b)| b == b'\n') {
-                lines += 1;
+            let got = &block[..n];
+            lines += got.iter().filter(|&&b| b == b'\n').count() as u64;
+            if let Some(i) = got.iter().rposition(|&b| b == b'\n') {
                 end = offset + i as u64 + 1;
             }
             offset += n as u64;
@@ -238,14 +324,7 @@ impl JsonlSource {
         file.seek(SeekFrom::Start(window_start))
             .and_then(|_| (&file).take(end - window_start).read_to_end(&mut window))
             .map_err(|e| self.io(e))?;
-        Ok(cursor_at(
-            &window,
-            window.len(),
-            window_start,
-            lines,
-            dev,
-            ino,
-        ))
+        Ok(JsonlCursor::at(&self.key, end, lines, (dev, ino), &window).to_string())
     }
 
     /// Reads the events after `cursor` (`None`: from the start of the file).
@@ -256,9 +335,9 @@ impl JsonlSource {
     ///   returned, and `gone` says why.
     /// - A removed file is `gone` too, with the cursor unchanged and `fresh`
     ///   state `"missing"`; otherwise `fresh` is `"current"` as of the read.
-    /// - A cursor into a file that was replaced (other device/inode),
-    ///   truncated (shorter than the offset) or rewritten (other bytes
-    ///   before the offset) gives [`JsonlError::Replaced`].
+    /// - A cursor into a file that was replaced (another device or inode),
+    ///   truncated or rewritten (other bytes before the offset), or one
+    ///   made by another process or altered, gives [`JsonlError::Replaced`].
     ///
     /// ```
     /// let src = waitfor::ouro::JsonlSource::new("/nonexistent/waitfor.jsonl");
@@ -267,27 +346,66 @@ impl JsonlSource {
     /// assert_eq!(r.fresh.unwrap().state, "missing");
     /// ```
     pub fn read(&self, cursor: Option<&str>) -> Result<WaitRead, JsonlError> {
+        self.read_until(cursor, &CancelToken::new())
+    }
+
+    /// [`JsonlSource::read`], which also takes [`CURSOR_END`] (no events;
+    /// the cursor at the file's current end) and gives up with an
+    /// `Interrupted` [`JsonlError::Io`] once `cancel` is cancelled, so a
+    /// read the wait no longer wants stops promptly.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("waitfor-doc-until-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("log.jsonl");
+    /// std::fs::write(&path, "{\"type\":\"a\",\"at\":\"t\",\"by\":\"b\",\"summary\":\"old\"}\n").unwrap();
+    /// let src = waitfor::ouro::JsonlSource::new(&path);
+    /// let end = src.read_until(Some("end"), &waitfor::CancelToken::new()).unwrap();
+    /// assert!(end.events.is_empty());
+    /// assert!(src.read(end.cursor.as_deref()).unwrap().events.is_empty());
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn read_until(
+        &self,
+        cursor: Option<&str>,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
+        self.read_inner(cursor, None, cancel)
+    }
+
+    fn read_inner(
+        &self,
+        cursor: Option<&str>,
+        mark: Option<&EndMark>,
+        cancel: &CancelToken,
+    ) -> Result<WaitRead, JsonlError> {
         let start = match cursor {
+            Some(CURSOR_END) | None => None,
             Some(text) => Some(JsonlCursor::parse(text).map_err(|reason| self.bad(text, reason))?),
-            None => None,
         };
         let now = rfc3339(SystemTime::now());
-        let mut file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(WaitRead {
-                    cursor: cursor.map(str::to_string),
-                    fresh: Some(Fresh {
-                        state: "missing".into(),
-                        as_of: Some(now),
-                    }),
-                    gone: Some(format!("{} was removed", self.path.display())),
-                    ..WaitRead::default()
-                });
-            }
-            Err(e) => return Err(self.io(e)),
+        let Some(mut file) = self.open()? else {
+            return Ok(WaitRead {
+                cursor: cursor.map(str::to_string),
+                fresh: Some(Fresh {
+                    state: "missing".into(),
+                    as_of: Some(now),
+                }),
+                gone: Some(format!("{} was removed", self.path.display())),
+                ..WaitRead::default()
+            });
         };
-        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
+        if cursor == Some(CURSOR_END) {
+            return Ok(WaitRead {
+                cursor: Some(self.end_of(file, mark, cancel)?),
+                fresh: Some(Fresh {
+                    state: "current".into(),
+                    as_of: Some(now),
+                }),
+                ..WaitRead::default()
+            });
+        }
+        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
         let from = start.map_or(0, |c| c.offset);
         let window_start = from.saturating_sub(WINDOW as u64);
         file.seek(SeekFrom::Start(window_start))
@@ -299,7 +417,7 @@ impl JsonlSource {
             .map_err(|e| self.io(e))?;
         let base = (from - window_start) as usize;
         if let Some(c) = start {
-            self.check(&c, dev, ino, len, &bytes, base)?;
+            self.check(&c, (dev, ino), &bytes, base)?;
         }
         let mut scan = Scan {
             source: self,
@@ -313,14 +431,15 @@ impl JsonlSource {
         };
         scan.lines();
         if scan.pos == base && bytes.len() - base == self.max_read_bytes as usize {
-            scan.skip_long_line(&mut file).map_err(|e| self.io(e))?;
+            scan.skip_long_line(&mut file, cancel)
+                .map_err(|e| self.io(e))?;
         }
         let mut out = scan.out;
         // Nothing consumed: the cursor stays as given (or the file's start).
         if out.cursor.is_none() {
             out.cursor = Some(match cursor {
                 Some(c) => c.to_string(),
-                None => cursor_at(&bytes, base, window_start, 0, dev, ino),
+                None => JsonlCursor::file_start(&self.key).to_string(),
             });
         }
         out.fresh = Some(Fresh {
@@ -330,25 +449,20 @@ impl JsonlSource {
         Ok(out)
     }
 
+    /// Whether `c` fits the file: its identity, and the bytes just before
+    /// the offset (`bytes[..base]`, short when the file is).
     fn check(
         &self,
         c: &JsonlCursor,
-        dev: u64,
-        ino: u64,
-        len: u64,
+        identity: (u64, u64),
         bytes: &[u8],
         base: usize,
     ) -> Result<(), JsonlError> {
-        // Offset 0 names no bytes yet, so any file at the path is the same.
-        if c.offset == 0 {
-            return Ok(());
-        }
-        let reason = if (c.dev, c.ino) != (dev, ino) {
-            "another file is at the path now (device/inode differ)"
-        } else if len < c.offset || bytes.len() < base {
-            "it is shorter than the cursor's offset (truncated)"
-        } else if window_hash(bytes, base) != c.hash {
-            "the bytes before the cursor differ (rewritten)"
+        let reason = if !c.fits_file(&self.key, identity) {
+            "another file is at the path now, or the cursor was made by another process \
+             (a cursor does not outlive the process that made it)"
+        } else if bytes.len() < base || !c.fits_bytes(&self.key, identity, &bytes[..base]) {
+            "the file is not as the cursor left it (truncated or rewritten), or the cursor was altered"
         } else {
             return Ok(());
         };
@@ -426,12 +540,13 @@ impl Scan<'_> {
 
     /// The first line is longer than one read may take: consume it once its
     /// newline is in the file, reporting it as malformed.
-    fn skip_long_line(&mut self, file: &mut File) -> io::Result<()> {
+    fn skip_long_line(&mut self, file: &mut File, cancel: &CancelToken) -> io::Result<()> {
         let start = self.file_offset + self.pos as u64;
         let mut tail: Vec<u8> = self.bytes[self.bytes.len().saturating_sub(WINDOW)..].to_vec();
         let mut end = self.file_offset + self.bytes.len() as u64;
-        let mut block = vec![0u8; 64 * 1024];
+        let mut block = vec![0u8; BLOCK];
         loop {
+            check_cancel(cancel)?;
             let n = file.read(&mut block)?;
             if n == 0 {
                 return Ok(()); // no newline yet: not consumed
@@ -452,41 +567,44 @@ impl Scan<'_> {
             reason: format!("line is longer than {} bytes", self.source.max_read_bytes),
         });
         self.out.cursor = Some(
-            JsonlCursor {
-                offset: end,
-                line: self.line,
-                dev: self.dev,
-                ino: self.ino,
-                hash: window_hash(&tail, tail.len()),
-            }
+            JsonlCursor::at(
+                &self.source.key,
+                end,
+                self.line,
+                (self.dev, self.ino),
+                &tail,
+            )
             .to_string(),
         );
         Ok(())
     }
 
     fn cursor(&mut self) -> String {
-        let c = cursor_at(
-            self.bytes,
-            self.pos,
-            self.file_offset,
+        let c = JsonlCursor::at(
+            &self.source.key,
+            self.file_offset + self.pos as u64,
             self.line,
-            self.dev,
-            self.ino,
-        );
+            (self.dev, self.ino),
+            &self.bytes[..self.pos],
+        )
+        .to_string();
         self.out.cursor = Some(c.clone());
         c
     }
 }
 
-fn cursor_at(bytes: &[u8], pos: usize, file_offset: u64, line: u64, dev: u64, ino: u64) -> String {
-    JsonlCursor {
-        offset: file_offset + pos as u64,
-        line,
-        dev,
-        ino,
-        hash: window_hash(bytes, pos),
+/// How much a scan reads at a time (and so how soon it sees a cancel).
+const BLOCK: usize = 64 * 1024;
+
+fn check_cancel(cancel: &CancelToken) -> io::Result<()> {
+    if cancel.is_cancelled() {
+        Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the read was abandoned: the wait no longer wants it",
+        ))
+    } else {
+        Ok(())
     }
-    .to_string()
 }
 
 fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
@@ -521,6 +639,23 @@ fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
         summary,
         data,
     })
+}
+
+/// The file's identity and length when a wait from the end began; `None`
+/// when there was no file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EndMark(Option<(u64, u64, u64)>);
+
+#[cfg(unix)]
+fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    Ok((m.dev(), m.ino(), m.len()))
+}
+
+#[cfg(not(unix))]
+fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
+    Ok((0, 0, std::fs::metadata(path)?.len()))
 }
 
 #[cfg(unix)]

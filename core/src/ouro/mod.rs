@@ -24,15 +24,16 @@ mod text;
 mod validate;
 mod wait_for;
 
+pub use crate::keyed::CursorKey;
 pub use clock::rfc3339;
 pub use cursor::JsonlCursor;
 pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
     WAIT_VERSION,
 };
+pub(crate) use events::jsonl_error;
 pub use events::{
-    run_events, start_cursor, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE,
-    EXIT_USAGE,
+    run_events, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE, EXIT_USAGE,
 };
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,

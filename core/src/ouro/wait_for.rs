@@ -30,6 +30,7 @@ use std::time::{Duration, SystemTime};
 use crate::sync::Mutex;
 use serde_json::json;
 
+use crate::cancel::CancelToken;
 use crate::engine::{Engine, WaitControl, WaitHandle, WaitOptions};
 use crate::policy::Policy;
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
@@ -49,8 +50,10 @@ use super::template::{CommandTemplate, TemplateError};
 pub type ReadError = Box<dyn std::error::Error + Send + Sync>;
 
 /// One read of the event source: the events after the cursor (`None`: from
-/// the source's start). Called on an engine worker thread, one call at a time.
-pub type ReadFn = Box<dyn FnMut(Option<&str>) -> Result<WaitRead, ReadError> + Send>;
+/// the source's start), with the call's cancel token, cancelled once the
+/// wait no longer wants the read (a long read checks it and gives up).
+/// Called on an engine worker thread, one call at a time.
+pub type ReadFn = Box<dyn FnMut(Option<&str>, &CancelToken) -> Result<WaitRead, ReadError> + Send>;
 
 /// What the agent can do next, given the events a satisfied wait returns.
 pub type NextFn = Box<dyn Fn(&[AxEvent]) -> Vec<NextStep> + Send + Sync>;
@@ -185,7 +188,28 @@ impl WaitForOptions {
     pub fn new(
         for_: impl Into<String>,
         timeout: Option<Duration>,
-        read: impl FnMut(Option<&str>) -> Result<WaitRead, ReadError> + Send + 'static,
+        mut read: impl FnMut(Option<&str>) -> Result<WaitRead, ReadError> + Send + 'static,
+        resume: Resume,
+    ) -> WaitForOptions {
+        Self::cancellable(for_, timeout, move |cursor, _| read(cursor), resume)
+    }
+
+    /// [`WaitForOptions::new`] with a `read` that also gets the call's
+    /// cancel token (see [`ReadFn`]), for reads that can take long.
+    ///
+    /// ```
+    /// use waitfor::ouro::{CommandTemplate, Resume, WaitForOptions, WaitRead};
+    /// let resume = Resume::Template(CommandTemplate::parse("again {cursor}").unwrap());
+    /// let options = WaitForOptions::cancellable("x", None, |_cursor, cancel| {
+    ///     assert!(!cancel.is_cancelled());
+    ///     Ok(WaitRead::default())
+    /// }, resume);
+    /// # let _ = options;
+    /// ```
+    pub fn cancellable(
+        for_: impl Into<String>,
+        timeout: Option<Duration>,
+        read: impl FnMut(Option<&str>, &CancelToken) -> Result<WaitRead, ReadError> + Send + 'static,
         resume: Resume,
     ) -> WaitForOptions {
         WaitForOptions {
@@ -322,11 +346,13 @@ struct EventProbe {
 }
 
 impl Probe for EventProbe {
-    fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+    fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
         let cursor = self.shared.lock().cursor.clone();
-        let read = (self.read)(cursor.as_deref());
+        let read = (self.read)(cursor.as_deref(), &ctx.cancel);
         let mut s = self.shared.lock();
-        if s.closed {
+        // Abandoned (the deadline, a cancel): the read's result, or the
+        // error it gave up with, is no longer wanted.
+        if s.closed || ctx.cancel.is_cancelled() {
             return Err(ProbeError::new("the wait already ended"));
         }
         let read = match read {

@@ -4,7 +4,7 @@ use super::file_watch::Watch;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::engine::Waker;
 use crate::grants::Grants;
-use crate::resume::ResumeToken;
+use crate::resume::{FilePosition, ResumeToken};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
@@ -37,8 +37,9 @@ pub struct FileProbe {
     /// The file being followed, with its identity.
     open: Option<Followed>,
     /// Where reading starts when the path is first opened: `None` means the
-    /// end (only appended bytes count); `Some` is a resume offset.
-    start_at: Option<(u64, u64, u64)>,
+    /// end (only appended bytes count); `Some` is a resume position, which
+    /// must fit the file.
+    start_at: Option<FilePosition>,
     /// Whether the first call happened (before it, an existing file's
     /// content is stale; after it, a newly created file is all new).
     started: bool,
@@ -97,11 +98,14 @@ impl FileProbe {
         self
     }
 
-    /// Continues from a resume token of an earlier wait on the same path.
-    /// If the file was replaced since, its whole content is new.
+    /// Continues from a resume token of an earlier wait on the same path
+    /// in this process. A token that does not fit the file (another file
+    /// is at the path, it is shorter than the token's position, or the
+    /// token is from another process) fails every sample with a probe
+    /// error saying so: nothing is replayed or skipped silently.
     pub fn resume_from(mut self, token: &ResumeToken) -> Self {
-        if let ResumeToken::File { dev, ino, offset } = *token {
-            self.start_at = Some((dev, ino, offset));
+        if let ResumeToken::File(position) = token {
+            self.start_at = Some(position.clone());
         }
         self
     }
@@ -113,11 +117,22 @@ impl FileProbe {
             Err(e) => return Err(self.error("cannot open", e)),
         };
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
-        let offset = match (self.started, self.start_at.take()) {
-            (_, Some((dev, ino, offset))) if dev == meta.dev() && ino == meta.ino() => {
-                offset.min(meta.len())
+        let offset = match (self.started, &self.start_at) {
+            (_, Some(position)) => {
+                let offset = position
+                    .offset_in(meta.dev(), meta.ino())
+                    .filter(|&offset| offset <= meta.len())
+                    .ok_or_else(|| {
+                        ProbeError::new(format!(
+                            "the resume token does not fit {}: another file is there now, \
+                             it is shorter than the token's position, or the token is from \
+                             another process; wait again without it",
+                            self.path.display()
+                        ))
+                    })?;
+                self.start_at = None;
+                offset
             }
-            (_, Some(_)) => 0,
             (false, None) => meta.len(),
             (true, None) => 0,
         };
@@ -133,12 +148,16 @@ impl FileProbe {
         ProbeError::new(format!("{what} {}: {e}", self.path.display()))
     }
 
-    /// Reads from the followed file's offset to its end, at most `limit`.
+    /// Reads from the followed file's offset to its end, until `out` holds
+    /// `limit` bytes. The first `carried` bytes of `out` were carried over
+    /// from this file's last read (the start of a character); they are
+    /// dropped if the file was truncated since.
     fn read_new(
         &self,
         followed: &mut Followed,
         limit: usize,
         out: &mut Vec<u8>,
+        carried: usize,
     ) -> Result<(), ProbeError> {
         let len = followed
             .file
@@ -146,8 +165,10 @@ impl FileProbe {
             .map_err(|e| self.error("cannot stat", e))?
             .len();
         if len < followed.offset {
-            // Truncated: what is there now was written after the cut.
+            // Truncated: what is there now was written after the cut, and
+            // what was carried belongs to the part cut off.
             followed.offset = 0;
+            out.drain(..carried.min(out.len()));
         }
         if len == followed.offset && len > 0 {
             // Nothing new: most samples stop here, spared a seek and a read.
@@ -189,13 +210,14 @@ impl Probe for FileProbe {
             self.open = self.open_path()?;
         }
         if let Some(mut followed) = self.open.take() {
-            self.read_new(&mut followed, limit, &mut bytes)?;
+            let carried = bytes.len();
+            self.read_new(&mut followed, limit, &mut bytes, carried)?;
             if self.rotated(&followed) {
                 // The old file is drained; follow the new one from its start.
                 self.open = self.open_path()?;
                 if let Some(mut next) = self.open.take() {
                     next.offset = 0;
-                    self.read_new(&mut next, limit, &mut bytes)?;
+                    self.read_new(&mut next, limit, &mut bytes, 0)?;
                     self.open = Some(next);
                 }
             } else {
@@ -232,10 +254,10 @@ impl Probe for FileProbe {
 
     fn resume_point(&self) -> Option<ResumeToken> {
         let followed = self.open.as_ref()?;
-        Some(ResumeToken::File {
-            dev: followed.dev,
-            ino: followed.ino,
-            offset: followed.offset - self.carry.len() as u64,
-        })
+        Some(ResumeToken::File(FilePosition::new(
+            followed.dev,
+            followed.ino,
+            followed.offset.saturating_sub(self.carry.len() as u64),
+        )))
     }
 }

@@ -8,14 +8,17 @@
 //! arguments are the call's own with `cursor` set to the cursor the wait
 //! reached. Hosts that want another command form (a CLI line) run
 //! [`crate::ouro::EventsQuery`] with their own [`crate::ouro::Resume`].
+//!
+//! The tool reads only a regular file inside the host's file roots
+//! ([`Host::grants`]); nothing is granted by default.
 
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
-    EventMatchSpec, EventMatcher, EventsQuery, NextStep, Resume, WaitForError, WAIT_STATES,
-    WAIT_VERSION,
+    EventMatchSpec, EventMatcher, EventsQuery, JsonlError, NextStep, Resume, WaitForError,
+    WAIT_STATES, WAIT_VERSION,
 };
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -33,7 +36,9 @@ after it (`\"end\"`: only events written from now on; omitted: from the file's s
 Returns the wait/1 envelope: `satisfied` with the matching `events`, `timed-out` with a `resume` call that \
 waits again from the same cursor (nothing is lost or seen twice), or `gone` when the file was removed or a \
 terminal event (`deleted`, `left`, `closed`, `gone`) arrived. `timeout` is a duration such as \"90s\" or \
-\"5m\" or milliseconds (default 60s, at most 300s).";
+\"5m\" or milliseconds (default 60s, at most 300s). A cursor is opaque and fits only the file it came from, \
+as this server process left it: if the file was replaced or rewritten, or the server restarted, the call \
+fails on `cursor`; wait again from \"end\".";
 
 const FILTERS: [&str; 7] = [
     "type",
@@ -270,8 +275,14 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         filter: filter(top)?,
         cursor: string(top, "cursor")?,
         timeout: Some(timeout(top.get("timeout"), ceiling)?),
+        grants: host.grants.clone(),
         ..EventsQuery::new(path)
     };
+    // Checked again when the file is opened, where a FIFO, a device or a
+    // directory is refused too.
+    host.grants
+        .resolve_file(&query.path)
+        .map_err(|r| invalid("path", Rule::NotGranted, r.0))?;
     let call_args = top.clone();
     let resume = Resume::Step(Box::new(move |cursor| {
         let mut again = call_args.clone();
@@ -292,7 +303,14 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         probe,
         policy,
         render: Box::new(move |result| {
-            let done = finish(result).map_err(|e| ToolError::Runtime(e.to_string()))?;
+            let done = finish(result).map_err(|e| match crate::ouro::jsonl_error(&e) {
+                // The cursor does not fit the file (any more): the agent
+                // must start again from "end" or the file's start.
+                Some(j @ (JsonlError::Replaced { .. } | JsonlError::BadCursor { .. })) => {
+                    invalid("cursor", Rule::InvalidResume, j.to_string())
+                }
+                _ => ToolError::Runtime(e.to_string()),
+            })?;
             serde_json::to_value(&done.wait).map_err(|e| ToolError::Runtime(e.to_string()))
         }),
     })

@@ -47,3 +47,18 @@ pub fn append(path: &Path, text: &str) {
         .unwrap();
     f.write_all(text.as_bytes()).unwrap();
 }
+
+/// Makes a FIFO at `path`.
+pub fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// A host that lets the event tool read the files under `dir`.
+pub fn host_for(dir: &Path) -> waitfor::profiles::Host {
+    waitfor::profiles::Host {
+        grants: waitfor::grants::Grants::none().file_root(dir),
+        ..waitfor::profiles::Host::default()
+    }
+}
