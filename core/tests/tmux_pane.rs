@@ -51,11 +51,14 @@ fn stale_scrollback_is_never_matched_and_is_reported() {
     assert_eq!(out["matched_lines"], json!([]));
 }
 
+/// libtmux-mcp matches rows written after the call began. (It matches the
+/// typed command's row too, so the commands here print their marker
+/// without spelling it.)
 #[test]
-fn output_after_the_call_is_matched_not_its_echo() {
+fn output_after_the_call_is_matched() {
     let s = Server::start(60, 10);
     let call = py(&s, json!({"patterns": ["ready-after"], "timeout": 10}));
-    s.send_recorded("sleep 0.3; echo ready-after", true);
+    s.send_recorded("sleep 0.3; printf '%s-%s\\n' ready after", true);
     let out = done(call);
     assert_eq!(out["outcome"], "matched");
     assert_eq!(out["found"], true);
@@ -70,6 +73,9 @@ fn output_after_the_call_is_matched_not_its_echo() {
         .any(|l| l == "ready-after"));
 }
 
+/// libtmux-mcp: the prompt row as it was at entry does not count; once
+/// something is written on it, the whole row is new and is returned as
+/// tmux prints it, prompt included.
 #[test]
 fn the_prompt_does_not_match_itself_but_its_row_is_matchable() {
     let s = Server::start(60, 10);
@@ -81,7 +87,7 @@ fn the_prompt_does_not_match_itself_but_its_row_is_matchable() {
     s.wait_prompt();
     let out = done(py(&s, json!({"patterns": ["bg-on-row"], "timeout": 10})));
     assert_eq!(out["outcome"], "matched");
-    assert_eq!(out["matched_lines"], json!([" bg-on-row"]));
+    assert_eq!(out["matched_lines"], json!(["$ bg-on-row"]));
 }
 
 #[test]
@@ -91,7 +97,7 @@ fn rerunning_a_command_whose_marker_is_on_screen_matches_the_fresh_one() {
     s.wait_screen(|t| t.contains("\nRERUN-MARK"));
     s.wait_prompt();
     let call = py(&s, json!({"patterns": ["RERUN-MARK"], "timeout": 10}));
-    s.send_recorded("echo RERUN-MARK", true);
+    s.send_recorded("printf '%s-%s\\n' RERUN MARK", true);
     let out = done(call);
     assert_eq!(out["outcome"], "matched");
     assert_eq!(out["matched_lines"], json!(["RERUN-MARK"]));
@@ -115,7 +121,7 @@ fn stop_returns_early_with_its_index_and_wins_a_tie() {
         &s,
         json!({"patterns": ["never"], "stop": ["nope", "boom"], "timeout": 20}),
     );
-    s.send_recorded("echo boom", true);
+    s.send_recorded("printf '%s%s\\n' bo om", true);
     let out = done(call);
     assert_eq!(out["outcome"], "stopped");
     assert_eq!(out["found"], false);
@@ -128,7 +134,7 @@ fn stop_returns_early_with_its_index_and_wins_a_tie() {
         &s,
         json!({"patterns": ["done"], "stop": ["FAIL"], "timeout": 20}),
     );
-    s.send_recorded("printf 'done\\nFAIL\\n'", true);
+    s.send_recorded("printf 'do%s\\nFA%s\\n' ne IL", true);
     let out = done(call);
     assert_eq!(out["outcome"], "stopped");
     assert_eq!(out["matched_lines"], json!(["FAIL"]));
@@ -157,7 +163,7 @@ fn the_alternate_screen_suppresses_matching_and_is_reported() {
     let s = Server::start(60, 10);
     let call = py(&s, json!({"patterns": ["ALT-TEXT"], "timeout": 1.5}));
     s.send_recorded(
-        "printf '\\033[?1049hALT-TEXT'; sleep 4; printf '\\033[?1049l'",
+        "printf '\\033[?1049hALT-%s' TEXT; sleep 4; printf '\\033[?1049l'",
         true,
     );
     let out = done(call);
@@ -239,7 +245,7 @@ fn a_resized_pane_keeps_its_anchor() {
     );
     s.cmd(&["resize-window", "-t", "main", "-y", "6", "-x", "50"]);
     s.cmd(&["resize-window", "-t", "main", "-y", "14", "-x", "70"]);
-    s.send_recorded("echo after-resize", true);
+    s.send_recorded("printf '%s-%s\\n' after resize", true);
     let out = done(call);
     assert_eq!(out["matched_index"], 0, "{out}");
     assert_eq!(out["matched_lines"], json!(["after-resize"]));
@@ -252,7 +258,7 @@ fn a_pattern_spanning_a_soft_wrap_is_matched() {
         &s,
         json!({"patterns": ["abcdefghij-KLMNOPQRST-uvwxyz"], "timeout": 10}),
     );
-    s.send_recorded("echo abcdefghij-KLMNOPQRST-uvwxyz", true);
+    s.send_recorded("printf '%s-%s\\n' abcdefghij KLMNOPQRST-uvwxyz", true);
     let out = done(call);
     assert_eq!(out["outcome"], "matched");
     assert_eq!(
@@ -265,10 +271,11 @@ fn a_pattern_spanning_a_soft_wrap_is_matched() {
 fn output_without_a_trailing_newline_is_matched() {
     let s = Server::start(60, 10);
     let call = py(&s, json!({"patterns": ["no-newline-end"], "timeout": 10}));
-    s.send_recorded("printf no-newline-end", true);
+    s.send_recorded("printf '%s-%s' no-newline end", true);
     let out = done(call);
     assert_eq!(out["outcome"], "matched");
-    assert_eq!(out["matched_lines"], json!(["no-newline-end$"]));
+    // The row as `capture-pane -J` prints it: the prompt's space is kept.
+    assert_eq!(out["matched_lines"], json!(["no-newline-end$ "]));
 }
 
 #[test]

@@ -1,11 +1,21 @@
 //! libtmux-mcp's `wait_for_text`: wait for new output in a tmux pane
-//! (`seeds/tmux-python-wait_for_text.md`).
+//! (`seeds/tmux-python-wait_for_text.md`), as the original does it:
 //!
-//! Fresh output only (the pane probe's anchor), `patterns` or any new
-//! output, `stop` markers that win a tie, the alternate screen reported,
-//! and a timeout clamped by the server's ceiling
-//! ([`ceiling_from_env`]: `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s,
-//! kept within 1..=120 s).
+//! - new rows are libtmux-mcp's ([`Freshness::ByContent`]): rows from the
+//!   entry cursor row down, as `capture-pane -J` prints them, whose
+//!   content was not on those rows at entry; they count whole, prompt
+//!   included, and the host's echo is not discounted;
+//! - each pattern is searched row by row (`re.search` per row): none
+//!   spans two rows, `^`/`$` and `\A`/`\z` are a row's ends;
+//! - `stop` markers win a tie; `patterns: null` waits for any new row;
+//! - window and session targets take the first pane of the first window;
+//! - `tail` is the rows from the entry cursor row down without the blank
+//!   rows at the bottom, capped like the original (20 rows, 2000 bytes);
+//! - the timeout is clamped by the ceiling ([`ceiling_from_env`]:
+//!   `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s, or the host's), kept
+//!   within 1..=120 s;
+//! - errors use the original's words (a lost baseline, a dead or
+//!   respawned pane, an unresponsive tmux).
 
 use super::aura::{invalid, object, reject_unknown};
 use super::tool::{Host, ToolError};
@@ -13,9 +23,16 @@ use super::Prepared;
 use crate::error::Rule;
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
-use crate::result::{tail_of_lines, Outcome, WaitResult};
+use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
-use crate::tmux::{PaneProbe, PaneReportHandle, PaneTarget, Tmux};
+use crate::tmux::{
+    Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle, PaneTarget, Tmux,
+};
+use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::{
+    Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+    Look, Repetition,
+};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -142,12 +159,146 @@ fn list(map: &Map<String, Value>, field: &str) -> Result<Option<Vec<String>>, To
     }
 }
 
+/// One pattern of a call, searched line by line as libtmux-mcp does
+/// (`re.search` on each row).
+#[derive(Clone)]
+struct LinePattern {
+    /// Searches one row.
+    row: Regex,
+    /// The same search for the engine, over the probe's observation (each
+    /// new row followed by `\n`): a match is one whole row holding a
+    /// match of the pattern, so no match spans two rows.
+    engine: Pattern,
+}
+
+impl LinePattern {
+    fn new(text: &str, regex: bool, match_case: bool) -> Result<Self, String> {
+        let source = if regex {
+            text.to_string()
+        } else {
+            regex::escape(text)
+        };
+        let one_line = |e: &dyn std::fmt::Display| {
+            e.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let row = RegexBuilder::new(&source)
+            .case_insensitive(!match_case)
+            .size_limit(16 << 20)
+            .build()
+            .map_err(|e| one_line(&e))?;
+        let hir = regex_syntax::ParserBuilder::new()
+            .case_insensitive(!match_case)
+            .multi_line(true)
+            .build()
+            .parse(&source)
+            .map_err(|e| one_line(&e))?;
+        let (within, changed) = within_a_row(hir);
+        let engine = if changed {
+            // Parts that could reach past a row were narrowed: spell the
+            // narrowed pattern out (case folding included).
+            Pattern::regex(whole_row(within).to_string())
+        } else {
+            let p = Pattern::regex(format!("(?m:^)[^\\n]*?(?m:{source})[^\\n]*\\n"));
+            if match_case {
+                p
+            } else {
+                p.case_insensitive()
+            }
+        };
+        Ok(Self { row, engine })
+    }
+}
+
+/// A whole row (to its `\n`) holding a match of `hir`.
+fn whole_row(hir: Hir) -> Hir {
+    let not_newline = || {
+        let mut class = ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)]);
+        class.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
+        Hir::class(Class::Unicode(class))
+    };
+    let any = |greedy| {
+        Hir::repetition(Repetition {
+            min: 0,
+            max: None,
+            greedy,
+            sub: Box::new(not_newline()),
+        })
+    };
+    Hir::concat(vec![
+        Hir::look(Look::StartLF),
+        any(false),
+        hir,
+        any(true),
+        Hir::literal(*b"\n"),
+    ])
+}
+
+/// `hir` kept within one row: classes lose `\n`, text holding a `\n`
+/// never matches, and text-start and text-end assertions become row
+/// assertions (a row is the whole subject in libtmux-mcp). Also says
+/// whether anything changed.
+fn within_a_row(hir: Hir) -> (Hir, bool) {
+    let all = |subs: Vec<Hir>| {
+        let mut changed = false;
+        let subs: Vec<Hir> = subs
+            .into_iter()
+            .map(|h| {
+                let (h, c) = within_a_row(h);
+                changed |= c;
+                h
+            })
+            .collect();
+        (subs, changed)
+    };
+    match hir.into_kind() {
+        HirKind::Literal(lit) if lit.0.contains(&b'\n') => (Hir::fail(), true),
+        HirKind::Literal(lit) => (Hir::literal(lit.0), false),
+        HirKind::Class(Class::Unicode(mut class)) => {
+            let before = class.clone();
+            class.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
+            let changed = class != before;
+            (Hir::class(Class::Unicode(class)), changed)
+        }
+        HirKind::Class(Class::Bytes(mut class)) => {
+            let before = class.clone();
+            class.difference(&ClassBytes::new([ClassBytesRange::new(b'\n', b'\n')]));
+            let changed = class != before;
+            (Hir::class(Class::Bytes(class)), changed)
+        }
+        HirKind::Look(Look::Start) => (Hir::look(Look::StartLF), true),
+        HirKind::Look(Look::End) => (Hir::look(Look::EndLF), true),
+        HirKind::Look(look) => (Hir::look(look), false),
+        HirKind::Empty => (Hir::empty(), false),
+        HirKind::Repetition(rep) => {
+            let (sub, changed) = within_a_row(*rep.sub);
+            let sub = Box::new(sub);
+            (Hir::repetition(Repetition { sub, ..rep }), changed)
+        }
+        HirKind::Capture(cap) => {
+            let (sub, changed) = within_a_row(*cap.sub);
+            let sub = Box::new(sub);
+            (Hir::capture(Capture { sub, ..cap }), changed)
+        }
+        HirKind::Concat(subs) => {
+            let (subs, changed) = all(subs);
+            (Hir::concat(subs), changed)
+        }
+        HirKind::Alternation(subs) => {
+            let (subs, changed) = all(subs);
+            (Hir::alternation(subs), changed)
+        }
+    }
+}
+
 fn patterns(
     values: &[String],
     field: &str,
     regex: bool,
     match_case: bool,
-) -> Result<Vec<Pattern>, ToolError> {
+) -> Result<Vec<LinePattern>, ToolError> {
     values
         .iter()
         .enumerate()
@@ -160,15 +311,15 @@ fn patterns(
                     format!("{field} pattern must be a non-empty string"),
                 ));
             }
-            let p = if regex {
-                Pattern::regex(text)
-            } else {
-                Pattern::literal(text)
+            let bad = |message: String| {
+                invalid(
+                    &at,
+                    Rule::InvalidRegex,
+                    format!("Invalid regex pattern: {message}"),
+                )
             };
-            let p = if match_case { p } else { p.case_insensitive() };
-            p.compile(&at).map_err(|e| {
-                invalid(&at, e.rule, format!("Invalid regex pattern: {}", e.message))
-            })?;
+            let p = LinePattern::new(text, regex, match_case).map_err(bad)?;
+            p.engine.compile(&at).map_err(|e| bad(e.message))?;
             Ok(p)
         })
         .collect()
@@ -234,19 +385,23 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
             "patterns must be a non-empty list, or null to wait for any new output",
         ));
     }
+    let listed = match &wanted {
+        Some(list) => patterns(list, "patterns", regex, match_case)?,
+        None => Vec::new(),
+    };
+    let stop_listed = patterns(&stop, "stop", regex, match_case)?;
     let until = match &wanted {
-        Some(list) => Condition::Patterns(patterns(list, "patterns", regex, match_case)?),
+        Some(_) => Condition::Patterns(listed.iter().map(|p| p.engine.clone()).collect()),
         None => Condition::AnyOutput,
     };
-    let stop = patterns(&stop, "stop", regex, match_case)?;
-    let ceiling = host
-        .max_wait_ceiling
-        .map(|d| d.as_secs_f64())
-        .unwrap_or_else(|| ceiling_from_env(std::env::var(CEILING_ENV).ok().as_deref()));
+    let ceiling = match host.max_wait_ceiling {
+        Some(d) => d.as_secs_f64().clamp(CEILING_FLOOR, CEILING_LIMIT),
+        None => ceiling_from_env(std::env::var(CEILING_ENV).ok().as_deref()),
+    };
     let effective = timeout.min(ceiling);
     let interval = Duration::from_secs_f64(interval.min(LONGEST));
-    let spec = Spec::new(until.clone())
-        .stop(stop)
+    let spec = Spec::new(until)
+        .stop(stop_listed.iter().map(|p| p.engine.clone()))
         .interval(interval)
         .max_wait(longer_than(Duration::from_secs_f64(effective), interval));
     spec.validate()?;
@@ -254,16 +409,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     if let Some(name) = socket_name {
         tmux = tmux.with_socket_name(name);
     }
-    let probe = PaneProbe::new(tmux, target);
+    let probe = PaneProbe::new(tmux, target)
+        .pick(PanePick::First)
+        .freshness(Freshness::ByContent);
     let report = probe.report();
     let policy = Policy::default()
         .max_wait_ceiling(Duration::from_secs_f64(effective))
         .output_cap(DEFAULT_OUTPUT_CAP);
-    let listed = match until {
-        Condition::Patterns(list) => list,
-        _ => Vec::new(),
-    };
-    let stop_listed = spec.stop.clone();
     Ok(Prepared {
         spec,
         probe: Box::new(probe),
@@ -279,31 +431,92 @@ pub(super) fn longer_than(limit: Duration, interval: Duration) -> Duration {
     limit.max(interval + Duration::from_millis(1))
 }
 
-fn capped(lines: Vec<String>) -> Vec<String> {
-    tail_of_lines(lines, TAIL_LINES, TAIL_BYTES)
+/// libtmux-mcp's cap on `tail` and `matched_lines`: the last
+/// [`TAIL_LINES`] rows, then whole rows dropped from the front while the
+/// rows joined by `\n` exceed [`TAIL_BYTES`]; a single row left over that
+/// size keeps its last bytes (a character cut there is dropped).
+fn capped(mut rows: Vec<String>) -> Vec<String> {
+    let joined = |rows: &[String]| {
+        rows.iter()
+            .map(|r| r.len() + 1)
+            .sum::<usize>()
+            .saturating_sub(1)
+    };
+    rows.drain(..rows.len().saturating_sub(TAIL_LINES));
+    while rows.len() > 1 && joined(&rows) > TAIL_BYTES {
+        rows.remove(0);
+    }
+    if let Some(row) = rows.first_mut().filter(|r| r.len() > TAIL_BYTES) {
+        let bytes = &row.as_bytes()[row.len() - TAIL_BYTES..];
+        let skip = bytes.iter().take_while(|b| (**b & 0xC0) == 0x80).count();
+        *row = String::from_utf8_lossy(&bytes[skip..]).into_owned();
+    }
+    rows
 }
 
-/// Every fresh line the pattern at `index` matches, as the seed lists them.
-fn lines_matching(result: &WaitResult, list: &[Pattern], index: Option<usize>) -> Vec<String> {
+/// The rows the pattern at `index` finds, in the order they are on screen.
+fn rows_matching(rows: &[String], list: &[LinePattern], index: Option<usize>) -> Vec<String> {
     let Some(pattern) = index.and_then(|i| list.get(i)) else {
-        return result.matched_lines.clone();
+        return Vec::new();
     };
-    let Ok(compiled) = pattern.compile("") else {
-        return result.matched_lines.clone();
-    };
-    result
-        .last_observation
-        .split('\n')
-        .filter(|l| compiled.regex.is_match(l))
-        .map(str::to_string)
+    rows.iter()
+        .filter(|r| pattern.row.is_match(r))
+        .cloned()
         .collect()
+}
+
+/// libtmux-mcp's error texts for a pane wait that cannot go on.
+fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
+    let lost = "cursor/baseline anchor is no longer valid";
+    // The first tmux call never came back within the whole wait.
+    let never_answered =
+        result.outcome == Outcome::ProbeError && result.samples == 0 && result.probe.abandoned > 0;
+    let stuck = seen.unresponsive.clone().or_else(|| {
+        never_answered.then(|| {
+            let command = match seen.pane {
+                Some(_) => "display-message",
+                None => "list-panes",
+            };
+            let budget = Duration::from_millis(result.effective_max_wait_ms);
+            (command.to_string(), budget)
+        })
+    });
+    let text = match (&seen.end, seen.history_shrank, &stuck) {
+        (_, _, Some((command, budget))) => format!(
+            "tmux {command} did not return within {:.2}s; the tmux server is unresponsive",
+            budget.as_secs_f64()
+        ),
+        (Some(PaneEnd::Died), ..) => format!("pane {pane_id} died; {lost}"),
+        (Some(PaneEnd::Respawned { from, to }), ..) => {
+            let pid = |p: &Option<u32>| p.map(|p| p.to_string()).unwrap_or_default();
+            format!(
+                "pane {pane_id} was respawned (pid {} -> {}); {lost}",
+                pid(from),
+                pid(to)
+            )
+        }
+        (Some(PaneEnd::Vanished), ..) => {
+            format!("tmux display-message failed: can't find pane: {pane_id}")
+        }
+        (None, Some((entry, now)), _) => format!(
+            "pane {pane_id} history shrank below entry baseline (history_size {entry} -> {now}); \
+             baseline anchor lost \u{2014} re-arm wait_for_text or use wait_for_channel for \
+             deterministic synchronization"
+        ),
+        _ if result.outcome == Outcome::Cancelled => "wait_for_text was cancelled".to_string(),
+        _ => result
+            .error
+            .clone()
+            .unwrap_or_else(|| result.outcome.as_str().to_string()),
+    };
+    ToolError::Runtime(text)
 }
 
 fn render(
     result: &WaitResult,
     report: &PaneReportHandle,
-    patterns: &[Pattern],
-    stop: &[Pattern],
+    patterns: &[LinePattern],
+    stop: &[LinePattern],
     effective: f64,
 ) -> Result<Value, ToolError> {
     let seen = report.get();
@@ -316,49 +529,71 @@ fn render(
     let (outcome, lines) = match result.outcome {
         Outcome::Matched => (
             "matched",
-            lines_matching(result, patterns, result.matched_index),
+            rows_matching(&seen.fresh_rows, patterns, result.matched_index),
         ),
         Outcome::Stopped => (
             "stopped",
-            lines_matching(result, stop, result.matched_index),
+            rows_matching(&seen.fresh_rows, stop, result.matched_index),
         ),
-        Outcome::AnyOutput => (
-            "any_output",
-            result
-                .last_observation
-                .split('\n')
-                .map(str::to_string)
-                .collect(),
-        ),
+        Outcome::AnyOutput => ("any_output", seen.fresh_rows.clone()),
         Outcome::Timeout if alternate => ("alternate_screen", Vec::new()),
         Outcome::Timeout => ("timeout", Vec::new()),
-        Outcome::Gone => {
-            return Err(ToolError::Runtime(format!(
-                "pane {pane_id} died or was respawned; cursor/baseline anchor is no longer valid"
-            )))
-        }
-        Outcome::Cancelled => return Err(ToolError::Runtime("wait_for_text was cancelled".into())),
-        _ => {
-            return Err(ToolError::Runtime(
-                result
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| result.outcome.as_str().to_string()),
-            ))
-        }
+        _ => return Err(failure(result, &seen, &pane_id)),
     };
     let found = matches!(outcome, "matched" | "any_output");
+    // Seen at entry: a pattern on any row of the visible screen.
+    let at_entry = seen
+        .entry
+        .original
+        .iter()
+        .any(|row| patterns.iter().any(|p| p.row.is_match(row)));
     Ok(json!({
         "found": found,
         "outcome": outcome,
         "matched_index": result.matched_index,
         "matched_lines": capped(lines),
-        "saw_new_output": result.saw_new_output,
-        "matched_at_entry": result.matched_at_entry && !found,
+        "saw_new_output": seen.saw_fresh_rows,
+        "matched_at_entry": at_entry && !found,
         "alternate_screen": alternate,
         "tail": capped(seen.region.original.clone()),
         "pane_id": pane_id,
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
         "effective_timeout": effective,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(v: &[&str]) -> Vec<String> {
+        v.iter().map(|r| r.to_string()).collect()
+    }
+
+    #[test]
+    fn capped_keeps_the_last_rows_then_the_last_bytes() {
+        let many: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+        assert_eq!(capped(many).first().map(String::as_str), Some("10"));
+        let wide = rows(&[&"a".repeat(1500), &"b".repeat(600)]);
+        assert_eq!(capped(wide), rows(&[&"b".repeat(600)]));
+        let one = rows(&[&format!("é{}", "c".repeat(1999))]);
+        assert_eq!(capped(one), rows(&[&"c".repeat(1999)]));
+        assert_eq!(capped(rows(&[""])), rows(&[""]));
+    }
+
+    #[test]
+    fn a_line_pattern_matches_within_one_row_only() {
+        let engine = |p: &LinePattern| p.engine.compile("p").unwrap().regex;
+        let spaced = LinePattern::new(r"foo\s+bar", true, true).unwrap();
+        assert!(!engine(&spaced).is_match("foo\nbar\n"));
+        assert!(engine(&spaced).is_match("x\nfoo  bar\n"));
+        let text = LinePattern::new("a\nb", false, true).unwrap();
+        assert!(!engine(&text).is_match("a\nb\n"));
+        let anchored = LinePattern::new(r"\Abar\z", true, false).unwrap();
+        assert!(engine(&anchored).is_match("foo\nBAR\n"));
+        assert!(anchored.row.is_match("BAR"));
+        let empty = LinePattern::new("x*", true, true).unwrap();
+        assert!(!engine(&empty).is_match(""));
+        assert!(engine(&empty).is_match("\n"));
+    }
 }

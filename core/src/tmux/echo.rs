@@ -203,6 +203,20 @@ pub struct EchoMask {
 }
 
 impl EchoMask {
+    /// `lines` with nothing masked.
+    ///
+    /// ```
+    /// let m = waitfor::tmux::EchoMask::unmasked(&["$ ls".to_string()]);
+    /// assert_eq!(m.lines, m.original);
+    /// ```
+    pub fn unmasked(lines: &[String]) -> Self {
+        Self {
+            lines: lines.to_vec(),
+            original: lines.to_vec(),
+            masked: 0,
+        }
+    }
+
     /// Whether `text` is visible in the original lines but not in the masked
     /// ones: on screen only as the host's own echo (`-unconfirmed`).
     pub fn only_echo(&self, text: &str) -> bool {

@@ -103,6 +103,9 @@ pub struct PaneSnapshot {
     /// Content joined across soft wraps, trailing spaces removed, from
     /// [`PaneSnapshot::first_row`] to the bottom of the screen.
     pub lines: Vec<String>,
+    /// The same lines as `capture-pane -J` prints them: spaces the
+    /// program wrote at the end of a line are kept (a prompt's `"$ "`).
+    pub printed_lines: Vec<String>,
     /// Absolute row on which each of `lines` starts.
     pub line_rows: Vec<u64>,
     /// Absolute row of the first captured row (the start of `lines[0]`).
@@ -361,6 +364,7 @@ fn assemble(
     }
 
     let mut lines = Vec::new();
+    let mut printed_lines = Vec::new();
     let mut line_rows = Vec::new();
     for (line, &(start, count)) in joined.iter().zip(&groups) {
         let abs = top + start as u64;
@@ -368,18 +372,23 @@ fn assemble(
         if abs_end <= want_from {
             continue;
         }
-        let text = if abs >= want_from || !exact {
-            line.to_string()
+        let (printed, trimmed) = if abs >= want_from || !exact {
+            (line.to_string(), line.trim_end_matches(' ').to_string())
         } else {
+            // Rows (`-N`) are padded to the pane's width: keep the trimmed text.
             let from = (want_from - top) as usize;
-            rows[from..start + count].concat()
+            let cut = rows[from..start + count].concat();
+            let cut = cut.trim_end_matches(' ').to_string();
+            (cut.clone(), cut)
         };
-        lines.push(text.trim_end_matches(' ').to_string());
+        lines.push(trimmed);
+        printed_lines.push(printed);
         line_rows.push(abs.max(want_from));
     }
     Ok(PaneSnapshot {
         pane_id: facts.pane_id,
         lines,
+        printed_lines,
         line_rows,
         first_row: want_from,
         history_size: facts.history_size,
