@@ -288,3 +288,17 @@ fn a_wedged_tmux_server_reads_as_unresponsive() {
         "{text}"
     );
 }
+
+/// libtmux-mcp gives each tmux call at least 0.25 s, so a deadline that
+/// passes during a call is a plain timeout, never an error.
+#[test]
+fn a_deadline_inside_a_tmux_call_is_a_timeout() {
+    let s = Server::start(60, 10);
+    for timeout in [0.001, 0.002, 0.005] {
+        let args = json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": timeout});
+        let out = start(PY, args, &Host::default()).finish().0;
+        let out = out.unwrap_or_else(|e| panic!("timeout {timeout}: {e}"));
+        assert_eq!(out["outcome"], "timeout", "{out}");
+        assert_eq!(out["effective_timeout"], timeout);
+    }
+}

@@ -466,12 +466,17 @@ fn rows_matching(rows: &[String], list: &[LinePattern], index: Option<usize>) ->
 }
 
 /// libtmux-mcp's error texts for a pane wait that cannot go on.
-fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
-    let lost = "cursor/baseline anchor is no longer valid";
-    // The first tmux call never came back within the whole wait.
-    let never_answered =
-        result.outcome == Outcome::ProbeError && result.samples == 0 && result.probe.abandoned > 0;
-    let stuck = seen.unresponsive.clone().or_else(|| {
+/// libtmux-mcp gives every tmux call at least this long, so a call cut
+/// short by the deadline is the deadline, not an unresponsive server.
+const CALL_FLOOR: Duration = Duration::from_millis(250);
+
+/// The tmux call that did not come back in time and its budget: one the
+/// probe saw run out, or the first, which never answered in the whole wait.
+fn stuck_call(result: &WaitResult, seen: &PaneReport) -> Option<(String, Duration)> {
+    let never_answered = result.outcome == Outcome::ProbeError
+        && result.samples == 0
+        && result.probe.last_error.is_none();
+    seen.unresponsive.clone().or_else(|| {
         never_answered.then(|| {
             let command = match seen.pane {
                 Some(_) => "display-message",
@@ -480,7 +485,12 @@ fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
             let budget = Duration::from_millis(result.effective_max_wait_ms);
             (command.to_string(), budget)
         })
-    });
+    })
+}
+
+fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
+    let lost = "cursor/baseline anchor is no longer valid";
+    let stuck = stuck_call(result, seen);
     let text = match (&seen.end, seen.history_shrank, &stuck) {
         (_, _, Some((command, budget))) => format!(
             "tmux {command} did not return within {:.2}s; the tmux server is unresponsive",
@@ -526,7 +536,14 @@ fn render(
         .map(|p| p.pane_id.clone())
         .unwrap_or_default();
     let alternate = result.alternate_screen || seen.alternate_screen;
-    let (outcome, lines) = match result.outcome {
+    let cut_short = result.outcome == Outcome::ProbeError
+        && stuck_call(result, &seen).is_some_and(|(_, budget)| budget < CALL_FLOOR);
+    let ended = if cut_short {
+        Outcome::Timeout
+    } else {
+        result.outcome
+    };
+    let (outcome, lines) = match ended {
         Outcome::Matched => (
             "matched",
             rows_matching(&seen.fresh_rows, patterns, result.matched_index),

@@ -59,7 +59,7 @@
 //!     .interval(Duration::from_millis(50))
 //!     .max_wait(Duration::from_secs(10));
 //! let result = Engine::global().wait(spec, probe).unwrap();
-//! println!("{:?} via {}", result.outcome, report.get().push.mode());
+//! println!("{:?} via {:?}", result.outcome, report.get().push);
 //! ```
 
 use super::echo::{EchoLog, EchoMask};
@@ -93,20 +93,6 @@ pub enum PushPath {
     ControlMode,
     /// The control client could not attach or stopped working; polling.
     Fallback(String),
-}
-
-impl PushPath {
-    /// `control-mode` or `polling` (the C++ seed's `mode` words).
-    ///
-    /// ```
-    /// assert_eq!(waitfor::tmux::PushPath::Fallback("x".into()).mode(), "polling");
-    /// ```
-    pub fn mode(&self) -> &'static str {
-        match self {
-            PushPath::ControlMode => "control-mode",
-            _ => "polling",
-        }
-    }
 }
 
 /// Which rows of the region count as written after the wait began.
@@ -172,6 +158,13 @@ pub struct PaneReport {
     /// The tmux command that did not answer within its budget, and that
     /// budget, when one did not.
     pub unresponsive: Option<(String, Duration)>,
+    /// The visible screen at entry, as `capture-pane -p` prints it.
+    pub entry_screen: String,
+    /// The visible screen at the last capture, as `capture-pane -p`
+    /// prints it.
+    pub screen: String,
+    /// [`PaneReport::captures`] when the control client attached.
+    pub attached_at: Option<u64>,
 }
 
 /// A shared view of a probe's [`PaneReport`], readable after the wait.
@@ -299,6 +292,7 @@ impl PaneProbe {
             .tmux
             .resolve_pane_picking(&self.target, self.pick, ctx.budget, &ctx.cancel)
             .map_err(|e| self.failed("list-panes", e))?;
+        self.report.update(|r| r.pane = Some(pane.clone()));
         let screen = self
             .tmux
             .snapshot(&pane.pane_id, Rows::Visible, ctx.budget, &ctx.cancel)
@@ -367,6 +361,8 @@ impl PaneProbe {
             r.region = region_mask;
             r.alternate_screen |= screen.alternate_on;
             r.captures += 1;
+            r.entry_screen = screen.screen_text();
+            r.screen = screen.screen_text();
         });
         self.last_capture = Some(Instant::now());
         self.last = Some(obs.clone());
@@ -395,6 +391,7 @@ impl PaneProbe {
         };
         let wake = Box::new(move || waker.wake());
         let budget = ctx.budget.min(CONTROL_BUDGET);
+        let attached_at = self.report.get().captures;
         let path = match self.tmux.control_attach(
             &anchor.pane.session_id,
             &anchor.pane.pane_id,
@@ -411,7 +408,10 @@ impl PaneProbe {
             }
             Err(e) => PushPath::Fallback(format!("cannot attach: {e}")),
         };
-        self.report.update(|r| r.push = path);
+        self.report.update(|r| {
+            r.attached_at = (path == PushPath::ControlMode).then_some(attached_at);
+            r.push = path;
+        });
     }
 
     /// Whether the last capture still stands: the control client is
@@ -474,7 +474,10 @@ impl PaneProbe {
         };
         self.seen_outputs = outputs;
         self.last_capture = Some(Instant::now());
-        self.report.update(|r| r.captures += 1);
+        self.report.update(|r| {
+            r.captures += 1;
+            r.screen = snap.screen_text();
+        });
         if snap.pane_pid != entry_pid {
             // Respawned: a new program's output, not comparable.
             let end = PaneEnd::Respawned {

@@ -106,6 +106,9 @@ pub struct PaneSnapshot {
     /// The same lines as `capture-pane -J` prints them: spaces the
     /// program wrote at the end of a line are kept (a prompt's `"$ "`).
     pub printed_lines: Vec<String>,
+    /// The visible screen row by row, not joined, trailing spaces removed:
+    /// what `capture-pane -p` prints, one entry per row.
+    pub screen_rows: Vec<String>,
     /// Absolute row on which each of `lines` starts.
     pub line_rows: Vec<u64>,
     /// Absolute row of the first captured row (the start of `lines[0]`).
@@ -173,6 +176,20 @@ impl PaneSnapshot {
             Err(0) => None,
             Err(i) => Some(i - 1),
         }
+    }
+
+    /// The visible screen as `capture-pane -p` prints it: each row and a
+    /// newline.
+    ///
+    /// ```
+    /// let s = waitfor::tmux::PaneSnapshot {
+    ///     screen_rows: vec!["$ ls".into(), "".into()],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(s.screen_text(), "$ ls\n\n");
+    /// ```
+    pub fn screen_text(&self) -> String {
+        self.screen_rows.iter().map(|r| format!("{r}\n")).collect()
     }
 
     /// Index in `lines` of the line holding the cursor.
@@ -253,10 +270,13 @@ impl Tmux {
             let start: Option<i64> = match rows {
                 Rows::Visible => Some(0),
                 Rows::All => None,
+                // Never below the top of the screen: the whole visible
+                // screen is always captured (`screen_rows`).
                 Rows::From { row, .. } => Some(
                     (row as i64)
                         .saturating_sub(hint as i64)
-                        .saturating_sub(MARGIN as i64),
+                        .saturating_sub(MARGIN as i64)
+                        .min(0),
                 ),
             };
             let s_arg = start.map_or_else(|| "-".to_string(), |n| n.to_string());
@@ -335,6 +355,12 @@ fn assemble(
         )));
     }
     let (rows, joined) = all.split_at(nrows);
+    let screen_rows = rows
+        .get(facts.history_size.saturating_sub(top) as usize..)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r.trim_end_matches(' ').to_string())
+        .collect();
 
     // Line the joined capture up with the rows.
     let mut exact = true;
@@ -389,6 +415,7 @@ fn assemble(
         pane_id: facts.pane_id,
         lines,
         printed_lines,
+        screen_rows,
         line_rows,
         first_row: want_from,
         history_size: facts.history_size,
