@@ -473,3 +473,34 @@ fn the_python_definition_is_the_seeds() {
     jsonschema::validator_for(&d.tool["outputSchema"]).unwrap();
     jsonschema::validator_for(&d.tool["inputSchema"]).unwrap();
 }
+
+/// libtmux-cxx keys echo records by which server the pane is on (socket
+/// path, server pid and start time): a server restarted on the same
+/// socket, whose pane reuses the id, does not inherit the old server's
+/// records, so someone else's typing there is output.
+#[test]
+fn a_restarted_server_does_not_inherit_echo_records() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    s.send_recorded("echo SAME-TYPING", false);
+    s.wait_screen(|t| t.contains("echo SAME-TYPING"));
+    let old_pane = s.pane.clone();
+    let s = s.restart(60, 10);
+    assert_eq!(s.pane, old_pane, "the new pane reuses the id");
+    s.wait_prompt();
+    s.cmd(&["send-keys", "-t", &s.pane, "-l", "echo SAME-TYPING"]);
+    s.wait_screen(|t| t.contains("echo SAME-TYPING"));
+    let target = PaneTarget {
+        pane_id: Some(s.pane.clone()),
+        ..Default::default()
+    };
+    let probe = PaneProbe::new(s.tmux.clone(), target)
+        .credit_entry(true)
+        .push(false);
+    let spec = Spec::new(Condition::Matches(Pattern::literal("SAME-TYPING")))
+        .interval(Duration::from_millis(50))
+        .max_wait(Duration::from_secs(1));
+    let result = Engine::global().wait(spec, probe).unwrap();
+    assert_eq!(result.outcome, Outcome::Matched, "{result:?}");
+    assert_eq!(result.samples, 1, "matched at entry");
+}

@@ -50,6 +50,25 @@ pub const ECHO_MAX_PENDING: usize = 4096;
 /// Pending input is forgotten this long after the last key.
 pub const ECHO_PENDING_TTL: Duration = Duration::from_secs(60);
 
+/// Which tmux server a pane belongs to. A server restarted on the same
+/// socket is another server (another pid, start time), and its panes
+/// reuse ids: echo records are kept per server.
+///
+/// ```
+/// let a = waitfor::tmux::ServerIdentity { socket_path: "/tmp/s".into(), pid: 7, start_time: 1 };
+/// let b = waitfor::tmux::ServerIdentity { pid: 8, ..a.clone() };
+/// assert_ne!(a, b);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ServerIdentity {
+    /// `#{socket_path}`.
+    pub socket_path: String,
+    /// `#{pid}`: the server's process id.
+    pub pid: u32,
+    /// `#{start_time}`: when the server started (seconds since the epoch).
+    pub start_time: u64,
+}
+
 /// A key sent to a pane.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Key {

@@ -33,9 +33,10 @@ pub mod snapshot;
 
 pub use control::{decode_output, ControlClient, ControlState, WakeFn};
 pub use echo::{
-    EchoLog, EchoMask, Key, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT, ECHO_RECENT_TTL,
+    EchoLog, EchoMask, Key, ServerIdentity, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT,
+    ECHO_RECENT_TTL,
 };
-pub use echo_registry::{echo_key, echo_log, record_keys, record_send_keys};
+pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
 pub use pane_probe::{
     Freshness, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
 };

@@ -282,8 +282,10 @@ impl PaneProbe {
         self.report.clone()
     }
 
-    fn mask(&self, pane_id: &str, lines: &[String], cursor_line: Option<usize>) -> EchoMask {
-        let key = echo_key(self.tmux.socket_name(), pane_id);
+    /// `lines` of `snap` with the echo recorded for its pane on its server
+    /// blanked.
+    fn mask(&self, snap: &PaneSnapshot, lines: &[String], cursor_line: Option<usize>) -> EchoMask {
+        let key = echo_key(&snap.server, &snap.pane_id);
         self.echo.mask(&key, lines, cursor_line, Instant::now())
     }
 
@@ -324,9 +326,9 @@ impl PaneProbe {
         let stale_contents = printed_rows(&region, first).into_iter().collect();
         let (entry, region_mask) = match self.freshness {
             Freshness::ByRow => (
-                self.mask(&pane.pane_id, &screen.lines, screen.cursor_line()),
+                self.mask(&screen, &screen.lines, screen.cursor_line()),
                 self.mask(
-                    &pane.pane_id,
+                    &region,
                     &region.lines[first..],
                     region.cursor_line().and_then(|i| i.checked_sub(first)),
                 ),
@@ -512,7 +514,7 @@ impl PaneProbe {
         let text = match self.freshness {
             Freshness::ByRow => {
                 let cursor = snap.cursor_line().and_then(|i| i.checked_sub(first));
-                let mask = self.mask(&pane_id, &snap.lines[first..], cursor);
+                let mask = self.mask(&snap, &snap.lines[first..], cursor);
                 let stale = &self.anchor.as_ref().expect("set").stale;
                 let text = fresh_text(&snap.line_rows, &mask, row, stale);
                 self.report.update(|r| r.region = mask);

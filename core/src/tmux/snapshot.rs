@@ -48,7 +48,7 @@
 //! history grew by more than that since the hint, the sample is retaken at
 //! once with the fresh size (a second invocation; rare).
 
-use super::{Tmux, TmuxError};
+use super::{ServerIdentity, Tmux, TmuxError};
 use crate::CancelToken;
 use std::time::{Duration, Instant};
 
@@ -57,7 +57,8 @@ use std::time::{Duration, Instant};
 pub const MARGIN: u64 = 32;
 
 const FACTS: &str = "#{pane_id}\t#{history_size}\t#{history_limit}\t#{cursor_x}\t#{cursor_y}\t\
-#{pane_height}\t#{pane_width}\t#{alternate_on}\t#{pane_dead}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_dead_status}";
+#{pane_height}\t#{pane_width}\t#{alternate_on}\t#{pane_dead}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_dead_status}\t\
+#{pid}\t#{start_time}\t#{socket_path}";
 
 /// Which rows a snapshot captures (always down to the bottom of the screen).
 ///
@@ -138,6 +139,8 @@ pub struct PaneSnapshot {
     pub pane_in_mode: bool,
     /// Whether `line_rows` are exact (see the module docs).
     pub rows_exact: bool,
+    /// The tmux server the pane belongs to.
+    pub server: ServerIdentity,
     /// tmux invocations this sample took (1, or 2 after a retake).
     pub invocations: u32,
 }
@@ -211,12 +214,14 @@ struct Facts {
     pane_pid: Option<u32>,
     pane_in_mode: bool,
     pane_dead_status: Option<i32>,
+    server: ServerIdentity,
 }
 
 fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
-    let f: Vec<&str> = line.split('\t').collect();
+    // The socket path comes last, so a tab inside it cannot shift fields.
+    let f: Vec<&str> = line.splitn(15, '\t').collect();
     let bad = || TmuxError::Parse(format!("pane facts: {line:?}"));
-    if f.len() != 12 {
+    if f.len() != 15 {
         return Err(bad());
     }
     let num = |s: &str| s.parse::<u64>().map_err(|_| bad());
@@ -234,6 +239,11 @@ fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
         pane_pid: f[9].parse().ok(),
         pane_in_mode: f[10] != "0" && !f[10].is_empty(),
         pane_dead_status: f[11].parse().ok(),
+        server: ServerIdentity {
+            socket_path: f[14].to_string(),
+            pid: small(f[12])?,
+            start_time: num(f[13])?,
+        },
     })
 }
 
@@ -430,6 +440,7 @@ fn assemble(
         pane_pid: facts.pane_pid,
         pane_in_mode: facts.pane_in_mode,
         rows_exact: exact,
+        server: facts.server,
         invocations,
     })
 }
@@ -439,7 +450,10 @@ mod tests {
     use super::*;
 
     fn facts(hs: u64, height: u32) -> Facts {
-        parse_facts(&format!("%1\t{hs}\t2000\t0\t0\t{height}\t4\t0\t0\t42\t0\t")).unwrap()
+        parse_facts(&format!(
+            "%1\t{hs}\t2000\t0\t0\t{height}\t4\t0\t0\t42\t0\t\t7\t1700000000\t/tmp/s"
+        ))
+        .unwrap()
     }
 
     #[test]

@@ -46,6 +46,21 @@ impl Server {
         )
     }
 
+    /// Kills this server and starts a new one on the same socket.
+    pub fn restart(self, width: u32, height: u32) -> Self {
+        let (name, tmux) = (self.name.clone(), self.tmux.clone());
+        drop(self);
+        let end = Instant::now() + PATIENCE;
+        while tmux
+            .run(&["list-sessions"], BUDGET, &CancelToken::new())
+            .is_ok()
+        {
+            assert!(Instant::now() < end, "the old server never exited");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self::with(name, tmux, width, height)
+    }
+
     fn with(name: Option<String>, tmux: Tmux, width: u32, height: u32) -> Self {
         let mut server = Server {
             name,
