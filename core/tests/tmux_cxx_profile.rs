@@ -139,22 +139,8 @@ fn a_short_timeout_is_waited_exactly(s: &Server) {
 /// libtmux-cxx: a deadline that passes while the pane is looked up is a
 /// timeout in mode `pane-lookup`, with no `pane_id` and no text.
 fn a_lookup_past_the_deadline_is_a_pane_lookup_timeout(s: &Server) {
-    let pid = s
-        .cmd(&["display-message", "-p", "#{pid}"])
-        .trim()
-        .to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {sig} {pid}");
-    };
-    signal("-STOP");
     let args = json!({"target": s.pane, "text": "x", "timeout_ms": 300});
-    let out = start(CXX, args, &Host::default()).finish().0;
-    signal("-CONT");
+    let out = s.frozen(|| start(CXX, args, &Host::default()).finish().0);
     let out = out.expect("a timeout, not an error");
     assert_valid(&output_schema(CXX), &out);
     assert_eq!(out["timed_out"], true);

@@ -209,7 +209,7 @@ fn the_host_ceiling_is_clamped_to_1_to_120_seconds() {
 }
 
 /// libtmux-mcp's error texts for a wait that cannot go on: history below
-/// the entry baseline, a respawned pane, a dead pane.
+/// the entry baseline (`clear-history`), a respawned pane, a dead pane.
 #[test]
 fn a_lost_anchor_reads_as_libtmux_mcp_words_it() {
     let s = Server::start(60, 10);
@@ -261,23 +261,9 @@ fn a_lost_anchor_reads_as_libtmux_mcp_words_it() {
 #[test]
 fn a_wedged_tmux_server_reads_as_unresponsive() {
     let s = Server::start(60, 10);
-    let pid = s
-        .cmd(&["display-message", "-p", "#{pid}"])
-        .trim()
-        .to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {sig} {pid}");
-    };
-    signal("-STOP");
     let args =
         json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": 1});
-    let out = start(PY, args, &Host::default()).finish().0;
-    signal("-CONT");
+    let out = s.frozen(|| start(PY, args, &Host::default()).finish().0);
     let text = out.expect_err("an error").to_string();
     assert!(
         text.starts_with("tmux list-panes did not return within "),

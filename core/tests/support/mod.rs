@@ -145,6 +145,26 @@ impl Server {
         }
     }
 
+    /// Runs `f` while the server process is stopped (SIGSTOP): every
+    /// tmux call to it hangs, as with a wedged server.
+    pub fn frozen<T>(&self, f: impl FnOnce() -> T) -> T {
+        let pid = self
+            .cmd(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .to_string();
+        let signal = |sig: &str| {
+            let sent = std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(sent, "kill {sig} {pid}");
+        };
+        signal("-STOP");
+        let out = f();
+        signal("-CONT");
+        out
+    }
+
     /// Lines of `list-clients` for control clients.
     pub fn control_clients(&self) -> Vec<String> {
         self.cmd(&[
