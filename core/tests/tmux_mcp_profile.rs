@@ -288,3 +288,30 @@ fn a_deadline_inside_a_tmux_call_is_a_timeout() {
         assert_eq!(out["effective_timeout"], timeout);
     }
 }
+
+/// libtmux-mcp compiles patterns with Python's `re`, which takes
+/// lookaround and backreferences.
+#[test]
+fn python_lookaround_and_backreferences_are_accepted() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["(?<=BUILD )OK", "(\\w+)=\\1"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s%sOK\\n' BUILD ' '");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched", "{out}");
+    assert_eq!(out["matched_index"], 0);
+    assert_eq!(out["matched_lines"], json!(["BUILD OK"]));
+
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["(?<=BUILD )OK", "\\b(\\w+)=\\1\\b"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s=%s\\n' same same");
+    let out = done(running);
+    assert_eq!(out["matched_index"], 1, "{out}");
+    assert_eq!(out["matched_lines"], json!(["same=same"]));
+}

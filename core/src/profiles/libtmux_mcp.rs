@@ -6,7 +6,10 @@
 //!   content was not on those rows at entry; they count whole, prompt
 //!   included, and the host's echo is not discounted;
 //! - each pattern is searched row by row (`re.search` per row): none
-//!   spans two rows, `^`/`$` and `\A`/`\z` are a row's ends;
+//!   spans two rows, `^`/`$` and `\A`/`\z` are a row's ends; Python
+//!   patterns the linear-time engine refuses (lookaround, backreferences)
+//!   are searched by backtracking, with a step bound per row and a search
+//!   bound per sample;
 //! - `stop` markers win a tie; `patterns: null` waits for any new row;
 //! - window and session targets take the first pane of the first window;
 //! - `tail` is the rows from the entry cursor row down without the blank
@@ -25,15 +28,15 @@ use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
+use crate::sync::Mutex;
 use crate::tmux::{
     Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle, PaneTarget, Tmux,
 };
 use regex::{Regex, RegexBuilder};
-use regex_syntax::hir::{
-    Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
-    Look, Repetition,
-};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) const PROFILE: &str = "libtmux-mcp/wait_for_text";
@@ -159,137 +162,122 @@ fn list(map: &Map<String, Value>, field: &str) -> Result<Option<Vec<String>>, To
     }
 }
 
-/// One pattern of a call, searched line by line as libtmux-mcp does
-/// (`re.search` on each row).
+/// Most backtracking steps one search of one row may take with a pattern
+/// the linear-time engine refuses; a search over it finds nothing.
+const BACKTRACK_LIMIT: usize = 10_000;
+
+/// Most backtracking searches one sample runs; rows left over are
+/// searched at the next samples, so a sample's work stays bounded.
+const BACKTRACKING_PER_SAMPLE: usize = 256;
+
+/// Most rows whose findings a call remembers (rows repeat sample after
+/// sample; a backtracking search is not run twice on the same row).
+const REMEMBERED_ROWS: usize = 4096;
+
+/// One pattern of a call, searched on one row at a time as libtmux-mcp
+/// does (`re.search` on each row).
 #[derive(Clone)]
-struct LinePattern {
-    /// Searches one row.
-    row: Regex,
-    /// The same search for the engine, over the probe's observation (each
-    /// new row followed by `\n`): a match is one whole row holding a
-    /// match of the pattern, so no match spans two rows.
-    engine: Pattern,
+enum RowSearch {
+    /// Linear time (the `regex` crate).
+    Linear(Regex),
+    /// Lookaround or backreferences, which Python's `re` takes and the
+    /// linear engine refuses: backtracking, at most [`BACKTRACK_LIMIT`]
+    /// steps per row.
+    Backtracking(Arc<fancy_regex::Regex>),
 }
 
-impl LinePattern {
+impl RowSearch {
     fn new(text: &str, regex: bool, match_case: bool) -> Result<Self, String> {
         let source = if regex {
             text.to_string()
         } else {
             regex::escape(text)
         };
-        let one_line = |e: &dyn std::fmt::Display| {
-            e.to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let row = RegexBuilder::new(&source)
+        let linear = RegexBuilder::new(&source)
             .case_insensitive(!match_case)
             .size_limit(16 << 20)
-            .build()
-            .map_err(|e| one_line(&e))?;
-        let hir = regex_syntax::ParserBuilder::new()
-            .case_insensitive(!match_case)
-            .multi_line(true)
-            .build()
-            .parse(&source)
-            .map_err(|e| one_line(&e))?;
-        let (within, changed) = within_a_row(hir);
-        let engine = if changed {
-            // Parts that could reach past a row were narrowed: spell the
-            // narrowed pattern out (case folding included).
-            Pattern::regex(whole_row(within).to_string())
-        } else {
-            let p = Pattern::regex(format!("(?m:^)[^\\n]*?(?m:{source})[^\\n]*\\n"));
-            if match_case {
-                p
-            } else {
-                p.case_insensitive()
-            }
+            .build();
+        let refused = match linear {
+            Ok(re) => return Ok(Self::Linear(re)),
+            Err(e) => e.to_string(),
         };
-        Ok(Self { row, engine })
+        fancy_regex::RegexBuilder::new(&source)
+            .case_insensitive(!match_case)
+            .backtrack_limit(BACKTRACK_LIMIT)
+            .delegate_size_limit(16 << 20)
+            .build()
+            .map(|re| Self::Backtracking(Arc::new(re)))
+            .map_err(|_| refused.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// Whether the pattern occurs in `row`.
+    fn finds(&self, row: &str) -> bool {
+        match self {
+            Self::Linear(re) => re.is_match(row),
+            Self::Backtracking(re) => re.is_match(row).unwrap_or(false),
+        }
     }
 }
 
-/// A whole row (to its `\n`) holding a match of `hir`.
-fn whole_row(hir: Hir) -> Hir {
-    let not_newline = || {
-        let mut class = ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)]);
-        class.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
-        Hir::class(Class::Unicode(class))
-    };
-    let any = |greedy| {
-        Hir::repetition(Repetition {
-            min: 0,
-            max: None,
-            greedy,
-            sub: Box::new(not_newline()),
-        })
-    };
-    Hir::concat(vec![
-        Hir::look(Look::StartLF),
-        any(false),
-        hir,
-        any(true),
-        Hir::literal(*b"\n"),
-    ])
+/// The engine's pattern for a finding line (see [`Findings`]).
+fn finding(tag: char, index: usize) -> Pattern {
+    Pattern::regex(format!("^{tag}{index}$"))
 }
 
-/// `hir` kept within one row: classes lose `\n`, text holding a `\n`
-/// never matches, and text-start and text-end assertions become row
-/// assertions (a row is the whole subject in libtmux-mcp). Also says
-/// whether anything changed.
-fn within_a_row(hir: Hir) -> (Hir, bool) {
-    let all = |subs: Vec<Hir>| {
-        let mut changed = false;
-        let subs: Vec<Hir> = subs
-            .into_iter()
-            .map(|h| {
-                let (h, c) = within_a_row(h);
-                changed |= c;
-                h
-            })
-            .collect();
-        (subs, changed)
-    };
-    match hir.into_kind() {
-        HirKind::Literal(lit) if lit.0.contains(&b'\n') => (Hir::fail(), true),
-        HirKind::Literal(lit) => (Hir::literal(lit.0), false),
-        HirKind::Class(Class::Unicode(mut class)) => {
-            let before = class.clone();
-            class.difference(&ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]));
-            let changed = class != before;
-            (Hir::class(Class::Unicode(class)), changed)
+/// What the engine reads of the new rows: a line `rows` when there are
+/// any, then `p<i>` for each pattern and `s<i>` for each stop marker that
+/// finds a row. The engine's patterns are these lines, so it keeps the
+/// order (lowest index, `stop` first), the timing and the deadline, while
+/// the rows are searched here, row by row.
+struct Findings {
+    patterns: Vec<RowSearch>,
+    stop: Vec<RowSearch>,
+    /// Per row (by a hash of its text): which patterns, then which stop
+    /// markers, find it.
+    seen: Mutex<HashMap<u64, Vec<bool>>>,
+}
+
+impl Findings {
+    fn of(&self, rows: &[String]) -> String {
+        let all = || self.patterns.iter().chain(&self.stop);
+        let per_row = all()
+            .filter(|p| matches!(p, RowSearch::Backtracking(_)))
+            .count();
+        let mut budget = BACKTRACKING_PER_SAMPLE;
+        let mut found = vec![false; self.patterns.len() + self.stop.len()];
+        let mut seen = self.seen.lock();
+        for row in rows {
+            let key = {
+                let mut hasher = DefaultHasher::new();
+                row.hash(&mut hasher);
+                hasher.finish()
+            };
+            if !seen.contains_key(&key) {
+                if per_row > budget {
+                    continue;
+                }
+                budget -= per_row;
+                if seen.len() >= REMEMBERED_ROWS {
+                    seen.clear();
+                }
+                seen.insert(key, all().map(|p| p.finds(row)).collect());
+            }
+            for (f, hit) in found.iter_mut().zip(&seen[&key]) {
+                *f |= *hit;
+            }
         }
-        HirKind::Class(Class::Bytes(mut class)) => {
-            let before = class.clone();
-            class.difference(&ClassBytes::new([ClassBytesRange::new(b'\n', b'\n')]));
-            let changed = class != before;
-            (Hir::class(Class::Bytes(class)), changed)
+        let mut text = if rows.is_empty() {
+            String::new()
+        } else {
+            "rows\n".to_string()
+        };
+        let (patterns, stop) = found.split_at(self.patterns.len());
+        for (tag, list) in [('p', patterns), ('s', stop)] {
+            for (i, _) in list.iter().enumerate().filter(|(_, hit)| **hit) {
+                text.push_str(&format!("{tag}{i}\n"));
+            }
         }
-        HirKind::Look(Look::Start) => (Hir::look(Look::StartLF), true),
-        HirKind::Look(Look::End) => (Hir::look(Look::EndLF), true),
-        HirKind::Look(look) => (Hir::look(look), false),
-        HirKind::Empty => (Hir::empty(), false),
-        HirKind::Repetition(rep) => {
-            let (sub, changed) = within_a_row(*rep.sub);
-            let sub = Box::new(sub);
-            (Hir::repetition(Repetition { sub, ..rep }), changed)
-        }
-        HirKind::Capture(cap) => {
-            let (sub, changed) = within_a_row(*cap.sub);
-            let sub = Box::new(sub);
-            (Hir::capture(Capture { sub, ..cap }), changed)
-        }
-        HirKind::Concat(subs) => {
-            let (subs, changed) = all(subs);
-            (Hir::concat(subs), changed)
-        }
-        HirKind::Alternation(subs) => {
-            let (subs, changed) = all(subs);
-            (Hir::alternation(subs), changed)
-        }
+        text
     }
 }
 
@@ -298,7 +286,7 @@ fn patterns(
     field: &str,
     regex: bool,
     match_case: bool,
-) -> Result<Vec<LinePattern>, ToolError> {
+) -> Result<Vec<RowSearch>, ToolError> {
     values
         .iter()
         .enumerate()
@@ -311,16 +299,13 @@ fn patterns(
                     format!("{field} pattern must be a non-empty string"),
                 ));
             }
-            let bad = |message: String| {
+            RowSearch::new(text, regex, match_case).map_err(|message| {
                 invalid(
                     &at,
                     Rule::InvalidRegex,
                     format!("Invalid regex pattern: {message}"),
                 )
-            };
-            let p = LinePattern::new(text, regex, match_case).map_err(bad)?;
-            p.engine.compile(&at).map_err(|e| bad(e.message))?;
-            Ok(p)
+            })
         })
         .collect()
 }
@@ -391,7 +376,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     };
     let stop_listed = patterns(&stop, "stop", regex, match_case)?;
     let until = match &wanted {
-        Some(_) => Condition::Patterns(listed.iter().map(|p| p.engine.clone()).collect()),
+        Some(_) => Condition::Patterns((0..listed.len()).map(|i| finding('p', i)).collect()),
         None => Condition::AnyOutput,
     };
     let ceiling = match host.max_wait_ceiling {
@@ -401,7 +386,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     let effective = timeout.min(ceiling);
     let interval = Duration::from_secs_f64(interval.min(LONGEST));
     let spec = Spec::new(until)
-        .stop(stop_listed.iter().map(|p| p.engine.clone()))
+        .stop((0..stop_listed.len()).map(|i| finding('s', i)))
         .interval(interval)
         .max_wait(longer_than(Duration::from_secs_f64(effective), interval));
     spec.validate()?;
@@ -409,9 +394,15 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     if let Some(name) = socket_name {
         tmux = tmux.with_socket_name(name);
     }
+    let findings = Findings {
+        patterns: listed.clone(),
+        stop: stop_listed.clone(),
+        seen: Mutex::default(),
+    };
     let probe = PaneProbe::new(tmux, target)
         .pick(PanePick::First)
-        .freshness(Freshness::ByContent);
+        .freshness(Freshness::ByContent)
+        .observe_rows(Arc::new(move |rows: &[String]| findings.of(rows)));
     let report = probe.report();
     let policy = Policy::default()
         .max_wait_ceiling(Duration::from_secs_f64(effective))
@@ -455,14 +446,11 @@ fn capped(mut rows: Vec<String>) -> Vec<String> {
 }
 
 /// The rows the pattern at `index` finds, in the order they are on screen.
-fn rows_matching(rows: &[String], list: &[LinePattern], index: Option<usize>) -> Vec<String> {
+fn rows_matching(rows: &[String], list: &[RowSearch], index: Option<usize>) -> Vec<String> {
     let Some(pattern) = index.and_then(|i| list.get(i)) else {
         return Vec::new();
     };
-    rows.iter()
-        .filter(|r| pattern.row.is_match(r))
-        .cloned()
-        .collect()
+    rows.iter().filter(|r| pattern.finds(r)).cloned().collect()
 }
 
 /// libtmux-mcp's error texts for a pane wait that cannot go on.
@@ -525,8 +513,8 @@ fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
 fn render(
     result: &WaitResult,
     report: &PaneReportHandle,
-    patterns: &[LinePattern],
-    stop: &[LinePattern],
+    patterns: &[RowSearch],
+    stop: &[RowSearch],
     effective: f64,
 ) -> Result<Value, ToolError> {
     let seen = report.get();
@@ -563,7 +551,7 @@ fn render(
         .entry
         .original
         .iter()
-        .any(|row| patterns.iter().any(|p| p.row.is_match(row)));
+        .any(|row| patterns.iter().any(|p| p.finds(row)));
     Ok(json!({
         "found": found,
         "outcome": outcome,
@@ -598,19 +586,48 @@ mod tests {
         assert_eq!(capped(rows(&[""])), rows(&[""]));
     }
 
+    fn search(text: &str, regex: bool) -> RowSearch {
+        RowSearch::new(text, regex, false).unwrap()
+    }
+
     #[test]
-    fn a_line_pattern_matches_within_one_row_only() {
-        let engine = |p: &LinePattern| p.engine.compile("p").unwrap().regex;
-        let spaced = LinePattern::new(r"foo\s+bar", true, true).unwrap();
-        assert!(!engine(&spaced).is_match("foo\nbar\n"));
-        assert!(engine(&spaced).is_match("x\nfoo  bar\n"));
-        let text = LinePattern::new("a\nb", false, true).unwrap();
-        assert!(!engine(&text).is_match("a\nb\n"));
-        let anchored = LinePattern::new(r"\Abar\z", true, false).unwrap();
-        assert!(engine(&anchored).is_match("foo\nBAR\n"));
-        assert!(anchored.row.is_match("BAR"));
-        let empty = LinePattern::new("x*", true, true).unwrap();
-        assert!(!engine(&empty).is_match(""));
-        assert!(engine(&empty).is_match("\n"));
+    fn findings_name_the_patterns_that_find_a_row() {
+        let findings = Findings {
+            patterns: vec![search(r"foo\s+bar", true), search("ready", false)],
+            stop: vec![search("(?<=BUILD )FAILED", true)],
+            seen: Mutex::default(),
+        };
+        assert_eq!(findings.of(&[]), "");
+        assert_eq!(findings.of(&rows(&["foo", "bar"])), "rows\n");
+        assert_eq!(findings.of(&rows(&["", "READY"])), "rows\np1\n");
+        let both = rows(&["foo  bar", "BUILD FAILED"]);
+        assert_eq!(findings.of(&both), "rows\np0\ns0\n");
+    }
+
+    #[test]
+    fn a_sample_runs_a_bounded_number_of_backtracking_searches() {
+        let findings = Findings {
+            patterns: vec![search(r"(?<=x)(\d)\1", true)],
+            stop: Vec::new(),
+            seen: Mutex::default(),
+        };
+        let mut many: Vec<String> = (0..BACKTRACKING_PER_SAMPLE)
+            .map(|i| format!("row {i}"))
+            .collect();
+        many.push("x77".into());
+        assert_eq!(findings.of(&many), "rows\n", "the last row waits");
+        assert_eq!(findings.of(&many), "rows\np0\n", "and is searched next");
+    }
+
+    #[test]
+    fn python_patterns_the_linear_engine_refuses_are_searched() {
+        assert!(search(r"(?<=BUILD )OK", true).finds("BUILD OK"));
+        assert!(!search(r"(?<=BUILD )OK", true).finds("TEST OK"));
+        assert!(search(r"(\w+) \1", true).finds("go go"));
+        assert!(search("x*", true).finds(""));
+        assert!(RowSearch::new("(", true, false).is_err());
+        // A search over the step bound finds nothing.
+        let heavy = search(r"(a*)*\1b", true);
+        assert!(!heavy.finds(&"a".repeat(40)));
     }
 }

@@ -38,7 +38,8 @@ pub use echo::{
 };
 pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
 pub use pane_probe::{
-    Freshness, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
+    Freshness, ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath,
+    VERIFY_EVERY,
 };
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 

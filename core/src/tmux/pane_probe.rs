@@ -112,6 +112,10 @@ pub enum Freshness {
     ByContent,
 }
 
+/// Turns the new rows of a sample into the observation's text (see
+/// [`PaneProbe::observe_rows`]).
+pub type ObserveRows = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
+
 /// How a pane wait's pane went away (the observation was `gone`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PaneEnd {
@@ -205,6 +209,7 @@ pub struct PaneProbe {
     credit_entry: bool,
     pick: PanePick,
     freshness: Freshness,
+    observe_rows: Option<ObserveRows>,
     echo: Arc<EchoLog>,
     waker: Option<Waker>,
     anchor: Option<Anchor>,
@@ -230,6 +235,7 @@ impl PaneProbe {
             credit_entry: false,
             pick: PanePick::Active,
             freshness: Freshness::ByRow,
+            observe_rows: None,
             echo: echo_log(),
             waker: None,
             anchor: None,
@@ -268,6 +274,14 @@ impl PaneProbe {
     /// Which rows count as new (default [`Freshness::ByRow`]).
     pub fn freshness(mut self, freshness: Freshness) -> Self {
         self.freshness = freshness;
+        self
+    }
+
+    /// [`Freshness::ByContent`]: the observation is `observe(new rows)`
+    /// instead of the rows themselves (a profile that searches rows its
+    /// own way gives the engine its findings).
+    pub fn observe_rows(mut self, observe: ObserveRows) -> Self {
+        self.observe_rows = Some(observe);
         self
     }
 
@@ -528,7 +542,10 @@ impl PaneProbe {
                     .filter(|r| !stale.contains(*r))
                     .cloned()
                     .collect();
-                let text = fresh.iter().map(|r| format!("{r}\n")).collect();
+                let text = match &self.observe_rows {
+                    Some(observe) => observe(&fresh),
+                    None => fresh.iter().map(|r| format!("{r}\n")).collect(),
+                };
                 self.report.update(|r| {
                     r.region = EchoMask::unmasked(&rows);
                     r.saw_fresh_rows |= !fresh.is_empty();
