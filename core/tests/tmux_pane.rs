@@ -410,6 +410,11 @@ fn every_input_rule_of_the_python_schema() {
             "Invalid regex pattern",
         ),
         (json!({"regex": "yes"}), "regex", "boolean"),
+        (
+            json!({"patterns": ["x".repeat(64 * 1024 + 1)]}),
+            "patterns[0]",
+            "at most 65536 bytes",
+        ),
         (json!({"match_case": 1}), "match_case", "boolean"),
         (json!({"pane_id": 3}), "pane_id", "string or null"),
         (json!({"window_id": []}), "window_id", "string or null"),

@@ -24,7 +24,7 @@ use super::aura::{invalid, object, reject_unknown};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, MAX_PATTERN_BYTES};
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
@@ -297,6 +297,13 @@ fn patterns(
                     &at,
                     Rule::Empty,
                     format!("{field} pattern must be a non-empty string"),
+                ));
+            }
+            if text.len() > MAX_PATTERN_BYTES {
+                return Err(invalid(
+                    &at,
+                    Rule::OutOfRange,
+                    format!("{field} pattern may be at most {MAX_PATTERN_BYTES} bytes"),
                 ));
             }
             RowSearch::new(text, regex, match_case).map_err(|message| {
