@@ -49,12 +49,11 @@ impl Server {
     /// Kills this server and starts a new one on the same socket.
     pub fn restart(self, width: u32, height: u32) -> Self {
         let (name, tmux) = (self.name.clone(), self.tmux.clone());
+        let pid = self.cmd(&["display-message", "-p", "#{pid}"]);
+        let process = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
         drop(self);
         let end = Instant::now() + PATIENCE;
-        while tmux
-            .run(&["list-sessions"], BUDGET, &CancelToken::new())
-            .is_ok()
-        {
+        while process.exists() {
             assert!(Instant::now() < end, "the old server never exited");
             std::thread::sleep(Duration::from_millis(20));
         }
