@@ -39,13 +39,15 @@ fn the_cxx_profile_on_a_real_pane() {
     // Confirmed output already on screen is credited at entry.
     s.type_line("echo ENTRY-TEXT");
     s.wait_screen(|t| t.contains("\nENTRY-TEXT"));
+    s.wait_prompt();
     let out = done(call(&s, "ENTRY-TEXT", 5000));
     assert_eq!(out["matched"], true);
     assert_eq!(out["matched_at_entry"], true);
     assert_eq!(out["mode"], "capture-at-entry");
     assert_eq!(out["timed_out"], false);
     assert_eq!(out["pane_id"], s.pane);
-    assert_eq!(out["text"], "ENTRY-TEXT");
+    // libtmux-cxx answers with the capture the match came from.
+    assert_eq!(out["text"], s.cmd(&["capture-pane", "-p", "-t", &s.pane]));
 
     // Send then wait: the echo is on screen at entry but is not credited;
     // the output that follows is.
@@ -54,9 +56,17 @@ fn the_cxx_profile_on_a_real_pane() {
     s.wait_screen(|t| t.contains("echo cxx-sent"));
     let out = done(call(&s, "cxx-sent", 10_000));
     assert_eq!(out["matched"], true);
-    assert_eq!(out["matched_at_entry"], false);
+    // libtmux-cxx: visible at entry (as the echo), so true even though
+    // the match is the output that came after.
+    assert_eq!(out["matched_at_entry"], true);
     let mode = out["mode"].as_str().unwrap();
-    assert!(mode == "control-mode" || mode == "polling", "{mode}");
+    assert!(
+        mode == "control-output" || mode == "capture-after-control-connect",
+        "{mode}"
+    );
+    let text = out["text"].as_str().unwrap();
+    assert!(text.contains("\ncxx-sent\n"), "{text}");
+    assert_eq!(text.lines().count(), 10, "the whole screen: {text:?}");
 
     // Wait then send, answered by a wake.
     s.wait_prompt();
@@ -65,6 +75,11 @@ fn the_cxx_profile_on_a_real_pane() {
     let out = done(running);
     assert_eq!(out["matched"], true);
     assert_eq!(out["matched_at_entry"], false);
+    let mode = out["mode"].as_str().unwrap();
+    assert!(
+        mode == "control-output" || mode == "capture-after-control-connect",
+        "{mode}"
+    );
 
     // Typed but not submitted: only the server's own echo shows it.
     s.wait_prompt();
@@ -73,17 +88,21 @@ fn the_cxx_profile_on_a_real_pane() {
     let out = done(call(&s, "cxx-pending", 800));
     assert_eq!(out["matched"], false);
     assert_eq!(out["timed_out"], true);
-    assert!(
-        out["mode"].as_str().unwrap().ends_with("-unconfirmed"),
-        "{out}"
-    );
+    assert_eq!(out["mode"], "control-output-unconfirmed", "{out}");
+    // Visible at entry, even though only as the server's own echo.
+    assert_eq!(out["matched_at_entry"], true, "{out}");
+    assert!(out["text"].as_str().unwrap().contains("$ echo cxx-pending"));
     s.cmd(&["send-keys", "-t", &s.pane, "C-c"]);
 
     // A quiet timeout is plain.
     s.wait_prompt();
     let out = done(call(&s, "never-there", 300));
     assert_eq!(out["timed_out"], true);
-    assert!(!out["mode"].as_str().unwrap().ends_with("-unconfirmed"));
+    assert_eq!(out["mode"], "control-output");
+    assert_eq!(out["matched_at_entry"], false);
+
+    a_short_timeout_is_waited_exactly(&s);
+    a_lookup_past_the_deadline_is_a_pane_lookup_timeout(&s);
 
     // A target tmux resolves.
     let running = start(
@@ -103,6 +122,32 @@ fn the_cxx_profile_on_a_real_pane() {
     assert_eq!(running.finish().0.unwrap_err().code(), "runtime");
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// libtmux-cxx's deadline is `timeout_ms` itself, however short (not the
+/// 50 ms poll interval).
+fn a_short_timeout_is_waited_exactly(s: &Server) {
+    s.wait_prompt();
+    for timeout_ms in [1, 5, 50] {
+        let (out, result) = call(s, "never-there", timeout_ms).finish();
+        let out = out.expect("a result");
+        assert_eq!(out["timed_out"], true);
+        assert_eq!(result.effective_max_wait_ms, timeout_ms);
+    }
+}
+
+/// libtmux-cxx: a deadline that passes while the pane is looked up is a
+/// timeout in mode `pane-lookup`, with no `pane_id` and no text.
+fn a_lookup_past_the_deadline_is_a_pane_lookup_timeout(s: &Server) {
+    let args = json!({"target": s.pane, "text": "x", "timeout_ms": 300});
+    let out = s.frozen(|| start(CXX, args, &Host::default()).finish().0);
+    let out = out.expect("a timeout, not an error");
+    assert_valid(&output_schema(CXX), &out);
+    assert_eq!(out["timed_out"], true);
+    assert_eq!(out["matched"], false);
+    assert_eq!(out["mode"], "pane-lookup");
+    assert_eq!(out["text"], "");
+    assert!(out.get("pane_id").is_none(), "{out}");
 }
 
 fn rejected(a: Value) -> (String, String) {

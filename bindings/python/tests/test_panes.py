@@ -75,18 +75,19 @@ def test_pane_profile_sees_fresh_output(profile: str, pane: str) -> None:
 
 
 def test_recorded_keys_are_not_taken_for_output(pane: str) -> None:
-    args = {"pane_id": pane, "patterns": ["TYPED_ONLY"], "timeout": 2, "interval": 0.05}
+    # libtmux-cxx discounts the keys its host recorded (libtmux-mcp does not).
+    args = {"target": pane, "text": "TYPED_ONLY", "timeout_ms": 2000}
     # Typed by someone else: the echo is new text on the pane, so it matches.
-    unrecorded = wait_then("libtmux-mcp/wait_for_text", args, lambda: send(pane, "TYPED_ONLY", enter=False))
+    unrecorded = wait_then("libtmux-cxx/wait_for_text", args, lambda: send(pane, "TYPED_ONLY", enter=False))
     send(pane, "\x15", enter=False)  # C-u: clear the line
 
     def typed_by_us() -> None:
-        send(pane, "TYPED_ONLY", enter=False)
         waitfor.record_send_keys(pane, ["TYPED_ONLY"], literal=True)
+        send(pane, "TYPED_ONLY", enter=False)
 
-    recorded = wait_then("libtmux-mcp/wait_for_text", args, typed_by_us)
-    assert unrecorded["found"] is True, unrecorded
-    assert recorded["found"] is False and recorded["outcome"] == "timeout", recorded
+    recorded = wait_then("libtmux-cxx/wait_for_text", args, typed_by_us)
+    assert unrecorded["matched"] is True, unrecorded
+    assert recorded["matched"] is False and recorded["mode"].endswith("-unconfirmed"), recorded
 
 
 def test_record_send_keys_refuses_a_str() -> None:

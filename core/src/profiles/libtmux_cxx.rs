@@ -4,10 +4,18 @@
 //!
 //! Text already on the visible screen at entry counts when it is confirmed
 //! output (mode `capture-at-entry`); after entry only fresh output counts.
-//! `mode` says which path answered (`control-mode`, `polling`), with
-//! `-unconfirmed` when the text was on screen only as the server's own
-//! echo at the end. Keys the server typed are recorded with
-//! [`crate::tmux::record_keys`].
+//! As in the original:
+//!
+//! - `mode` names the step that answered or was under way at the deadline
+//!   ([`mode`]), with `-unconfirmed` when the text was on screen only as
+//!   the server's own echo;
+//! - `text` is the pane as the answering capture showed it (`capture-pane
+//!   -p`), empty when no capture was taken;
+//! - `matched_at_entry` is whether the text was visible at entry;
+//! - a deadline that passes before the pane is found is a timeout in mode
+//!   `pane-lookup`, with no `pane_id`.
+//!
+//! Keys the server typed are recorded with [`crate::tmux::record_keys`].
 
 use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
@@ -18,7 +26,7 @@ use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
-use crate::tmux::{PaneProbe, PaneReportHandle, PaneTarget, Tmux};
+use crate::tmux::{PaneProbe, PaneReport, PaneReportHandle, PaneTarget, PushPath, Tmux};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -148,11 +156,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     spec.validate()?;
     let probe = PaneProbe::new(Tmux::new(), pane_target(&target)).credit_entry(true);
     let report = probe.report();
+    // The deadline is `timeout_ms` exactly, even below the poll interval.
+    let ceiling = host
+        .max_wait_ceiling
+        .unwrap_or(Duration::from_millis(MAX_TIMEOUT_MS))
+        .min(Duration::from_millis(timeout));
     let policy = Policy::default()
-        .max_wait_ceiling(
-            host.max_wait_ceiling
-                .unwrap_or(Duration::from_millis(MAX_TIMEOUT_MS)),
-        )
+        .max_wait_ceiling(ceiling)
         .output_cap(DEFAULT_OUTPUT_CAP);
     Ok(Prepared {
         spec,
@@ -162,19 +172,50 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     })
 }
 
+/// The original's name for the step that answered (`matched`) or was
+/// under way when the deadline passed: looking the pane up, the capture at
+/// entry, attaching the control client, the capture right after it
+/// attached, waiting on its `%output`, or polling without it.
+fn mode(seen: &PaneReport, matched: bool, samples: u64) -> &'static str {
+    if seen.pane.is_none() {
+        return "pane-lookup";
+    }
+    if seen.captures == 0 || (matched && samples == 1) {
+        return "capture-at-entry";
+    }
+    match (&seen.push, seen.attached_at) {
+        (PushPath::ControlMode, Some(at)) => {
+            let after_attach = seen.captures - at;
+            if after_attach == 0 || (matched && after_attach == 1) {
+                "capture-after-control-connect"
+            } else {
+                "control-output"
+            }
+        }
+        (PushPath::Polling, _) if seen.captures == 1 => "capture-before-control",
+        _ => "capture-polling",
+    }
+}
+
 fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<Value, ToolError> {
     let seen = report.get();
     let pane_id = seen.pane.as_ref().map(|p| p.pane_id.clone());
+    // A tmux call cut short by the deadline, or a first step that never
+    // came back before it, is a timeout in the original.
+    let out_of_time = result.outcome == Outcome::ProbeError
+        && (seen.unresponsive.is_some()
+            || result.samples == 0 && result.probe.last_error.is_none());
     let matched = match result.outcome {
         Outcome::Matched => true,
         Outcome::Timeout => false,
+        _ if out_of_time => false,
         Outcome::Gone => {
             return Err(ToolError::Runtime(format!(
                 "pane {} died or was respawned during the wait",
                 pane_id.unwrap_or_default()
             )))
         }
-        Outcome::Cancelled => return Err(ToolError::Runtime("wait_for_text was cancelled".into())),
+        Outcome::Cancelled => return Err(ToolError::Runtime("request cancelled".into())),
         _ => {
             return Err(ToolError::Runtime(
                 result
@@ -184,31 +225,17 @@ fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<
             ))
         }
     };
-    // The entry observation is the visible screen: a match on it is text
-    // that was already there.
-    let at_entry = matched && result.samples == 1;
-    let mut mode = if at_entry {
-        "capture-at-entry".to_string()
-    } else if matched {
-        if result.woken {
-            "control-mode"
-        } else {
-            "polling"
-        }
-        .to_string()
-    } else {
-        seen.push.mode().to_string()
-    };
+    let mut mode = mode(&seen, matched, result.samples).to_string();
     if !matched && (seen.region.only_echo(text) || seen.entry.only_echo(text)) {
         mode.push_str("-unconfirmed");
     }
     let mut out = json!({
         "elapsed_ms": result.elapsed_ms,
         "matched": matched,
-        "matched_at_entry": at_entry,
+        "matched_at_entry": seen.entry_screen.contains(text),
         "mode": mode,
-        "text": text,
-        "timed_out": result.outcome == Outcome::Timeout,
+        "text": seen.screen,
+        "timed_out": !matched,
     });
     if let Some(id) = pane_id {
         out["pane_id"] = Value::String(id);

@@ -1,22 +1,42 @@
 //! libtmux-mcp's `wait_for_text`: wait for new output in a tmux pane
-//! (`seeds/tmux-python-wait_for_text.md`).
+//! (`seeds/tmux-python-wait_for_text.md`), as the original does it:
 //!
-//! Fresh output only (the pane probe's anchor), `patterns` or any new
-//! output, `stop` markers that win a tie, the alternate screen reported,
-//! and a timeout clamped by the server's ceiling
-//! ([`ceiling_from_env`]: `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s,
-//! kept within 1..=120 s).
+//! - new rows are libtmux-mcp's ([`Freshness::ByContent`]): rows from the
+//!   entry cursor row down, as `capture-pane -J` prints them, whose
+//!   content was not on those rows at entry; they count whole, prompt
+//!   included, and the host's echo is not discounted;
+//! - each pattern is searched row by row (`re.search` per row): none
+//!   spans two rows, `^`/`$` and `\A`/`\z` are a row's ends; Python
+//!   patterns the linear-time engine refuses (lookaround, backreferences)
+//!   are searched by backtracking, with a step bound per row and a search
+//!   bound per sample;
+//! - `stop` markers win a tie; `patterns: null` waits for any new row;
+//! - window and session targets take the first pane of the first window;
+//! - `tail` is the rows from the entry cursor row down without the blank
+//!   rows at the bottom, capped like the original (20 rows, 2000 bytes);
+//! - the timeout is clamped by the ceiling ([`ceiling_from_env`]:
+//!   `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s, or the host's), kept
+//!   within 1..=120 s;
+//! - errors use the original's words (a lost baseline, a dead or
+//!   respawned pane, an unresponsive tmux).
 
 use super::aura::{invalid, object, reject_unknown};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, MAX_PATTERN_BYTES};
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
-use crate::result::{tail_of_lines, Outcome, WaitResult};
+use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
-use crate::tmux::{PaneProbe, PaneReportHandle, PaneTarget, Tmux};
+use crate::sync::Mutex;
+use crate::tmux::{
+    Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle, PaneTarget, Tmux,
+};
+use regex::{Regex, RegexBuilder};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) const PROFILE: &str = "libtmux-mcp/wait_for_text";
@@ -142,12 +162,131 @@ fn list(map: &Map<String, Value>, field: &str) -> Result<Option<Vec<String>>, To
     }
 }
 
+/// Most backtracking steps one search of one row may take with a pattern
+/// the linear-time engine refuses; a search over it finds nothing.
+const BACKTRACK_LIMIT: usize = 10_000;
+
+/// Most backtracking searches one sample runs; rows left over are
+/// searched at the next samples, so a sample's work stays bounded.
+const BACKTRACKING_PER_SAMPLE: usize = 256;
+
+/// Most rows whose findings a call remembers (rows repeat sample after
+/// sample; a backtracking search is not run twice on the same row).
+const REMEMBERED_ROWS: usize = 4096;
+
+/// One pattern of a call, searched on one row at a time as libtmux-mcp
+/// does (`re.search` on each row).
+#[derive(Clone)]
+enum RowSearch {
+    /// Linear time (the `regex` crate).
+    Linear(Regex),
+    /// Lookaround or backreferences, which Python's `re` takes and the
+    /// linear engine refuses: backtracking, at most [`BACKTRACK_LIMIT`]
+    /// steps per row.
+    Backtracking(Arc<fancy_regex::Regex>),
+}
+
+impl RowSearch {
+    fn new(text: &str, regex: bool, match_case: bool) -> Result<Self, String> {
+        let source = if regex {
+            text.to_string()
+        } else {
+            regex::escape(text)
+        };
+        let linear = RegexBuilder::new(&source)
+            .case_insensitive(!match_case)
+            .size_limit(16 << 20)
+            .build();
+        let refused = match linear {
+            Ok(re) => return Ok(Self::Linear(re)),
+            Err(e) => e.to_string(),
+        };
+        fancy_regex::RegexBuilder::new(&source)
+            .case_insensitive(!match_case)
+            .backtrack_limit(BACKTRACK_LIMIT)
+            .delegate_size_limit(16 << 20)
+            .build()
+            .map(|re| Self::Backtracking(Arc::new(re)))
+            .map_err(|_| refused.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+
+    /// Whether the pattern occurs in `row`.
+    fn finds(&self, row: &str) -> bool {
+        match self {
+            Self::Linear(re) => re.is_match(row),
+            Self::Backtracking(re) => re.is_match(row).unwrap_or(false),
+        }
+    }
+}
+
+/// The engine's pattern for a finding line (see [`Findings`]).
+fn finding(tag: char, index: usize) -> Pattern {
+    Pattern::regex(format!("^{tag}{index}$"))
+}
+
+/// What the engine reads of the new rows: a line `rows` when there are
+/// any, then `p<i>` for each pattern and `s<i>` for each stop marker that
+/// finds a row. The engine's patterns are these lines, so it keeps the
+/// order (lowest index, `stop` first), the timing and the deadline, while
+/// the rows are searched here, row by row.
+struct Findings {
+    patterns: Vec<RowSearch>,
+    stop: Vec<RowSearch>,
+    /// Per row (by a hash of its text): which patterns, then which stop
+    /// markers, find it.
+    seen: Mutex<HashMap<u64, Vec<bool>>>,
+}
+
+impl Findings {
+    fn of(&self, rows: &[String]) -> String {
+        let all = || self.patterns.iter().chain(&self.stop);
+        let per_row = all()
+            .filter(|p| matches!(p, RowSearch::Backtracking(_)))
+            .count();
+        let mut budget = BACKTRACKING_PER_SAMPLE;
+        let mut found = vec![false; self.patterns.len() + self.stop.len()];
+        let mut seen = self.seen.lock();
+        for row in rows {
+            let key = {
+                let mut hasher = DefaultHasher::new();
+                row.hash(&mut hasher);
+                hasher.finish()
+            };
+            if !seen.contains_key(&key) {
+                if per_row > budget {
+                    continue;
+                }
+                budget -= per_row;
+                if seen.len() >= REMEMBERED_ROWS {
+                    seen.clear();
+                }
+                seen.insert(key, all().map(|p| p.finds(row)).collect());
+            }
+            for (f, hit) in found.iter_mut().zip(&seen[&key]) {
+                *f |= *hit;
+            }
+        }
+        let mut text = if rows.is_empty() {
+            String::new()
+        } else {
+            "rows\n".to_string()
+        };
+        let (patterns, stop) = found.split_at(self.patterns.len());
+        for (tag, list) in [('p', patterns), ('s', stop)] {
+            for (i, _) in list.iter().enumerate().filter(|(_, hit)| **hit) {
+                text.push_str(&format!("{tag}{i}\n"));
+            }
+        }
+        text
+    }
+}
+
 fn patterns(
     values: &[String],
     field: &str,
     regex: bool,
     match_case: bool,
-) -> Result<Vec<Pattern>, ToolError> {
+) -> Result<Vec<RowSearch>, ToolError> {
     values
         .iter()
         .enumerate()
@@ -160,16 +299,20 @@ fn patterns(
                     format!("{field} pattern must be a non-empty string"),
                 ));
             }
-            let p = if regex {
-                Pattern::regex(text)
-            } else {
-                Pattern::literal(text)
-            };
-            let p = if match_case { p } else { p.case_insensitive() };
-            p.compile(&at).map_err(|e| {
-                invalid(&at, e.rule, format!("Invalid regex pattern: {}", e.message))
-            })?;
-            Ok(p)
+            if text.len() > MAX_PATTERN_BYTES {
+                return Err(invalid(
+                    &at,
+                    Rule::OutOfRange,
+                    format!("{field} pattern may be at most {MAX_PATTERN_BYTES} bytes"),
+                ));
+            }
+            RowSearch::new(text, regex, match_case).map_err(|message| {
+                invalid(
+                    &at,
+                    Rule::InvalidRegex,
+                    format!("Invalid regex pattern: {message}"),
+                )
+            })
         })
         .collect()
 }
@@ -234,19 +377,23 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
             "patterns must be a non-empty list, or null to wait for any new output",
         ));
     }
+    let listed = match &wanted {
+        Some(list) => patterns(list, "patterns", regex, match_case)?,
+        None => Vec::new(),
+    };
+    let stop_listed = patterns(&stop, "stop", regex, match_case)?;
     let until = match &wanted {
-        Some(list) => Condition::Patterns(patterns(list, "patterns", regex, match_case)?),
+        Some(_) => Condition::Patterns((0..listed.len()).map(|i| finding('p', i)).collect()),
         None => Condition::AnyOutput,
     };
-    let stop = patterns(&stop, "stop", regex, match_case)?;
-    let ceiling = host
-        .max_wait_ceiling
-        .map(|d| d.as_secs_f64())
-        .unwrap_or_else(|| ceiling_from_env(std::env::var(CEILING_ENV).ok().as_deref()));
+    let ceiling = match host.max_wait_ceiling {
+        Some(d) => d.as_secs_f64().clamp(CEILING_FLOOR, CEILING_LIMIT),
+        None => ceiling_from_env(std::env::var(CEILING_ENV).ok().as_deref()),
+    };
     let effective = timeout.min(ceiling);
     let interval = Duration::from_secs_f64(interval.min(LONGEST));
-    let spec = Spec::new(until.clone())
-        .stop(stop)
+    let spec = Spec::new(until)
+        .stop((0..stop_listed.len()).map(|i| finding('s', i)))
         .interval(interval)
         .max_wait(longer_than(Duration::from_secs_f64(effective), interval));
     spec.validate()?;
@@ -257,16 +404,19 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
             .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;
         tmux = tmux.with_socket_name(name);
     }
-    let probe = PaneProbe::new(tmux, target);
+    let findings = Findings {
+        patterns: listed.clone(),
+        stop: stop_listed.clone(),
+        seen: Mutex::default(),
+    };
+    let probe = PaneProbe::new(tmux, target)
+        .pick(PanePick::First)
+        .freshness(Freshness::ByContent)
+        .observe_rows(Arc::new(move |rows: &[String]| findings.of(rows)));
     let report = probe.report();
     let policy = Policy::default()
         .max_wait_ceiling(Duration::from_secs_f64(effective))
         .output_cap(DEFAULT_OUTPUT_CAP);
-    let listed = match until {
-        Condition::Patterns(list) => list,
-        _ => Vec::new(),
-    };
-    let stop_listed = spec.stop.clone();
     Ok(Prepared {
         spec,
         probe: Box::new(probe),
@@ -282,31 +432,99 @@ pub(super) fn longer_than(limit: Duration, interval: Duration) -> Duration {
     limit.max(interval + Duration::from_millis(1))
 }
 
-fn capped(lines: Vec<String>) -> Vec<String> {
-    tail_of_lines(lines, TAIL_LINES, TAIL_BYTES)
+/// libtmux-mcp's cap on `tail` and `matched_lines`: the last
+/// [`TAIL_LINES`] rows, then whole rows dropped from the front while the
+/// rows joined by `\n` exceed [`TAIL_BYTES`]; a single row left over that
+/// size keeps its last bytes (a character cut there is dropped).
+fn capped(mut rows: Vec<String>) -> Vec<String> {
+    let joined = |rows: &[String]| {
+        rows.iter()
+            .map(|r| r.len() + 1)
+            .sum::<usize>()
+            .saturating_sub(1)
+    };
+    rows.drain(..rows.len().saturating_sub(TAIL_LINES));
+    while rows.len() > 1 && joined(&rows) > TAIL_BYTES {
+        rows.remove(0);
+    }
+    if let Some(row) = rows.first_mut().filter(|r| r.len() > TAIL_BYTES) {
+        let bytes = &row.as_bytes()[row.len() - TAIL_BYTES..];
+        let skip = bytes.iter().take_while(|b| (**b & 0xC0) == 0x80).count();
+        *row = String::from_utf8_lossy(&bytes[skip..]).into_owned();
+    }
+    rows
 }
 
-/// Every fresh line the pattern at `index` matches, as the seed lists them.
-fn lines_matching(result: &WaitResult, list: &[Pattern], index: Option<usize>) -> Vec<String> {
+/// The rows the pattern at `index` finds, in the order they are on screen.
+fn rows_matching(rows: &[String], list: &[RowSearch], index: Option<usize>) -> Vec<String> {
     let Some(pattern) = index.and_then(|i| list.get(i)) else {
-        return result.matched_lines.clone();
+        return Vec::new();
     };
-    let Ok(compiled) = pattern.compile("") else {
-        return result.matched_lines.clone();
+    rows.iter().filter(|r| pattern.finds(r)).cloned().collect()
+}
+
+/// libtmux-mcp's error texts for a pane wait that cannot go on.
+/// libtmux-mcp gives every tmux call at least this long, so a call cut
+/// short by the deadline is the deadline, not an unresponsive server.
+const CALL_FLOOR: Duration = Duration::from_millis(250);
+
+/// The tmux call that did not come back in time and its budget: one the
+/// probe saw run out, or the first, which never answered in the whole wait.
+fn stuck_call(result: &WaitResult, seen: &PaneReport) -> Option<(String, Duration)> {
+    let never_answered = result.outcome == Outcome::ProbeError
+        && result.samples == 0
+        && result.probe.last_error.is_none();
+    seen.unresponsive.clone().or_else(|| {
+        never_answered.then(|| {
+            let command = match seen.pane {
+                Some(_) => "display-message",
+                None => "list-panes",
+            };
+            let budget = Duration::from_millis(result.effective_max_wait_ms);
+            (command.to_string(), budget)
+        })
+    })
+}
+
+fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
+    let lost = "cursor/baseline anchor is no longer valid";
+    let stuck = stuck_call(result, seen);
+    let text = match (&seen.end, seen.history_shrank, &stuck) {
+        (_, _, Some((command, budget))) => format!(
+            "tmux {command} did not return within {:.2}s; the tmux server is unresponsive",
+            budget.as_secs_f64()
+        ),
+        (Some(PaneEnd::Died), ..) => format!("pane {pane_id} died; {lost}"),
+        (Some(PaneEnd::Respawned { from, to }), ..) => {
+            let pid = |p: &Option<u32>| p.map(|p| p.to_string()).unwrap_or_default();
+            format!(
+                "pane {pane_id} was respawned (pid {} -> {}); {lost}",
+                pid(from),
+                pid(to)
+            )
+        }
+        (Some(PaneEnd::Vanished), ..) => {
+            format!("tmux display-message failed: can't find pane: {pane_id}")
+        }
+        (None, Some((entry, now)), _) => format!(
+            "pane {pane_id} history shrank below entry baseline (history_size {entry} -> {now}); \
+             baseline anchor lost \u{2014} re-arm wait_for_text or use wait_for_channel for \
+             deterministic synchronization"
+        ),
+        _ if result.outcome == Outcome::Cancelled => "wait_for_text was cancelled".to_string(),
+        _ => result
+            .error
+            .clone()
+            .unwrap_or_else(|| result.outcome.as_str().to_string()),
     };
-    result
-        .last_observation
-        .split('\n')
-        .filter(|l| compiled.regex.is_match(l))
-        .map(str::to_string)
-        .collect()
+    ToolError::Runtime(text)
 }
 
 fn render(
     result: &WaitResult,
     report: &PaneReportHandle,
-    patterns: &[Pattern],
-    stop: &[Pattern],
+    patterns: &[RowSearch],
+    stop: &[RowSearch],
     effective: f64,
 ) -> Result<Value, ToolError> {
     let seen = report.get();
@@ -316,52 +534,110 @@ fn render(
         .map(|p| p.pane_id.clone())
         .unwrap_or_default();
     let alternate = result.alternate_screen || seen.alternate_screen;
-    let (outcome, lines) = match result.outcome {
+    let cut_short = result.outcome == Outcome::ProbeError
+        && stuck_call(result, &seen).is_some_and(|(_, budget)| budget < CALL_FLOOR);
+    let ended = if cut_short {
+        Outcome::Timeout
+    } else {
+        result.outcome
+    };
+    let (outcome, lines) = match ended {
         Outcome::Matched => (
             "matched",
-            lines_matching(result, patterns, result.matched_index),
+            rows_matching(&seen.fresh_rows, patterns, result.matched_index),
         ),
         Outcome::Stopped => (
             "stopped",
-            lines_matching(result, stop, result.matched_index),
+            rows_matching(&seen.fresh_rows, stop, result.matched_index),
         ),
-        Outcome::AnyOutput => (
-            "any_output",
-            result
-                .last_observation
-                .split('\n')
-                .map(str::to_string)
-                .collect(),
-        ),
+        Outcome::AnyOutput => ("any_output", seen.fresh_rows.clone()),
         Outcome::Timeout if alternate => ("alternate_screen", Vec::new()),
         Outcome::Timeout => ("timeout", Vec::new()),
-        Outcome::Gone => {
-            return Err(ToolError::Runtime(format!(
-                "pane {pane_id} died or was respawned; cursor/baseline anchor is no longer valid"
-            )))
-        }
-        Outcome::Cancelled => return Err(ToolError::Runtime("wait_for_text was cancelled".into())),
-        _ => {
-            return Err(ToolError::Runtime(
-                result
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| result.outcome.as_str().to_string()),
-            ))
-        }
+        _ => return Err(failure(result, &seen, &pane_id)),
     };
     let found = matches!(outcome, "matched" | "any_output");
+    // Seen at entry: a pattern on any row of the visible screen.
+    let at_entry = seen
+        .entry
+        .original
+        .iter()
+        .any(|row| patterns.iter().any(|p| p.finds(row)));
     Ok(json!({
         "found": found,
         "outcome": outcome,
         "matched_index": result.matched_index,
         "matched_lines": capped(lines),
-        "saw_new_output": result.saw_new_output,
-        "matched_at_entry": result.matched_at_entry && !found,
+        "saw_new_output": seen.saw_fresh_rows,
+        "matched_at_entry": at_entry && !found,
         "alternate_screen": alternate,
         "tail": capped(seen.region.original.clone()),
         "pane_id": pane_id,
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
         "effective_timeout": effective,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(v: &[&str]) -> Vec<String> {
+        v.iter().map(|r| r.to_string()).collect()
+    }
+
+    #[test]
+    fn capped_keeps_the_last_rows_then_the_last_bytes() {
+        let many: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+        assert_eq!(capped(many).first().map(String::as_str), Some("10"));
+        let wide = rows(&[&"a".repeat(1500), &"b".repeat(600)]);
+        assert_eq!(capped(wide), rows(&[&"b".repeat(600)]));
+        let one = rows(&[&format!("é{}", "c".repeat(1999))]);
+        assert_eq!(capped(one), rows(&[&"c".repeat(1999)]));
+        assert_eq!(capped(rows(&[""])), rows(&[""]));
+    }
+
+    fn search(text: &str, regex: bool) -> RowSearch {
+        RowSearch::new(text, regex, false).unwrap()
+    }
+
+    #[test]
+    fn findings_name_the_patterns_that_find_a_row() {
+        let findings = Findings {
+            patterns: vec![search(r"foo\s+bar", true), search("ready", false)],
+            stop: vec![search("(?<=BUILD )FAILED", true)],
+            seen: Mutex::default(),
+        };
+        assert_eq!(findings.of(&[]), "");
+        assert_eq!(findings.of(&rows(&["foo", "bar"])), "rows\n");
+        assert_eq!(findings.of(&rows(&["", "READY"])), "rows\np1\n");
+        let both = rows(&["foo  bar", "BUILD FAILED"]);
+        assert_eq!(findings.of(&both), "rows\np0\ns0\n");
+    }
+
+    #[test]
+    fn a_sample_runs_a_bounded_number_of_backtracking_searches() {
+        let findings = Findings {
+            patterns: vec![search(r"(?<=x)(\d)\1", true)],
+            stop: Vec::new(),
+            seen: Mutex::default(),
+        };
+        let mut many: Vec<String> = (0..BACKTRACKING_PER_SAMPLE)
+            .map(|i| format!("row {i}"))
+            .collect();
+        many.push("x77".into());
+        assert_eq!(findings.of(&many), "rows\n", "the last row waits");
+        assert_eq!(findings.of(&many), "rows\np0\n", "and is searched next");
+    }
+
+    #[test]
+    fn python_patterns_the_linear_engine_refuses_are_searched() {
+        assert!(search(r"(?<=BUILD )OK", true).finds("BUILD OK"));
+        assert!(!search(r"(?<=BUILD )OK", true).finds("TEST OK"));
+        assert!(search(r"(\w+) \1", true).finds("go go"));
+        assert!(search("x*", true).finds(""));
+        assert!(RowSearch::new("(", true, false).is_err());
+        // A search over the step bound finds nothing.
+        let heavy = search(r"(a*)*\1b", true);
+        assert!(!heavy.finds(&"a".repeat(40)));
+    }
 }

@@ -50,6 +50,25 @@ pub const ECHO_MAX_PENDING: usize = 4096;
 /// Pending input is forgotten this long after the last key.
 pub const ECHO_PENDING_TTL: Duration = Duration::from_secs(60);
 
+/// Which tmux server a pane belongs to. A server restarted on the same
+/// socket is another server (another pid, start time), and its panes
+/// reuse ids: echo records are kept per server.
+///
+/// ```
+/// let a = waitfor::tmux::ServerIdentity { socket_path: "/tmp/s".into(), pid: 7, start_time: 1 };
+/// let b = waitfor::tmux::ServerIdentity { pid: 8, ..a.clone() };
+/// assert_ne!(a, b);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ServerIdentity {
+    /// `#{socket_path}`.
+    pub socket_path: String,
+    /// `#{pid}`: the server's process id.
+    pub pid: u32,
+    /// `#{start_time}`: when the server started (seconds since the epoch).
+    pub start_time: u64,
+}
+
 /// A key sent to a pane.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Key {
@@ -203,6 +222,20 @@ pub struct EchoMask {
 }
 
 impl EchoMask {
+    /// `lines` with nothing masked.
+    ///
+    /// ```
+    /// let m = waitfor::tmux::EchoMask::unmasked(&["$ ls".to_string()]);
+    /// assert_eq!(m.lines, m.original);
+    /// ```
+    pub fn unmasked(lines: &[String]) -> Self {
+        Self {
+            lines: lines.to_vec(),
+            original: lines.to_vec(),
+            masked: 0,
+        }
+    }
+
     /// Whether `text` is visible in the original lines but not in the masked
     /// ones: on screen only as the host's own echo (`-unconfirmed`).
     pub fn only_echo(&self, text: &str) -> bool {

@@ -6,19 +6,31 @@
 //! right after tmux accepted them. Every pane wait of this process reads
 //! the same [`echo_log`], so the typed input and the recently submitted
 //! lines of that pane are masked before matching (see [`super::echo`]).
-//! Records are keyed by socket and pane id, so `%0` on two servers never
-//! mix; they expire on their own.
+//!
+//! Records are keyed by which tmux server the pane is on (its socket
+//! path, pid and start time, [`ServerIdentity`]) and the pane id, as
+//! libtmux-cxx keys them: `%0` on two servers never mix, and a server
+//! restarted on the same socket does not inherit the old one's records.
+//! Recording asks the server who it is (one `display-message`); when it
+//! cannot answer, nothing is recorded (the echo then counts as output).
+//! Records expire on their own.
 //!
 //! ```
-//! use waitfor::tmux::{echo_log, echo_key, record_keys, Key};
-//! record_keys(Some("doc-socket"), "%7", &[Key::text("make test"), Key::Enter]);
+//! use waitfor::tmux::{echo_key, echo_log, record_keys_on, Key, ServerIdentity};
+//! let server = ServerIdentity { socket_path: "/tmp/doc".into(), pid: 7, start_time: 1 };
+//! record_keys_on(&server, "%7", &[Key::text("make test"), Key::Enter]);
 //! let now = std::time::Instant::now();
-//! assert_eq!(echo_log().recent(&echo_key(Some("doc-socket"), "%7"), now), ["make test"]);
+//! assert_eq!(echo_log().recent(&echo_key(&server, "%7"), now), ["make test"]);
 //! ```
 
-use super::echo::{EchoLog, Key};
+use super::echo::{EchoLog, Key, ServerIdentity};
+use super::{Tmux, TmuxError};
+use crate::CancelToken;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// Longest time recording waits for the server to say who it is.
+const IDENTITY_BUDGET: Duration = Duration::from_millis(500);
 
 static LOG: OnceLock<Arc<EchoLog>> = OnceLock::new();
 
@@ -27,31 +39,77 @@ pub fn echo_log() -> Arc<EchoLog> {
     Arc::clone(LOG.get_or_init(|| Arc::new(EchoLog::new())))
 }
 
-/// The key of a pane in an [`EchoLog`]: its socket name (`None` for the
-/// default socket) and its `%N` id.
+/// The key of a pane in an [`EchoLog`]: its server and its `%N` id.
 ///
 /// ```
-/// assert_ne!(waitfor::tmux::echo_key(None, "%1"), waitfor::tmux::echo_key(Some("x"), "%1"));
+/// use waitfor::tmux::{echo_key, ServerIdentity};
+/// let old = ServerIdentity { socket_path: "/tmp/s".into(), pid: 7, start_time: 1 };
+/// let restarted = ServerIdentity { pid: 9, start_time: 5, ..old.clone() };
+/// assert_ne!(echo_key(&old, "%1"), echo_key(&restarted, "%1"));
 /// ```
-pub fn echo_key(socket_name: Option<&str>, pane_id: &str) -> String {
-    format!("{}\u{0}{pane_id}", socket_name.unwrap_or(""))
+pub fn echo_key(server: &ServerIdentity, pane_id: &str) -> String {
+    format!(
+        "{}\u{0}{}\u{0}{}\u{0}{pane_id}",
+        server.socket_path, server.pid, server.start_time
+    )
+}
+
+impl Tmux {
+    /// Which server `pane_id` is on.
+    pub fn server_identity(
+        &self,
+        pane_id: &str,
+        budget: Duration,
+        cancel: &CancelToken,
+    ) -> Result<ServerIdentity, TmuxError> {
+        let format = "#{pid}\t#{start_time}\t#{socket_path}";
+        let out = self.run(
+            &["display-message", "-p", "-t", pane_id, format],
+            budget,
+            cancel,
+        )?;
+        let line = out.lines().next().unwrap_or("");
+        let bad = || TmuxError::Parse(format!("server identity: {line:?}"));
+        let mut fields = line.splitn(3, '\t');
+        let mut next = || fields.next().ok_or_else(bad);
+        let pid = next()?.parse().map_err(|_| bad())?;
+        let start_time = next()?.parse().map_err(|_| bad())?;
+        let socket_path = next()?.to_string();
+        Ok(ServerIdentity {
+            socket_path,
+            pid,
+            start_time,
+        })
+    }
 }
 
 /// Records, now, that this process sent `keys` to pane `pane_id` (`%N`) of
-/// the tmux server on `socket_name`.
+/// `server`.
+pub fn record_keys_on(server: &ServerIdentity, pane_id: &str, keys: &[Key]) {
+    echo_log().record(&echo_key(server, pane_id), keys, Instant::now());
+}
+
+/// Records, now, that this process sent `keys` to pane `pane_id` (`%N`) of
+/// the tmux server on `socket_name` (`None`: the default socket). Nothing
+/// is recorded when the server cannot say who it is.
 pub fn record_keys(socket_name: Option<&str>, pane_id: &str, keys: &[Key]) {
-    echo_log().record(&echo_key(socket_name, pane_id), keys, Instant::now());
+    let tmux = match socket_name {
+        Some(name) => Tmux::new().with_socket_name(name),
+        None => Tmux::new(),
+    };
+    if let Ok(server) = tmux.server_identity(pane_id, IDENTITY_BUDGET, &CancelToken::new()) {
+        record_keys_on(&server, pane_id, keys);
+    }
 }
 
 /// Records a `send-keys` call by its key arguments: with `literal` (`-l`)
 /// each argument is text, otherwise each is a tmux key name
 /// ([`Key::from_tmux_name`]); `enter` adds a final `Enter`.
 ///
-/// ```
-/// use waitfor::tmux::{echo_log, echo_key, record_send_keys};
-/// record_send_keys(Some("doc-send"), "%2", &["ls -l"], true, true);
-/// let now = std::time::Instant::now();
-/// assert_eq!(echo_log().recent(&echo_key(Some("doc-send"), "%2"), now), ["ls -l"]);
+/// ```no_run
+/// use waitfor::tmux::record_send_keys;
+/// // After `tmux -L work send-keys -t %2 -l 'ls -l'` and `Enter`:
+/// record_send_keys(Some("work"), "%2", &["ls -l"], true, true);
 /// ```
 pub fn record_send_keys(
     socket_name: Option<&str>,

@@ -33,10 +33,14 @@ pub mod snapshot;
 
 pub use control::{decode_output, ControlClient, ControlState, WakeFn};
 pub use echo::{
-    EchoLog, EchoMask, Key, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT, ECHO_RECENT_TTL,
+    EchoLog, EchoMask, Key, ServerIdentity, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT,
+    ECHO_RECENT_TTL,
 };
-pub use echo_registry::{echo_key, echo_log, record_keys, record_send_keys};
-pub use pane_probe::{PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY};
+pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
+pub use pane_probe::{
+    Freshness, ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath,
+    VERIFY_EVERY,
+};
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
@@ -169,6 +173,21 @@ pub struct PaneTarget {
     pub target: Option<String>,
 }
 
+/// Which pane a window or session target stands for.
+///
+/// ```
+/// assert_eq!(waitfor::tmux::PanePick::default(), waitfor::tmux::PanePick::Active);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PanePick {
+    /// The active pane of the window (of the session's active window).
+    #[default]
+    Active,
+    /// The first pane of the window (of the session's first window), as
+    /// libtmux-mcp resolves it.
+    First,
+}
+
 /// A resolved pane and where it lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaneRef {
@@ -298,6 +317,18 @@ impl Tmux {
         budget: Duration,
         cancel: &CancelToken,
     ) -> Result<PaneRef, TmuxError> {
+        self.resolve_pane_picking(target, PanePick::Active, budget, cancel)
+    }
+
+    /// [`Tmux::resolve_pane`], with `pick` choosing the pane of a window
+    /// or session target.
+    pub fn resolve_pane_picking(
+        &self,
+        target: &PaneTarget,
+        pick_pane: PanePick,
+        budget: Duration,
+        cancel: &CancelToken,
+    ) -> Result<PaneRef, TmuxError> {
         if target.pane_id.is_none()
             && target.window_id.is_none()
             && target.session_id.is_none()
@@ -340,7 +371,9 @@ impl Tmux {
             .filter(|l| !l.is_empty())
             .map(ListedPane::parse)
             .collect::<Result<_, _>>()?;
-        let active = |p: &&ListedPane| p.window_active && p.pane_active;
+        // `list-panes -a` lists windows and panes in index order.
+        let active =
+            |p: &&ListedPane| pick_pane == PanePick::First || p.window_active && p.pane_active;
         let pick = |found: Option<&ListedPane>| found.map(ListedPane::to_ref);
         if let Some(id) = &target.pane_id {
             return pick(rows.iter().find(|p| &p.pane_id == id))
@@ -350,7 +383,7 @@ impl Tmux {
             return pick(
                 rows.iter()
                     .filter(|p| &p.window_id == id)
-                    .find(|p| p.pane_active),
+                    .find(|p| pick_pane == PanePick::First || p.pane_active),
             )
             .ok_or_else(|| TmuxError::NoSuchWindow(id.clone()));
         }

@@ -16,6 +16,9 @@
 //!   a fresh line identical to an old line elsewhere is not);
 //! - the host's own echo (see [`super::echo_registry`]) blanked out.
 //!
+//! That is [`Freshness::ByRow`]; [`Freshness::ByContent`] is libtmux-mcp's
+//! rule instead (whole rows whose content is new, nothing masked).
+//!
 //! So the engine's whole view (`ViewKind::Whole`) sees exactly the fresh
 //! text and its incremental matching works on it unchanged. The visible
 //! screen at entry goes in [`Observation::at_entry`] (for
@@ -56,18 +59,19 @@
 //!     .interval(Duration::from_millis(50))
 //!     .max_wait(Duration::from_secs(10));
 //! let result = Engine::global().wait(spec, probe).unwrap();
-//! println!("{:?} via {}", result.outcome, report.get().push.mode());
+//! println!("{:?} via {:?}", result.outcome, report.get().push);
 //! ```
 
 use super::echo::{EchoLog, EchoMask};
 use super::echo_registry::{echo_key, echo_log};
 use super::{
-    ControlClient, ControlState, PaneRef, PaneSnapshot, PaneTarget, Rows, Tmux, TmuxError,
+    ControlClient, ControlState, PanePick, PaneRef, PaneSnapshot, PaneTarget, Rows, Tmux, TmuxError,
 };
 use crate::engine::Waker;
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
+use crate::process::RunError;
 use crate::sync::Mutex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,18 +95,41 @@ pub enum PushPath {
     Fallback(String),
 }
 
-impl PushPath {
-    /// `control-mode` or `polling` (the C++ seed's `mode` words).
-    ///
-    /// ```
-    /// assert_eq!(waitfor::tmux::PushPath::Fallback("x".into()).mode(), "polling");
-    /// ```
-    pub fn mode(&self) -> &'static str {
-        match self {
-            PushPath::ControlMode => "control-mode",
-            _ => "polling",
-        }
-    }
+/// Which rows of the region count as written after the wait began.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Freshness {
+    /// By position (see the [module docs](self)): the new part of the
+    /// entry cursor row, and rows below it that differ from what the same
+    /// row showed at entry, with the host's echo blanked.
+    #[default]
+    ByRow,
+    /// libtmux-mcp's rule: every row from the entry cursor row down, as
+    /// `capture-pane -J` prints it (trailing blank rows dropped), whose
+    /// content is not one of the contents those rows had at entry. Rows
+    /// count whole and unmasked. The observation is each such row
+    /// followed by `\n`, so no new row reads as empty text and one empty
+    /// new row does not.
+    ByContent,
+}
+
+/// Turns the new rows of a sample into the observation's text (see
+/// [`PaneProbe::observe_rows`]).
+pub type ObserveRows = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
+
+/// How a pane wait's pane went away (the observation was `gone`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PaneEnd {
+    /// The pane's program exited (the pane is kept, `pane_dead`).
+    Died,
+    /// The pane was respawned: its program's pid changed.
+    Respawned {
+        /// The pid at entry.
+        from: Option<u32>,
+        /// The pid now.
+        to: Option<u32>,
+    },
+    /// The pane, or its whole server, is gone.
+    Vanished,
 }
 
 /// What the probe saw, for a profile to render beside the engine's result.
@@ -122,6 +149,26 @@ pub struct PaneReport {
     /// Real captures taken (samples answered from the last capture are
     /// not counted).
     pub captures: u64,
+    /// [`Freshness::ByContent`]: the rows that counted as new at the last
+    /// capture.
+    pub fresh_rows: Vec<String>,
+    /// [`Freshness::ByContent`]: some capture had a new row.
+    pub saw_fresh_rows: bool,
+    /// How the pane went away, when it did.
+    pub end: Option<PaneEnd>,
+    /// `history_size` at entry and at the capture that lost the anchor,
+    /// when the history shrank below its size at entry.
+    pub history_shrank: Option<(u64, u64)>,
+    /// The tmux command that did not answer within its budget, and that
+    /// budget, when one did not.
+    pub unresponsive: Option<(String, Duration)>,
+    /// The visible screen at entry, as `capture-pane -p` prints it.
+    pub entry_screen: String,
+    /// The visible screen at the last capture, as `capture-pane -p`
+    /// prints it.
+    pub screen: String,
+    /// [`PaneReport::captures`] when the control client attached.
+    pub attached_at: Option<u64>,
 }
 
 /// A shared view of a probe's [`PaneReport`], readable after the wait.
@@ -149,6 +196,9 @@ struct Anchor {
     /// Raw content of each line at or below the anchor at entry, by the
     /// absolute row it starts on.
     stale: HashMap<u64, String>,
+    /// [`Freshness::ByContent`]: the printed rows at or below the anchor
+    /// at entry.
+    stale_contents: HashSet<String>,
 }
 
 /// The pane probe; see the [module docs](self).
@@ -157,6 +207,9 @@ pub struct PaneProbe {
     target: PaneTarget,
     push: bool,
     credit_entry: bool,
+    pick: PanePick,
+    freshness: Freshness,
+    observe_rows: Option<ObserveRows>,
     echo: Arc<EchoLog>,
     waker: Option<Waker>,
     anchor: Option<Anchor>,
@@ -180,6 +233,9 @@ impl PaneProbe {
             target,
             push: true,
             credit_entry: false,
+            pick: PanePick::Active,
+            freshness: Freshness::ByRow,
+            observe_rows: None,
             echo: echo_log(),
             waker: None,
             anchor: None,
@@ -208,6 +264,27 @@ impl PaneProbe {
         self
     }
 
+    /// Which pane a window or session target stands for (default: the
+    /// active one).
+    pub fn pick(mut self, pick: PanePick) -> Self {
+        self.pick = pick;
+        self
+    }
+
+    /// Which rows count as new (default [`Freshness::ByRow`]).
+    pub fn freshness(mut self, freshness: Freshness) -> Self {
+        self.freshness = freshness;
+        self
+    }
+
+    /// [`Freshness::ByContent`]: the observation is `observe(new rows)`
+    /// instead of the rows themselves (a profile that searches rows its
+    /// own way gives the engine its findings).
+    pub fn observe_rows(mut self, observe: ObserveRows) -> Self {
+        self.observe_rows = Some(observe);
+        self
+    }
+
     /// Reads this echo log instead of the process-wide one.
     pub fn echo_log(mut self, log: Arc<EchoLog>) -> Self {
         self.echo = log;
@@ -219,20 +296,23 @@ impl PaneProbe {
         self.report.clone()
     }
 
-    fn mask(&self, pane_id: &str, lines: &[String], cursor_line: Option<usize>) -> EchoMask {
-        let key = echo_key(self.tmux.socket_name(), pane_id);
+    /// `lines` of `snap` with the echo recorded for its pane on its server
+    /// blanked.
+    fn mask(&self, snap: &PaneSnapshot, lines: &[String], cursor_line: Option<usize>) -> EchoMask {
+        let key = echo_key(&snap.server, &snap.pane_id);
         self.echo.mask(&key, lines, cursor_line, Instant::now())
     }
 
     fn entry_sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
         let pane = self
             .tmux
-            .resolve_pane(&self.target, ctx.budget, &ctx.cancel)
-            .map_err(probe_error)?;
+            .resolve_pane_picking(&self.target, self.pick, ctx.budget, &ctx.cancel)
+            .map_err(|e| self.failed("list-panes", e))?;
+        self.report.update(|r| r.pane = Some(pane.clone()));
         let screen = self
             .tmux
             .snapshot(&pane.pane_id, Rows::Visible, ctx.budget, &ctx.cancel)
-            .map_err(probe_error)?;
+            .map_err(|e| self.failed("display-message", e))?;
         let row = screen.cursor_row();
         // The region is the screen from the cursor line down, unless the
         // cursor sits on the continuation of a wrapped line: then ask tmux
@@ -247,7 +327,7 @@ impl PaneProbe {
                     ctx.budget,
                     &ctx.cancel,
                 )
-                .map_err(probe_error)?,
+                .map_err(|e| self.failed("display-message", e))?,
         };
         let stale = region
             .lines
@@ -256,13 +336,22 @@ impl PaneProbe {
             .filter(|(_, r)| **r >= row)
             .map(|(l, r)| (*r, l.clone()))
             .collect();
-        let entry = self.mask(&pane.pane_id, &screen.lines, screen.cursor_line());
         let first = first_at(&region, row);
-        let region_mask = self.mask(
-            &pane.pane_id,
-            &region.lines[first..],
-            region.cursor_line().and_then(|i| i.checked_sub(first)),
-        );
+        let stale_contents = printed_rows(&region, first).into_iter().collect();
+        let (entry, region_mask) = match self.freshness {
+            Freshness::ByRow => (
+                self.mask(&screen, &screen.lines, screen.cursor_line()),
+                self.mask(
+                    &region,
+                    &region.lines[first..],
+                    region.cursor_line().and_then(|i| i.checked_sub(first)),
+                ),
+            ),
+            Freshness::ByContent => (
+                EchoMask::unmasked(&screen.printed_lines),
+                EchoMask::unmasked(&printed_rows(&region, first)),
+            ),
+        };
         let at_entry = entry.lines.join("\n");
         let mut obs = if self.credit_entry {
             Observation::text(at_entry.clone())
@@ -280,6 +369,7 @@ impl PaneProbe {
             pane_height: screen.pane_height,
             pane_pid: screen.pane_pid,
             stale,
+            stale_contents,
         });
         self.report.update(|r| {
             r.pane = Some(pane);
@@ -287,11 +377,23 @@ impl PaneProbe {
             r.region = region_mask;
             r.alternate_screen |= screen.alternate_on;
             r.captures += 1;
+            r.entry_screen = screen.screen_text();
+            r.screen = screen.screen_text();
         });
         self.last_capture = Some(Instant::now());
         self.last = Some(obs.clone());
         self.ensure_control(ctx);
         Ok(obs)
+    }
+
+    /// The probe error for a failed tmux `command`; a call that ran out of
+    /// time is noted in the report.
+    fn failed(&self, command: &str, e: TmuxError) -> ProbeError {
+        if let TmuxError::Run(RunError::TimedOut { budget, .. }) = &e {
+            let noted = (command.to_string(), *budget);
+            self.report.update(|r| r.unresponsive = Some(noted));
+        }
+        probe_error(e)
     }
 
     /// Starts the control client once, when there is a waker to call.
@@ -305,6 +407,7 @@ impl PaneProbe {
         };
         let wake = Box::new(move || waker.wake());
         let budget = ctx.budget.min(CONTROL_BUDGET);
+        let attached_at = self.report.get().captures;
         let path = match self.tmux.control_attach(
             &anchor.pane.session_id,
             &anchor.pane.pane_id,
@@ -321,7 +424,10 @@ impl PaneProbe {
             }
             Err(e) => PushPath::Fallback(format!("cannot attach: {e}")),
         };
-        self.report.update(|r| r.push = path);
+        self.report.update(|r| {
+            r.attached_at = (path == PushPath::ControlMode).then_some(attached_at);
+            r.push = path;
+        });
     }
 
     /// Whether the last capture still stands: the control client is
@@ -377,16 +483,28 @@ impl PaneProbe {
         ) {
             Ok(snap) => snap,
             Err(TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. }) => {
-                return Ok(self.previous().with_gone())
+                self.report.update(|r| r.end = Some(PaneEnd::Vanished));
+                return Ok(self.previous().with_gone());
             }
-            Err(e) => return Err(probe_error(e)),
+            Err(e) => return Err(self.failed("display-message", e)),
         };
         self.seen_outputs = outputs;
         self.last_capture = Some(Instant::now());
-        self.report.update(|r| r.captures += 1);
+        self.report.update(|r| {
+            r.captures += 1;
+            r.screen = snap.screen_text();
+        });
         if snap.pane_pid != entry_pid {
             // Respawned: a new program's output, not comparable.
+            let end = PaneEnd::Respawned {
+                from: entry_pid,
+                to: snap.pane_pid,
+            };
+            self.report.update(|r| r.end = Some(end));
             return Ok(self.previous().with_gone());
+        }
+        if snap.pane_dead {
+            self.report.update(|r| r.end = Some(PaneEnd::Died));
         }
         if snap.alternate_on {
             self.report.update(|r| r.alternate_screen = true);
@@ -401,15 +519,41 @@ impl PaneProbe {
                 snap.history_size
             );
             self.lost = Some(message.clone());
+            let shrank = (entry_history, snap.history_size);
+            self.report.update(|r| r.history_shrank = Some(shrank));
             return Err(ProbeError::new(message));
         }
         self.hint = snap.history_size;
         let first = first_at(&snap, row);
-        let cursor = snap.cursor_line().and_then(|i| i.checked_sub(first));
-        let mask = self.mask(&pane_id, &snap.lines[first..], cursor);
-        let stale = &self.anchor.as_ref().expect("set").stale;
-        let text = fresh_text(&snap.line_rows, &mask, row, stale);
-        self.report.update(|r| r.region = mask);
+        let text = match self.freshness {
+            Freshness::ByRow => {
+                let cursor = snap.cursor_line().and_then(|i| i.checked_sub(first));
+                let mask = self.mask(&snap, &snap.lines[first..], cursor);
+                let stale = &self.anchor.as_ref().expect("set").stale;
+                let text = fresh_text(&snap.line_rows, &mask, row, stale);
+                self.report.update(|r| r.region = mask);
+                text
+            }
+            Freshness::ByContent => {
+                let rows = printed_rows(&snap, first);
+                let stale = &self.anchor.as_ref().expect("set").stale_contents;
+                let fresh: Vec<String> = rows
+                    .iter()
+                    .filter(|r| !stale.contains(*r))
+                    .cloned()
+                    .collect();
+                let text = match &self.observe_rows {
+                    Some(observe) => observe(&fresh),
+                    None => fresh.iter().map(|r| format!("{r}\n")).collect(),
+                };
+                self.report.update(|r| {
+                    r.region = EchoMask::unmasked(&rows);
+                    r.saw_fresh_rows |= !fresh.is_empty();
+                    r.fresh_rows = fresh;
+                });
+                text
+            }
+        };
         let mut obs = Observation::text(text);
         obs.gone = snap.pane_dead;
         self.last = Some(obs.clone());
@@ -449,6 +593,17 @@ impl Probe for PaneProbe {
 
 fn probe_error(e: TmuxError) -> ProbeError {
     ProbeError::new(e.to_string())
+}
+
+/// The printed lines of `snap` from index `first` on, without the blank
+/// rows at the bottom (as libtmux-mcp reads a capture).
+fn printed_rows(snap: &PaneSnapshot, first: usize) -> Vec<String> {
+    let rows = &snap.printed_lines[first.min(snap.printed_lines.len())..];
+    let end = rows
+        .iter()
+        .rposition(|r| !r.is_empty())
+        .map_or(0, |i| i + 1);
+    rows[..end].to_vec()
 }
 
 /// Index of the first line of `snap` that starts at or below `row`.

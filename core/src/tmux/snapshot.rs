@@ -48,7 +48,7 @@
 //! history grew by more than that since the hint, the sample is retaken at
 //! once with the fresh size (a second invocation; rare).
 
-use super::{Tmux, TmuxError};
+use super::{ServerIdentity, Tmux, TmuxError};
 use crate::CancelToken;
 use std::time::{Duration, Instant};
 
@@ -57,7 +57,8 @@ use std::time::{Duration, Instant};
 pub const MARGIN: u64 = 32;
 
 const FACTS: &str = "#{pane_id}\t#{history_size}\t#{history_limit}\t#{cursor_x}\t#{cursor_y}\t\
-#{pane_height}\t#{pane_width}\t#{alternate_on}\t#{pane_dead}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_dead_status}";
+#{pane_height}\t#{pane_width}\t#{alternate_on}\t#{pane_dead}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_dead_status}\t\
+#{pid}\t#{start_time}\t#{socket_path}";
 
 /// Which rows a snapshot captures (always down to the bottom of the screen).
 ///
@@ -103,6 +104,12 @@ pub struct PaneSnapshot {
     /// Content joined across soft wraps, trailing spaces removed, from
     /// [`PaneSnapshot::first_row`] to the bottom of the screen.
     pub lines: Vec<String>,
+    /// The same lines as `capture-pane -J` prints them: spaces the
+    /// program wrote at the end of a line are kept (a prompt's `"$ "`).
+    pub printed_lines: Vec<String>,
+    /// The visible screen row by row, not joined, trailing spaces removed:
+    /// what `capture-pane -p` prints, one entry per row.
+    pub screen_rows: Vec<String>,
     /// Absolute row on which each of `lines` starts.
     pub line_rows: Vec<u64>,
     /// Absolute row of the first captured row (the start of `lines[0]`).
@@ -132,6 +139,8 @@ pub struct PaneSnapshot {
     pub pane_in_mode: bool,
     /// Whether `line_rows` are exact (see the module docs).
     pub rows_exact: bool,
+    /// The tmux server the pane belongs to.
+    pub server: ServerIdentity,
     /// tmux invocations this sample took (1, or 2 after a retake).
     pub invocations: u32,
 }
@@ -172,6 +181,20 @@ impl PaneSnapshot {
         }
     }
 
+    /// The visible screen as `capture-pane -p` prints it: each row and a
+    /// newline.
+    ///
+    /// ```
+    /// let s = waitfor::tmux::PaneSnapshot {
+    ///     screen_rows: vec!["$ ls".into(), "".into()],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(s.screen_text(), "$ ls\n\n");
+    /// ```
+    pub fn screen_text(&self) -> String {
+        self.screen_rows.iter().map(|r| format!("{r}\n")).collect()
+    }
+
     /// Index in `lines` of the line holding the cursor.
     pub fn cursor_line(&self) -> Option<usize> {
         self.line_at_row(self.cursor_row())
@@ -191,12 +214,14 @@ struct Facts {
     pane_pid: Option<u32>,
     pane_in_mode: bool,
     pane_dead_status: Option<i32>,
+    server: ServerIdentity,
 }
 
 fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
-    let f: Vec<&str> = line.split('\t').collect();
+    // The socket path comes last, so a tab inside it cannot shift fields.
+    let f: Vec<&str> = line.splitn(15, '\t').collect();
     let bad = || TmuxError::unexpected("pane facts", line);
-    if f.len() != 12 {
+    if f.len() != 15 {
         return Err(bad());
     }
     let num = |s: &str| s.parse::<u64>().map_err(|_| bad());
@@ -214,6 +239,11 @@ fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
         pane_pid: f[9].parse().ok(),
         pane_in_mode: f[10] != "0" && !f[10].is_empty(),
         pane_dead_status: f[11].parse().ok(),
+        server: ServerIdentity {
+            socket_path: f[14].to_string(),
+            pid: small(f[12])?,
+            start_time: num(f[13])?,
+        },
     })
 }
 
@@ -250,10 +280,13 @@ impl Tmux {
             let start: Option<i64> = match rows {
                 Rows::Visible => Some(0),
                 Rows::All => None,
+                // Never below the top of the screen: the whole visible
+                // screen is always captured (`screen_rows`).
                 Rows::From { row, .. } => Some(
                     (row as i64)
                         .saturating_sub(hint as i64)
-                        .saturating_sub(MARGIN as i64),
+                        .saturating_sub(MARGIN as i64)
+                        .min(0),
                 ),
             };
             let s_arg = start.map_or_else(|| "-".to_string(), |n| n.to_string());
@@ -332,6 +365,12 @@ fn assemble(
         )));
     }
     let (rows, joined) = all.split_at(nrows);
+    let screen_rows = rows
+        .get(facts.history_size.saturating_sub(top) as usize..)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r.trim_end_matches(' ').to_string())
+        .collect();
 
     // Line the joined capture up with the rows.
     let mut exact = true;
@@ -361,6 +400,7 @@ fn assemble(
     }
 
     let mut lines = Vec::new();
+    let mut printed_lines = Vec::new();
     let mut line_rows = Vec::new();
     for (line, &(start, count)) in joined.iter().zip(&groups) {
         let abs = top + start as u64;
@@ -368,18 +408,24 @@ fn assemble(
         if abs_end <= want_from {
             continue;
         }
-        let text = if abs >= want_from || !exact {
-            line.to_string()
+        let (printed, trimmed) = if abs >= want_from || !exact {
+            (line.to_string(), line.trim_end_matches(' ').to_string())
         } else {
+            // Rows (`-N`) are padded to the pane's width: keep the trimmed text.
             let from = (want_from - top) as usize;
-            rows[from..start + count].concat()
+            let cut = rows[from..start + count].concat();
+            let cut = cut.trim_end_matches(' ').to_string();
+            (cut.clone(), cut)
         };
-        lines.push(text.trim_end_matches(' ').to_string());
+        lines.push(trimmed);
+        printed_lines.push(printed);
         line_rows.push(abs.max(want_from));
     }
     Ok(PaneSnapshot {
         pane_id: facts.pane_id,
         lines,
+        printed_lines,
+        screen_rows,
         line_rows,
         first_row: want_from,
         history_size: facts.history_size,
@@ -394,6 +440,7 @@ fn assemble(
         pane_pid: facts.pane_pid,
         pane_in_mode: facts.pane_in_mode,
         rows_exact: exact,
+        server: facts.server,
         invocations,
     })
 }
@@ -403,7 +450,10 @@ mod tests {
     use super::*;
 
     fn facts(hs: u64, height: u32) -> Facts {
-        parse_facts(&format!("%1\t{hs}\t2000\t0\t0\t{height}\t4\t0\t0\t42\t0\t")).unwrap()
+        parse_facts(&format!(
+            "%1\t{hs}\t2000\t0\t0\t{height}\t4\t0\t0\t42\t0\t\t7\t1700000000\t/tmp/s"
+        ))
+        .unwrap()
     }
 
     #[test]

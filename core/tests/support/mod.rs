@@ -46,6 +46,20 @@ impl Server {
         )
     }
 
+    /// Kills this server and starts a new one on the same socket.
+    pub fn restart(self, width: u32, height: u32) -> Self {
+        let (name, tmux) = (self.name.clone(), self.tmux.clone());
+        let pid = self.cmd(&["display-message", "-p", "#{pid}"]);
+        let process = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+        drop(self);
+        let end = Instant::now() + PATIENCE;
+        while process.exists() {
+            assert!(Instant::now() < end, "the old server never exited");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self::with(name, tmux, width, height)
+    }
+
     fn with(name: Option<String>, tmux: Tmux, width: u32, height: u32) -> Self {
         let mut server = Server {
             name,
@@ -128,6 +142,26 @@ impl Server {
             assert!(Instant::now() < end, "no idle prompt: {:?}", s.lines);
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Runs `f` while the server process is stopped (SIGSTOP): every
+    /// tmux call to it hangs, as with a wedged server.
+    pub fn frozen<T>(&self, f: impl FnOnce() -> T) -> T {
+        let pid = self
+            .cmd(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .to_string();
+        let signal = |sig: &str| {
+            let sent = std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(sent, "kill {sig} {pid}");
+        };
+        signal("-STOP");
+        let out = f();
+        signal("-CONT");
+        out
     }
 
     /// Lines of `list-clients` for control clients.

@@ -1,0 +1,317 @@
+//! Conformance of the libtmux-mcp `wait_for_text` profile with the
+//! original tool (libtmux-mcp's `tools/pane_tools/wait.py` and its tests),
+//! against a real tmux server on a private socket per test. Each test
+//! names the original behaviour it checks.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::{assert_valid, output_schema, start, Running, Server};
+use waitfor::profiles::Host;
+
+const PY: &str = "libtmux-mcp/wait_for_text";
+
+fn call_with(server: &Server, extra: Value, host: &Host) -> Running {
+    let mut args = json!({"socket_name": server.name});
+    for (k, v) in extra.as_object().unwrap() {
+        args[k] = v.clone();
+    }
+    let running = start(PY, args, host);
+    running.entered();
+    running
+}
+
+fn call(server: &Server, extra: Value) -> Running {
+    let mut extra = extra;
+    if extra.get("pane_id").is_none() {
+        extra["pane_id"] = json!(server.pane);
+    }
+    call_with(server, extra, &Host::default())
+}
+
+fn done(running: Running) -> Value {
+    let out = running.finish().0.expect("a result, not an error");
+    assert_valid(&output_schema(PY), &out);
+    out
+}
+
+fn error_text(running: Running) -> String {
+    let err = running.finish().0.expect_err("an error");
+    assert_eq!(err.code(), "runtime", "{err}");
+    err.to_string()
+}
+
+/// libtmux-mcp reads every capture with trailing empty rows stripped, so
+/// `tail` (the rows from the entry cursor row down at the last poll) ends
+/// at the last row with content, and keeps the prompt's trailing space as
+/// `capture-pane -J` prints it.
+#[test]
+fn tail_strips_trailing_blank_rows_before_taking_the_last_20() {
+    let s = Server::start(60, 30);
+    s.wait_prompt();
+    let out = done(call(&s, json!({"patterns": ["never"], "timeout": 0.3})));
+    assert_eq!(out["outcome"], "timeout");
+    assert_eq!(out["tail"], json!(["$ "]));
+
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 3}));
+    s.type_line("printf 'one\\n\\ntwo\\n'");
+    s.wait_screen(|t| t.contains("\ntwo\n"));
+    let out = done(running);
+    assert_eq!(
+        out["tail"],
+        json!(["$ printf 'one\\n\\ntwo\\n'", "one", "", "two", "$ "]),
+        "blank rows between rows are kept, the ones below are not"
+    );
+}
+
+/// libtmux-mcp runs `re.search` on each new row: a pattern never matches
+/// across two rows, `^` and `$` are the row's ends, and every row the
+/// winning pattern finds is returned.
+#[test]
+fn patterns_are_searched_row_by_row() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["foo\\s+bar", "fo[^x]bar", "\\Abar$"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s\\n%s\\n' fo''o b''ar");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched", "{out}");
+    assert_eq!(out["matched_index"], 2, "{out}");
+    assert_eq!(out["matched_lines"], json!(["bar"]));
+
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["foo\\s+bar"], "regex": true, "timeout": 1.5}),
+    );
+    s.type_line("printf '%s\\n%s\\n' fo''o b''ar");
+    let out = done(running);
+    assert_eq!(out["outcome"], "timeout", "{out}");
+    assert_eq!(out["found"], false);
+    assert_eq!(out["saw_new_output"], true);
+    assert_eq!(out["matched_lines"], json!([]));
+
+    // The same pattern on one row, found on both rows holding it.
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["FOO\\s+bar"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s  %s\\n%s %s\\n' fo''o b''ar fo''o b''ar");
+    let out = done(running);
+    assert_eq!(out["matched_lines"], json!(["foo  bar", "foo bar"]));
+}
+
+/// libtmux-mcp needs a new row before any pattern can match: a pattern
+/// that matches empty text (`x*`) does not match a quiet pane, and
+/// matches the first new row, an empty one included.
+#[test]
+fn a_pattern_matching_empty_text_waits_for_a_new_row() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let out = done(call(
+        &s,
+        json!({"patterns": ["x*"], "regex": true, "timeout": 0.5}),
+    ));
+    assert_eq!(out["outcome"], "timeout", "{out}");
+    let running = call(
+        &s,
+        json!({"patterns": ["^$"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf 'a\\n\\nb\\n'");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched", "{out}");
+    assert_eq!(out["matched_lines"], json!([""]));
+}
+
+/// libtmux-mcp resolves `window_id`, `session_id`, `session_name` and no
+/// target to the first pane of the first window, deliberately not the
+/// active pane.
+#[test]
+fn window_and_session_targets_take_the_first_pane_of_the_first_window() {
+    let s = Server::start(60, 12);
+    s.cmd(&["new-window", "-t", "main", "env PS1='$ ' sh"]);
+    let window = s
+        .cmd(&["display-message", "-p", "-t", "main", "#{window_id}"])
+        .trim()
+        .to_string();
+    let first_of_window = s
+        .cmd(&["list-panes", "-t", &window, "-F", "#{pane_id}"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    s.cmd(&["split-window", "-t", &window, "env PS1='$ ' sh"]);
+    let active = s
+        .cmd(&["display-message", "-p", "-t", "main", "#{pane_id}"])
+        .trim()
+        .to_string();
+    assert_ne!(active, first_of_window, "the split pane is active");
+    let session_id = s
+        .cmd(&["display-message", "-p", "-t", "main", "#{session_id}"])
+        .trim()
+        .to_string();
+    let cases = [
+        (json!({"window_id": window}), first_of_window.clone()),
+        (json!({"session_id": session_id}), s.pane.clone()),
+        (json!({"session_name": "main"}), s.pane.clone()),
+        (json!({}), s.pane.clone()),
+    ];
+    for (target, want) in cases {
+        let mut args = target.clone();
+        args["timeout"] = json!(0.2);
+        let out = done(call_with(&s, args, &Host::default()));
+        assert_eq!(out["pane_id"], json!(want), "{target}");
+    }
+}
+
+/// libtmux-mcp returns each matched row whole, as tmux prints it: the
+/// typed command's row, prompt and all (`"$ echo READY"`).
+#[test]
+fn matched_rows_are_whole_rows_prompt_included() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["READY"], "timeout": 10}));
+    s.type_line("echo READY");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched");
+    assert_eq!(out["matched_lines"][0], "$ echo READY", "{out}");
+}
+
+/// libtmux-mcp clamps the host's ceiling to 1..=120 s, as it clamps
+/// `LIBTMUX_MCP_WAIT_MAX_SECONDS`.
+#[test]
+fn the_host_ceiling_is_clamped_to_1_to_120_seconds() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let huge = Host {
+        max_wait_ceiling: Some(Duration::from_secs(10_000)),
+        ..Host::default()
+    };
+    let args = json!({"pane_id": s.pane, "patterns": ["CEIL-OK"], "timeout": 500});
+    let running = call_with(&s, args, &huge);
+    s.type_line("printf '%s-%s\\n' CEIL OK");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched");
+    assert_eq!(out["effective_timeout"], 120.0);
+
+    let zero = Host {
+        max_wait_ceiling: Some(Duration::ZERO),
+        ..Host::default()
+    };
+    let args = json!({"pane_id": s.pane, "patterns": ["never"], "timeout": 5});
+    let out = done(call_with(&s, args, &zero));
+    assert_eq!(out["outcome"], "timeout");
+    assert_eq!(out["effective_timeout"], 1.0);
+}
+
+/// libtmux-mcp's error texts for a wait that cannot go on: history below
+/// the entry baseline (`clear-history`), a respawned pane, a dead pane.
+#[test]
+fn a_lost_anchor_reads_as_libtmux_mcp_words_it() {
+    let s = Server::start(60, 10);
+    s.type_line("seq 1 40");
+    s.wait_screen(|t| t.contains("\n40\n"));
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 20}));
+    s.cmd(&["clear-history", "-t", &s.pane]);
+    let text = error_text(running);
+    assert!(
+        text.starts_with(&format!(
+            "pane {} history shrank below entry baseline (history_size ",
+            s.pane
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("baseline anchor lost \u{2014} re-arm wait_for_text or use wait_for_channel for deterministic synchronization"),
+        "{text}"
+    );
+
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 20}));
+    s.cmd(&["respawn-pane", "-k", "-t", &s.pane, "env PS1='$ ' sh"]);
+    let text = error_text(running);
+    assert!(
+        text.starts_with(&format!("pane {} was respawned (pid ", s.pane)),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("); cursor/baseline anchor is no longer valid"),
+        "{text}"
+    );
+
+    s.cmd(&["set-option", "-t", "main", "remain-on-exit", "on"]);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 20}));
+    s.type_line("exit");
+    assert_eq!(
+        error_text(running),
+        format!(
+            "pane {} died; cursor/baseline anchor is no longer valid",
+            s.pane
+        )
+    );
+}
+
+/// libtmux-mcp: a tmux call that does not return within its budget is
+/// "the tmux server is unresponsive", not a timeout.
+#[test]
+fn a_wedged_tmux_server_reads_as_unresponsive() {
+    let s = Server::start(60, 10);
+    let args =
+        json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": 1});
+    let out = s.frozen(|| start(PY, args, &Host::default()).finish().0);
+    let text = out.expect_err("an error").to_string();
+    assert!(
+        text.starts_with("tmux list-panes did not return within "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("s; the tmux server is unresponsive"),
+        "{text}"
+    );
+}
+
+/// libtmux-mcp gives each tmux call at least 0.25 s, so a deadline that
+/// passes during a call is a plain timeout, never an error.
+#[test]
+fn a_deadline_inside_a_tmux_call_is_a_timeout() {
+    let s = Server::start(60, 10);
+    for timeout in [0.001, 0.002, 0.005] {
+        let args = json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": timeout});
+        let out = start(PY, args, &Host::default()).finish().0;
+        let out = out.unwrap_or_else(|e| panic!("timeout {timeout}: {e}"));
+        assert_eq!(out["outcome"], "timeout", "{out}");
+        assert_eq!(out["effective_timeout"], timeout);
+    }
+}
+
+/// libtmux-mcp compiles patterns with Python's `re`, which takes
+/// lookaround and backreferences.
+#[test]
+fn python_lookaround_and_backreferences_are_accepted() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["(?<=BUILD )OK", "(\\w+)=\\1"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s%sOK\\n' BUILD ' '");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched", "{out}");
+    assert_eq!(out["matched_index"], 0);
+    assert_eq!(out["matched_lines"], json!(["BUILD OK"]));
+
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["(?<=BUILD )OK", "\\b(\\w+)=\\1\\b"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("printf '%s=%s\\n' same same");
+    let out = done(running);
+    assert_eq!(out["matched_index"], 1, "{out}");
+    assert_eq!(out["matched_lines"], json!(["same=same"]));
+}
