@@ -10,6 +10,8 @@ demo:
 test:
 	bash scripts/test-all.sh
 
-# The engine's benchmarks (figures in README.md).
+# The engine's benchmarks (figures in README.md), then the hostile-input
+# table (written to its section of bench/RESULTS.md).
 bench:
 	cargo run --release -p waitfor-bench --bin engine
+	cargo run --release -p waitfor-bench --bin hostile
