@@ -118,6 +118,8 @@ impl Kind {
 
 /// One wait as drawn from the seed.
 struct Plan {
+    /// Unique from 1 (0 is the warm-up's): names a file wait's directory.
+    number: usize,
     kind: Kind,
     max_wait: Duration,
     interval: Duration,
@@ -149,6 +151,7 @@ fn plan(rng: &mut Rng, waits: usize) -> Vec<Plan> {
                 Vec::new()
             };
             Plan {
+                number: i + 1,
                 kind,
                 max_wait,
                 interval: rng.millis(10, 50),
@@ -233,7 +236,7 @@ fn start(
             engine.start_with(spec, None, options.policy(builtin::command_policy()))
         }
         Kind::File => {
-            let target = FileTarget::new(root, plan.seed as usize % 1_000_000);
+            let target = FileTarget::new(root, plan.number);
             let spec = target.spec(plan.max_wait);
             let handle = engine.start_with(spec, None, options.policy(target.policy()));
             let ended = {
