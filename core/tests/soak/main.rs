@@ -426,7 +426,8 @@ fn soak() {
     let controls = drive_controls(&running);
 
     let mut failures = Failures::default();
-    let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
+    // Outcome counts by kind of wait.
+    let mut outcomes: BTreeMap<String, BTreeMap<&'static str, usize>> = BTreeMap::new();
     let mut late = Vec::new();
     let mut calls_at_result = Vec::new();
     let mut peak = Usage::now();
@@ -450,10 +451,12 @@ fn soak() {
                     r.plan.max_wait.as_millis()
                 ),
             );
-            *outcomes.entry("none (hung)").or_default() += 1;
+            let by_kind = outcomes.entry(format!("{:?}", r.plan.kind)).or_default();
+            *by_kind.entry("none (hung)").or_default() += 1;
             continue;
         };
-        *outcomes.entry(result.outcome.as_str()).or_default() += 1;
+        let by_kind = outcomes.entry(format!("{:?}", r.plan.kind)).or_default();
+        *by_kind.entry(result.outcome.as_str()).or_default() += 1;
         let arrived = r.arrived.lock().unwrap().unwrap_or_else(Instant::now);
         late.push(arrived.saturating_duration_since(r.deadline()));
         check_outcome(index, r, &result, &mut failures);
@@ -501,12 +504,15 @@ fn soak() {
     late.sort();
     let p99 = late.get(late.len() * 99 / 100).copied().unwrap_or_default();
     let max = late.last().copied().unwrap_or_default();
-    let outcomes: Vec<String> = outcomes.iter().map(|(k, n)| format!("{k} {n}")).collect();
     println!(
         "soak: {waits} waits ended in {:.1} s (seed {seed})",
         ran_for.as_secs_f64()
     );
-    println!("  outcomes: {}", outcomes.join(", "));
+    println!("  outcomes by kind of wait:");
+    for (kind, counts) in &outcomes {
+        let counts: Vec<String> = counts.iter().map(|(o, n)| format!("{o} {n}")).collect();
+        println!("    {kind}: {}", counts.join(", "));
+    }
     println!(
         "  past the deadline: p99 {:.1} ms, max {:.1} ms",
         p99.as_secs_f64() * 1e3,
