@@ -66,3 +66,43 @@ pub fn header(title: &str) {
     println!("| measure | libwaitfor | goal | peer | peer / libwaitfor |");
     println!("|---|---|---|---|---|");
 }
+
+/// Where the benchmarks keep their tables: `bench/RESULTS.md`.
+pub fn results_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("RESULTS.md")
+}
+
+/// Writes `body` as the section `name` of `file`, between the lines
+/// `<!-- name:begin -->` and `<!-- name:end -->`, leaving every other
+/// section as it is: each benchmark owns its own section. The file and
+/// the section are created when missing.
+///
+/// ```
+/// let file = std::env::temp_dir().join(format!("results-doc-{}.md", std::process::id()));
+/// waitfor_bench::write_section(&file, "demo", "| a |\n").unwrap();
+/// waitfor_bench::write_section(&file, "demo", "| b |\n").unwrap();
+/// let text = std::fs::read_to_string(&file).unwrap();
+/// assert!(text.contains("| b |") && !text.contains("| a |"));
+/// std::fs::remove_file(&file).unwrap();
+/// ```
+pub fn write_section(file: &std::path::Path, name: &str, body: &str) -> std::io::Result<()> {
+    let begin = format!("<!-- {name}:begin -->");
+    let end = format!("<!-- {name}:end -->");
+    let section = format!("{begin}\n{body}{end}\n");
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "# Benchmark results\n\nWritten by `make bench`; each benchmark rewrites its own section.\n\n"
+                .to_string()
+        }
+        Err(e) => return Err(e),
+    };
+    let text = match (text.find(&begin), text.find(&end)) {
+        (Some(from), Some(to)) if from < to => {
+            let after = text[to + end.len()..].trim_start_matches('\n');
+            format!("{}{section}{after}", &text[..from])
+        }
+        _ => format!("{}\n\n{section}", text.trim_end_matches('\n')),
+    };
+    std::fs::write(file, text)
+}

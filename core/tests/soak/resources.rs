@@ -1,0 +1,114 @@
+//! What the process holds: threads, descriptors, resident memory and
+//! child processes, read from /proc.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Usage {
+    pub threads: usize,
+    pub fds: usize,
+    pub rss_bytes: u64,
+    pub children: usize,
+}
+
+/// Absolute slack on top of 10%: a few threads the runtime keeps
+/// (delivery lanes, a watcher), a few descriptors, allocator caches.
+const SLACK_THREADS: usize = 4;
+const SLACK_FDS: usize = 8;
+const SLACK_RSS: u64 = 8 << 20;
+
+impl Usage {
+    pub fn now() -> Self {
+        let count = |dir: &str| std::fs::read_dir(dir).map_or(0, Iterator::count);
+        Self {
+            threads: count("/proc/self/task"),
+            fds: count("/proc/self/fd"),
+            rss_bytes: rss_bytes(),
+            children: children(),
+        }
+    }
+
+    /// What is still above `baseline` beyond 10% and the slack; empty
+    /// when back to baseline.
+    pub fn excess_over(&self, baseline: &Usage) -> Vec<String> {
+        let limit = |base: u64, slack: u64| base + base / 10 + slack;
+        let mut excess = Vec::new();
+        let threads = limit(baseline.threads as u64, SLACK_THREADS as u64);
+        if self.threads as u64 > threads {
+            excess.push(format!("threads {} > {threads}", self.threads));
+        }
+        let fds = limit(baseline.fds as u64, SLACK_FDS as u64);
+        if self.fds as u64 > fds {
+            excess.push(format!("descriptors {} > {fds}", self.fds));
+        }
+        let rss = limit(baseline.rss_bytes, SLACK_RSS);
+        if self.rss_bytes > rss {
+            excess.push(format!(
+                "RSS {} MiB > {} MiB",
+                self.rss_bytes >> 20,
+                rss >> 20
+            ));
+        }
+        if self.children > 0 {
+            excess.push(format!("{} child processes left", self.children));
+        }
+        excess
+    }
+
+    /// Polls until usage is back to `baseline` or `patience` passes (idle
+    /// workers leave after a while); returns the last reading and what is
+    /// still in excess.
+    pub fn settle(baseline: &Usage, patience: Duration) -> (Usage, Vec<String>) {
+        let end = Instant::now() + patience;
+        loop {
+            let now = Usage::now();
+            let excess = now.excess_over(baseline);
+            if excess.is_empty() || Instant::now() >= end {
+                return (now, excess);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} threads, {} fds, {:.1} MiB RSS, {} children",
+            self.threads,
+            self.fds,
+            self.rss_bytes as f64 / (1 << 20) as f64,
+            self.children
+        )
+    }
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf with a valid name only reads a constant.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
+/// Processes whose parent is this process (zombies included).
+fn children() -> usize {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter(|stat| {
+            // The parent is the 2nd field after the parenthesised name.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                == Some(me.as_str())
+        })
+        .count()
+}
