@@ -84,7 +84,7 @@ fn the_longest_time_limits_saturate() {
             .start_with(
                 spec,
                 Some(Box::new(probe)),
-                WaitOptions::default().policy(longest),
+                WaitOptions::default().policy(longest.clone()),
             )
             .unwrap();
         // The scheduler has armed the timers of a wait that sleeps
