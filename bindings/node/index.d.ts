@@ -73,10 +73,10 @@ export declare function checkSpec(spec: string): void
 export declare function defaultPolicy(): Array<number>
 
 /**
- * The cursor at the end of a JSON Lines event log: a wait from it sees
- * only events appended afterwards.
+ * The cursor at the end of a JSON Lines event log, off the JavaScript
+ * thread: a wait from it sees only events appended afterwards.
  */
-export declare function eventsEndCursor(path: string): string
+export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
 
 /** Milliseconds as the shortest exact duration `parseDuration` reads back. */
 export declare function formatDuration(ms: number): string
@@ -123,11 +123,12 @@ export declare function parseDuration(text: string): number | null
 export declare function profileDefinitions(): any
 
 /**
- * Reads a JSON Lines event log after `cursor` (core's `JsonlSource`):
- * `{events, cursor, fresh, gone, malformed}`. `terminalTypes` replaces the
- * event types that end a wait as gone.
+ * Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
+ * the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
+ * malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
+ * gone.
  */
-export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null): any
+export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null, grants?: string | undefined | null): Promise<string>
 
 /**
  * Records, now, keys this process sent to a pane (internal; see the

@@ -130,7 +130,7 @@ export interface WaitForOptions {
  *
  * @example
  * const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 60_000,
- *   read: async (c) => readEvents('events.jsonl', c), match: eventMatcher({ type: 'build.done' }),
+ *   read: (c) => readEvents('events.jsonl', c, { grants: { fileRoots: ['.'] } }), match: eventMatcher({ type: 'build.done' }),
  *   resume: (c) => ({ command: `ax wait --cursor ${c}` }) })
  */
 export declare function waitFor(options: WaitForOptions): Promise<Wait>
@@ -143,10 +143,26 @@ export interface JsonlRead extends WaitRead {
   malformed: { line: number; offset: number; reason: string }[]
 }
 
-/** Reads a JSON Lines event log after `cursor` (the core's source). */
-export declare function readEvents(path: string, cursor?: string | null, options?: { terminalTypes?: string[] }): JsonlRead
-/** The cursor at the end of a JSON Lines event log. */
-export declare function eventsEndCursor(path: string): string
+/** What an event read may reach: regular files inside `fileRoots` (nothing by default). */
+export interface EventsReadOptions {
+  grants?: import('./waitfor').Grants
+}
+
+/**
+ * Reads a JSON Lines event log after `cursor` (the core's source), off the
+ * event loop and only inside `options.grants.fileRoots`.
+ *
+ * @example
+ * const read = await readEvents('/srv/ci/events.jsonl', null, { grants: { fileRoots: ['/srv/ci'] } })
+ */
+export declare function readEvents(path: string, cursor?: string | null, options?: EventsReadOptions & { terminalTypes?: string[] }): Promise<JsonlRead>
+/**
+ * The cursor at the end of a JSON Lines event log, read as `readEvents` reads.
+ *
+ * @example
+ * const end = await eventsEndCursor('/srv/ci/events.jsonl', { grants: { fileRoots: ['/srv/ci'] } })
+ */
+export declare function eventsEndCursor(path: string, options?: EventsReadOptions): Promise<string>
 
 /** A declarative event match. */
 export interface EventMatchSpec {

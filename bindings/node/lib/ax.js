@@ -21,7 +21,8 @@
  */
 
 const binding = require('../index.js')
-const { WaitforError, native } = require('./errors.js')
+const { WaitforError, fromNative, native } = require('./errors.js')
+const { grantsJson } = require('./grants.js')
 
 const constants = binding.ouroConstants()
 
@@ -94,19 +95,40 @@ function formatDuration(ms) {
 
 /**
  * Reads a JSON Lines event log after `cursor` with the core's source: a
- * `WaitRead` (`events`, `cursor`, `fresh`, `gone`) plus `malformed` lines.
- * Synchronous (one bounded read of the file's new bytes).
+ * Promise of a `WaitRead` (`events`, `cursor`, `fresh`, `gone`) plus
+ * `malformed` lines. The file is read on a libuv pool thread, never on
+ * the event loop, and only as a regular file inside `options.grants`'
+ * `fileRoots` (nothing by default): a path outside them, a FIFO, a device
+ * or a directory rejects with code `io` saying why. One read takes at most
+ * 8 MiB of the file.
  *
  * @example
- * waitFor({ ..., read: (cursor) => Promise.resolve(readEvents('events.jsonl', cursor)) })
+ * const grants = { fileRoots: ['/var/log/ci'] }
+ * waitFor({ ..., read: (cursor) => readEvents('/var/log/ci/events.jsonl', cursor, { grants }) })
  */
 function readEvents(path, cursor, options = {}) {
-  return native(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null))
+  return settle(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null, grantsJson(options.grants))).then(JSON.parse)
 }
 
-/** The cursor at the end of a JSON Lines event log (only later events count from it). */
-function eventsEndCursor(path) {
-  return native(() => binding.eventsEndCursor(path))
+/**
+ * A Promise of the cursor at the end of a JSON Lines event log (only later
+ * events count from it), read as `readEvents` reads: off the event loop,
+ * inside `options.grants` only.
+ *
+ * @example
+ * const cursor = await eventsEndCursor('/var/log/ci/events.jsonl', { grants: { fileRoots: ['/var/log/ci'] } })
+ */
+function eventsEndCursor(path, options = {}) {
+  return settle(() => binding.eventsEndCursor(path, grantsJson(options.grants)))
+}
+
+/** The native Promise `start` gives, its refusals (thrown or rejected) as `WaitforError`s. */
+async function settle(start) {
+  try {
+    return await start()
+  } catch (err) {
+    throw fromNative(err)
+  }
 }
 
 /**
@@ -163,7 +185,7 @@ const DEFAULT_INTERVAL_MS = 1000
  * @example
  * const w = await waitFor({
  *   for: 'build 7', target: { kind: 'build', id: '7' }, cursor, timeoutMs: 90_000,
- *   read: async (c) => readEvents('events.jsonl', c),
+ *   read: (c) => readEvents('/srv/ci/events.jsonl', c, { grants: { fileRoots: ['/srv/ci'] } }),
  *   match: eventMatcher({ type: 'build.done' }),
  *   resume: (c) => ({ command: `ax wait build 7 --cursor ${c}` }),
  * })

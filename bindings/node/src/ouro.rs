@@ -2,6 +2,8 @@
 //! source: core's `waitfor::ouro` and `waitfor::duration`, for the
 //! package's `waitfor/ax` entry point.
 
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Env, Task};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::duration::{format_duration as format_ms, parse_duration as parse_ms};
@@ -138,37 +140,84 @@ pub fn format_duration(ms: f64) -> napi::Result<String> {
     }
 }
 
-/// Reads a JSON Lines event log after `cursor` (core's `JsonlSource`):
-/// `{events, cursor, fresh, gone, malformed}`. `terminalTypes` replaces the
-/// event types that end a wait as gone.
-#[napi]
+/// One read of a JSON Lines event log, run on a libuv pool thread so the
+/// JavaScript thread never waits on the file (internal; see `readEvents`
+/// and `eventsEndCursor`).
+pub struct EventsRead {
+    source: ouro::JsonlSource,
+    /// `None`: the cursor at the file's end, not a read.
+    cursor: Option<Option<String>>,
+}
+
+impl Task for EventsRead {
+    /// A read as JSON text, or the end cursor.
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        match &self.cursor {
+            Some(cursor) => self
+                .source
+                .read(cursor.as_deref())
+                .map_err(jsonl_error)
+                .and_then(|read| serde_json::to_string(&read).map_err(|e| errors::other("io", e))),
+            None => self.source.end_cursor().map_err(jsonl_error),
+        }
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+fn jsonl_error(e: ouro::JsonlError) -> napi::Error {
+    let code = match e {
+        ouro::JsonlError::BadCursor { .. } => "bad_cursor",
+        ouro::JsonlError::Replaced { .. } => "source_replaced",
+        ouro::JsonlError::Io { .. } => "io",
+    };
+    errors::other(code, e)
+}
+
+/// The log at `path`, readable only as a regular file inside `grants`' file
+/// roots (JSON text; nothing when absent), opened without blocking and read
+/// at most `DEFAULT_MAX_READ_BYTES` at a time.
+fn granted_source(path: String, grants: Option<String>) -> napi::Result<ouro::JsonlSource> {
+    Ok(ouro::JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?))
+}
+
+/// Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
+/// the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
+/// malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
+/// gone.
+#[napi(ts_return_type = "Promise<string>")]
 pub fn read_events(
     path: String,
     cursor: Option<String>,
     terminal_types: Option<Vec<String>>,
-) -> napi::Result<Value> {
-    let mut source = ouro::JsonlSource::new(path);
+    grants: Option<String>,
+) -> napi::Result<AsyncTask<EventsRead>> {
+    let mut source = granted_source(path, grants)?;
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
-    let read = source.read(cursor.as_deref()).map_err(|e| {
-        let code = match e {
-            ouro::JsonlError::BadCursor { .. } => "bad_cursor",
-            ouro::JsonlError::Replaced { .. } => "source_replaced",
-            ouro::JsonlError::Io { .. } => "io",
-        };
-        errors::other(code, e)
-    })?;
-    serde_json::to_value(read).map_err(|e| errors::other("io", e))
+    Ok(AsyncTask::new(EventsRead {
+        source,
+        cursor: Some(cursor),
+    }))
 }
 
-/// The cursor at the end of a JSON Lines event log: a wait from it sees
-/// only events appended afterwards.
-#[napi]
-pub fn events_end_cursor(path: String) -> napi::Result<String> {
-    ouro::JsonlSource::new(path)
-        .end_cursor()
-        .map_err(|e| errors::other("io", e))
+/// The cursor at the end of a JSON Lines event log, off the JavaScript
+/// thread: a wait from it sees only events appended afterwards.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn events_end_cursor(
+    path: String,
+    grants: Option<String>,
+) -> napi::Result<AsyncTask<EventsRead>> {
+    Ok(AsyncTask::new(EventsRead {
+        source: granted_source(path, grants)?,
+        cursor: None,
+    }))
 }
 
 /// A compiled event match spec (internal; see `eventMatcher`).

@@ -3,6 +3,7 @@
 // (shared/seeds/ouro-ax-wait.md).
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const ax = require('waitfor/ax')
@@ -146,28 +147,51 @@ test('waitFor with the real clock abandons a read still running at the limit', a
 test('readEvents, eventsEndCursor and eventMatcher over a real JSON Lines log', async () => {
   const dir = tempDir()
   const log = path.join(dir, 'events.jsonl')
+  const grants = { fileRoots: [dir] }
   const line = (type, summary, data) => JSON.stringify({ type, at: since, by: 'ci', summary, data }) + '\n'
   fs.writeFileSync(log, line('build.started', 'build 7 started'))
-  const cursor = ax.eventsEndCursor(log)
-  assert.equal(ax.readEvents(log, cursor).events.length, 0)
+  const cursor = await ax.eventsEndCursor(log, { grants })
+  assert.equal((await ax.readEvents(log, cursor, { grants })).events.length, 0)
   fs.appendFileSync(log, 'not json\n' + line('build.done', 'build 7 passed', { ok: true }))
-  const r = ax.readEvents(log, cursor)
+  const r = await ax.readEvents(log, cursor, { grants })
   assert.equal(r.events.length, 1)
   assert.equal(r.malformed.length, 1)
   const match = ax.eventMatcher({ type: 'build.done', data: [{ pointer: '/ok', equals: true }] })
   assert.equal(match(r.events[0]), true)
   assert.equal(match({ ...r.events[0], type: 'other' }), false)
   assert.throws(() => ax.eventMatcher({ summry: 'x' }), (e) => e.code === 'invalid_arguments' && /summry/.test(e.message))
-  assert.throws(() => ax.readEvents(log, 'garbage'), (e) => e.code === 'bad_cursor')
-  const w = await ax.waitFor({
-    for: 'build 7', target: null, cursor, timeoutMs: 5000, intervalMs: 20,
-    read: async (c) => ax.readEvents(log, c), match, resume: (c) => ({ command: `ax wait --cursor ${c}` }),
-  })
+  await assert.rejects(ax.readEvents(log, 'garbage', { grants }), (e) => e.code === 'bad_cursor')
+  const read = (c) => ax.readEvents(log, c, { grants })
+  const w = await ax.waitFor({ for: 'build 7', target: null, cursor, timeoutMs: 5000, intervalMs: 20, read, match, resume: (c) => ({ command: `ax wait --cursor ${c}` }) })
   assert.equal(w.state, 'satisfied')
   assert.equal(w.events[0].summary, 'build 7 passed')
   fs.appendFileSync(log, line('deleted', 'build 7 deleted'))
-  const g = await ax.waitFor({ for: 'build 7', target: null, cursor: w.cursor, timeoutMs: 5000, intervalMs: 20, read: async (c) => ax.readEvents(log, c), match, resume: () => ({ command: 'x' }) })
+  const g = await ax.waitFor({ for: 'build 7', target: null, cursor: w.cursor, timeoutMs: 5000, intervalMs: 20, read, match, resume: () => ({ command: 'x' }) })
   assert.equal(g.state, 'gone')
+})
+
+test('readEvents and eventsEndCursor read only granted regular files, never on the event loop', async () => {
+  const dir = tempDir()
+  const log = path.join(dir, 'events.jsonl')
+  fs.writeFileSync(log, '')
+  const fifo = path.join(dir, 'events.fifo')
+  execFileSync('mkfifo', [fifo])
+  const grants = { fileRoots: [dir] }
+  const refusals = [
+    [log, {}, /grants no file access/],
+    ['/etc/hostname', { grants }, /outside the directories/],
+    [fifo, { grants }, /FIFO.*not a regular file/i],
+    ['/dev/zero', { grants: { fileRoots: ['/dev'] } }, /not a regular file/],
+  ]
+  for (const [file, options, message] of refusals) {
+    for (const call of [() => ax.eventsEndCursor(file, options), () => ax.readEvents(file, 'end', options), () => ax.readEvents(file, null, options)]) {
+      const pending = call()
+      // Returned at once: the file is opened on a pool thread, not here.
+      assert.ok(pending instanceof Promise, file)
+      await assert.rejects(pending, (e) => e.code === 'io' && message.test(e.message), file)
+    }
+  }
+  await assert.rejects(ax.readEvents(log, null, { grants: { fileRoot: dir } }), (e) => e.code === 'invalid_arguments' && e.field === 'options.grants.fileRoot')
 })
 
 test('the engine wait and the envelope wait live in different entry points', () => {
