@@ -78,7 +78,11 @@ export declare function defaultPolicy(): Array<number>
  */
 export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
 
-/** Milliseconds as the shortest exact duration `parseDuration` reads back. */
+/**
+ * Milliseconds as the shortest exact duration `parseDuration` reads back;
+ * a fraction is rounded to the nearest millisecond, the closest duration
+ * `parseDuration` reads.
+ */
 export declare function formatDuration(ms: number): string
 
 /** The host's limits for one wait, in milliseconds and bytes. */
@@ -101,7 +105,11 @@ export declare function ouroIsWait(value: any): boolean
 /** Checks a wait's shape and rules: `{ok, errors}`. */
 export declare function ouroValidateWait(value: any): any
 
-/** Builds a wait with core's `ouro::wait` (it checks the rules). */
+/**
+ * Builds a wait as the seed's `wait` does: `ax` set, the optional fields
+ * defaulted, in the envelope's field order (fields it does not know kept
+ * after them). The rules are left to `validateWait`; nothing is checked.
+ */
 export declare function ouroWait(fields: any): any
 
 /**

@@ -79,8 +79,8 @@ export declare const WAIT_FLAGS: Readonly<{
 }>
 
 /**
- * Builds a wait; a timed-out or waiting wait needs resume and a satisfied
- * one an event: otherwise it throws a `WaitforError` (`invalid_wait`).
+ * Builds a wait; a timed-out or waiting wait needs resume, which
+ * validateWait checks (wait itself checks nothing).
  *
  * @example
  * wait({ for: 'deploy', state: 'gone', since: new Date().toISOString() })
@@ -96,7 +96,7 @@ export declare function waitText(w: Wait): string
 export declare function waitExit(w: Wait, exits: ExitTable, names?: WaitExits): number
 /** "90s", "2m", "1h", "500ms" or a bare number of seconds, as milliseconds; null when it is none of these. */
 export declare function parseDuration(text: string): number | null
-/** Milliseconds as the shortest exact duration parseDuration reads back. */
+/** Milliseconds as the shortest exact duration parseDuration reads back; a fraction is rounded to the nearest millisecond. */
 export declare function formatDuration(ms: number): string
 
 /** What one read of the source returns. */
@@ -126,7 +126,10 @@ export interface WaitForOptions {
 
 /**
  * Waits on a reference until a matching event, a time limit or the target
- * is gone, and returns the typed wait.
+ * is gone, and returns the typed wait, as core's `ouro::wait_for` does: an
+ * aborted `signal` ends it `timed-out` (reason `cancelled before a matching
+ * event`), `next` is called only when it is satisfied, `resume` is set
+ * unless the target is gone, and `until` is when it ended.
  *
  * @example
  * const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 60_000,
