@@ -74,6 +74,17 @@ test('wait builds the envelope; isWait checks the shape; validateWait the rules'
   assert.deepEqual(ax.validateWait(null).errors, ['wait: must be an object'])
 })
 
+test('a step with fields of its own is accepted, as the seed accepts it', () => {
+  const step = { command: 'ax wait --cursor c1', description: 'again', tool: 'ax', args: ['--cursor', 'c1'] }
+  const w = ax.wait({ for: 'build 7', state: 'timed-out', since, resume: step, next: [step] })
+  assert.deepEqual(ax.validateWait(w), { ok: true, errors: [] })
+  assert.ok(ax.isWait(w))
+  assert.deepEqual(w.next, [step])
+  assert.equal(ax.waitText(w), 'nothing happened for build 7 in time\nresume: ax wait --cursor c1  # again\nnext: ax wait --cursor c1  # again')
+  assert.equal(ax.waitExit(w, { ok: 0, error: 1 }), 1)
+  assert.deepEqual(ax.validateWait({ ...w, next: [{ tool: 'ax' }] }).errors, ['next[0].command: must be a non-empty string'])
+})
+
 test('waitText and waitExit', () => {
   const timedOut = ax.wait({ for: 'build 7', state: 'timed-out', since, until: '2026-01-01T00:01:30Z', resume: { command: 'ax wait --cursor c1' } })
   assert.equal(ax.waitText(timedOut), 'nothing happened for build 7 before 2026-01-01T00:01:30Z\nresume: ax wait --cursor c1')
