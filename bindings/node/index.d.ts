@@ -73,12 +73,16 @@ export declare function checkSpec(spec: string): void
 export declare function defaultPolicy(): Array<number>
 
 /**
- * The cursor at the end of a JSON Lines event log: a wait from it sees
- * only events appended afterwards.
+ * The cursor at the end of a JSON Lines event log, off the JavaScript
+ * thread: a wait from it sees only events appended afterwards.
  */
-export declare function eventsEndCursor(path: string): string
+export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
 
-/** Milliseconds as the shortest exact duration `parseDuration` reads back. */
+/**
+ * Milliseconds as the shortest exact duration `parseDuration` reads back;
+ * a fraction is rounded to the nearest millisecond, the closest duration
+ * `parseDuration` reads.
+ */
 export declare function formatDuration(ms: number): string
 
 /** The host's limits for one wait, in milliseconds and bytes. */
@@ -101,7 +105,11 @@ export declare function ouroIsWait(value: any): boolean
 /** Checks a wait's shape and rules: `{ok, errors}`. */
 export declare function ouroValidateWait(value: any): any
 
-/** Builds a wait with core's `ouro::wait` (it checks the rules). */
+/**
+ * Builds a wait as the seed's `wait` does: `ax` set, the optional fields
+ * defaulted, in the envelope's field order (fields it does not know kept
+ * after them). The rules are left to `validateWait`; nothing is checked.
+ */
 export declare function ouroWait(fields: any): any
 
 /**
@@ -123,11 +131,12 @@ export declare function parseDuration(text: string): number | null
 export declare function profileDefinitions(): any
 
 /**
- * Reads a JSON Lines event log after `cursor` (core's `JsonlSource`):
- * `{events, cursor, fresh, gone, malformed}`. `terminalTypes` replaces the
- * event types that end a wait as gone.
+ * Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
+ * the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
+ * malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
+ * gone.
  */
-export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null): any
+export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null, grants?: string | undefined | null): Promise<string>
 
 /**
  * Records, now, keys this process sent to a pane (internal; see the

@@ -10,10 +10,8 @@
 
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import nodePath from 'node:path'
 import { parseArgs } from 'node:util'
 import { callTool, profiles, recordSendKeys, WaitforError } from 'waitfor'
-import { waitFor, readEvents, eventsEndCursor, eventMatcher, parseDuration, WAIT_STATES } from 'waitfor/ax'
 
 const { values: options } = parseArgs({
   options: {
@@ -35,21 +33,6 @@ const RUNS_PROGRAMS = { readOnlyHint: false, destructiveHint: true, openWorldHin
 
 function refused(field, message) {
   return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule: 'not_granted' })
-}
-
-/** `path` resolved, if it is a regular file inside a root; else a refusal that says why. */
-function grantedFile(path) {
-  let real
-  try {
-    real = fs.realpathSync(path)
-  } catch {
-    real = nodePath.resolve(path)
-  }
-  if (!ROOTS.some((root) => real === root || real.startsWith(root + nodePath.sep))) {
-    throw refused('path', `${path} is outside the readable directories: ${ROOTS.join(', ') || 'none (start the server with --root DIR)'}`)
-  }
-  if (fs.existsSync(real) && !fs.statSync(real).isFile()) throw refused('path', `${path} is not a regular file`)
-  return real
 }
 
 /** Longest run_command and send_keys may take, in milliseconds. */
@@ -157,84 +140,12 @@ const sendKeys = {
   },
 }
 
-/** The JSON Schema of the wait/1 envelope (seeds/ouro-ax-wait.md). */
-const WAIT_SCHEMA = {
-  type: 'object',
-  required: ['ax', 'for', 'target', 'state', 'since', 'until', 'cursor', 'events', 'fresh', 'resume', 'reason', 'callback', 'next'],
-  properties: {
-    ax: { const: 'wait/1' },
-    for: { type: 'string' },
-    target: {},
-    state: { enum: [...WAIT_STATES] },
-    since: { type: 'string' },
-    until: { type: ['string', 'null'] },
-    cursor: { type: ['string', 'null'] },
-    events: {
-      type: 'array',
-      items: { type: 'object', required: ['cursor', 'type', 'at', 'by', 'target', 'summary'], properties: { cursor: { type: 'string' }, type: { type: 'string' } } },
-    },
-    fresh: { type: ['object', 'null'] },
-    resume: { type: ['object', 'null'], properties: { command: { type: 'string' } } },
-    reason: { type: ['string', 'null'] },
-    callback: { type: ['string', 'null'] },
-    next: { type: 'array', items: { type: 'object', required: ['command'] } },
-  },
-}
-
-const waitForEvent = {
-  tool: {
-    name: 'wait_for_event',
-    title: 'Wait for an event',
-    description:
-      'Waits until a JSON Lines event log gets an event matching `match` after `cursor` (default: the end of the log now), the timeout passes, or the log says the target is gone. Returns the wait/1 envelope; pass its `cursor` back to continue.',
-    inputSchema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['path', 'match'],
-      properties: {
-        path: { type: 'string', minLength: 1, description: 'The JSON Lines event log.' },
-        match: {
-          type: 'object',
-          description: 'Which event: {type, by, target, summary, summaryRegex, ignoreCase, data: [{pointer, equals|exists}]}.',
-        },
-        cursor: { type: ['string', 'null'], default: null, description: 'Resume after this cursor.' },
-        timeout: { type: 'string', default: '60s', description: "How long to wait: '90s', '2m', '500ms'." },
-        for: { type: 'string', default: 'event', description: 'What is awaited, in words.' },
-      },
-    },
-    outputSchema: WAIT_SCHEMA,
-    annotations: READ_ONLY,
-  },
-  async call(args, { signal, progress }) {
-    const { match, timeout = '60s', for: what = 'event' } = args
-    if (typeof args.path !== 'string') throw invalid('path', 'must be a string')
-    const path = grantedFile(args.path)
-    const timeoutMs = parseDuration(timeout)
-    if (timeoutMs === null) throw invalid('timeout', `not a duration: ${JSON.stringify(timeout)}`)
-    const cursor = args.cursor ?? eventsEndCursor(path)
-    let reads = 0
-    return waitFor({
-      for: what,
-      target: match.target ?? null,
-      cursor,
-      timeoutMs,
-      intervalMs: 50,
-      signal,
-      match: eventMatcher(match),
-      read: async (c) => {
-        const read = readEvents(path, c)
-        progress(++reads, `read ${read.events.length} new events`)
-        return read
-      },
-      resume: (c) => ({ command: `wait_for_event --path ${path} --cursor ${c ?? ''}` }),
-    })
-  },
-}
-
 /** A tool that is a libwaitfor profile, called with this server's tools. */
 function profileTool(id) {
   const { tool } = profiles().find((p) => p.profile === id)
-  // wait_for does what the tools it probes can do; the pane wait reads panes.
+  // wait_for does what the tools it probes can do; the pane wait reads
+  // panes; the event wait reads granted files, off the event loop and within
+  // its deadline (the engine opens them: a FIFO or a device is refused).
   const runs = id === 'aura/wait_for' && COMMANDS.length > 0
   return {
     tool: { ...tool, annotations: { ...tool.annotations, ...(runs ? RUNS_PROGRAMS : READ_ONLY) } },
@@ -253,7 +164,7 @@ export const TOOLS = new Map(
   [
     ...(COMMANDS.length > 0 ? [runCommand] : []),
     ...(options['allow-send-keys'] ? [sendKeys] : []),
-    waitForEvent,
+    profileTool('ouro/wait'),
     profileTool('aura/wait_for'),
     profileTool('libtmux-mcp/wait_for_text'),
   ].map((t) => [t.tool.name, t]),

@@ -79,8 +79,8 @@ export declare const WAIT_FLAGS: Readonly<{
 }>
 
 /**
- * Builds a wait; a timed-out or waiting wait needs resume and a satisfied
- * one an event: otherwise it throws a `WaitforError` (`invalid_wait`).
+ * Builds a wait; a timed-out or waiting wait needs resume, which
+ * validateWait checks (wait itself checks nothing).
  *
  * @example
  * wait({ for: 'deploy', state: 'gone', since: new Date().toISOString() })
@@ -96,7 +96,7 @@ export declare function waitText(w: Wait): string
 export declare function waitExit(w: Wait, exits: ExitTable, names?: WaitExits): number
 /** "90s", "2m", "1h", "500ms" or a bare number of seconds, as milliseconds; null when it is none of these. */
 export declare function parseDuration(text: string): number | null
-/** Milliseconds as the shortest exact duration parseDuration reads back. */
+/** Milliseconds as the shortest exact duration parseDuration reads back; a fraction is rounded to the nearest millisecond. */
 export declare function formatDuration(ms: number): string
 
 /** What one read of the source returns. */
@@ -126,11 +126,14 @@ export interface WaitForOptions {
 
 /**
  * Waits on a reference until a matching event, a time limit or the target
- * is gone, and returns the typed wait.
+ * is gone, and returns the typed wait, as core's `ouro::wait_for` does: an
+ * aborted `signal` ends it `timed-out` (reason `cancelled before a matching
+ * event`), `next` is called only when it is satisfied, `resume` is set
+ * unless the target is gone, and `until` is when it ended.
  *
  * @example
  * const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 60_000,
- *   read: async (c) => readEvents('events.jsonl', c), match: eventMatcher({ type: 'build.done' }),
+ *   read: (c) => readEvents('events.jsonl', c, { grants: { fileRoots: ['.'] } }), match: eventMatcher({ type: 'build.done' }),
  *   resume: (c) => ({ command: `ax wait --cursor ${c}` }) })
  */
 export declare function waitFor(options: WaitForOptions): Promise<Wait>
@@ -143,10 +146,26 @@ export interface JsonlRead extends WaitRead {
   malformed: { line: number; offset: number; reason: string }[]
 }
 
-/** Reads a JSON Lines event log after `cursor` (the core's source). */
-export declare function readEvents(path: string, cursor?: string | null, options?: { terminalTypes?: string[] }): JsonlRead
-/** The cursor at the end of a JSON Lines event log. */
-export declare function eventsEndCursor(path: string): string
+/** What an event read may reach: regular files inside `fileRoots` (nothing by default). */
+export interface EventsReadOptions {
+  grants?: import('./waitfor').Grants
+}
+
+/**
+ * Reads a JSON Lines event log after `cursor` (the core's source), off the
+ * event loop and only inside `options.grants.fileRoots`.
+ *
+ * @example
+ * const read = await readEvents('/srv/ci/events.jsonl', null, { grants: { fileRoots: ['/srv/ci'] } })
+ */
+export declare function readEvents(path: string, cursor?: string | null, options?: EventsReadOptions & { terminalTypes?: string[] }): Promise<JsonlRead>
+/**
+ * The cursor at the end of a JSON Lines event log, read as `readEvents` reads.
+ *
+ * @example
+ * const end = await eventsEndCursor('/srv/ci/events.jsonl', { grants: { fileRoots: ['/srv/ci'] } })
+ */
+export declare function eventsEndCursor(path: string, options?: EventsReadOptions): Promise<string>
 
 /** A declarative event match. */
 export interface EventMatchSpec {

@@ -21,7 +21,8 @@
  */
 
 const binding = require('../index.js')
-const { WaitforError, native } = require('./errors.js')
+const { WaitforError, fromNative, native } = require('./errors.js')
+const { grantsJson } = require('./grants.js')
 
 const constants = binding.ouroConstants()
 
@@ -43,9 +44,9 @@ const WAIT_FLAGS = deepFreeze(constants.flags)
 const DEFAULT_WAIT_EXITS = deepFreeze(constants.defaultExits)
 
 /**
- * Builds a wait, filling in `ax`. Unlike the seed's, it checks the rules
- * (a timed-out or waiting wait needs `resume`, a satisfied one an event)
- * and throws a `WaitforError` (`invalid_wait`, with `errors`) otherwise.
+ * Builds a wait, filling in `ax` and the optional fields. As the seed's, it
+ * does not check the rules (a timed-out or waiting wait needs `resume`, a
+ * satisfied one an event): `validateWait` does.
  *
  * @example
  * wait({ for: 'deploy 7', state: 'gone', since: new Date().toISOString(), reason: 'deleted' })
@@ -87,26 +88,53 @@ function parseDuration(text) {
   return typeof text === 'string' ? binding.parseDuration(text) : null
 }
 
-/** Milliseconds as the shortest exact duration parseDuration reads back: "2m", "90s", "500ms". */
+/**
+ * Milliseconds as the shortest exact duration parseDuration reads back: "2m",
+ * "90s", "500ms". A fraction is rounded to the nearest millisecond.
+ *
+ * @example
+ * formatDuration(90000) // '90s'
+ */
 function formatDuration(ms) {
   return native(() => binding.formatDuration(ms))
 }
 
 /**
  * Reads a JSON Lines event log after `cursor` with the core's source: a
- * `WaitRead` (`events`, `cursor`, `fresh`, `gone`) plus `malformed` lines.
- * Synchronous (one bounded read of the file's new bytes).
+ * Promise of a `WaitRead` (`events`, `cursor`, `fresh`, `gone`) plus
+ * `malformed` lines. The file is read on a libuv pool thread, never on
+ * the event loop, and only as a regular file inside `options.grants`'
+ * `fileRoots` (nothing by default): a path outside them, a FIFO, a device
+ * or a directory rejects with code `io` saying why. One read takes at most
+ * 8 MiB of the file.
  *
  * @example
- * waitFor({ ..., read: (cursor) => Promise.resolve(readEvents('events.jsonl', cursor)) })
+ * const grants = { fileRoots: ['/var/log/ci'] }
+ * waitFor({ ..., read: (cursor) => readEvents('/var/log/ci/events.jsonl', cursor, { grants }) })
  */
 function readEvents(path, cursor, options = {}) {
-  return native(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null))
+  return settle(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null, grantsJson(options.grants))).then(JSON.parse)
 }
 
-/** The cursor at the end of a JSON Lines event log (only later events count from it). */
-function eventsEndCursor(path) {
-  return native(() => binding.eventsEndCursor(path))
+/**
+ * A Promise of the cursor at the end of a JSON Lines event log (only later
+ * events count from it), read as `readEvents` reads: off the event loop,
+ * inside `options.grants` only.
+ *
+ * @example
+ * const cursor = await eventsEndCursor('/var/log/ci/events.jsonl', { grants: { fileRoots: ['/var/log/ci'] } })
+ */
+function eventsEndCursor(path, options = {}) {
+  return settle(() => binding.eventsEndCursor(path, grantsJson(options.grants)))
+}
+
+/** The native Promise `start` gives, its refusals (thrown or rejected) as `WaitforError`s. */
+async function settle(start) {
+  try {
+    return await start()
+  } catch (err) {
+    throw fromNative(err)
+  }
 }
 
 /**
@@ -121,49 +149,50 @@ function eventMatcher(spec) {
   return (event) => m.matches(event)
 }
 
-function abortReason(signal) {
-  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError')
-}
-
-function realSleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortReason(signal))
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(abortReason(signal))
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
 function required(options, name, type) {
   if (typeof options[name] !== type) {
     throw new WaitforError({ code: 'invalid_arguments', message: `${name}: must be a ${type}`, field: name, rule: 'wrong_type' })
   }
 }
 
-/** Default time between reads when `intervalMs` is not given. */
-const DEFAULT_INTERVAL_MS = 1000
+/** Time between reads when `intervalMs` is not given (core's `DEFAULT_INTERVAL`). */
+const DEFAULT_INTERVAL_MS = 250
+/** The shortest time between reads (core's `MIN_INTERVAL`). */
+const MIN_INTERVAL_MS = 10
+/** The shortest time limit (core's `MIN_TIMEOUT`): room for one read. */
+const MIN_TIMEOUT_MS = 20
+
+/** Why a wait ended without a matching event, in core's words. */
+const REASONS = {
+  timedOut: 'no matching event before the time limit',
+  cancelled: 'cancelled before a matching event',
+  unanswered: 'the event source did not answer before the time limit',
+}
 
 /**
  * Waits on a reference until a matching event, a time limit or the target
- * is gone, reading the source as often as `intervalMs` allows (default
- * 1000), and returns the typed wait. The first read is at once; a read
- * that returns `gone` ends the wait as `gone` unless it also carried a
- * matching event; at the limit the wait is `timed-out` with
- * `resume(cursor)`. `now` and `sleep` replace the clock (for tests); with
- * the real clock a read still running at the limit is abandoned. An
- * aborted `signal` rejects with its reason (the `wait/1` envelope has no
- * cancelled state).
+ * is gone, and returns the typed wait, exactly as core's `ouro::wait_for`
+ * does on the engine:
+ *
+ * - reads start at once and then every `intervalMs` (default 250, at least
+ *   10), never at or after the limit (`timeoutMs`, at least 20);
+ * - a read that returns matching events ends the wait `satisfied` (even
+ *   with `gone`), one that returns `gone` ends it `gone`; at the limit it
+ *   is `timed-out`;
+ * - an aborted `signal` ends it `timed-out` with reason `cancelled before
+ *   a matching event` (it does not reject);
+ * - `resume(cursor)` is set unless the target is gone; `next(events)` is
+ *   called only for a satisfied wait;
+ * - `until` is when the wait ended; a read still running then is abandoned
+ *   and its result dropped; a read that rejects rejects the wait.
+ *
+ * `now` and `sleep` replace the clock (for tests).
  *
  * @example
+ * const grants = { fileRoots: ['/srv/ci'] }
  * const w = await waitFor({
  *   for: 'build 7', target: { kind: 'build', id: '7' }, cursor, timeoutMs: 90_000,
- *   read: async (c) => readEvents('events.jsonl', c),
+ *   read: (c) => readEvents('/srv/ci/events.jsonl', c, { grants }),
  *   match: eventMatcher({ type: 'build.done' }),
  *   resume: (c) => ({ command: `ax wait build 7 --cursor ${c}` }),
  * })
@@ -177,72 +206,100 @@ async function waitFor(options) {
   required(options, 'read', 'function')
   required(options, 'resume', 'function')
   const { timeoutMs, signal } = options
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new WaitforError({ code: 'invalid_arguments', message: 'timeoutMs: must be a number of milliseconds, 0 or more', field: 'timeoutMs', rule: 'out_of_range' })
+  if (!Number.isFinite(timeoutMs) || timeoutMs < MIN_TIMEOUT_MS) {
+    throw new WaitforError({ code: 'invalid_arguments', message: `timeoutMs: must be at least ${MIN_TIMEOUT_MS} ms (got ${timeoutMs})`, field: 'timeoutMs', rule: 'out_of_range' })
   }
-  const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS
-  if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
-    throw new WaitforError({ code: 'invalid_arguments', message: 'intervalMs: must be a positive number of milliseconds', field: 'intervalMs', rule: 'not_positive' })
+  const givenInterval = options.intervalMs ?? DEFAULT_INTERVAL_MS
+  if (!Number.isFinite(givenInterval) || givenInterval < 0) {
+    throw new WaitforError({ code: 'invalid_arguments', message: 'intervalMs: must be a number of milliseconds, 0 or more', field: 'intervalMs', rule: 'out_of_range' })
   }
+  const intervalMs = Math.min(Math.max(givenInterval, MIN_INTERVAL_MS), timeoutMs - MIN_INTERVAL_MS)
   const now = options.now ?? Date.now
-  const injectedSleep = options.sleep
-  const sleep = injectedSleep ?? ((ms) => realSleep(ms, signal))
   const match = options.match ?? (() => true)
   const started = now()
   const deadline = started + timeoutMs
+  // Ends the wait early: `cancelled` on abort.
+  const ended = new AbortController()
+  const onAbort = () => ended.abort(REASONS.cancelled)
+  if (signal?.aborted) onAbort()
+  else signal?.addEventListener('abort', onAbort, { once: true })
+  const sleep = options.sleep ? (ms) => settleOrEnd(options.sleep(ms), ended.signal) : (ms) => realSleep(ms, ended.signal)
   let cursor = options.cursor ?? null
   let fresh = null
-  const base = {
+  let reads = 0
+  let events = []
+  let gone = null
+  try {
+    let nextRead = started
+    while (!ended.signal.aborted) {
+      const wake = Math.min(nextRead, deadline) - now()
+      if (wake > 0) await sleep(wake)
+      if (ended.signal.aborted) break
+      if (now() >= deadline) {
+        ended.abort(reads === 0 ? REASONS.unanswered : REASONS.timedOut)
+        break
+      }
+      nextRead = now() + intervalMs
+      const r = await readWithin(options.read(cursor), deadline - now(), options.sleep ? null : ended, reads)
+      if (ended.signal.aborted || r === undefined) break
+      reads += 1
+      if (r.cursor != null) cursor = r.cursor
+      if (r.fresh != null) fresh = r.fresh
+      events = (r.events ?? []).filter((e) => match(e))
+      gone = r.gone ?? null
+      if (events.length > 0 || gone !== null) break
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+  const state = events.length > 0 ? 'satisfied' : gone !== null ? 'gone' : 'timed-out'
+  return wait({
     for: options.for,
     target: options.target ?? null,
+    state,
     since: new Date(started).toISOString(),
-    until: new Date(deadline).toISOString(),
+    until: new Date(Math.min(now(), deadline)).toISOString(),
+    cursor,
+    events,
+    fresh,
+    resume: gone === null ? options.resume(cursor) : null,
+    reason: state === 'satisfied' ? null : state === 'gone' ? gone : ended.signal.reason,
     callback: options.callback ?? null,
-  }
-  const finish = (fields) => wait({ ...base, cursor, fresh, ...fields })
-  for (;;) {
-    if (signal?.aborted) throw abortReason(signal)
-    const left = deadline - now()
-    const read = injectedSleep || left <= 0 ? options.read(cursor) : raceDeadline(options.read(cursor), left, signal)
-    const r = await read
-    if (signal?.aborted) throw abortReason(signal)
-    if (r === TIMED_OUT) break
-    if (r.cursor !== undefined) cursor = r.cursor
-    if (r.fresh !== undefined) fresh = r.fresh
-    const events = (r.events ?? []).filter((e) => match(e))
-    if (events.length > 0) {
-      return finish({ state: 'satisfied', events, next: options.next ? options.next(events) : [] })
-    }
-    if (r.gone) {
-      return finish({ state: 'gone', reason: r.gone, next: options.next ? options.next([]) : [] })
-    }
-    const remaining = deadline - now()
-    if (remaining <= 0) break
-    await sleep(Math.min(intervalMs, remaining))
-  }
-  return finish({
-    state: 'timed-out',
-    reason: `nothing matched within ${formatDuration(Math.max(0, Math.round(timeoutMs)))}`,
-    resume: options.resume(cursor),
-    next: options.next ? options.next([]) : [],
+    next: state === 'satisfied' && options.next ? options.next(events) : [],
   })
 }
 
-const TIMED_OUT = Symbol('timed out')
-
-/** The read, or `TIMED_OUT` when the limit comes first (the read is abandoned). */
-function raceDeadline(read, ms, signal) {
+/** Sleeps `ms` on the real clock, or less when `ended` (a signal) aborts. */
+function realSleep(ms, ended) {
   let timer
-  let onAbort
-  const limit = new Promise((resolve, reject) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms)
-    onAbort = () => reject(abortReason(signal))
-    signal?.addEventListener('abort', onAbort, { once: true })
+  return settleOrEnd(new Promise((resolve) => (timer = setTimeout(resolve, ms))), ended).finally(() => clearTimeout(timer))
+}
+
+/** `promise` settled, or `undefined` as soon as `ended` (a signal) aborts. */
+function settleOrEnd(promise, ended) {
+  if (ended.aborted) return Promise.resolve(undefined)
+  let onEnd
+  const end = new Promise((resolve) => {
+    onEnd = () => resolve(undefined)
+    ended.addEventListener('abort', onEnd, { once: true })
   })
-  return Promise.race([Promise.resolve(read), limit]).finally(() => {
+  return Promise.race([promise, end]).finally(() => ended.removeEventListener('abort', onEnd))
+}
+
+/**
+ * The read's result, or `undefined` when the wait ends first: on the real
+ * clock at the limit (`ended`, a controller, gets the reason) or on abort;
+ * the read is then abandoned and its result dropped. With an injected clock
+ * (`ended` null) the read is awaited.
+ */
+async function readWithin(read, ms, ended, reads) {
+  if (ended === null) return read
+  const timer = setTimeout(() => ended.abort(reads === 0 ? REASONS.unanswered : REASONS.timedOut), ms)
+  try {
+    return await settleOrEnd(Promise.resolve(read), ended.signal)
+  } finally {
     clearTimeout(timer)
-    signal?.removeEventListener('abort', onAbort)
-  })
+  }
 }
 
 module.exports = {

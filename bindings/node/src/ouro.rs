@@ -2,10 +2,12 @@
 //! source: core's `waitfor::ouro` and `waitfor::duration`, for the
 //! package's `waitfor/ax` entry point.
 
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Env, Task};
 use napi_derive::napi;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use waitfor::duration::{format_duration as format_ms, parse_duration as parse_ms};
-use waitfor::ouro::{self, ExitTable, Wait, WaitExits, WaitFields};
+use waitfor::ouro::{self, ExitTable, Wait, WaitExits};
 
 use crate::errors;
 
@@ -23,46 +25,40 @@ pub fn ouro_constants() -> Value {
     })
 }
 
-/// Builds a wait with core's `ouro::wait` (it checks the rules).
+/// Builds a wait as the seed's `wait` does: `ax` set, the optional fields
+/// defaulted, in the envelope's field order (fields it does not know kept
+/// after them). The rules are left to `validateWait`; nothing is checked.
 #[napi]
 pub fn ouro_wait(fields: Value) -> napi::Result<Value> {
-    let Value::Object(mut obj) = fields else {
-        return Err(invalid(vec!["fields: must be an object".into()]));
+    let Value::Object(mut given) = fields else {
+        return Err(errors::other(
+            "invalid_arguments",
+            "fields: must be an object",
+        ));
     };
-    if obj.contains_key("ax") {
-        return Err(invalid(vec!["ax: is set by wait, leave it out".into()]));
-    }
-    obj.insert("ax".into(), ouro::WAIT_VERSION.into());
+    let mut built = Map::new();
+    built.insert("ax".into(), ouro::WAIT_VERSION.into());
+    given.remove("ax");
     for (name, empty) in [
-        ("target", Value::Null),
-        ("until", Value::Null),
-        ("cursor", Value::Null),
-        ("events", json!([])),
-        ("fresh", Value::Null),
-        ("resume", Value::Null),
-        ("reason", Value::Null),
-        ("callback", Value::Null),
-        ("next", json!([])),
+        ("for", None),
+        ("target", Some(Value::Null)),
+        ("state", None),
+        ("since", None),
+        ("until", Some(Value::Null)),
+        ("cursor", Some(Value::Null)),
+        ("events", Some(json!([]))),
+        ("fresh", Some(Value::Null)),
+        ("resume", Some(Value::Null)),
+        ("reason", Some(Value::Null)),
+        ("callback", Some(Value::Null)),
+        ("next", Some(json!([]))),
     ] {
-        obj.entry(name).or_insert(empty);
+        if let Some(value) = given.remove(name).or(empty) {
+            built.insert(name.into(), value);
+        }
     }
-    let shaped = Value::Object(obj);
-    let w: Wait = serde_json::from_value(shaped.clone())
-        .map_err(|_| invalid(ouro::validate_wait(&shaped).errors))?;
-    let built = ouro::wait(WaitFields {
-        target: w.target,
-        until: w.until,
-        cursor: w.cursor,
-        events: w.events,
-        fresh: w.fresh,
-        resume: w.resume,
-        reason: w.reason,
-        callback: w.callback,
-        next: w.next,
-        ..WaitFields::new(w.for_, w.state, w.since)
-    })
-    .map_err(|ouro::WaitError::Invalid { errors }| invalid(errors))?;
-    serde_json::to_value(built).map_err(|e| errors::other("invalid_arguments", e))
+    built.extend(given);
+    Ok(Value::Object(built))
 }
 
 fn invalid(errors: Vec<String>) -> napi::Error {
@@ -125,50 +121,100 @@ pub fn parse_duration(text: String) -> Option<f64> {
         .map(|ms| ms as f64)
 }
 
-/// Milliseconds as the shortest exact duration `parseDuration` reads back.
+/// Milliseconds as the shortest exact duration `parseDuration` reads back;
+/// a fraction is rounded to the nearest millisecond, the closest duration
+/// `parseDuration` reads.
 #[napi]
 pub fn format_duration(ms: f64) -> napi::Result<String> {
-    if ms.is_finite() && ms >= 0.0 && ms.fract() == 0.0 && ms <= MAX_SAFE as f64 {
-        Ok(format_ms(ms as u64))
+    let whole = ms.round();
+    if whole >= 0.0 && whole <= MAX_SAFE as f64 {
+        Ok(format_ms(whole as u64))
     } else {
         Err(errors::other(
             "invalid_arguments",
-            format!("ms: must be a whole number of milliseconds, 0 or more, got {ms}"),
+            format!("ms: must be a number of milliseconds, 0 or more, got {ms}"),
         ))
     }
 }
 
-/// Reads a JSON Lines event log after `cursor` (core's `JsonlSource`):
-/// `{events, cursor, fresh, gone, malformed}`. `terminalTypes` replaces the
-/// event types that end a wait as gone.
-#[napi]
+/// One read of a JSON Lines event log, run on a libuv pool thread so the
+/// JavaScript thread never waits on the file (internal; see `readEvents`
+/// and `eventsEndCursor`).
+pub struct EventsRead {
+    source: ouro::JsonlSource,
+    /// `None`: the cursor at the file's end, not a read.
+    cursor: Option<Option<String>>,
+}
+
+impl Task for EventsRead {
+    /// A read as JSON text, or the end cursor.
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        match &self.cursor {
+            Some(cursor) => self
+                .source
+                .read(cursor.as_deref())
+                .map_err(jsonl_error)
+                .and_then(|read| serde_json::to_string(&read).map_err(|e| errors::other("io", e))),
+            None => self.source.end_cursor().map_err(jsonl_error),
+        }
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+fn jsonl_error(e: ouro::JsonlError) -> napi::Error {
+    let code = match e {
+        ouro::JsonlError::BadCursor { .. } => "bad_cursor",
+        ouro::JsonlError::Replaced { .. } => "source_replaced",
+        ouro::JsonlError::Io { .. } => "io",
+    };
+    errors::other(code, e)
+}
+
+/// The log at `path`, readable only as a regular file inside `grants`' file
+/// roots (JSON text; nothing when absent), opened without blocking and read
+/// at most `DEFAULT_MAX_READ_BYTES` at a time.
+fn granted_source(path: String, grants: Option<String>) -> napi::Result<ouro::JsonlSource> {
+    Ok(ouro::JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?))
+}
+
+/// Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
+/// the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
+/// malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
+/// gone.
+#[napi(ts_return_type = "Promise<string>")]
 pub fn read_events(
     path: String,
     cursor: Option<String>,
     terminal_types: Option<Vec<String>>,
-) -> napi::Result<Value> {
-    let mut source = ouro::JsonlSource::new(path);
+    grants: Option<String>,
+) -> napi::Result<AsyncTask<EventsRead>> {
+    let mut source = granted_source(path, grants)?;
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
-    let read = source.read(cursor.as_deref()).map_err(|e| {
-        let code = match e {
-            ouro::JsonlError::BadCursor { .. } => "bad_cursor",
-            ouro::JsonlError::Replaced { .. } => "source_replaced",
-            ouro::JsonlError::Io { .. } => "io",
-        };
-        errors::other(code, e)
-    })?;
-    serde_json::to_value(read).map_err(|e| errors::other("io", e))
+    Ok(AsyncTask::new(EventsRead {
+        source,
+        cursor: Some(cursor),
+    }))
 }
 
-/// The cursor at the end of a JSON Lines event log: a wait from it sees
-/// only events appended afterwards.
-#[napi]
-pub fn events_end_cursor(path: String) -> napi::Result<String> {
-    ouro::JsonlSource::new(path)
-        .end_cursor()
-        .map_err(|e| errors::other("io", e))
+/// The cursor at the end of a JSON Lines event log, off the JavaScript
+/// thread: a wait from it sees only events appended afterwards.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn events_end_cursor(
+    path: String,
+    grants: Option<String>,
+) -> napi::Result<AsyncTask<EventsRead>> {
+    Ok(AsyncTask::new(EventsRead {
+        source: granted_source(path, grants)?,
+        cursor: None,
+    }))
 }
 
 /// A compiled event match spec (internal; see `eventMatcher`).

@@ -3,9 +3,11 @@
 // (shared/seeds/ouro-ax-wait.md).
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const ax = require('waitfor/ax')
+const { callTool } = require('waitfor')
 const { tempDir } = require('./helpers.js')
 
 const since = '2026-01-01T00:00:00.000Z'
@@ -45,7 +47,11 @@ test('parseDuration and formatDuration', () => {
   assert.equal(ax.formatDuration(500), '500ms')
   for (const ms of [0, 1, 999, 1000, 61000, 3600000]) assert.equal(ax.parseDuration(ax.formatDuration(ms)), ms)
   assert.throws(() => ax.formatDuration(-1), (e) => e.code === 'invalid_arguments')
-  assert.throws(() => ax.formatDuration(1.5), (e) => e.code === 'invalid_arguments')
+  assert.throws(() => ax.formatDuration(NaN), (e) => e.code === 'invalid_arguments')
+  // A fraction: the nearest duration parseDuration reads back, not an error.
+  assert.equal(ax.formatDuration(1.5), '2ms')
+  assert.equal(ax.formatDuration(89999.6), '90s')
+  assert.equal(ax.parseDuration(ax.formatDuration(0.4)), 0)
 })
 
 test('wait builds the envelope; isWait checks the shape; validateWait the rules', () => {
@@ -54,14 +60,29 @@ test('wait builds the envelope; isWait checks the shape; validateWait the rules'
   assert.deepEqual(Object.keys(gone), ['ax', 'for', 'target', 'state', 'since', 'until', 'cursor', 'events', 'fresh', 'resume', 'reason', 'callback', 'next'])
   assert.ok(ax.isWait(gone))
   assert.deepEqual(ax.validateWait(gone), { ok: true, errors: [] })
-  assert.throws(() => ax.wait({ for: 'x', state: 'timed-out', since }), (e) => e.code === 'invalid_wait' && e.errors[0].startsWith('resume'))
-  assert.throws(() => ax.wait({ for: 'x', state: 'satisfied', since }), (e) => e.errors[0].startsWith('events'))
+  // As the seed's, wait builds what it is given and leaves the rules to validateWait.
+  const noResume = ax.wait({ for: 'x', state: 'timed-out', since })
+  assert.equal(noResume.resume, null)
+  assert.ok(ax.validateWait(noResume).errors[0].startsWith('resume'))
+  assert.ok(ax.validateWait(ax.wait({ for: 'x', state: 'satisfied', since })).errors[0].startsWith('events'))
+  assert.equal(ax.wait({ for: 'x', state: 'gone', since, ax: 'wait/0' }).ax, 'wait/1')
   const open = { ...gone, state: 'waiting' }
   assert.ok(ax.isWait(open), 'shape only')
   assert.equal(ax.validateWait(open).ok, false)
   assert.equal(ax.isWait({ ax: 'wait/2' }), false)
   assert.equal(ax.isWait(undefined), false)
   assert.deepEqual(ax.validateWait(null).errors, ['wait: must be an object'])
+})
+
+test('a step with fields of its own is accepted, as the seed accepts it', () => {
+  const step = { command: 'ax wait --cursor c1', description: 'again', tool: 'ax', args: ['--cursor', 'c1'] }
+  const w = ax.wait({ for: 'build 7', state: 'timed-out', since, resume: step, next: [step] })
+  assert.deepEqual(ax.validateWait(w), { ok: true, errors: [] })
+  assert.ok(ax.isWait(w))
+  assert.deepEqual(w.next, [step])
+  assert.equal(ax.waitText(w), 'nothing happened for build 7 in time\nresume: ax wait --cursor c1  # again\nnext: ax wait --cursor c1  # again')
+  assert.equal(ax.waitExit(w, { ok: 0, error: 1 }), 1)
+  assert.deepEqual(ax.validateWait({ ...w, next: [{ tool: 'ax' }] }).errors, ['next[0].command: must be a non-empty string'])
 })
 
 test('waitText and waitExit', () => {
@@ -91,6 +112,7 @@ test('waitFor: satisfied by a matching event, cursor and next from it', async ()
     callback: 'https://example.invalid/hook',
   })
   assert.equal(w.state, 'satisfied')
+  assert.deepEqual(w.resume, { command: 'ax wait --cursor c2' })
   assert.deepEqual(w.events.map((e) => e.cursor), ['c2'])
   assert.equal(w.cursor, 'c2')
   assert.deepEqual(w.fresh, { state: 'current', asOf: since })
@@ -123,51 +145,145 @@ test('waitFor: timed-out resumes from the same cursor; gone when the target is',
   assert.equal(g.reason, 'closed event')
 })
 
-test('waitFor: bad options are typed errors; an aborted signal rejects', async () => {
-  await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: 10, resume: () => ({ command: 'x' }) }), (e) => e.field === 'read')
+test('waitFor: bad options are typed errors; an aborted signal ends it timed-out, as core does', async () => {
+  await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: 100, resume: () => ({ command: 'x' }) }), (e) => e.field === 'read')
   await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: -1, read: async () => ({ events: [] }), resume: () => ({ command: 'x' }) }), (e) => e.field === 'timeoutMs')
-  await assert.rejects(
-    ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, read: async () => ({ events: [], cursor: null }), resume: () => ({ command: 'x' }), signal: AbortSignal.abort() }),
-    (e) => e.name === 'AbortError',
-  )
+  await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: 19, read: async () => ({ events: [] }), resume: () => ({ command: 'x' }) }), (e) => e.field === 'timeoutMs' && /at least 20 ms/.test(e.message))
+  const read = async () => ({ events: [], cursor: 'c1' })
+  const before = await ax.waitFor({ for: 'x', target: null, cursor: 'c0', timeoutMs: 60000, read, resume: (c) => ({ command: `again ${c}` }), signal: AbortSignal.abort() })
+  assert.deepEqual([before.state, before.reason, before.resume.command], ['timed-out', 'cancelled before a matching event', 'again c0'])
   const c = new AbortController()
-  const p = ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, intervalMs: 10, read: async () => ({ events: [], cursor: null }), resume: () => ({ command: 'x' }), signal: c.signal })
-  setTimeout(() => c.abort(), 50)
-  await assert.rejects(p, (e) => e.name === 'AbortError')
+  const p = ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, intervalMs: 10, read: async (cursor) => (c.abort(), { events: [], cursor: 'c1' }), resume: (cursor) => ({ command: `again ${cursor}` }), signal: c.signal })
+  const w = await p
+  assert.deepEqual([w.state, w.reason], ['timed-out', 'cancelled before a matching event'])
+  assert.ok(ax.validateWait(w).ok)
+})
+
+test('waitFor: next only when satisfied, resume unless gone, until when it ended (core\'s rules)', async () => {
+  const run = async (reads, extra = {}) => {
+    const c = clock()
+    const nextCalls = []
+    const w = await ax.waitFor({
+      for: 'x', target: null, cursor: 'c0', timeoutMs: 2500, intervalMs: 1000, now: c.now, sleep: c.sleep,
+      read: async () => reads.shift() ?? { events: [], cursor: null },
+      match: (e) => e.type === 'build.done',
+      resume: (cursor) => ({ command: `again ${cursor}` }),
+      next: (events) => (nextCalls.push(events.length), [{ command: 'show' }]),
+      ...extra,
+    })
+    return { w, nextCalls, c }
+  }
+  const timedOut = await run([])
+  assert.deepEqual(timedOut.nextCalls, [], 'next is not called on a timed-out wait')
+  assert.deepEqual(timedOut.w.next, [])
+  assert.equal(timedOut.w.reason, 'no matching event before the time limit')
+  // Reads at 0, 1000 and 2000 ms; none at the limit.
+  assert.deepEqual(timedOut.c.slept, [1000, 1000, 500])
+  assert.equal(timedOut.w.until, new Date(2500).toISOString())
+  const gone = await run([{ events: [event(1, 'closed')], cursor: 'c1', gone: 'closed' }])
+  assert.deepEqual([gone.w.state, gone.w.resume, gone.nextCalls], ['gone', null, []])
+  const satisfied = await run([{ events: [], cursor: 'c1' }, { events: [event(2)], cursor: 'c2' }])
+  assert.deepEqual([satisfied.w.state, satisfied.w.resume, satisfied.nextCalls, satisfied.w.next], ['satisfied', { command: 'again c2' }, [1], [{ command: 'show' }]])
+  assert.equal(satisfied.w.until, new Date(1000).toISOString(), 'until is when it ended, not the limit')
+  const both = await run([{ events: [event(3)], cursor: 'c3', gone: 'deleted' }])
+  assert.deepEqual([both.w.state, both.w.resume, both.w.reason], ['satisfied', null, null])
 })
 
 test('waitFor with the real clock abandons a read still running at the limit', async () => {
   const began = Date.now()
   const w = await ax.waitFor({ for: 'x', target: null, timeoutMs: 200, read: () => new Promise(() => {}), resume: () => ({ command: 'again' }) })
   assert.equal(w.state, 'timed-out')
+  assert.equal(w.reason, 'the event source did not answer before the time limit')
+  assert.equal(w.fresh, null)
   assert.ok(Date.now() - began < 3000)
 })
 
 test('readEvents, eventsEndCursor and eventMatcher over a real JSON Lines log', async () => {
   const dir = tempDir()
   const log = path.join(dir, 'events.jsonl')
+  const grants = { fileRoots: [dir] }
   const line = (type, summary, data) => JSON.stringify({ type, at: since, by: 'ci', summary, data }) + '\n'
   fs.writeFileSync(log, line('build.started', 'build 7 started'))
-  const cursor = ax.eventsEndCursor(log)
-  assert.equal(ax.readEvents(log, cursor).events.length, 0)
+  const cursor = await ax.eventsEndCursor(log, { grants })
+  assert.equal((await ax.readEvents(log, cursor, { grants })).events.length, 0)
   fs.appendFileSync(log, 'not json\n' + line('build.done', 'build 7 passed', { ok: true }))
-  const r = ax.readEvents(log, cursor)
+  const r = await ax.readEvents(log, cursor, { grants })
   assert.equal(r.events.length, 1)
   assert.equal(r.malformed.length, 1)
   const match = ax.eventMatcher({ type: 'build.done', data: [{ pointer: '/ok', equals: true }] })
   assert.equal(match(r.events[0]), true)
   assert.equal(match({ ...r.events[0], type: 'other' }), false)
   assert.throws(() => ax.eventMatcher({ summry: 'x' }), (e) => e.code === 'invalid_arguments' && /summry/.test(e.message))
-  assert.throws(() => ax.readEvents(log, 'garbage'), (e) => e.code === 'bad_cursor')
-  const w = await ax.waitFor({
-    for: 'build 7', target: null, cursor, timeoutMs: 5000, intervalMs: 20,
-    read: async (c) => ax.readEvents(log, c), match, resume: (c) => ({ command: `ax wait --cursor ${c}` }),
-  })
+  await assert.rejects(ax.readEvents(log, 'garbage', { grants }), (e) => e.code === 'bad_cursor')
+  const read = (c) => ax.readEvents(log, c, { grants })
+  const w = await ax.waitFor({ for: 'build 7', target: null, cursor, timeoutMs: 5000, intervalMs: 20, read, match, resume: (c) => ({ command: `ax wait --cursor ${c}` }) })
   assert.equal(w.state, 'satisfied')
   assert.equal(w.events[0].summary, 'build 7 passed')
   fs.appendFileSync(log, line('deleted', 'build 7 deleted'))
-  const g = await ax.waitFor({ for: 'build 7', target: null, cursor: w.cursor, timeoutMs: 5000, intervalMs: 20, read: async (c) => ax.readEvents(log, c), match, resume: () => ({ command: 'x' }) })
+  const g = await ax.waitFor({ for: 'build 7', target: null, cursor: w.cursor, timeoutMs: 5000, intervalMs: 20, read, match, resume: () => ({ command: 'x' }) })
   assert.equal(g.state, 'gone')
+})
+
+test('readEvents and eventsEndCursor read only granted regular files, never on the event loop', async () => {
+  const dir = tempDir()
+  const log = path.join(dir, 'events.jsonl')
+  fs.writeFileSync(log, '')
+  const fifo = path.join(dir, 'events.fifo')
+  execFileSync('mkfifo', [fifo])
+  const grants = { fileRoots: [dir] }
+  const refusals = [
+    [log, {}, /grants no file access/],
+    ['/etc/hostname', { grants }, /outside the directories/],
+    [fifo, { grants }, /FIFO.*not a regular file/i],
+    ['/dev/zero', { grants: { fileRoots: ['/dev'] } }, /not a regular file/],
+  ]
+  for (const [file, options, message] of refusals) {
+    for (const call of [() => ax.eventsEndCursor(file, options), () => ax.readEvents(file, 'end', options), () => ax.readEvents(file, null, options)]) {
+      const pending = call()
+      // Returned at once: the file is opened on a pool thread, not here.
+      assert.ok(pending instanceof Promise, file)
+      await assert.rejects(pending, (e) => e.code === 'io' && message.test(e.message), file)
+    }
+  }
+  await assert.rejects(ax.readEvents(log, null, { grants: { fileRoot: dir } }), (e) => e.code === 'invalid_arguments' && e.field === 'options.grants.fileRoot')
+})
+
+test('waitFor gives core\'s answer: the same log and arguments through waitFor and the ouro/wait profile', async () => {
+  const dir = tempDir()
+  const grants = { fileRoots: [dir] }
+  const line = (type, summary) => JSON.stringify({ type, at: since, by: 'ci', target: null, summary }) + '\n'
+  /** Core's answer (the profile, on the engine) and waitFor's, on the same log, arguments and cancel. */
+  async function both(name, content, args, abortAfterMs) {
+    const log = path.join(dir, `${name}.jsonl`)
+    fs.writeFileSync(log, content)
+    const call = { path: log, for: name, ...args }
+    const signal = () => (abortAfterMs === undefined ? undefined : AbortSignal.timeout(abortAfterMs))
+    const core = await callTool('ouro/wait', call, { grants, signal: signal() })
+    const js = await ax.waitFor({
+      for: name, target: null, cursor: args.cursor ?? null, timeoutMs: ax.parseDuration(args.timeout), signal: signal(),
+      read: (c) => ax.readEvents(log, c, { grants }),
+      match: ax.eventMatcher(args.type === undefined ? {} : { type: args.type }),
+      // The profile resumes with its own call, the cursor filled in.
+      resume: (c) => ({ command: `wait_for_event ${JSON.stringify(c === null ? call : { ...call, cursor: c })}`, description: 'call wait_for_event again with these arguments' }),
+    })
+    for (const w of [core, js]) {
+      assert.ok(Date.parse(w.until) - Date.parse(w.since) <= ax.parseDuration(args.timeout) + 1000, `${name}: until is when it ended`)
+    }
+    const timeless = ({ since: _s, until: _u, ...w }) => ({ ...w, fresh: w.fresh && w.fresh.state })
+    assert.deepEqual(timeless(js), timeless(core), name)
+    return core
+  }
+  const satisfied = await both('satisfied', line('build.started', 'b') + line('build.done', 'passed'), { type: 'build.done', timeout: '5s' })
+  assert.equal(satisfied.state, 'satisfied')
+  assert.notEqual(satisfied.resume, null)
+  const timedOut = await both('timed-out', line('build.started', 'b'), { type: 'never', timeout: '200ms' })
+  assert.equal(timedOut.reason, 'no matching event before the time limit')
+  assert.equal((await both('gone', line('deleted', 'removed'), { type: 'never', timeout: '5s' })).state, 'gone')
+  const satisfiedGone = await both('satisfied-gone', line('build.done', 'passed') + line('deleted', 'removed'), { type: 'build.done', timeout: '5s' })
+  assert.deepEqual([satisfiedGone.state, satisfiedGone.resume], ['satisfied', null])
+  const cancelled = await both('cancelled', line('build.started', 'b'), { type: 'never', timeout: '30s' }, 300)
+  assert.deepEqual([cancelled.state, cancelled.reason], ['timed-out', 'cancelled before a matching event'])
+  await both('end', line('build.done', 'old'), { type: 'build.done', cursor: 'end', timeout: '200ms' })
 })
 
 test('the engine wait and the envelope wait live in different entry points', () => {

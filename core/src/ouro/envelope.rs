@@ -148,7 +148,8 @@ pub struct Fresh {
 /// The seed does not show `NextStep`; this library's shape is
 /// `{ "command": string, "description"?: string }`: `command` is a complete
 /// command line, ready to run, and `description` (left out when absent) says
-/// what it does.
+/// what it does. Other fields a tool adds to a step are accepted (as the
+/// seed accepts them) and not kept.
 ///
 /// ```
 /// use waitfor::ouro::NextStep;
@@ -157,7 +158,6 @@ pub struct Fresh {
 ///            serde_json::json!({"command": "waitfor events log.jsonl --cursor j1.0.0.0.0"}));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NextStep {
     /// The command line to run.
     pub command: String,

@@ -29,7 +29,7 @@ const EVENT_FIELDS: [&str; 7] = ["cursor", "type", "at", "by", "target", "summar
 
 /// Whether a value has the shape of a `wait/1` envelope: every field present
 /// with the right JSON type, `ax` equal to [`WAIT_VERSION`], a known
-/// `state`, and no unknown fields. It does not check the rules (see
+/// `state`, and no unknown fields (a step may carry its own). It does not check the rules (see
 /// [`validate_wait`]).
 ///
 /// ```
@@ -164,7 +164,7 @@ fn step_errors(v: &Value, at: &str, errors: &mut Vec<String>) {
         return;
     };
     let prefix = format!("{at}.");
-    unknown_fields(obj, &["command", "description"], &prefix, errors);
+    // A step may carry fields of the tool's own: accepted, as the seed does.
     match obj.get("command") {
         Some(Value::String(s)) if !s.trim().is_empty() => {}
         _ => errors.push(format!("{prefix}command: must be a non-empty string")),

@@ -3,6 +3,7 @@
 // against its tool's outputSchema with ajv.
 import test from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
@@ -82,7 +83,7 @@ test('lists the five tools, each with an input and an output schema', () => {
 test('wait_for_event: an event appended after the call satisfies it, with progress', async () => {
   const log = path.join(dir, 'events.jsonl')
   fs.writeFileSync(log, eventLine('build.done', 'an old build, before the call'))
-  const { result, progressed, seen } = callWithProgress('wait_for_event', { path: log, match: { type: 'build.done' }, timeout: '30s', for: 'build 8' })
+  const { result, progressed, seen } = callWithProgress('wait_for_event', { path: log, type: 'build.done', cursor: 'end', timeout: '30s', for: 'build 8' })
   await progressed
   fs.appendFileSync(log, eventLine('build.started', 'build 8 started') + eventLine('build.done', 'build 8 passed'))
   const w = await result
@@ -95,9 +96,9 @@ test('wait_for_event: an event appended after the call satisfies it, with progre
 test('wait_for_event: nothing matching is a timed-out envelope that says how to resume', async () => {
   const log = path.join(dir, 'quiet.jsonl')
   fs.writeFileSync(log, '')
-  const w = await call('wait_for_event', { path: log, match: { type: 'never' }, timeout: '200ms' })
+  const w = await call('wait_for_event', { path: log, type: 'never', timeout: '200ms' })
   assert.equal(w.state, 'timed-out')
-  assert.match(w.resume.command, /--cursor/)
+  assert.match(w.resume.command, /^wait_for_event \{.*"cursor":/)
 })
 
 test('wait_for (AURA) probes run_command of the same server until the output matches', async () => {
@@ -135,7 +136,7 @@ test('bad arguments are a tool error naming the field', async () => {
   assert.match(res.content[0].text, /invalid_arguments: .*until/)
 })
 
-test('send_keys records its echo: wait_for_text matches the output, not the typed line', async (t) => {
+test('send_keys and wait_for_text on a real pane: the output matches, and the typed line is a new row as libtmux-mcp sees it', async (t) => {
   const tmux = await TmuxServer.start()
   t.after(() => tmux.kill())
   const pane = { pane_id: tmux.pane, socket_name: tmux.socketName }
@@ -146,8 +147,10 @@ test('send_keys records its echo: wait_for_text matches the output, not the type
   const out = await output.result
   assert.equal(out.outcome, 'matched')
   assert.deepEqual(out.matched_lines, ['ZZ-42'])
+  // libtmux-mcp has no echo model: its drop-in sees the typed line as new.
   const echo = await echoOnly.result
-  assert.equal(echo.outcome, 'timeout', `matched the echo: ${JSON.stringify(echo.matched_lines)}`)
+  assert.equal(echo.outcome, 'matched')
+  assert.match(echo.matched_lines[0], /echo ZZ-/)
   assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
 })
 
@@ -164,7 +167,7 @@ test('with its defaults an agent runs no command and reads no file', async () =>
     const refusals = [
       ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /no probe-able tool `run_command`.*--allow-command/],
       ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /no probe-able tool `read_file`/],
-      ['wait_for_event', { path: '/etc/shadow', match: { type: 'x' }, timeout: '1s' }, /outside the readable directories.*--root/],
+      ['wait_for_event', { path: '/etc/shadow', type: 'x', timeout: '1s' }, /not_granted|grants no file access/],
       ['run_command', { argv: ['sh', '-c', 'id'] }, /unknown tool `run_command`/],
       ['send_keys', { pane_id: '%0', keys: 'id' }, /unknown tool `send_keys`/],
     ]
@@ -181,11 +184,36 @@ test('with its defaults an agent runs no command and reads no file', async () =>
 test('a granted server refuses what it did not grant', async () => {
   for (const [name, args, message] of [
     ['run_command', { argv: ['sh', '-c', 'id'] }, /may not run `sh`; allowed programs: cat, echo/],
-    ['wait_for_event', { path: '/etc/shadow', match: { type: 'x' }, timeout: '1s' }, /outside the readable directories/],
-    ['wait_for_event', { path: dir, match: { type: 'x' }, timeout: '1s' }, /not a regular file/],
+    ['wait_for_event', { path: '/etc/shadow', type: 'x', timeout: '1s' }, /outside the directories the host lets waits read/],
+    ['wait_for_event', { path: dir, type: 'x', timeout: '1s' }, /not a regular file/],
   ]) {
     const res = await client.callTool({ name, arguments: args })
     assert.equal(res.isError, true, name)
     assert.match(res.content[0].text, message, name)
   }
+})
+
+test('wait_for_event on a FIFO or a device is a tool error within seconds, and the server answers ping meanwhile', async () => {
+  const fifo = path.join(dir, 'events.fifo')
+  execFileSync('mkfifo', [fifo])
+  // A link inside the root to a device resolves outside it.
+  const zero = path.join(dir, 'zero.jsonl')
+  fs.symlinkSync('/dev/zero', zero)
+  for (const [args, message] of [
+    [{ path: fifo, cursor: 'end', timeout: '30s' }, /FIFO.*not a regular file/i],
+    [{ path: fifo, timeout: '30s' }, /FIFO.*not a regular file/i],
+    [{ path: zero, cursor: 'end', timeout: '30s' }, /outside the directories the host lets waits read/],
+    [{ path: '/dev/zero', cursor: 'end', timeout: '30s' }, /outside the directories the host lets waits read/],
+  ]) {
+    const began = Date.now()
+    const answer = client.callTool({ name: 'wait_for_event', arguments: args }, undefined, { timeout: 60_000 })
+    // The event loop is free while the call runs: ping is answered.
+    await client.ping({ timeout: 5_000 })
+    const res = await answer
+    assert.equal(res.isError, true, JSON.stringify(args))
+    assert.match(res.content[0].text, message, JSON.stringify(args))
+    // Well inside the 30 s the call asked for (generous for a loaded machine).
+    assert.ok(Date.now() - began < 10_000, `${JSON.stringify(args)} took ${Date.now() - began} ms`)
+  }
+  await client.ping({ timeout: 5_000 })
 })

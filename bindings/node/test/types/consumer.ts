@@ -1,6 +1,6 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
 import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants } from 'waitfor'
-import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventMatcher, type Wait, type WaitState } from 'waitfor/ax'
+import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventsEndCursor, eventMatcher, type Wait, type WaitState } from 'waitfor/ax'
 
 async function main(): Promise<void> {
   const result: WaitResult = await wait({ until: { matches: 'ready' }, max_wait_ms: 1000 }, async ({ sample }) => `sample ${sample}`)
@@ -21,9 +21,10 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof WaitforError) console.log(e.code, e.field, e.rule)
   }
+  const end: string = await eventsEndCursor('/var/log/app/events.jsonl', { grants: granted })
   const w: Wait = await waitFor({
-    for: 'build', target: null, timeoutMs: parseDuration('90s') ?? 90000,
-    read: async (cursor) => readEvents('events.jsonl', cursor),
+    for: 'build', target: null, cursor: end, timeoutMs: parseDuration('90s') ?? 90000,
+    read: (cursor) => readEvents('/var/log/app/events.jsonl', cursor, { grants: granted }),
     match: eventMatcher({ type: 'build.done' }),
     resume: (cursor) => ({ command: `ax wait --cursor ${cursor ?? ''}` }),
   })
