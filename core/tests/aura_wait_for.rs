@@ -108,6 +108,21 @@ fn a_quiet_window_equal_to_the_bound_settles_at_the_bound() {
     assert_eq!(answer["output"]["samples"], 4);
 }
 
+/// AURA races the sample at the bound against what is left of the bound,
+/// nothing: an answer not ready at once is dropped, and the wait is a
+/// timeout with the sample before.
+#[test]
+fn the_sample_at_the_bound_has_no_time_to_answer() {
+    let steps = json!([{"text": "working"}, {"text": "working"}, {"text": "working"},
+                       {"text": "done", "after_ms": 1}]);
+    let answer = simulate(args(json!({"matches": "done"}), 2, 5), steps);
+    assert_eq!(answer["call_starts_ms"], json!([0, 2000, 4000, 5000]));
+    assert_eq!(answer["output"]["reason"], "timeout");
+    assert_eq!(answer["output"]["last_observation"], "working");
+    assert_eq!(answer["output"]["samples"], 3);
+    assert_eq!(answer["result"]["probe"]["abandoned"], 1);
+}
+
 /// AURA `probe_that_hangs_after_a_sample_times_out_with_that_observation`:
 /// a call still running at the bound is not followed by another sample.
 #[test]

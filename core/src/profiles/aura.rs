@@ -29,72 +29,18 @@ instead of sleeping blind. Give a probe (an MCP-provided tool, with its argument
 as settled), and optional poll/bound seconds. Returns the stop reason, the last probe output, elapsed \
 seconds, and the sample count. A timeout is a normal result carrying the last observation, not an error.";
 
-/// One branch of `until`'s `oneOf`: an object of exactly `key`.
-fn until_branch(key: &str, schema: Value) -> Value {
-    json!({
-        "properties": {key: schema},
-        "required": [key],
-        "additionalProperties": false
-    })
-}
-
+/// AURA's tool definition: its description and parameter schema as its
+/// code has them (`until` a `oneOf` of three single-key objects, a probe
+/// needing `tool` and `args`), with the MCP output schema and annotations.
 pub(crate) fn definition() -> Value {
+    let schema = |text: &str| serde_json::from_str::<Value>(text).expect("valid JSON");
     json!({
         "name": "wait_for",
         "title": "Wait for a condition",
         "description": DESCRIPTION,
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "probe": {
-                    "type": "object",
-                    "description": "The tool to sample on every poll.",
-                    "properties": {
-                        "tool": {"type": "string", "description": "Name of an MCP-provided tool. Native tools cannot be probed."},
-                        "args": {"type": "object", "description": "Arguments passed to the probe tool on every poll."}
-                    },
-                    "required": ["tool", "args"],
-                    "additionalProperties": false
-                },
-                "until": {
-                    "type": "object",
-                    "description": "Stop condition. Provide exactly ONE of the three keys.",
-                    "oneOf": [
-                        until_branch("matches", json!({"type": "string", "description": "Regex; stop as soon as the probe output matches."})),
-                        until_branch("not_matches", json!({"type": "string", "description": "Regex; stop as soon as the probe output no longer matches."})),
-                        until_branch("quiet_for_sec", json!({"type": "integer", "minimum": 1, "description": "Stop when the probe output is unchanged for this many consecutive seconds."}))
-                    ]
-                },
-                "poll_sec": {"type": "integer", "minimum": 1, "default": DEFAULT_POLL_SEC, "description": "Seconds between probe samples."},
-                "max_wait_sec": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "default": DEFAULT_MAX_WAIT_SEC,
-                    "description": format!("Total wait bound in seconds; values above {CEILING_SEC} are clamped to {CEILING_SEC}. The bound actually enforced is reported back as effective_max_wait_sec.")
-                }
-            },
-            "required": ["probe", "until"],
-            "additionalProperties": false
-        },
-        "outputSchema": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["reason", "last_observation", "elapsed_sec", "samples", "effective_max_wait_sec"],
-            "properties": {
-                "reason": {"enum": ["matched", "settled", "timeout"], "description": "matched: a matches or not_matches predicate held. settled: the quiet_for_sec window held. timeout: the time bound elapsed without the condition holding."},
-                "last_observation": {"type": "string", "description": "The most recent probe output."},
-                "elapsed_sec": {"type": "integer", "minimum": 0, "description": "Elapsed time in seconds before the wait stopped."},
-                "samples": {"type": "integer", "minimum": 1, "description": "Number of probe samples taken."},
-                "effective_max_wait_sec": {"type": "integer", "minimum": 1, "description": "The enforced time bound, after clamping to the 300-second ceiling."}
-            }
-        },
-        "annotations": {
-            "title": "Wait for a condition",
-            "readOnlyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": true
-        }
+        "inputSchema": schema(include_str!("schemas/aura_wait_for.input.json")),
+        "outputSchema": schema(include_str!("schemas/aura_wait_for.output.json")),
+        "annotations": schema(include_str!("schemas/aura_wait_for.annotations.json")),
     })
 }
 
