@@ -220,7 +220,7 @@ fn tool_errors_have_their_codes() {
     let bad = run(&[
         "tool",
         "aura/wait_for",
-        r#"{"probe": {"tool": ""}, "until": {"matches": "x"}}"#,
+        r#"{"probe": {"tool": "", "args": {}}, "until": {"matches": "x"}}"#,
     ]);
     expect(&bad, 2);
     assert!(stderr(&bad).contains("probe.tool"), "{}", stderr(&bad));

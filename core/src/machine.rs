@@ -111,6 +111,10 @@ pub(crate) struct Machine {
     /// The sample planned at `grid` has been taken: the next call to
     /// [`Machine::next_on_grid`] moves the plan on.
     on_grid: bool,
+    /// When the call in flight was planned (see [`Spec::quiet_on_plan`]).
+    planned: Duration,
+    sample_at_deadline: bool,
+    quiet_on_plan: bool,
     backoff: Option<Backoff>,
     on_probe_error: ErrorPolicy,
     output_cap: usize,
@@ -164,6 +168,9 @@ impl Machine {
             interval: spec.interval,
             grid: now,
             on_grid: false,
+            planned: now,
+            sample_at_deadline: spec.sample_at_deadline,
+            quiet_on_plan: spec.quiet_on_plan,
             backoff: spec.backoff,
             on_probe_error: spec.on_probe_error,
             output_cap,
@@ -254,6 +261,7 @@ impl Machine {
         // A woken call right after a planned one leaves that plan to be
         // moved on after it.
         self.on_grid |= !woken;
+        self.planned = if woken { now } else { self.grid };
         self.state = State::Probing { woken };
         Step::Probe(ProbeCall {
             sample: self.calls,
@@ -274,10 +282,27 @@ impl Machine {
                 Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)))
             }
             State::Compiling => Step::Idle,
+            State::Sleeping { .. } if now >= self.deadline && self.sample_at_deadline => {
+                self.probe_at_deadline(now)
+            }
             _ if now >= self.deadline => self.at_deadline(now),
             State::Sleeping { until } if now >= until => self.begin_probe(now, false),
             _ => Step::Idle,
         }
+    }
+
+    /// The last sample of [`Spec::sample_at_deadline`]: planned at the
+    /// deadline, with no budget left.
+    fn probe_at_deadline(&mut self, now: Duration) -> Step {
+        self.calls += 1;
+        self.wake_pending = false;
+        self.planned = self.deadline;
+        self.state = State::Probing { woken: false };
+        Step::Probe(ProbeCall {
+            sample: self.calls,
+            elapsed: now.saturating_sub(self.started),
+            budget: Duration::ZERO,
+        })
     }
 
     /// The host asked for a sample now.
@@ -367,8 +392,13 @@ impl Machine {
             return self.schedule_next(now);
         }
         let update = self.view.update(std::mem::take(&mut observation.text));
+        let seen = if self.quiet_on_plan {
+            self.planned
+        } else {
+            now
+        };
         if update.changed {
-            self.last_change = now;
+            self.last_change = seen;
         }
         if self.view.is_entry() {
             self.entry_matched = self.conditions.until.matches_text(self.view.display());
@@ -377,7 +407,7 @@ impl Machine {
             text: self.view.text(),
             new_from: update.new_from,
             reset: update.reset,
-            quiet: now.saturating_sub(self.last_change),
+            quiet: seen.saturating_sub(self.last_change),
             has_output: self.view.has_output(),
             observation: &observation,
         };

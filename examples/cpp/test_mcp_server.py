@@ -107,7 +107,7 @@ def test_a_failing_probe_is_a_tool_error_and_bad_arguments_are_named():
     async def scenario(session, _):
         result = await session.call_tool("wait_for", command_args(["/nonexistent/prog"], {"matches": "x"}))
         assert result.isError
-        assert "wait_for failed" in result.content[0].text
+        assert "probe tool 'run_command' failed on sample 1" in result.content[0].text
         result = await session.call_tool("wait_for", command_args(["true"], {"matches": "x"}, poll_sec=5, max_wait_sec=2))
         assert result.isError
         assert "poll_sec" in result.content[0].text

@@ -164,7 +164,7 @@ TEST(Grants, HostToolsAreCalledWithTheAgentsNameAndArguments) {
 
         // A tool that throws is the wait's runtime error, with what().
         auto w = waitfor::start_tool("aura/wait_for",
-                                     R"({"probe": {"tool": "broken"}, "until": {"matches": "x"}})", {}, host);
+                                     R"({"probe": {"tool": "broken", "args": {}}, "until": {"matches": "x"}})", {}, host);
         try {
             w.get();
             FAIL() << "no error";

@@ -21,68 +21,26 @@ const CEILING_SEC: u64 = 300;
 const DEFAULT_POLL_SEC: u64 = 2;
 const DEFAULT_MAX_WAIT_SEC: u64 = 120;
 
-const DESCRIPTION: &str = "Poll an MCP tool until a condition holds, instead of sleeping for a blind fixed duration. \
-Supply a `probe` (an MCP tool plus its arguments) and an `until` condition with exactly one of `matches` (regex the output must start matching), \
-`not_matches` (regex it must stop matching), or `quiet_for_sec` (integer seconds of unchanged output) — prefer `matches`/`not_matches` since quiescence only proves idleness, not completion. \
-The probe is re-run every `poll_sec` seconds (default 2). `max_wait_sec` (default 120) is clamped to a 300s ceiling (reported back as `effective_max_wait_sec`) and enforced independently of the probe, \
-so a hung probe can't extend the wait; issue another `wait_for` after a `timeout` if you need longer. Probe output over 256 KiB fails mid-poll as a runtime error. \
-A `timeout` is a normal result, not an error: it still returns `last_observation`.";
+/// AURA's own description of the tool, word for word: the profile is a
+/// drop-in, so a model sees what it would see in AURA.
+const DESCRIPTION: &str = "Poll an MCP tool repeatedly until a stop condition you supply holds, \
+instead of sleeping blind. Give a probe (an MCP-provided tool, with its arguments), a stop condition \
+(a regex the output must match or stop matching, or a quiet period after which unchanged output counts \
+as settled), and optional poll/bound seconds. Returns the stop reason, the last probe output, elapsed \
+seconds, and the sample count. A timeout is a normal result carrying the last observation, not an error.";
 
+/// AURA's tool definition: its description and parameter schema as its
+/// code has them (`until` a `oneOf` of three single-key objects, a probe
+/// needing `tool` and `args`), with the MCP output schema and annotations.
 pub(crate) fn definition() -> Value {
+    let schema = |text: &str| serde_json::from_str::<Value>(text).expect("valid JSON");
     json!({
         "name": "wait_for",
         "title": "Wait for a condition",
         "description": DESCRIPTION,
-        "inputSchema": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["probe", "until"],
-            "properties": {
-                "probe": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["tool"],
-                    "description": "The MCP tool to poll and its arguments.",
-                    "properties": {
-                        "tool": {"type": "string", "minLength": 1, "description": "Name of the MCP tool to call (not a built-in tool)."},
-                        "args": {"type": "object", "default": {}, "description": "Arguments passed to the tool on every poll."}
-                    }
-                },
-                "until": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "minProperties": 1,
-                    "maxProperties": 1,
-                    "description": "Exactly one stop condition.",
-                    "properties": {
-                        "matches": {"type": "string", "minLength": 1, "description": "Regex the output must start matching."},
-                        "not_matches": {"type": "string", "minLength": 1, "description": "Regex the output must stop matching."},
-                        "quiet_for_sec": {"type": "integer", "minimum": 1, "description": "Seconds of unchanged output."}
-                    }
-                },
-                "poll_sec": {"type": "integer", "minimum": 1, "default": DEFAULT_POLL_SEC, "description": "Seconds between probe runs; must be less than max_wait_sec."},
-                "max_wait_sec": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_WAIT_SEC, "description": "Time bound in seconds, clamped to 300."}
-            }
-        },
-        "outputSchema": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["reason", "last_observation", "elapsed_sec", "samples", "effective_max_wait_sec"],
-            "properties": {
-                "reason": {"enum": ["matched", "settled", "timeout"], "description": "matched: a matches or not_matches predicate held. settled: the quiet_for_sec window held. timeout: the time bound elapsed without the condition holding."},
-                "last_observation": {"type": "string", "description": "The most recent probe output."},
-                "elapsed_sec": {"type": "integer", "minimum": 0, "description": "Elapsed time in seconds before the wait stopped."},
-                "samples": {"type": "integer", "minimum": 0, "description": "Number of probe samples taken."},
-                "effective_max_wait_sec": {"type": "integer", "minimum": 1, "description": "The enforced time bound, after clamping to the 300-second ceiling."}
-            }
-        },
-        "annotations": {
-            "title": "Wait for a condition",
-            "readOnlyHint": false,
-            "destructiveHint": false,
-            "idempotentHint": false,
-            "openWorldHint": true
-        }
+        "inputSchema": schema(include_str!("schemas/aura_wait_for.input.json")),
+        "outputSchema": schema(include_str!("schemas/aura_wait_for.output.json")),
+        "annotations": schema(include_str!("schemas/aura_wait_for.annotations.json")),
     })
 }
 
@@ -136,60 +94,70 @@ pub(super) fn reject_unknown(
     }
 }
 
-/// A whole number of seconds, at least 1.
-fn seconds(value: Option<&Value>, field: &str, default: u64) -> Result<u64, ToolError> {
-    let Some(value) = value else {
-        return Ok(default);
-    };
-    let seconds = value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1e15)
-            .map(|f| f as u64)
-    });
-    match seconds {
-        Some(0) => Err(invalid(
-            field,
-            Rule::NotPositive,
-            format!("{field} must not be zero"),
-        )),
-        Some(n) => Ok(n),
-        None if value.is_number() => Err(invalid(
-            field,
-            Rule::WrongType,
-            format!("{field} must be a positive whole number of seconds, got {value}"),
-        )),
-        None => Err(invalid(
-            field,
-            Rule::WrongType,
-            format!("{field} must be an integer, got {value}"),
-        )),
+/// A whole number of seconds, as AURA reads it: an unsigned integer
+/// (`2.0` is refused, as AURA's decoder refuses it); zero is checked later.
+fn seconds(value: Option<&Value>, field: &str) -> Result<Option<u64>, ToolError> {
+    match value {
+        None => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            invalid(
+                field,
+                Rule::WrongType,
+                format!("{field} must be a whole number of seconds, got {value}"),
+            )
+        }),
     }
 }
 
+/// At least one second, or AURA's "must be at least 1".
+fn at_least_one(value: u64, field: &str) -> Result<u64, ToolError> {
+    if value == 0 {
+        return Err(invalid(
+            field,
+            Rule::NotPositive,
+            format!("{field} must be at least 1"),
+        ));
+    }
+    Ok(value)
+}
+
+/// A regex as AURA compiles it: the `regex` crate's default flags (`^`
+/// and `$` at the ends of the whole output, not of lines), and an empty
+/// regex matches anything. The syntax is checked here in linear time; the
+/// wait compiles it in its own time.
 fn regex(value: &Value, field: &str) -> Result<Pattern, ToolError> {
     let text = value
         .as_str()
         .ok_or_else(|| invalid(field, Rule::WrongType, format!("{field} must be a string")))?;
-    let pattern = Pattern::regex(text);
-    pattern.compile(field)?;
-    Ok(pattern)
+    regex_syntax::Parser::new().parse(text).map_err(|e| {
+        invalid(
+            field,
+            Rule::InvalidRegex,
+            format!("condition regex is invalid: {e}"),
+        )
+    })?;
+    // The engine's patterns are multi-line; turn that off for the whole
+    // pattern (a flag group the text cannot close).
+    Ok(Pattern::regex(format!("(?-m){text}")))
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+/// The arguments as AURA decodes them, before its rules are checked.
+struct Arguments<'a> {
+    tool: &'a str,
+    tool_args: &'a Value,
+    until: (&'a str, &'a Value),
+    poll_sec: Option<u64>,
+    max_wait_sec: Option<u64>,
+}
+
+/// The shape of the arguments: fields, their types, unknown fields.
+fn decode(args: &Value) -> Result<Arguments<'_>, ToolError> {
     let top = object(args, "")?;
     reject_unknown(top, "", &["probe", "until", "poll_sec", "max_wait_sec"])?;
     let probe = object(top.get("probe").ok_or_else(|| missing("probe"))?, "probe")?;
     reject_unknown(probe, "probe", &["tool", "args"])?;
     let tool = match probe.get("tool") {
-        Some(Value::String(tool)) if !tool.is_empty() => tool.clone(),
-        Some(Value::String(_)) => {
-            return Err(invalid(
-                "probe.tool",
-                Rule::Empty,
-                "probe.tool must not be empty",
-            ))
-        }
+        Some(Value::String(tool)) => tool,
         Some(_) => {
             return Err(invalid(
                 "probe.tool",
@@ -199,20 +167,11 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         }
         None => return Err(missing("probe.tool")),
     };
-    let tool_args = match probe.get("args") {
-        None => Value::Object(Map::new()),
-        Some(args @ Value::Object(_)) => args.clone(),
-        Some(_) => {
-            return Err(invalid(
-                "probe.args",
-                Rule::WrongType,
-                "probe.args must be an object",
-            ))
-        }
-    };
+    let tool_args = probe.get("args").ok_or_else(|| missing("probe.args"))?;
     let until = object(top.get("until").ok_or_else(|| missing("until"))?, "until")?;
     reject_unknown(until, "until", &["matches", "not_matches", "quiet_for_sec"])?;
-    if until.len() != 1 {
+    let mut conditions = until.iter();
+    let (Some((key, value)), None) = (conditions.next(), conditions.next()) else {
         return Err(invalid(
             "until",
             if until.is_empty() {
@@ -222,45 +181,90 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
             },
             "until needs exactly one of matches, not_matches, quiet_for_sec",
         ));
-    }
-    let poll_sec = seconds(top.get("poll_sec"), "poll_sec", DEFAULT_POLL_SEC)?;
-    let max_wait_sec = seconds(
-        top.get("max_wait_sec"),
-        "max_wait_sec",
-        DEFAULT_MAX_WAIT_SEC,
-    )?;
-    let condition = if let Some(v) = until.get("matches") {
-        Condition::Matches(regex(v, "until.matches")?)
-    } else if let Some(v) = until.get("not_matches") {
-        Condition::NotMatches(regex(v, "until.not_matches")?)
-    } else {
-        let quiet = seconds(until.get("quiet_for_sec"), "until.quiet_for_sec", 0)?;
-        if quiet > max_wait_sec {
-            return Err(invalid(
-                "until.quiet_for_sec",
-                Rule::QuietAboveLimit,
-                format!("quiet_for_sec ({quiet}) must not exceed max_wait_sec ({max_wait_sec})"),
-            ));
-        }
-        Condition::QuietFor(Duration::from_secs(quiet))
     };
-    if poll_sec >= max_wait_sec {
+    Ok(Arguments {
+        tool,
+        tool_args,
+        until: (key.as_str(), value),
+        poll_sec: seconds(top.get("poll_sec"), "poll_sec")?,
+        max_wait_sec: seconds(top.get("max_wait_sec"), "max_wait_sec")?,
+    })
+}
+
+/// AURA's rules, in its order: the probe, the condition, the poll
+/// interval, the bound (clamped to the ceiling first), then the interval
+/// and the quiet window against the clamped bound.
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    let decoded = decode(args)?;
+    if decoded.tool.is_empty() {
+        return Err(invalid(
+            "probe.tool",
+            Rule::Empty,
+            "probe.tool must be a non-empty tool name",
+        ));
+    }
+    let Value::Object(_) = decoded.tool_args else {
+        return Err(invalid(
+            "probe.args",
+            Rule::WrongType,
+            "probe.args must be a JSON object",
+        ));
+    };
+    let (key, value) = decoded.until;
+    let field = format!("until.{key}");
+    let condition = match key {
+        "matches" => Condition::Matches(regex(value, &field)?),
+        "not_matches" => Condition::NotMatches(regex(value, &field)?),
+        _ => {
+            let quiet = seconds(Some(value), &field)?.unwrap_or_default();
+            Condition::QuietFor(Duration::from_secs(at_least_one(quiet, &field)?))
+        }
+    };
+    let poll_sec = at_least_one(decoded.poll_sec.unwrap_or(DEFAULT_POLL_SEC), "poll_sec")?;
+    let max_wait_sec = at_least_one(
+        decoded.max_wait_sec.unwrap_or(DEFAULT_MAX_WAIT_SEC),
+        "max_wait_sec",
+    )?;
+    let ceiling = host
+        .max_wait_ceiling
+        .unwrap_or(Duration::from_secs(CEILING_SEC));
+    let poll = Duration::from_secs(poll_sec);
+    let bound = Duration::from_secs(max_wait_sec).min(ceiling);
+    let (bound_sec, ceiling_sec) = (bound.as_secs_f64(), ceiling.as_secs_f64());
+    if poll >= bound {
         return Err(invalid(
             "poll_sec",
             Rule::IntervalNotBelowLimit,
-            format!("poll_sec ({poll_sec}) must be less than max_wait_sec ({max_wait_sec})"),
+            format!(
+                "poll_sec {poll_sec}s must be strictly less than max_wait_sec {bound_sec}s; the loop \
+                 could never take a second sample inside the bound (max_wait_sec is capped at {ceiling_sec}s)"
+            ),
         ));
     }
-    let spec = Spec::new(condition)
-        .interval(Duration::from_secs(poll_sec))
+    if let Condition::QuietFor(quiet) = condition {
+        if quiet > bound {
+            return Err(invalid(
+                &field,
+                Rule::QuietAboveLimit,
+                format!(
+                    "quiet_for_sec {}s exceeds max_wait_sec {bound_sec}s; the condition could never \
+                     hold (max_wait_sec is capped at {ceiling_sec}s)",
+                    quiet.as_secs()
+                ),
+            ));
+        }
+    }
+    let mut spec = Spec::new(condition)
+        .interval(poll)
         .max_wait(Duration::from_secs(max_wait_sec));
+    spec.sample_at_deadline = true;
+    spec.quiet_on_plan = true;
     spec.validate()?;
     let policy = Policy::default()
-        .max_wait_ceiling(
-            host.max_wait_ceiling
-                .unwrap_or(Duration::from_secs(CEILING_SEC)),
-        )
+        .max_wait_ceiling(ceiling)
         .output_cap(DEFAULT_OUTPUT_CAP);
+    let tool = decoded.tool.to_string();
+    let tool_args = decoded.tool_args.clone();
     let tools: Arc<dyn ToolCaller> = match host.tools.clone() {
         Some(tools) => tools,
         None => Arc::new(Builtin::prepare(&tool, &tool_args, &host.grants)?),
@@ -270,14 +274,14 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         let text = tools.call_tool(&probe_tool, &tool_args, ctx)?;
         Ok::<_, ProbeError>(Observation::text(text))
     })
-    .named(tool)
+    .named(tool.clone())
     // Host tools run anything: keep them off the scheduler thread.
     .blocking();
     Ok(Prepared {
         spec,
         probe: Box::new(probe),
         policy,
-        render: Box::new(render),
+        render: Box::new(move |result| render(result, &tool)),
     })
 }
 
@@ -285,13 +289,29 @@ pub(super) fn missing(field: &str) -> ToolError {
     invalid(field, Rule::MissingField, format!("{field} is required"))
 }
 
-/// AURA's result, or the runtime error AURA raises.
-pub(crate) fn render(result: &WaitResult) -> Result<Value, ToolError> {
+/// AURA's result, or the runtime error AURA raises, naming the probe tool
+/// and the sample as AURA does.
+fn render(result: &WaitResult, tool: &str) -> Result<Value, ToolError> {
     let reason = match result.outcome {
         Outcome::Matched => "matched",
         Outcome::Settled => "settled",
         Outcome::Timeout => "timeout",
         Outcome::Cancelled => return Err(ToolError::Runtime("wait_for was cancelled".into())),
+        Outcome::ProbeError => {
+            // A failed call ends the wait: it is the sample after the last.
+            let message = match &result.probe.last_error {
+                Some(error) => format!(
+                    "probe tool '{tool}' failed on sample {}: {error}",
+                    result.samples + 1
+                ),
+                None => format!(
+                    "probe tool '{tool}' returned nothing within max_wait_sec {}s; the probe \
+                     itself is hanging, so no observation is available",
+                    result.effective_max_wait_ms / 1000
+                ),
+            };
+            return Err(ToolError::Runtime(message));
+        }
         _ => {
             let why = result
                 .error

@@ -185,6 +185,18 @@ pub struct Spec {
     pub progress_every: Duration,
     /// Continue from where an earlier wait stopped (its `resume` token).
     pub resume: Option<String>,
+    /// When the deadline comes between two samples, take one more sample
+    /// at the deadline (the last interval cut short), with no time left
+    /// to answer: an answer ready at once still counts. AURA's `wait_for`
+    /// samples so (its profile sets this); off, the wait ends at the
+    /// deadline without sampling.
+    pub sample_at_deadline: bool,
+    /// Measure `quiet_for` between the planned times of samples instead
+    /// of between the times their answers came: a window of whole
+    /// intervals then settles after that many intervals however long each
+    /// call took, as in AURA's `wait_for`, which sleeps a whole interval
+    /// after each answer (its profile sets this).
+    pub quiet_on_plan: bool,
 }
 
 impl Spec {
@@ -203,6 +215,8 @@ impl Spec {
             tail: TailLimits::default(),
             progress_every: Duration::from_secs(1),
             resume: None,
+            sample_at_deadline: false,
+            quiet_on_plan: false,
         }
     }
 
