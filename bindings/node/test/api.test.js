@@ -196,7 +196,7 @@ test('callTool lends the server its own JavaScript tools; resolves by tool name'
   })
   assert.equal(out.reason, 'matched')
   assert.deepEqual(seen[0], ['deploy_status', { id: 7 }])
-  await assert.rejects(callTool('aura/wait_for', { probe: { tool: '' }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.field === 'probe.tool' && e.rule === 'empty')
+  await assert.rejects(callTool('aura/wait_for', { probe: { tool: '', args: {} }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.field === 'probe.tool' && e.rule === 'empty')
   await assert.rejects(callTool('nope/none', {}), (e) => e.code === 'unknown_profile')
 })
 

@@ -79,7 +79,7 @@ def test_runtime_tool_error_chains_the_tool_callers_exception() -> None:
     with pytest.raises(waitfor.ToolError) as caught:
         waitfor.call_tool(
             "aura/wait_for",
-            {"probe": {"tool": "status"}, "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5},
+            {"probe": {"tool": "status", "args": {}}, "until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5},
             tools=tools,
         )
     assert caught.value.code == "runtime"

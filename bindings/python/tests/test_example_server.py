@@ -85,8 +85,8 @@ def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
     async def main() -> list[str]:
         async with connected() as (session, _):
-            bad = await session.call_tool("wait_for", {"probe": {"tool": ""}, "until": {"matches": "x"}})
-            loop = await session.call_tool("wait_for", {"probe": {"tool": "wait_for"}, "until": {"matches": "x"}, "max_wait_sec": 5})
+            bad = await session.call_tool("wait_for", {"probe": {"tool": "", "args": {}}, "until": {"matches": "x"}})
+            loop = await session.call_tool("wait_for", {"probe": {"tool": "wait_for", "args": {}}, "until": {"matches": "x"}, "max_wait_sec": 5})
             texts = []
             for r in (bad, loop):
                 assert r.is_error

@@ -49,7 +49,7 @@ def blocking() -> None:
     print(handle.done(), handle.result(timeout=10).samples)
     out: dict[str, Any] = waitfor.call_tool(
         "aura/wait_for",
-        {"probe": {"tool": "status"}, "until": {"matches": "Running"}},
+        {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"}},
         tools=tools,
         on_progress=on_progress,
         max_wait_ceiling=datetime.timedelta(seconds=5),
@@ -63,7 +63,7 @@ def blocking() -> None:
 async def nonblocking() -> None:
     result = await waitfor.wait_async({"until": {"json": {"pointer": "/ready", "equals": True}}}, async_probe)
     out = await waitfor.call_tool_async(
-        "aura/wait_for", {"probe": {"tool": "status"}, "until": {"matches": "Running"}}, tools=async_tools
+        "aura/wait_for", {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"}}, tools=async_tools
     )
     print(result.samples, out["reason"])
 

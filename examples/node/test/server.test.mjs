@@ -131,7 +131,7 @@ test('a cancelled call (notifications/cancelled) cancels the wait in the server'
 })
 
 test('bad arguments are a tool error naming the field', async () => {
-  const res = await client.callTool({ name: 'wait_for', arguments: { probe: { tool: 'run_command' }, until: {} } })
+  const res = await client.callTool({ name: 'wait_for', arguments: { probe: { tool: 'run_command', args: {} }, until: {} } })
   assert.equal(res.isError, true)
   assert.match(res.content[0].text, /invalid_arguments: .*until/)
 })
