@@ -275,11 +275,13 @@ impl Machine {
         match self.state {
             State::Done => Step::Idle,
             State::Compiling if now >= self.deadline => {
+                // A timeout like any other: the limit passed before the
+                // first sample could be taken; the error says why.
                 let message = format!(
                     "the time limit ({} ms) passed while the wait's patterns were compiled",
                     millis(self.effective)
                 );
-                Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)))
+                Step::Done(self.end(now, Outcome::Timeout, None, Vec::new(), Some(message)))
             }
             State::Compiling => Step::Idle,
             State::Sleeping { .. } if now >= self.deadline && self.sample_at_deadline => {

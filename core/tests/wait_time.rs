@@ -59,7 +59,7 @@ fn patterns_that_take_seconds_to_compile_end_at_the_deadline() {
             "start took {start_took:?}"
         );
         assert!(took < Duration::from_secs(2), "the wait took {took:?}");
-        assert_eq!(result.outcome, Outcome::Error, "{result:?}");
+        assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
         let error = result.error.unwrap_or_default();
         assert!(error.contains("compiled"), "{error}");
         assert!(

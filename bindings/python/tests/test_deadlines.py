@@ -48,7 +48,7 @@ def test_a_huge_pattern_list_ends_at_its_deadline_and_the_loop_keeps_ticking(reg
     # Generous bounds: compiling on the caller's thread took seconds.
     assert took < 2.0, took
     assert max(gaps) < 1.0, max(gaps)
-    assert result.outcome == "error" and "compiled" in (result.error or ""), result
+    assert result.outcome == "timeout" and "compiled" in (result.error or ""), result
     assert 50 <= result.elapsed_ms < 2000
 
 
