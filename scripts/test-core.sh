@@ -20,4 +20,4 @@ cargo clippy -p waitfor-bench --all-targets --locked -- -D warnings
 step "cargo test (default members)"
 cargo test --locked
 step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"
-FUZZ_SANITIZER="${FUZZ_SANITIZER:-none}" bash scripts/fuzz.sh 5
+FUZZ_BUILD_FLAGS="--dev --sanitizer none" bash scripts/fuzz.sh 5
