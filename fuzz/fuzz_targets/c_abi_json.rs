@@ -127,6 +127,14 @@ fn too_much_fill(value: &Value) -> bool {
 }
 
 fn parse(text: &[u8]) {
+    if let Some(ms) = parse_ms(text) {
+        assert_eq!(format(ms), ms, "{:?}", String::from_utf8_lossy(text));
+    }
+}
+
+/// `waitfor_duration_parse`: the milliseconds, or `None` for a text that
+/// is not a duration.
+fn parse_ms(text: &[u8]) -> Option<u64> {
     let (mut ms, mut error) = (0u64, ptr::null_mut());
     // SAFETY: a readable buffer and writable slots.
     let status =
@@ -136,9 +144,7 @@ fn parse(text: &[u8]) {
         WAITFOR_ERR_INVALID_ARGUMENT,
         WAITFOR_ERR_INVALID_UTF8,
     ];
-    if answered(status, ptr::null_mut(), error, &allowed).is_some() {
-        assert_eq!(format(ms), ms, "{:?}", String::from_utf8_lossy(text));
-    }
+    answered(status, ptr::null_mut(), error, &allowed).map(|_| ms)
 }
 
 /// Formats `ms`, parses the text back and gives what it read.
@@ -147,11 +153,7 @@ fn format(ms: u64) -> u64 {
     // SAFETY: writable slots.
     let status = unsafe { waitfor_duration_format(ms, &mut text, &mut error) };
     let text = answered(status, text, error, &[WAITFOR_OK]).expect("any count formats");
-    let (mut back, mut error) = (0u64, ptr::null_mut());
-    // SAFETY: a readable buffer and writable slots.
-    let status =
-        unsafe { waitfor_duration_parse(text.as_ptr().cast(), text.len(), &mut back, &mut error) };
-    answered(status, ptr::null_mut(), error, &[WAITFOR_OK]);
+    let back = parse_ms(text.as_bytes()).expect("a formatted duration parses");
     assert_eq!(back, ms, "{text:?}");
     back
 }
