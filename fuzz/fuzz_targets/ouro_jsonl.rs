@@ -7,7 +7,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
@@ -132,7 +132,13 @@ fn path() -> PathBuf {
 
 libfuzzer_sys::fuzz_target!(|input: Input| {
     let path = path();
-    let file = File::create(&path).expect("the scratch file can be made");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .expect("the scratch file can be made");
     let mut len = 0usize;
     let source = JsonlSource::new(&path).with_max_read_bytes(u64::from(input.max_read) + 1);
     let mut follower = Follower::new(&source);
@@ -153,7 +159,8 @@ libfuzzer_sys::fuzz_target!(|input: Input| {
             }
             Op::Truncate(to) => {
                 let at = follower.offset();
-                let to = u64::from(*to) % at.max(len as u64 + 1);
+                // Before the cursor when there is one, else anywhere.
+                let to = u64::from(*to) % if at > 0 { at } else { len as u64 + 1 };
                 file.set_len(to).expect("the scratch file can be cut");
                 len = to as usize;
                 if at > 0 {
