@@ -19,3 +19,5 @@ step "cargo clippy (benchmarks)"
 cargo clippy -p waitfor-bench --all-targets --locked -- -D warnings
 step "cargo test (default members)"
 cargo test --locked
+step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"
+FUZZ_BUILD_FLAGS="--dev --sanitizer none" bash scripts/fuzz.sh 5

@@ -340,6 +340,35 @@ impl Tmux {
     }
 }
 
+/// Reads one invocation's output (the facts line, then the two captures)
+/// as [`Tmux::snapshot`] does for `capture-pane -S start` and rows from
+/// `from_row` on: the fuzz targets' way in, no tmux needed.
+///
+/// ```
+/// let out = "%1\t0\t2000\t0\t0\t1\t4\t0\t0\t42\t0\t\nab\nab\n";
+/// let s = waitfor::tmux::snapshot::parse_capture(out, Some(0), None).unwrap();
+/// assert_eq!(s.lines, ["ab"]);
+/// ```
+#[doc(hidden)]
+pub fn parse_capture(
+    out: &str,
+    start: Option<i64>,
+    from_row: Option<u64>,
+) -> Result<PaneSnapshot, TmuxError> {
+    let (facts_line, rest) = out
+        .split_once('\n')
+        .ok_or_else(|| TmuxError::Parse("empty capture".into()))?;
+    let facts = parse_facts(facts_line)?;
+    let top = capture_top(start, &facts);
+    assemble(
+        facts,
+        rest,
+        top,
+        from_row.map_or(top, |row| row.max(top)),
+        1,
+    )
+}
+
 fn split_lines(text: &str) -> Vec<&str> {
     let mut v: Vec<&str> = text.split('\n').collect();
     if v.last() == Some(&"") {

@@ -1,0 +1,4 @@
+//! `ouro/wait`: an agent's arguments, validated and prepared (never run).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| waitfor_fuzz::check_profile("ouro/wait", data));
