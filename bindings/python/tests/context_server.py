@@ -4,7 +4,9 @@ and a `ContextVar` the tool set, as a tracing span would be.
 
 Run: ``python context_server.py mcp`` (the official SDK's `MCPServer`) or
 ``python context_server.py fastmcp`` (the standalone `fastmcp` package,
-whose probe finds the request with `get_context()`).
+whose probe finds the request with `get_context()`; there `wait_for`, the
+`aura/wait_for` profile, also probes the server's own `status` tool, which
+takes the request's `Context`).
 """
 
 import contextvars
@@ -54,6 +56,18 @@ def standalone() -> None:
     @server.tool()
     async def wait(polls: int, ctx: Context) -> dict[str, Any]:
         return await wait_ready(ctx, polls, lambda _: get_context())
+
+    @server.tool()
+    async def status(ctx: Context) -> str:
+        return f"Running in {ctx.request_id}"
+
+    async def own_tool(name: str, arguments: dict[str, Any]) -> str:
+        answer = await server.call_tool(name, arguments)
+        return "".join(getattr(block, "text", "") for block in answer.content)
+
+    @server.tool()
+    async def wait_for(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return await waitfor.call_tool_async("aura/wait_for", arguments, tools=own_tool)
 
     server.run("stdio")
 

@@ -167,9 +167,11 @@ def test_a_hung_probe_still_in_its_context_does_not_stop_the_wait_ending() -> No
 SERVER = Path(__file__).with_name("context_server.py")
 
 
-async def call_wait_tool(framework: str, polls: int) -> tuple[dict[str, Any], list[tuple[float, float | None, str | None]]]:
-    """Calls the `wait` tool of `context_server.py FRAMEWORK`, launched as
-    MCP clients launch servers, asking for progress."""
+async def call_server_tool(
+    framework: str, tool: str, arguments: dict[str, Any], polls: int = 0
+) -> tuple[dict[str, Any], list[tuple[float, float | None, str | None]]]:
+    """Calls `tool` of `context_server.py FRAMEWORK`, launched as MCP
+    clients launch servers, asking for progress (`polls` reports)."""
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -179,7 +181,7 @@ async def call_wait_tool(framework: str, polls: int) -> tuple[dict[str, Any], li
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
-            result = await session.call_tool("wait", {"polls": polls}, progress_callback=on_progress)
+            result = await session.call_tool(tool, arguments, progress_callback=on_progress)
             assert not result.is_error, result.content
             out = result.structured_content
             assert isinstance(out, dict), result
@@ -198,8 +200,15 @@ def check_wait_tool(out: dict[str, Any], progress: list[tuple[float, float | Non
 
 
 def test_official_sdk_server_probe_reports_progress_in_its_request() -> None:
-    check_wait_tool(*asyncio.run(call_wait_tool("mcp", 3)))
+    check_wait_tool(*asyncio.run(call_server_tool("mcp", "wait", {"polls": 3}, polls=3)))
 
 
 def test_fastmcp_server_probe_reports_progress_in_its_request() -> None:
-    check_wait_tool(*asyncio.run(call_wait_tool("fastmcp", 3)))
+    check_wait_tool(*asyncio.run(call_server_tool("fastmcp", "wait", {"polls": 3}, polls=3)))
+
+
+def test_fastmcp_aura_wait_for_probes_a_tool_that_takes_the_request_context() -> None:
+    arguments = {"probe": {"tool": "status"}, "until": {"matches": "Running"}, "max_wait_sec": 30}
+    out, _ = asyncio.run(call_server_tool("fastmcp", "wait_for", {"arguments": arguments}))
+    assert out["reason"] == "matched", out
+    assert out["last_observation"].startswith("Running in "), out
