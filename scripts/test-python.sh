@@ -11,7 +11,7 @@ venv="$work/venv"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 
 # Pinned test tools.
-pins=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 mcp==2.3.0 jsonschema==4.26.0
+pins=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 mcp==2.3.0 fastmcp==4.1.6 jsonschema==4.26.0
       tenacity==9.2.1 polling2==0.5.0)
 
 if ! command -v tmux >/dev/null 2>&1; then

@@ -3,10 +3,12 @@
 
 use crate::convert;
 use crate::errors;
-use crate::invoke::{attached, SharedCalls};
+use crate::invoke::{attached, prepend, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
 use pyo3::exceptions::{PyTimeoutError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::Render;
@@ -83,55 +85,76 @@ impl PyProgress {
     }
 }
 
-/// Python callbacks of one wait; `event_loop` set for async callers.
+/// Python callbacks of one wait.
 pub struct Callbacks {
     pub on_progress: Option<Py<PyAny>>,
     pub on_done: Option<Py<PyAny>>,
-    pub event_loop: Option<Py<PyAny>>,
 }
 
 impl Callbacks {
-    /// Engine options that call these callbacks: on the event loop
-    /// (through `call_soon_threadsafe`) when there is one, else on the
-    /// engine's worker thread.
-    fn options(self, delivery: Arc<Delivery>) -> WaitOptions {
+    /// Engine options that call these callbacks in the caller's context
+    /// (`calls.context`): on the caller's event loop (through
+    /// `call_soon_threadsafe`) when there is one, else on the engine's
+    /// worker thread.
+    fn options(self, delivery: Arc<Delivery>, calls: SharedCalls) -> WaitOptions {
         let Callbacks {
             on_progress,
             on_done,
-            event_loop,
         } = self;
-        let event_loop = event_loop.map(Arc::new);
         let mut options = WaitOptions::default();
         if let Some(report) = on_progress {
-            let event_loop = event_loop.clone();
+            let calls = calls.clone();
             options = options.on_progress(move |progress| {
                 attached(|py| {
+                    let report = report.bind(py);
                     let progress = PyProgress {
                         inner: progress.clone(),
                     };
-                    let called = match &event_loop {
-                        Some(l) => l
-                            .bind(py)
-                            .call_method1("call_soon_threadsafe", (report.bind(py), progress))
+                    let called = match &calls.event_loop {
+                        Some(l) => (progress,)
+                            .into_pyobject(py)
+                            .and_then(|args| soon(py, l, &calls, report, args)),
+                        None => (progress,)
+                            .into_pyobject(py)
+                            .and_then(|args| calls.context.run(py, report, args))
                             .map(drop),
-                        None => report.bind(py).call1((progress,)).map(drop),
                     };
                     if let Err(err) = called {
-                        err.write_unraisable(py, Some(report.bind(py)));
+                        err.write_unraisable(py, Some(report));
                     }
                 });
             });
         }
         options.on_done(move |result| {
             delivery.fill(result);
-            if let (Some(done), Some(l)) = (on_done, event_loop) {
+            if let (Some(done), Some(l)) = (on_done, &calls.event_loop) {
                 attached(|py| {
                     // A closed loop has no one left to tell.
-                    let _ = l.bind(py).call_method1("call_soon_threadsafe", (done,));
+                    let _ = soon(py, l, &calls, done.bind(py), PyTuple::empty(py));
                 });
             }
         })
     }
+}
+
+/// Schedules `callback(*args)` on `event_loop`, in the caller's context.
+fn soon<'py>(
+    py: Python<'py>,
+    event_loop: &Py<PyAny>,
+    calls: &SharedCalls,
+    callback: &Bound<'py, PyAny>,
+    args: Bound<'py, PyTuple>,
+) -> PyResult<()> {
+    let context = PyDict::new(py);
+    context.set_item(intern!(py, "context"), calls.context.fresh(py)?)?;
+    event_loop
+        .bind(py)
+        .call_method(
+            intern!(py, "call_soon_threadsafe"),
+            prepend(callback, args)?,
+            Some(&context),
+        )
+        .map(drop)
 }
 
 /// A running wait (internal: ``waitfor.WaitHandle`` wraps it).
@@ -155,7 +178,9 @@ pub fn start(
     render: Option<Render>,
 ) -> PyResult<NativeHandle> {
     let delivery = Arc::new(Delivery::default());
-    let options = callbacks.options(delivery.clone()).policy(policy);
+    let options = callbacks
+        .options(delivery.clone(), calls.clone())
+        .policy(policy);
     let code = if render.is_some() {
         "invalid_arguments"
     } else {

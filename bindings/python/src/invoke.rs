@@ -1,9 +1,10 @@
 //! Calling Python from the engine's threads (the scheduler, for quick
 //! calls, and the workers): attach to the interpreter only for the call,
-//! run a coroutine on the caller's event loop, remember the exception a
-//! call raised.
+//! run it in the caller's `contextvars` context, run a coroutine on the
+//! caller's event loop, remember the exception a call raised.
 
 use crossbeam_channel::{Receiver, Sender};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -195,10 +196,65 @@ impl Drop for EngineThread {
     }
 }
 
-/// Where a wait's Python calls run: its event loop (for coroutine probes
-/// and callbacks) and the last exception a call raised.
-#[derive(Default)]
+/// The `contextvars` context of the call that started a wait, copied
+/// then. Every Python call made for the wait (probe, host tool, progress
+/// and completion callback) runs in a fresh copy of it: it sees what the
+/// caller had set (a framework's request, a tracing span), and what it
+/// sets stays its own. Fresh, because a context runs on one thread at a
+/// time and an abandoned probe call may still run when the next begins.
+pub struct CallerContext(Py<PyAny>);
+
+impl CallerContext {
+    /// `contextvars.copy_context()`, taken on the caller's thread.
+    pub fn capture(py: Python<'_>) -> PyResult<Self> {
+        static COPY_CONTEXT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let copy_context = COPY_CONTEXT.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("contextvars")?.getattr("copy_context")?.unbind())
+        })?;
+        Ok(Self(copy_context.bind(py).call0()?.unbind()))
+    }
+
+    /// A copy for one call.
+    pub fn fresh<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.0.bind(py).call_method0(intern!(py, "copy"))
+    }
+
+    /// Calls `f(*args)` in a fresh copy.
+    pub fn run<'py>(
+        &self,
+        py: Python<'py>,
+        f: &Bound<'py, PyAny>,
+        args: Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        run_in(&self.fresh(py)?, f, args)
+    }
+}
+
+/// `context.run(f, *args)`.
+fn run_in<'py>(
+    context: &Bound<'py, PyAny>,
+    f: &Bound<'py, PyAny>,
+    args: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    context.call_method1(intern!(context.py(), "run"), prepend(f, args)?)
+}
+
+/// `(first, *rest)`.
+pub fn prepend<'py>(
+    first: &Bound<'py, PyAny>,
+    rest: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let mut items = Vec::with_capacity(rest.len() + 1);
+    items.push(first.clone());
+    items.extend(rest);
+    PyTuple::new(first.py(), items)
+}
+
+/// Where a wait's Python calls run: the caller's context, its event loop
+/// (for coroutine probes and callbacks), and the last exception a call
+/// raised.
 pub struct Calls {
+    pub context: CallerContext,
     /// The caller's asyncio loop; `None` for blocking waits.
     pub event_loop: Option<Py<PyAny>>,
     /// The last exception a probe or tool call raised, for `__cause__`.
@@ -206,9 +262,20 @@ pub struct Calls {
 }
 
 impl Calls {
-    /// Calls `f(*args)`; a returned awaitable runs to its end on the event
-    /// loop while this thread waits detached, and is cancelled if `cancel`
-    /// fires first. An exception becomes a probe error and is kept.
+    /// The calls of a wait started now, on this thread, by a caller on
+    /// `event_loop` (`None`: a blocking caller).
+    pub fn of_caller(py: Python<'_>, event_loop: Option<Py<PyAny>>) -> PyResult<Self> {
+        Ok(Self {
+            context: CallerContext::capture(py)?,
+            event_loop,
+            last_exception: Mutex::new(None),
+        })
+    }
+
+    /// Calls `f(*args)` in the caller's context; a returned awaitable runs
+    /// to its end on the event loop, in that context too, while this
+    /// thread waits detached, and is cancelled if `cancel` fires first.
+    /// An exception becomes a probe error and is kept.
     pub fn call<'py>(
         &self,
         py: Python<'py>,
@@ -216,7 +283,8 @@ impl Calls {
         args: Bound<'py, PyTuple>,
         cancel: &CancelToken,
     ) -> Result<Bound<'py, PyAny>, ProbeError> {
-        let value = f.call1(args).map_err(|e| self.failed(py, e))?;
+        let context = self.context.fresh(py).map_err(|e| self.failed(py, e))?;
+        let value = run_in(&context, f, args).map_err(|e| self.failed(py, e))?;
         if is_plain(&value) || !value.hasattr("__await__").unwrap_or(false) {
             return Ok(value);
         }
@@ -226,18 +294,22 @@ impl Calls {
                 "the probe returned an awaitable; async probes need wait_async or call_tool_async",
             ));
         };
-        self.await_on(py, event_loop.bind(py), value, cancel)
+        self.await_on(py, event_loop.bind(py), &context, value, cancel)
     }
 
+    /// Runs `awaitable` on `event_loop` as a task of `context` (the task
+    /// is made by a callback scheduled from within it, and a task copies
+    /// the context it is made in: so on every Python version).
     fn await_on<'py>(
         &self,
         py: Python<'py>,
         event_loop: &Bound<'py, PyAny>,
+        context: &Bound<'py, PyAny>,
         awaitable: Bound<'py, PyAny>,
         cancel: &CancelToken,
     ) -> Result<Bound<'py, PyAny>, ProbeError> {
         let future = submit(py)
-            .and_then(|submit| submit.call1((awaitable, event_loop)))
+            .and_then(|submit| run_in(context, submit, (awaitable, event_loop).into_pyobject(py)?))
             .map_err(|e| self.failed(py, e))?;
         let (tx, rx) = crossbeam_channel::bounded(1);
         future

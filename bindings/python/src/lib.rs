@@ -91,10 +91,7 @@ fn start(
 ) -> PyResult<NativeHandle> {
     let value = json_input(py, spec, "invalid_spec")?;
     let spec = Spec::from_value(&value).map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
-    let calls: SharedCalls = Arc::new(Calls {
-        event_loop: event_loop.as_ref().map(|l| l.clone_ref(py)),
-        ..Calls::default()
-    });
+    let calls: SharedCalls = Arc::new(Calls::of_caller(py, event_loop)?);
     let probe = probe.map(|func| {
         Box::new(probe::PyProbe {
             func,
@@ -106,7 +103,6 @@ fn start(
     let callbacks = Callbacks {
         on_progress,
         on_done,
-        event_loop,
     };
     handle::start(
         py,
@@ -137,10 +133,7 @@ fn call_tool(
     grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeHandle> {
     let args = json_input(py, arguments, "invalid_arguments")?;
-    let calls: SharedCalls = Arc::new(Calls {
-        event_loop: event_loop.as_ref().map(|l| l.clone_ref(py)),
-        ..Calls::default()
-    });
+    let calls: SharedCalls = Arc::new(Calls::of_caller(py, event_loop)?);
     let host = Host {
         tools: tools.map(|func| {
             Arc::new(probe::PyTools {
@@ -157,7 +150,6 @@ fn call_tool(
     let callbacks = Callbacks {
         on_progress,
         on_done,
-        event_loop,
     };
     handle::start(
         py,

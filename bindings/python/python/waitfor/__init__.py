@@ -24,6 +24,10 @@ the spec's built-in one runs (``{"probe": {"command": {"argv": [...]}}}``
 or ``{"probe": {"file": {"path": ...}}}``), reaching only what the host
 grants with ``grants=``:class:`Grants` (nothing by default; see SECURITY.md).
 
+Probes, ``tools`` and progress callbacks run in a fresh copy of the
+``contextvars`` context of the call that started the wait, so a server
+framework's request state (FastMCP's ``get_context()``) is there.
+
 Every tool profile (``aura/wait_for``, ...) is there for MCP servers:
 :func:`tool_definitions` to register, :func:`call_tool` to answer.
 """
@@ -293,7 +297,8 @@ def start(
 ) -> WaitHandle:
     """Starts a wait and returns at once; see :func:`wait` for the arguments.
 
-    ``on_progress`` is called on an engine thread. ``async def`` probes
+    ``on_progress`` is called on an engine thread (in the caller's
+    context, as the probe is). ``async def`` probes
     need :func:`wait_async`.
     """
     _refuse_async(probe, "probe", "wait_async")

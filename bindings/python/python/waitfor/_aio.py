@@ -17,7 +17,9 @@ def submit(
     awaitable: Awaitable[Any], loop: asyncio.AbstractEventLoop
 ) -> concurrent.futures.Future[Any]:
     """Runs ``awaitable`` on ``loop`` from another thread (the engine's
-    worker calling an ``async def`` probe)."""
+    worker calling an ``async def`` probe), in the current context: the
+    scheduled callback runs in a copy of it and the task it makes copies
+    that (the engine calls this inside the caller's context)."""
     coro = awaitable if asyncio.iscoroutine(awaitable) else _await(awaitable)
     return asyncio.run_coroutine_threadsafe(coro, loop)
 
