@@ -56,16 +56,10 @@ fn round_trip(cursor: JsonlCursor) {
 }
 
 fn built(u: &mut Unstructured) -> Result<()> {
-    let token = if u.arbitrary()? {
-        ResumeToken::File {
-            dev: u.arbitrary()?,
-            ino: u.arbitrary()?,
-            offset: u.arbitrary()?,
-        }
-    } else {
-        ResumeToken::Lines {
-            lines: u.arbitrary()?,
-        }
+    // A file token is sealed by the process key (its position is opaque),
+    // so only its text form (door 0) can be fuzzed; a lines token is built.
+    let token = ResumeToken::Lines {
+        lines: u.arbitrary()?,
     };
     let text = token.encode();
     assert!(text.is_ascii() && !text.contains(char::is_whitespace));
@@ -73,9 +67,8 @@ fn built(u: &mut Unstructured) -> Result<()> {
     round_trip(JsonlCursor {
         offset: u.arbitrary()?,
         line: u.arbitrary()?,
-        dev: u.arbitrary()?,
-        ino: u.arbitrary()?,
-        hash: u.arbitrary()?,
+        file: u.arbitrary()?,
+        tag: u.arbitrary()?,
     });
     Ok(())
 }
