@@ -512,7 +512,7 @@ impl Scan<'_> {
             };
             let start = self.pos;
             self.pos += newline + 1;
-            self.line += 1;
+            self.line = self.line.saturating_add(1);
             let cursor = self.cursor();
             let text = &rest[..newline];
             let text = text.strip_suffix(b"\r").unwrap_or(text);
@@ -560,7 +560,7 @@ impl Scan<'_> {
             tail.drain(..tail.len().saturating_sub(WINDOW));
             end += n as u64;
         }
-        self.line += 1;
+        self.line = self.line.saturating_add(1);
         self.out.malformed.push(Malformed {
             line: self.line,
             offset: start,

@@ -249,12 +249,12 @@ fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
 
 /// The top row tmux's `capture-pane -S start` picks, as an absolute row.
 fn capture_top(start: Option<i64>, facts: &Facts) -> u64 {
-    let hs = facts.history_size as i64;
-    let last = hs + i64::from(facts.pane_height.max(1)) - 1;
+    // Saturating: the numbers come from tmux's output, whatever it says.
+    let hs = i64::try_from(facts.history_size).unwrap_or(i64::MAX);
+    let last = hs.saturating_add(i64::from(facts.pane_height.max(1)) - 1);
     let top = match start {
         None => 0,
-        Some(n) if n < 0 && -n > hs => 0,
-        Some(n) => hs + n,
+        Some(n) => hs.saturating_add(n),
     };
     top.min(last).max(0) as u64
 }
@@ -522,5 +522,9 @@ mod tests {
         assert_eq!(capture_top(Some(-3), &f), 7);
         assert_eq!(capture_top(Some(2), &f), 12);
         assert_eq!(capture_top(Some(99), &f), 14);
+        // Whatever numbers tmux prints, the sum saturates instead of panicking.
+        let huge = facts(u64::MAX, 5);
+        assert_eq!(capture_top(Some(i64::MAX), &huge), i64::MAX as u64);
+        assert_eq!(capture_top(Some(i64::MIN), &huge), 0);
     }
 }
