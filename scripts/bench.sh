@@ -4,7 +4,8 @@
 #
 # The Rust benchmarks always run. The Python, Node and tmux-pane ones need
 # their packages built: they run when `make test` (or the per-language test
-# script) has built them, and are listed as skipped otherwise.
+# script) has built them, and are listed as skipped otherwise;
+# `BENCH_RUST_ONLY=1` skips them on purpose.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -40,16 +41,19 @@ section "Engine" "cargo run --release -p waitfor-bench --bin engine"
 section "C ABI" "cargo run --release -p waitfor-ffi-bench"
 verbatim "$CARGO_TARGET_DIR/release/waitfor-ffi-bench"
 
+skip_others() { [ "${BENCH_RUST_ONLY:-0}" = 1 ] && echo "skipped: BENCH_RUST_ONLY=1" >>"$tmp"; }
 venv="$CARGO_TARGET_DIR/python/venv"
 section "Python" "python bench/python/bench.py (in the venv of scripts/test-python.sh)"
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import waitfor' 2>/dev/null; then
+if skip_others; then :
+elif [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import waitfor' 2>/dev/null; then
   verbatim "$venv/bin/python" bench/python/bench.py
 else
   echo "skipped: run scripts/test-python.sh first" >>"$tmp"
 fi
 
 section "Node" "cd bench/node && npm install && node probe-cost.mjs && node concurrent.mjs"
-if ls bindings/node/*.node >/dev/null 2>&1; then
+if skip_others; then :
+elif ls bindings/node/*.node >/dev/null 2>&1; then
   (cd bench/node && npm install --no-audit --no-fund --loglevel=error >/dev/null)
   verbatim bash -c 'cd bench/node && node probe-cost.mjs && node --expose-gc concurrent.mjs'
 else
@@ -57,7 +61,7 @@ else
 fi
 
 section "tmux panes" "ROUNDS=20 bash bench/pane/run.sh"
-verbatim env ROUNDS=20 bash bench/pane/run.sh
+skip_others || verbatim env ROUNDS=20 bash bench/pane/run.sh
 
 mv "$tmp" "$out"
 trap - EXIT
