@@ -7,7 +7,6 @@ pub struct FnProbe<F> {
     call: F,
     mode: ProbeMode,
     name: String,
-    blocking: bool,
 }
 
 /// Makes a snapshot probe from a closure.
@@ -25,7 +24,6 @@ where
         call,
         mode: ProbeMode::Snapshot,
         name: "callback".to_string(),
-        blocking: false,
     }
 }
 
@@ -42,16 +40,15 @@ impl<F> FnProbe<F> {
         self
     }
 
-    /// The same probe, declared able to block (see [`Probe::may_block`]):
-    /// its calls always run on worker threads.
+    /// The same probe: every call runs on a worker thread already (see
+    /// [`Probe::may_block`]). Kept so that code written against earlier
+    /// versions builds.
     ///
     /// ```
-    /// use waitfor::{probe_fn, Observation, Probe};
+    /// use waitfor::{probe_fn, Observation};
     /// let probe = probe_fn(|_| Ok(Observation::text(""))).blocking();
-    /// assert!(probe.may_block());
     /// ```
-    pub fn blocking(mut self) -> Self {
-        self.blocking = true;
+    pub fn blocking(self) -> Self {
         self
     }
 }
@@ -70,9 +67,5 @@ where
 
     fn name(&self) -> &str {
         &self.name
-    }
-
-    fn may_block(&self) -> bool {
-        self.blocking
     }
 }

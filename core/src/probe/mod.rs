@@ -181,12 +181,8 @@ pub trait Probe: Send + 'static {
         "callback"
     }
 
-    /// Whether a call may block on something besides its own quick work: a
-    /// process, a socket, an interpreter lock (default false). The engine
-    /// makes the calls of a probe that cannot block, once they have proved
-    /// quick, on its scheduler thread, saving two thread hand-offs per
-    /// sample; a watchdog still keeps every other wait on time should such
-    /// a call hang. Say true to keep every call on a worker thread.
+    /// Ignored: every call runs on a worker thread, whether or not it may
+    /// block. Kept so that probes written against earlier versions build.
     fn may_block(&self) -> bool {
         false
     }
