@@ -119,10 +119,8 @@ typedef struct waitfor_probe_ctx waitfor_probe_ctx;
 /**
  * Takes one observation for a wait.
  *
- * Called on a library thread (the engine's scheduler thread once the
- * probe's calls have proved quick, else a worker; a watchdog keeps other
- * waits on time if a call there hangs), one call at a time per wait, never
- * after the wait has returned, and never under an internal lock. `ctx` is
+ * Called on one of the engine's worker threads, one call at a time per
+ * wait, never after the wait has returned, and never under an internal lock. `ctx` is
  * borrowed for the call only. Fill `out` with the `waitfor_observation_set_*`
  * writers (they copy; the callback keeps ownership of its own buffers) and
  * return 0; any other return value, or a call of

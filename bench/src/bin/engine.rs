@@ -302,7 +302,7 @@ fn ten_thousand_waits() {
         peer_rss as f64 / ours_rss.max(1) as f64,
     );
     row(
-        "10k waits at 100 ms: engine threads (scheduler, watchdog, delivery, workers)",
+        "10k waits at 100 ms: engine threads (scheduler, delivery, workers)",
         engine_threads.to_string(),
         "<= 8",
         &format!("thread per wait: {peer_thr}"),

@@ -48,16 +48,6 @@ impl Probe for PyProbe {
     fn name(&self) -> &str {
         "python"
     }
-
-    /// A call takes the interpreter lock, which is free at once while the
-    /// host waits (and usually in an idle asyncio loop): such calls run on
-    /// the engine's scheduler thread, saving two thread hand-offs. When a
-    /// busy interpreter keeps the lock, the call stalls, the engine's
-    /// watchdog hands the scheduler to a new thread and the calls go to
-    /// workers for a while: the default, said here for the reader.
-    fn may_block(&self) -> bool {
-        false
-    }
 }
 
 /// A Python callable `tools(name, arguments)` (plain or `async def`) as

@@ -24,13 +24,11 @@ const ANSWER_WAIT: Duration = Duration::from_millis(1);
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
-        let started = Instant::now();
         let result = self.call();
         let done = Msg::ProbeDone {
             id: self.id,
             call: self.call.sample,
             result,
-            took: Some(started.elapsed()),
         };
         // Let go of the probe before answering: a wait this answer ends
         // closes its probe before the host hears, which it cannot while a
@@ -41,11 +39,9 @@ impl ProbeJob {
         // instead of one per answer.
         inbox.push_unless_awake_by(done, Instant::now() + ANSWER_WAIT);
     }
-}
 
-impl ProbeJob {
     /// Calls the probe, turning a panic into a probe error.
-    pub fn call(&self) -> Result<Observation, ProbeError> {
+    fn call(&self) -> Result<Observation, ProbeError> {
         let mut calling = self.cell.probe.lock();
         let Calling { probe, ctx } = &mut *calling;
         // The wait ended while this call was queued: no call after its result.

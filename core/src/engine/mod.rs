@@ -4,12 +4,10 @@ mod begun;
 mod call;
 mod compile;
 mod handle;
-mod leader;
 mod queue;
 mod reply;
 mod scheduler;
 mod timers;
-mod watchdog;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle, Waker};
@@ -28,7 +26,7 @@ use crate::spec::{ProbeSpec, Spec, ViewKind};
 use crate::sync::Mutex;
 use handle::{Calling, DeferredCell, ProbeCell, ProbeHolder, Slot};
 use queue::Queue;
-use scheduler::{Active, Msg, Pace};
+use scheduler::{Active, Msg, Scheduler};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -143,7 +141,11 @@ impl Engine {
     pub(crate) fn with_worker_cap(cap: usize) -> Self {
         let tx = Arc::new(Queue::new());
         let epoch = Instant::now();
-        leader::start(tx.clone(), epoch, cap);
+        let scheduler = Scheduler::new(tx.clone(), epoch, cap);
+        std::thread::Builder::new()
+            .name("waitfor-scheduler".into())
+            .spawn(move || scheduler.run())
+            .expect("cannot start the waitfor scheduler thread");
         Self {
             tx,
             epoch,
@@ -185,12 +187,11 @@ impl Engine {
         };
         let mut probe = probe;
         let (mode, name) = (probe.mode(), probe.name().to_string());
-        let pace = Pace::of(probe.may_block());
         self.launch(
             started,
             spec,
             options,
-            (mode, &name, pace),
+            (mode, &name),
             |slot, control, ctx| {
                 probe.watch(control.waker());
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
@@ -228,13 +229,9 @@ impl Engine {
         }
         let (mode, name) = (probe.mode(), probe.name().to_string());
         let probe: Box<dyn AsyncProbe> = Box::new(probe);
-        self.launch(
-            started,
-            spec,
-            options,
-            (mode, &name, Pace::of(true)),
-            |slot, _, _| ProbeHolder::Deferred(DeferredCell { probe, slot }),
-        )
+        self.launch(started, spec, options, (mode, &name), |slot, _, _| {
+            ProbeHolder::Deferred(DeferredCell { probe, slot })
+        })
     }
 
     /// Tells `hook` each time the scheduler has begun calls of async
@@ -252,7 +249,7 @@ impl Engine {
         started: Duration,
         spec: Spec,
         options: WaitOptions,
-        (mode, probe_name, pace): (ProbeMode, &str, Pace),
+        (mode, probe_name): (ProbeMode, &str),
         hold: impl FnOnce(Arc<Slot>, &WaitControl, ProbeContext) -> ProbeHolder,
     ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, started)?;
@@ -290,7 +287,6 @@ impl Engine {
             call_cancel,
             call: 0,
             timer_seq: 0,
-            pace,
         };
         self.tx
             .push(Msg::Start(control.id, Box::new(active), Box::new(spec)));
@@ -397,18 +393,13 @@ mod tests {
             .max_wait(max_wait)
     }
 
-    /// A probe that says "not yet" and counts its calls; its calls run
-    /// on workers.
+    /// A probe that says "not yet" and counts its calls.
     struct Counted(Arc<AtomicU64>);
 
     impl Probe for Counted {
         fn sample(&mut self, _ctx: &ProbeContext) -> Result<Observation, ProbeError> {
             self.0.fetch_add(1, Ordering::SeqCst);
             Ok(Observation::text("not yet"))
-        }
-
-        fn may_block(&self) -> bool {
-            true
         }
     }
 

@@ -35,7 +35,6 @@ impl Target {
             id: self.id,
             call: self.call,
             result: answer,
-            took: None,
         }
     }
 }

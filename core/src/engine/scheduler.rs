@@ -1,7 +1,7 @@
 //! The scheduler: keeps every wait's next sample and deadline, decides
-//! each probe call (made on its own thread when quick, else on workers),
-//! and hands results to the delivery threads (or delivers them itself to
-//! hosts whose callbacks are quick).
+//! each probe call and hands it to the workers, and hands results to the
+//! delivery threads (or delivers them itself to hosts whose callbacks are
+//! quick). Host probe calls never run on its thread.
 
 use super::begun::BegunHooks;
 use super::call::{panic_message, panicked, ProbeJob};
@@ -10,7 +10,6 @@ use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::reply::Reply;
 use super::timers::{Due, Timers};
-use super::watchdog::STALL;
 use super::workers::{Delivery, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
@@ -49,22 +48,6 @@ pub(crate) struct Active {
     pub call: u64,
     /// Sequence number of the valid sample timer.
     pub timer_seq: u64,
-    /// Whether the scheduler makes this wait's calls itself.
-    pub pace: Pace,
-}
-
-/// Where a wait's blocking probe calls run: on the scheduler thread once
-/// a call proved quick (see [`super::watchdog`]), on workers otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Pace {
-    /// The next call runs on the scheduler thread.
-    pub inline: bool,
-    /// The probe may block: its calls always run on workers.
-    blocking: bool,
-    /// Calls that ran past the watchdog's stall bound (capped).
-    stalls: u32,
-    /// Quick calls in a row.
-    quick_streak: u32,
 }
 
 /// Messages one turn handles at most; the rest wait for the next turn.
@@ -73,42 +56,6 @@ const MESSAGES_PER_TURN: usize = 1024;
 /// Calls or deliveries decided in one turn past this many are handed out
 /// before the turn ends.
 const HAND_OUT_CHUNK: usize = 128;
-
-/// A call quicker than this lets the next one run on the scheduler thread.
-const QUICK_CALL: Duration = Duration::from_micros(100);
-/// No call runs on the scheduler thread for this long after a take-over,
-/// doubled for each take-over in a row (up to 64 times).
-const INLINE_PAUSE: Duration = Duration::from_millis(50);
-/// Take-overs less than this apart (after the pause) count as in a row.
-const TAKE_OVER_MEMORY: Duration = Duration::from_secs(10);
-
-impl Pace {
-    /// The pace of a new wait's probe: its first call is timed on a worker.
-    pub fn of(may_block: bool) -> Self {
-        Self {
-            inline: false,
-            blocking: may_block,
-            stalls: 0,
-            quick_streak: 0,
-        }
-    }
-
-    /// Takes in how long a call took. After a call that stalled, the
-    /// probe proves itself again on workers, for twice as many calls as
-    /// the last time: a probe that hangs now and then costs few
-    /// hand-overs of the scheduler.
-    fn record(&mut self, took: Duration) {
-        if took >= STALL {
-            self.stalls = (self.stalls + 1).min(16);
-        }
-        self.quick_streak = if took < QUICK_CALL {
-            self.quick_streak.saturating_add(1)
-        } else {
-            0
-        };
-        self.inline = !self.blocking && self.quick_streak >= 1 << self.stalls;
-    }
-}
 
 pub(crate) enum Msg {
     /// A new wait, and its spec to compile.
@@ -122,8 +69,6 @@ pub(crate) enum Msg {
         id: u64,
         call: u64,
         result: Answer,
-        /// How long a blocking call took (none for an async probe).
-        took: Option<Duration>,
     },
     Cancel(u64),
     Wake(u64),
@@ -149,26 +94,14 @@ pub(crate) struct Scheduler {
     /// Compiles and probe calls decided during this turn of the loop,
     /// handed to the workers together at its end.
     calls: Vec<Task>,
-    /// Calls of quick probes this turn, made on the scheduler thread.
-    inline: VecDeque<ProbeJob>,
-    /// Whether calls may run on the scheduler thread (a watchdog runs).
-    inline_ok: bool,
-    /// Whether they may this turn (`inline_ok`, and no pause after a
-    /// take-over): decided once a turn.
-    inline_now: bool,
-    /// After a take-over, no call runs on this thread until then.
-    inline_paused_until: Option<Instant>,
-    /// Take-overs in a row (each less than a memory apart), capped.
-    take_overs: u32,
     starvation: StarvationWatch,
     /// Hosts of async probes told once their calls of a turn are begun.
     begun: BegunHooks,
 }
 
 impl Scheduler {
-    /// A scheduler; `inline_ok` when a watchdog guards calls made on the
-    /// scheduler thread.
-    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, inline_ok: bool, worker_cap: usize) -> Self {
+    /// A scheduler whose probe calls run on at most `worker_cap` workers.
+    pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, worker_cap: usize) -> Self {
         Self {
             epoch,
             waits: HashMap::default(),
@@ -180,11 +113,6 @@ impl Scheduler {
             inbox,
             delivery: Delivery::new(),
             calls: Vec::new(),
-            inline: VecDeque::new(),
-            inline_ok,
-            inline_now: inline_ok,
-            inline_paused_until: None,
-            take_overs: 0,
             starvation: StarvationWatch::default(),
             begun: BegunHooks::default(),
         }
@@ -196,16 +124,12 @@ impl Scheduler {
 
     /// One turn's first half: sleeps until a message or the next timer,
     /// takes in every message waiting, and fires due timers.
-    pub fn gather(&mut self) {
+    fn gather(&mut self) {
         let mut wake_at = self.timers.next();
         if self.workers.queued() > 0 {
             let check = self.now() + STARVATION_WINDOW;
             wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
-        self.inline_now = self.inline_ok
-            && self
-                .inline_paused_until
-                .is_none_or(|until| Instant::now() >= until);
         // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
             // No instant that far ahead (a limit of centuries): sleep
@@ -245,7 +169,7 @@ impl Scheduler {
 
     /// One turn's second half: hands out the calls and deliveries the
     /// turn decided, and looks after the worker pool and the timers.
-    pub fn flush(&mut self) {
+    fn flush(&mut self) {
         self.workers.submit_all(&mut self.calls);
         self.delivery.submit_all();
         self.begun.tell(1);
@@ -254,51 +178,14 @@ impl Scheduler {
         self.compact_timers();
     }
 
-    /// The next call this thread makes itself, if any.
-    pub fn next_inline(&mut self) -> Option<ProbeJob> {
-        self.inline.pop_front()
-    }
-
-    /// A new thread took the scheduler from one stuck in a call: the calls
-    /// that thread did not get to go to workers, and no call runs on the
-    /// scheduler thread for a while, longer after each take-over in a
-    /// row. So probes that stall now and then (one waiting for a busy
-    /// interpreter lock) cannot pile up stuck threads.
-    pub fn after_take_over(&mut self) {
-        self.hand_inline_to_workers();
-        let now = Instant::now();
-        let recent = self
-            .inline_paused_until
-            .is_some_and(|until| now < until + TAKE_OVER_MEMORY);
-        self.take_overs = if recent {
-            (self.take_overs + 1).min(6)
-        } else {
-            0
-        };
-        self.inline_paused_until = Some(now + INLINE_PAUSE * (1 << self.take_overs));
-    }
-
-    /// Puts back a call taken with [`Scheduler::next_inline`].
-    pub fn defer_inline(&mut self, job: ProbeJob) {
-        self.inline.push_front(job);
-    }
-
-    /// The calls left for this thread go to workers instead (after a
-    /// take-over, or past a turn's time budget).
-    pub fn hand_inline_to_workers(&mut self) {
-        self.calls.extend(self.inline.drain(..).map(Task::Call));
-    }
-
-    /// Takes in the answer of a call this thread made itself, which ended
-    /// at `ended`.
-    pub fn answer(&mut self, id: u64, call: u64, result: Answer, took: Duration, ended: Instant) {
-        let msg = Msg::ProbeDone {
-            id,
-            call,
-            result,
-            took: Some(took),
-        };
-        self.handle(msg, ended.saturating_duration_since(self.epoch));
+    /// Runs the scheduler on the calling thread, for ever: each turn
+    /// gathers messages and due timers, decides, and hands calls to the
+    /// workers and results to delivery.
+    pub fn run(mut self) -> ! {
+        loop {
+            self.gather();
+            self.flush();
+        }
     }
 
     /// Handles `msg` at `now` (time since the epoch).
@@ -315,7 +202,7 @@ impl Scheduler {
     }
 
     /// Runs `work` on wait `id`'s behalf. A panic in it (in the wait's
-    /// machine, or in host code its probe runs on this thread) ends that
+    /// machine, or in an async probe's `begin`) ends that
     /// wait with outcome `error`, and the scheduler goes on with the rest.
     fn for_wait(&mut self, id: u64, work: impl FnOnce(&mut Self)) {
         let Err(panic) = catch_unwind(AssertUnwindSafe(|| work(self))) else {
@@ -350,16 +237,8 @@ impl Scheduler {
                 });
                 self.apply(id, step);
             }
-            Msg::ProbeDone {
-                id,
-                call,
-                result,
-                took,
-            } => {
+            Msg::ProbeDone { id, call, result } => {
                 let step = self.waits.get_mut(&id).and_then(|a| {
-                    if let Some(took) = took {
-                        a.pace.record(took);
-                    }
                     (a.call == call && a.machine.is_probing())
                         .then(|| a.machine.on_probe(now, result))
                 });
@@ -469,11 +348,7 @@ impl Scheduler {
                     cell: cell.clone(),
                     call,
                 };
-                if active.pace.inline && self.inline_now {
-                    self.inline.push_back(job);
-                } else {
-                    self.calls.push(Task::Call(job));
-                }
+                self.calls.push(Task::Call(job));
             }
             ProbeHolder::Deferred(cell) => {
                 let ctx = ProbeContext {

@@ -7,7 +7,6 @@ pub struct FnProbe<F> {
     call: F,
     mode: ProbeMode,
     name: String,
-    blocking: bool,
 }
 
 /// Makes a snapshot probe from a closure.
@@ -25,7 +24,6 @@ where
         call,
         mode: ProbeMode::Snapshot,
         name: "callback".to_string(),
-        blocking: false,
     }
 }
 
@@ -39,19 +37,6 @@ impl<F> FnProbe<F> {
     /// The same probe under another name (the `probe_tool` span attribute).
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
-        self
-    }
-
-    /// The same probe, declared able to block (see [`Probe::may_block`]):
-    /// its calls always run on worker threads.
-    ///
-    /// ```
-    /// use waitfor::{probe_fn, Observation, Probe};
-    /// let probe = probe_fn(|_| Ok(Observation::text(""))).blocking();
-    /// assert!(probe.may_block());
-    /// ```
-    pub fn blocking(mut self) -> Self {
-        self.blocking = true;
         self
     }
 }
@@ -70,9 +55,5 @@ where
 
     fn name(&self) -> &str {
         &self.name
-    }
-
-    fn may_block(&self) -> bool {
-        self.blocking
     }
 }

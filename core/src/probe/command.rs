@@ -68,9 +68,4 @@ impl Probe for CommandProbe {
     fn name(&self) -> &str {
         self.argv.first().map_or("command", String::as_str)
     }
-
-    /// Runs a process per call.
-    fn may_block(&self) -> bool {
-        true
-    }
 }

@@ -181,16 +181,6 @@ pub trait Probe: Send + 'static {
         "callback"
     }
 
-    /// Whether a call may block on something besides its own quick work: a
-    /// process, a socket, an interpreter lock (default false). The engine
-    /// makes the calls of a probe that cannot block, once they have proved
-    /// quick, on its scheduler thread, saving two thread hand-offs per
-    /// sample; a watchdog still keeps every other wait on time should such
-    /// a call hang. Say true to keep every call on a worker thread.
-    fn may_block(&self) -> bool {
-        false
-    }
-
     /// Receives the wait's [`Waker`] before the first call. A probe with a
     /// push source (a file watch, a tmux control client) keeps it and
     /// calls [`Waker::wake`] when something changed, so the next sample is

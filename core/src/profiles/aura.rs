@@ -274,9 +274,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         let text = tools.call_tool(&probe_tool, &tool_args, ctx)?;
         Ok::<_, ProbeError>(Observation::text(text))
     })
-    .named(tool.clone())
-    // Host tools run anything: keep them off the scheduler thread.
-    .blocking();
+    .named(tool.clone());
     Ok(Prepared {
         spec,
         probe: Box::new(probe),

@@ -581,11 +581,6 @@ impl Probe for PaneProbe {
         "tmux"
     }
 
-    /// Runs `tmux` per call.
-    fn may_block(&self) -> bool {
-        true
-    }
-
     fn watch(&mut self, waker: Waker) {
         self.waker = Some(waker);
     }

@@ -36,7 +36,6 @@ pub struct HostProbe {
     pub behaviour: Behaviour,
     pub calls: Arc<AtomicU64>,
     pub gate: Arc<Gate>,
-    pub may_block: bool,
 }
 
 impl Probe for HostProbe {
@@ -66,9 +65,5 @@ impl Probe for HostProbe {
             Behaviour::Panic => panic!("{PANIC_MESSAGE}"),
             Behaviour::Oversized => Ok(Observation::text("x".repeat(ctx.output_cap + 1))),
         }
-    }
-
-    fn may_block(&self) -> bool {
-        self.may_block
     }
 }

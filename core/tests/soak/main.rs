@@ -123,7 +123,6 @@ struct Plan {
     kind: Kind,
     max_wait: Duration,
     interval: Duration,
-    may_block: bool,
     cancel_at: Option<Duration>,
     wakes: Vec<Duration>,
     /// Seeds the file churn, the tmux kill time.
@@ -155,7 +154,6 @@ fn plan(rng: &mut Rng, waits: usize) -> Vec<Plan> {
                 kind,
                 max_wait,
                 interval: rng.millis(10, 50),
-                may_block: rng.chance(50),
                 cancel_at,
                 wakes,
                 seed: rng.next(),
@@ -220,7 +218,6 @@ fn start(
                 behaviour,
                 calls: counter,
                 gate: gate.clone(),
-                may_block: plan.may_block,
             };
             let mut spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
                 .interval(plan.interval)
