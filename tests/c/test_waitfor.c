@@ -399,7 +399,7 @@ static void test_host_tools(void) {
 
     /* A tool's error is the wait's runtime error, with its message. */
     memset(&st, 0, sizeof st);
-    const char *broken = "{\"probe\": {\"tool\": \"broken\"}, \"until\": {\"matches\": \"x\"},"
+    const char *broken = "{\"probe\": {\"tool\": \"broken\", \"args\": {}}, \"until\": {\"matches\": \"x\"},"
                          " \"poll_sec\": 1, \"max_wait_sec\": 30}";
     CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), broken, strlen(broken), NULL, 0, &tools,
                                       &out, &error) == WAITFOR_ERR_RUNTIME);
