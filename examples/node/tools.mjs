@@ -5,8 +5,8 @@
 // the agent's mistake (an `isError` result), anything else a server fault.
 
 import { execFile } from 'node:child_process'
-import { callTool, profiles, recordSendKeys, WaitforError } from 'waitfor'
-import { waitFor, readEvents, eventsEndCursor, eventMatcher, parseDuration, WAIT_STATES } from 'waitfor/ax'
+import { callTool, profiles, recordSendKeys, WaitforError } from 'libwaitfor'
+import { waitFor, readEvents, eventsEndCursor, eventMatcher, parseDuration, WAIT_STATES } from 'libwaitfor/ax'
 
 /** Longest run_command and send_keys may take, in milliseconds. */
 const COMMAND_CEILING_MS = 60_000

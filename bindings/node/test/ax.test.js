@@ -1,11 +1,11 @@
 'use strict'
-// The Ouro-named exports of `waitfor/ax`, against the seed's descriptions
+// The Ouro-named exports of `libwaitfor/ax`, against the seed's descriptions
 // (shared/seeds/ouro-ax-wait.md).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const ax = require('waitfor/ax')
+const ax = require('libwaitfor/ax')
 const { tempDir } = require('./helpers.js')
 
 const since = '2026-01-01T00:00:00.000Z'
@@ -171,5 +171,5 @@ test('readEvents, eventsEndCursor and eventMatcher over a real JSON Lines log', 
 })
 
 test('the engine wait and the envelope wait live in different entry points', () => {
-  assert.notEqual(require('waitfor').wait, ax.wait)
+  assert.notEqual(require('libwaitfor').wait, ax.wait)
 })
