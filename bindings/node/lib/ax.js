@@ -20,7 +20,7 @@
  * @module
  */
 
-const binding = require('../index.js')
+const binding = require('./native.js')
 const { WaitforError, native } = require('./errors.js')
 
 const constants = binding.ouroConstants()

@@ -17,7 +17,7 @@
  * @module
  */
 
-const binding = require('../index.js')
+const binding = require('./native.js')
 const { WaitforError, native, toJson } = require('./errors.js')
 const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')
 
