@@ -84,7 +84,7 @@ npm pack --silent --pack-destination "$out" "$work/npm/main" >/dev/null
 
 step "artefacts in $out"
 # Each artefact's size, and the size of the stripped native library in it.
-printf '%-64s %9s %9s\n' artefact size library
+printf '%-78s %7s %8s\n' artefact size library
 for f in "$out"/*; do
   case "$f" in
     *.whl) lib="$(python -c 'import sys, zipfile
@@ -92,6 +92,6 @@ print(*(i.file_size for i in zipfile.ZipFile(sys.argv[1]).infolist() if i.filena
     *.tgz) lib="$(tar -tvzf "$f" | awk '/\.node$/ { print $3 }')" ;;
     *) lib="" ;;
   esac
-  printf '%-64s %9s %9s\n' "$(basename "$f")" "$(numfmt --to=iec --suffix=B "$(stat -c %s "$f")")" \
-    "${lib:+$(numfmt --to=iec --suffix=B "$lib")}"
+  printf '%-78s %7s %8s\n' "$(basename "$f")" "$(numfmt --to=iec-i --suffix=B "$(stat -c %s "$f")")" \
+    "${lib:+$(numfmt --to=iec-i --suffix=B "$lib")}"
 done
