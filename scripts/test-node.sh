@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the npm package `waitfor` (bindings/node) in place and runs all of
+# Builds the npm package `libwaitfor` (bindings/node) in place and runs all of
 # its tests with `node --test`: the API, every profile, the Ouro-named
 # exports, the event loop, the shared vectors, `tsc --noEmit` on a strict
 # consumer, `npm pack` installed into a fresh folder; then the example MCP

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the `waitfor` wheel, installs it into a fresh virtual environment
-# (as a user gets it) and runs the Python tests and mypy --strict.
+# Builds the `libwaitfor` wheel (import name `waitfor`), installs it into a
+# fresh virtual environment (as a user gets it) and runs the Python tests and
+# mypy --strict.
 # Usage: scripts/test-python.sh [pytest args...]
 set -euo pipefail
 
@@ -29,7 +30,7 @@ mkdir -p "$work"
 rm -rf "$work/wheels"
 (cd "$root/bindings/python" &&
     "$venv/bin/maturin" build --release --quiet --out "$work/wheels" --interpreter "$venv/bin/python")
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$work"/wheels/waitfor-*.whl
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$work"/wheels/libwaitfor-*.whl
 
 cd "$root"
 # Tests import the installed wheel, never the source tree.

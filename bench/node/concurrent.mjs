@@ -26,7 +26,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { start } from 'waitfor'
+import { start } from 'libwaitfor'
 import pWaitFor from 'p-wait-for'
 import { waitUntil } from 'async-wait-until'
 

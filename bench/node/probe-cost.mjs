@@ -6,7 +6,7 @@
 // Then throughput: `WAITS` waits (default 2,000) polling a JavaScript
 // probe every 10 ms, i.e. 200,000 calls a second asked for: the calls a
 // second served and the process CPU per call (all threads).
-import { start } from 'waitfor'
+import { start } from 'libwaitfor'
 
 const CALLS = Number(process.env.CALLS ?? 20000)
 

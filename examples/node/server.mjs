@@ -12,7 +12,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { WaitforError } from 'waitfor'
+import { WaitforError } from 'libwaitfor'
 import { TOOLS, probeTool } from './tools.mjs'
 
 const server = new Server({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { tools: {} } })

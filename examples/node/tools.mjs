@@ -11,7 +11,7 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
-import { callTool, profiles, recordSendKeys, WaitforError } from 'waitfor'
+import { callTool, profiles, recordSendKeys, WaitforError } from 'libwaitfor'
 
 const { values: options } = parseArgs({
   options: {

@@ -1,9 +1,9 @@
 /**
- * `waitfor/ax`: the Ouro AX typed wait under the seed's names. Switch from
+ * `libwaitfor/ax`: the Ouro AX typed wait under the seed's names. Switch from
  * the seed by changing the import:
  *
  * @example
- * import { waitFor, waitText, waitExit, DEFAULT_WAIT_EXITS } from 'waitfor/ax'
+ * import { waitFor, waitText, waitExit, DEFAULT_WAIT_EXITS } from 'libwaitfor/ax'
  */
 
 export { WaitforError } from './waitfor'

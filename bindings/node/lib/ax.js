@@ -1,11 +1,11 @@
 'use strict'
 /**
- * `waitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's own
+ * `libwaitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's own
  * names, so a user of `lib/ouro/ax/wait.ts` switches by changing an import:
  *
  * ```js
  * // import { waitFor, waitText } from './lib/ouro/ax/wait.ts'
- * import { waitFor, waitText } from 'waitfor/ax'
+ * import { waitFor, waitText } from 'libwaitfor/ax'
  * ```
  *
  * The envelope, its checks, text, exit codes and durations are the native
@@ -16,11 +16,11 @@
  * Lines event source and matcher.
  *
  * Here `wait` is the envelope builder (the seed's name); the engine's
- * `wait` is in the main entry point (`waitfor`).
+ * `wait` is in the main entry point (`libwaitfor`).
  * @module
  */
 
-const binding = require('../index.js')
+const binding = require('./native.js')
 const { WaitforError, fromNative, native } = require('./errors.js')
 const { grantsJson } = require('./grants.js')
 

@@ -1,4 +1,4 @@
-// ESM entry point of `waitfor/ax`: the same objects as lib/ax.js.
+// ESM entry point of `libwaitfor/ax`: the same objects as lib/ax.js.
 import cjs from './ax.js'
 
 export const {

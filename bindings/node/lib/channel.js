@@ -30,7 +30,7 @@
  * @module
  */
 
-const binding = require('../index.js')
+const binding = require('./native.js')
 const { WaitforError } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
 const { readEvents, rehearse, RESULT, DONE } = require('./events.js')

@@ -1,10 +1,10 @@
 /**
- * `waitfor`: wait for a condition from Node without blocking the event
+ * `libwaitfor`: wait for a condition from Node without blocking the event
  * loop. Results and specs are the engine's JSON (snake_case), identical in
  * every language binding.
  *
  * @example
- * import { wait } from 'waitfor'
+ * import { wait } from 'libwaitfor'
  * const r = await wait({ until: { matches: 'ready' }, max_wait_ms: 5000 }, () => readStatus())
  * if (r.outcome === 'matched') { ... }
  */

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * `waitfor`: wait for a condition from Node, without blocking the event
+ * `libwaitfor`: wait for a condition from Node, without blocking the event
  * loop and without holding a libuv pool thread. Each wait is a timer entry
  * on the native engine's scheduler; JavaScript probes are called on the
  * JavaScript thread, every due call in one turn, and results come back in
@@ -8,7 +8,7 @@
  * a pending wait keeps the process alive like a timer.
  *
  * @example
- * const { wait } = require('waitfor')
+ * const { wait } = require('libwaitfor')
  * const result = await wait(
  *   { until: { matches: 'ready' }, stop: ['FATAL'], interval_ms: 100, max_wait_ms: 5000 },
  *   async () => (await fetch('http://localhost:8080/health')).text(),
@@ -17,7 +17,7 @@
  * @module
  */
 
-const binding = require('../index.js')
+const binding = require('./native.js')
 const { WaitforError, native, toJson } = require('./errors.js')
 const { grantsJson } = require('./grants.js')
 const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')

@@ -1,6 +1,6 @@
 //! The Ouro AX `wait/1` envelope, durations and the JSON Lines event
 //! source: core's `waitfor::ouro` and `waitfor::duration`, for the
-//! package's `waitfor/ax` entry point.
+//! package's `libwaitfor/ax` entry point.
 
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};

@@ -203,9 +203,9 @@ test('callTool lends the server its own JavaScript tools; resolves by tool name'
 test('require from the repository root and import as ESM give the same API', async () => {
   const fromRoot = require(path.join(repo, 'bindings/node'))
   assert.equal(typeof fromRoot.wait, 'function')
-  const esm = await import('waitfor')
+  const esm = await import('libwaitfor')
   assert.equal(esm.wait, fromRoot.wait)
-  const ax = await import('waitfor/ax')
+  const ax = await import('libwaitfor/ax')
   assert.equal(typeof ax.waitFor, 'function')
-  assert.equal(require('waitfor/ax').wait, ax.wait)
+  assert.equal(require('libwaitfor/ax').wait, ax.wait)
 })

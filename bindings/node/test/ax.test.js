@@ -1,13 +1,13 @@
 'use strict'
-// The Ouro-named exports of `waitfor/ax`, against the seed's descriptions
+// The Ouro-named exports of `libwaitfor/ax`, against the seed's descriptions
 // (shared/seeds/ouro-ax-wait.md).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
-const ax = require('waitfor/ax')
-const { callTool } = require('waitfor')
+const ax = require('libwaitfor/ax')
+const { callTool } = require('libwaitfor')
 const { tempDir } = require('./helpers.js')
 
 const since = '2026-01-01T00:00:00.000Z'
@@ -287,5 +287,5 @@ test('waitFor gives core\'s answer: the same log and arguments through waitFor a
 })
 
 test('the engine wait and the envelope wait live in different entry points', () => {
-  assert.notEqual(require('waitfor').wait, ax.wait)
+  assert.notEqual(require('libwaitfor').wait, ax.wait)
 })

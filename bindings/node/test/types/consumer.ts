@@ -1,6 +1,6 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
-import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants } from 'waitfor'
-import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventsEndCursor, eventMatcher, type Wait, type WaitState } from 'waitfor/ax'
+import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants } from 'libwaitfor'
+import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventsEndCursor, eventMatcher, type Wait, type WaitState } from 'libwaitfor/ax'
 
 async function main(): Promise<void> {
   const result: WaitResult = await wait({ until: { matches: 'ready' }, max_wait_ms: 1000 }, async ({ sample }) => `sample ${sample}`)

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds every artefact a user installs into target/dist/ and prints their
+# sizes:
+#   - the PyPI distribution `libwaitfor`: abi3 wheels for manylinux2014
+#     (glibc 2.17) x86_64 and aarch64, and an sdist;
+#   - the npm package `libwaitfor` and one package per platform with its
+#     prebuilt add-on (linux-x64-gnu, linux-arm64-gnu: glibc 2.17;
+#     linux-x64-musl), which the main package lists as optionalDependencies
+#     (added here, as `napi pre-publish` does: they are not on the registry
+#     before a release, so the checkout's package.json cannot name them).
+# Cross builds link through zig (PyPI's `ziglang`); native code is built
+# with the `dist` profile (release, stripped).
+# Needs: rustup, cargo, python3 >= 3.10, node >= 20 with npm.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib.sh"
+out="${WAITFOR_DIST_OUT:-$root/target/dist}"
+work="${WAITFOR_DIST_WORK:-$root/target/dist-work}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+
+# Pinned build tools, in a virtual environment kept between runs; its bin
+# comes first on PATH so that maturin and cargo-zigbuild find zig.
+pins=(maturin==1.16.0 ziglang==0.17.1 cargo-zigbuild==0.24.1)
+wheel_targets=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
+# The `.2.17` suffix is the glibc version zig links against.
+npm_targets=(x86_64-unknown-linux-gnu.2.17 aarch64-unknown-linux-gnu.2.17 x86_64-unknown-linux-musl)
+
+step "build tools"
+[ -x "$work/tools/bin/python" ] || "${PYTHON:-python3}" -m venv "$work/tools"
+"$work/tools/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
+export PATH="$work/tools/bin:$PATH"
+rustup target add aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+
+rm -rf "$out" "$work/npm"
+mkdir -p "$out" "$work/npm"
+
+step "Python: wheels and sdist"
+for target in "${wheel_targets[@]}"; do
+  maturin build --quiet --profile dist --zig --compatibility manylinux2014 --target "$target" \
+    --manifest-path "$root/bindings/python/Cargo.toml" --out "$out"
+done
+maturin sdist --manifest-path "$root/bindings/python/Cargo.toml" --out "$out"
+
+step "npm: platform packages"
+cd "$root/bindings/node"
+npm ci --no-audit --no-fund --loglevel=error
+# Keeps npm/<platform>/package.json in step with package.json (version, targets).
+npx napi create-npm-dirs
+cp -r npm "$work/npm/platforms"
+for target in "${npm_targets[@]}"; do
+  # A target directory of their own: cargo-zigbuild configures host builds
+  # unlike maturin, and sharing one would rebuild every dependency each run.
+  npx napi build --platform --profile dist --target "$target" --cross-compile --no-js \
+    --target-dir "$CARGO_TARGET_DIR/npm" --output-dir "$work/npm/artifacts"
+done
+# Each add-on into its package (what `napi artifacts` does, which only
+# writes inside the checkout).
+for dir in "$work"/npm/platforms/*/; do
+  cp "$work/npm/artifacts/$(node -p "require('${dir}package.json').main")" "$dir"
+  npm pack --silent --pack-destination "$out" "$dir" >/dev/null
+done
+
+step "npm: main package"
+# Packed as the checkout has it, then without an add-on built in place and
+# with the platform packages as optionalDependencies.
+npm pack --silent --pack-destination "$work/npm" >/dev/null
+mkdir "$work/npm/main"
+tar -xzf "$work"/npm/libwaitfor-*.tgz -C "$work/npm/main" --strip-components=1
+rm -f "$work"/npm/main/*.node
+node -e '
+  const fs = require("fs"), path = require("path")
+  const [main, platforms] = process.argv.slice(1)
+  const pkg = JSON.parse(fs.readFileSync(path.join(main, "package.json"), "utf8"))
+  pkg.optionalDependencies = {}
+  for (const dir of fs.readdirSync(platforms).sort()) {
+    const p = JSON.parse(fs.readFileSync(path.join(platforms, dir, "package.json"), "utf8"))
+    if (p.version !== pkg.version) throw new Error(`${p.name} is ${p.version}, ${pkg.name} is ${pkg.version}`)
+    pkg.optionalDependencies[p.name] = p.version
+  }
+  fs.writeFileSync(path.join(main, "package.json"), JSON.stringify(pkg, null, 2) + "\n")
+' "$work/npm/main" "$work/npm/platforms"
+npm pack --silent --pack-destination "$out" "$work/npm/main" >/dev/null
+
+step "artefacts in $out"
+# Each artefact's size, and the size of the stripped native library in it.
+printf '%-78s %7s %8s\n' artefact size library
+for f in "$out"/*; do
+  case "$f" in
+    *.whl) lib="$(python -c 'import sys, zipfile
+print(*(i.file_size for i in zipfile.ZipFile(sys.argv[1]).infolist() if i.filename.endswith(".so")))' "$f")" ;;
+    *.tgz) lib="$(tar -tvzf "$f" | awk '/\.node$/ { print $3 }')" ;;
+    *) lib="" ;;
+  esac
+  printf '%-78s %7s %8s\n' "$(basename "$f")" "$(numfmt --to=iec-i --suffix=B "$(stat -c %s "$f")")" \
+    "${lib:+$(numfmt --to=iec-i --suffix=B "$lib")}"
+done

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds the artefacts (scripts/dist.sh; skipped with WAITFOR_DIST_BUILT=1)
+# and checks them as a user gets them:
+#   - every native library (wheels, npm platform packages) is for its
+#     architecture, stripped (`file`), and needs glibc 2.17 at most;
+#   - every wheel is tagged cp310-abi3-manylinux_2_17_<arch> (WHEEL file);
+#   - the sdist holds the sources a build needs;
+#   - the x86_64 wheel, installed into a fresh virtualenv, and the npm
+#     package with its linux-x64-gnu package, installed from the tarballs
+#     into a fresh folder, each run a real wait (a probe function that
+#     matches on its third call), with no Rust toolchain reachable: a clean
+#     environment, PATH holding node, npm and the system's /usr/bin:/bin;
+#   - the npm package without its platform package fails to load with an
+#     error that names the missing package.
+# The aarch64 artefacts are checked, not run; the host must be x86_64 Linux.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/lib.sh"
+out="${WAITFOR_DIST_OUT:-$root/target/dist}"
+need_apt file binutils unzip
+[ "$(uname -m)" = x86_64 ] || { echo "test-dist: runs the x86_64 artefacts: an x86_64 Linux host only" >&2; exit 1; }
+
+[ "${WAITFOR_DIST_BUILT:-}" = 1 ] || bash "$root/scripts/dist.sh"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+version="$(node -p "require('$root/bindings/node/package.json').version")"
+
+fail() {
+  echo "test-dist: $*" >&2
+  exit 1
+}
+
+# check_native FILE ARCH: `file` says ARCH and "stripped"; glibc <= 2.17.
+check_native() {
+  local desc glibc
+  desc="$(file -b "$1")"
+  case "$desc" in *"$2"*", stripped"*) ;; *) fail "$1: not a stripped $2 library: $desc" ;; esac
+  glibc="$(objdump -T "$1" | { grep -o 'GLIBC_[0-9.]*' || true; } | sort -uV | tail -n1)"
+  if [ -n "$glibc" ] && [ "$(printf '%s\n' GLIBC_2.17 "$glibc" | sort -V | tail -n1)" != GLIBC_2.17 ]; then
+    fail "$1 needs $glibc (at most GLIBC_2.17 for manylinux2014)"
+  fi
+  echo "ok: $(basename "$1"): $2, stripped, needs ${glibc:-no glibc symbols}"
+}
+
+step "wheels: tags, architecture, stripped"
+for arch in x86_64:x86-64 aarch64:"ARM aarch64"; do
+  name="${arch%%:*}"
+  wheel="$(ls "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_"$name"*.whl)"
+  unzip -q "$wheel" -d "$tmp/wheel-$name"
+  grep -qx "Tag: cp310-abi3-manylinux_2_17_$name" "$tmp/wheel-$name"/libwaitfor-*.dist-info/WHEEL ||
+    fail "$wheel: WHEEL has no manylinux_2_17 abi3 tag"
+  for so in "$tmp/wheel-$name"/waitfor/*.so; do check_native "$so" "${arch#*:}"; done
+done
+
+step "sdist: sources"
+tar -tzf "$out/libwaitfor-$version.tar.gz" >"$tmp/sdist.txt"
+for f in pyproject.toml Cargo.lock core/src/lib.rs bindings/python/src/lib.rs python/waitfor/__init__.py; do
+  grep -q "^libwaitfor-$version/\(.*/\)\?$f$" "$tmp/sdist.txt" || fail "sdist lacks $f"
+done
+echo "ok: libwaitfor-$version.tar.gz"
+
+step "npm platform packages: architecture, stripped"
+for pkg in linux-x64-gnu:x86-64 linux-arm64-gnu:"ARM aarch64" linux-x64-musl:x86-64; do
+  name="${pkg%%:*}"
+  mkdir "$tmp/npm-$name"
+  tar -xzf "$out/libwaitfor-$name-$version.tgz" -C "$tmp/npm-$name"
+  check_native "$tmp/npm-$name/package/libwaitfor.$name.node" "${pkg#*:}"
+done
+
+# A clean environment whose PATH reaches node and npm but no Rust toolchain.
+mkdir -p "$tmp/bin" "$tmp/home"
+ln -s "$(command -v node)" "$(command -v npm)" "$tmp/bin/"
+clean=(env -i "PATH=$tmp/bin:/usr/bin:/bin" "HOME=$tmp/home" "LANG=C.UTF-8" npm_config_update_notifier=false)
+if "${clean[@]}" sh -c 'command -v cargo || command -v rustc || command -v rustup'; then
+  fail "a Rust toolchain is reachable from the clean PATH"
+fi
+
+step "Python: the x86_64 wheel in a fresh virtualenv"
+python="$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')"
+"$python" -m venv "$tmp/venv"
+"${clean[@]}" "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-index \
+  "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_x86_64*.whl
+(cd "$tmp" && "${clean[@]}" "$tmp/venv/bin/python" -c '
+import importlib.metadata, waitfor
+calls = 0
+def probe():
+    global calls
+    calls += 1
+    return "ready" if calls == 3 else "starting"
+r = waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000}, probe)
+assert (r.outcome, r.samples) == ("matched", 3), r.to_dict()
+print("ok: python", importlib.metadata.version("libwaitfor"), r.outcome, "after", r.samples, "samples,", waitfor.__file__)
+')
+
+step "npm: libwaitfor + libwaitfor-linux-x64-gnu from the tarballs"
+app="$tmp/app"
+mkdir "$app"
+echo '{"name":"app","private":true}' >"$app/package.json"
+(cd "$app" && "${clean[@]}" npm install --offline --no-audit --no-fund --loglevel=error \
+  "$out/libwaitfor-$version.tgz" "$out/libwaitfor-linux-x64-gnu-$version.tgz")
+cat >"$app/wait.js" <<'EOF'
+const assert = require('node:assert/strict')
+const { wait } = require('libwaitfor')
+const { formatDuration } = require('libwaitfor/ax')
+let calls = 0
+wait({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 30000 }, () => (++calls === 3 ? 'ready' : 'starting'))
+  .then((r) => {
+    assert.deepEqual([r.outcome, r.samples], ['matched', 3])
+    console.log('ok: node (CommonJS)', r.outcome, 'after', r.samples, 'samples,', require.resolve('libwaitfor-linux-x64-gnu'), formatDuration(90000))
+  })
+EOF
+cat >"$app/wait.mjs" <<'EOF'
+import { wait } from 'libwaitfor'
+import { WAIT_VERSION } from 'libwaitfor/ax'
+const r = await wait({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 30000 }, async () => 'ready')
+if (r.outcome !== 'matched') throw new Error(JSON.stringify(r))
+console.log('ok: node (ESM)', r.outcome, WAIT_VERSION)
+EOF
+if ls "$app"/node_modules/libwaitfor/*.node >/dev/null 2>&1; then fail "the main package carries an add-on"; fi
+(cd "$app" && "${clean[@]}" node wait.js && "${clean[@]}" node wait.mjs)
+
+step "npm: libwaitfor without its platform package"
+bare="$tmp/bare"
+mkdir "$bare"
+echo '{"name":"bare","private":true}' >"$bare/package.json"
+(cd "$bare" && "${clean[@]}" npm install --offline --no-audit --no-fund --loglevel=error "$out/libwaitfor-$version.tgz")
+if (cd "$bare" && "${clean[@]}" node -e "require('libwaitfor')" 2>"$tmp/bare.err"); then
+  fail "libwaitfor loaded without an add-on"
+fi
+grep -q "libwaitfor: no native add-on for linux-x64-gnu; its package libwaitfor-linux-x64-gnu did not load" "$tmp/bare.err" ||
+  fail "unclear error without the platform package: $(cat "$tmp/bare.err")"
+echo "ok: $(grep -m1 'libwaitfor: no native add-on' "$tmp/bare.err")"
+
+echo "dist: all checks passed"
