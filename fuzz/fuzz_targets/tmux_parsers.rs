@@ -102,7 +102,7 @@ fn known_pane(u: &mut Unstructured) -> Result<()> {
         .collect();
     let history = count as u32 - height;
     let out = format!(
-        "%7\t{history}\t2000\t0\t0\t{height}\t8\t0\t0\t4242\t0\t\n{}\n{}\n",
+        "%7\t{history}\t2000\t0\t0\t{height}\t8\t0\t0\t4242\t0\t\t77\t1700000000\t/tmp/tmux-0/default\n{}\n{}\n",
         rows.join("\n"),
         joined.join("\n")
     );
