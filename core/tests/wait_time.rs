@@ -69,3 +69,44 @@ fn patterns_that_take_seconds_to_compile_end_at_the_deadline() {
         );
     }
 }
+
+/// 120 waits at once, each with its own pattern that compiles to the size
+/// limit (issue 19.6/19.7): compiles take turns, one per core, so the
+/// scheduler keeps the CPU it needs to end every wait at its time limit,
+/// and a wait whose limit passed before its compile began is not compiled.
+#[test]
+fn a_burst_of_costly_patterns_ends_every_wait_on_time() {
+    let limit = Duration::from_millis(200);
+    let started = Instant::now();
+    let handles: Vec<_> = (0..120)
+        .map(|i| {
+            let spec = Spec::new(Condition::Matches(Pattern::regex(format!(
+                r"\w{{150}}N{i}"
+            ))))
+            .interval(Duration::from_millis(10))
+            .max_wait(limit);
+            Engine::global()
+                .start(spec, probe_fn(|_| Ok(Observation::text("nothing"))))
+                .unwrap()
+        })
+        .collect();
+    for handle in handles {
+        let result = handle.wait();
+        assert!(
+            matches!(result.outcome, Outcome::Timeout | Outcome::Error),
+            "{result:?}"
+        );
+    }
+    // Generous: without turns, this burst ended seconds late.
+    let took = started.elapsed();
+    assert!(
+        took < limit + Duration::from_secs(1),
+        "the burst took {took:?}"
+    );
+    // The engine is free again: a healthy wait matches at once.
+    let healthy = Spec::new(Condition::Matches(Pattern::literal("ready")));
+    let result = Engine::global()
+        .wait(healthy, probe_fn(|_| Ok(Observation::text("ready"))))
+        .unwrap();
+    assert_eq!(result.outcome, Outcome::Matched);
+}

@@ -226,9 +226,11 @@ impl Scheduler {
         match msg {
             Msg::Start(id, active, spec) => {
                 let deadline = active.machine.deadline();
+                let ended = active.call_cancel.clone();
                 self.waits.insert(id, active);
                 self.timers.arm_deadline(deadline, id);
-                self.calls.push(Task::Compile(CompileJob { id, spec }));
+                self.calls
+                    .push(Task::Compile(CompileJob { id, spec, ended }));
             }
             Msg::Compiled { id, conditions } => {
                 let step = self.waits.get_mut(&id).map(|a| match conditions {
