@@ -345,7 +345,7 @@ impl Tmux {
 /// `from_row` on: the fuzz targets' way in, no tmux needed.
 ///
 /// ```
-/// let out = "%1\t0\t2000\t0\t0\t1\t4\t0\t0\t42\t0\t\nab\nab\n";
+/// let out = "%1\t0\t2000\t0\t0\t1\t4\t0\t0\t42\t0\t\t7\t1700000000\t/tmp/tmux-0/default\nab\nab\n";
 /// let s = waitfor::tmux::snapshot::parse_capture(out, Some(0), None).unwrap();
 /// assert_eq!(s.lines, ["ab"]);
 /// ```
