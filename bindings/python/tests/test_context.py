@@ -122,7 +122,7 @@ def test_call_tool_runs_host_tools_in_the_callers_context() -> None:
         REQUEST.set("set by the tool")
         return "Running" if len(saw) >= 2 else "Pending"
 
-    out = waitfor.call_tool("aura/wait_for", {"probe": {"tool": "status"}, "until": {"matches": "Running"},
+    out = waitfor.call_tool("aura/wait_for", {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"},
                                               "poll_sec": 1, "max_wait_sec": 30}, tools=tools)
     assert out["reason"] == "matched" and saw == ["req-1", "req-1"]
     assert seen() == "req-1"
@@ -136,7 +136,7 @@ def test_call_tool_async_runs_host_tools_in_the_callers_context() -> None:
     async def main() -> dict[str, Any]:
         REQUEST.set("req-tool")
         return await waitfor.call_tool_async(
-            "aura/wait_for", {"probe": {"tool": "status"}, "until": {"matches": "Running"}, "max_wait_sec": 30},
+            "aura/wait_for", {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"}, "max_wait_sec": 30},
             tools=tools)
 
     out = asyncio.run(main())
@@ -208,7 +208,7 @@ def test_fastmcp_server_probe_reports_progress_in_its_request() -> None:
 
 
 def test_fastmcp_aura_wait_for_probes_a_tool_that_takes_the_request_context() -> None:
-    arguments = {"probe": {"tool": "status"}, "until": {"matches": "Running"}, "max_wait_sec": 30}
+    arguments = {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"}, "max_wait_sec": 30}
     out, _ = asyncio.run(call_server_tool("fastmcp", "wait_for", {"arguments": arguments}))
     assert out["reason"] == "matched", out
     assert out["last_observation"].startswith("Running in "), out

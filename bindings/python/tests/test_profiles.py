@@ -87,10 +87,10 @@ def test_ceiling_override() -> None:
         "aura/wait_for",
         {"probe": {"tool": "run_command", "args": {"argv": ["true"]}}, "until": {"matches": "never"},
          "poll_sec": 1, "max_wait_sec": 60},
-        max_wait_ceiling=1,
+        max_wait_ceiling=2,
         grants=waitfor.Grants(commands=["true"]),
     )
-    assert out["reason"] == "timeout" and out["effective_max_wait_sec"] == 1
+    assert out["reason"] == "timeout" and out["effective_max_wait_sec"] == 2
 
 
 def test_arguments_as_json_text() -> None:
