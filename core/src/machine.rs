@@ -351,6 +351,12 @@ impl Machine {
     }
 
     fn on_probe_error(&mut self, now: Duration, err: ProbeError) -> Step {
+        // The sample at the deadline had no time left: a call that could
+        // not answer in none (a command killed at once) is abandoned, as
+        // one still running would be, not a failure of the probe.
+        if self.sample_at_deadline && now >= self.deadline {
+            return self.at_deadline(now);
+        }
         self.probe.errors += 1;
         self.consecutive_errors += 1;
         self.probe.last_error = Some(err.message.clone());

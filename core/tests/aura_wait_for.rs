@@ -429,6 +429,23 @@ fn on_the_engine_a_wait_sampling_at_the_bound_ends_at_the_bound() {
     assert!((2..=3).contains(&samples), "{out}");
 }
 
+/// The same with the built-in `run_command`: the command run at the bound
+/// has no time and is killed at once; that call is abandoned, and the
+/// wait is a timeout, not a failed probe.
+#[test]
+fn a_command_run_at_the_bound_ends_the_wait_as_a_timeout() {
+    let host = Host {
+        grants: waitfor::grants::Grants::none()
+            .commands(waitfor::grants::Commands::Only(vec!["true".into()])),
+        ..Host::default()
+    };
+    let arguments = json!({"probe": {"tool": "run_command", "args": {"argv": ["true"]}},
+                           "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 2});
+    let out = call("aura/wait_for", &arguments, &host).unwrap();
+    assert_eq!(out["reason"], "timeout", "{out}");
+    assert_eq!(out["effective_max_wait_sec"], 2);
+}
+
 // --- 6. The tool definition and the decoder -------------------------------
 
 /// AURA `test_wait_for_definition` and its `tool_definition`: the
