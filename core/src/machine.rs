@@ -364,7 +364,7 @@ impl Machine {
             ErrorPolicy::Fail => 0,
             ErrorPolicy::Tolerate(n) => n,
         };
-        if self.consecutive_errors > tolerated {
+        if err.refused || self.consecutive_errors > tolerated {
             let message = format!("probe failed: {}", err.message);
             return Step::Done(self.end(now, Outcome::ProbeError, None, Vec::new(), Some(message)));
         }

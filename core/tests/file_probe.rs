@@ -294,6 +294,31 @@ fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
 }
 
 #[test]
+fn a_refusal_ends_the_wait_even_when_probe_errors_are_tolerated() {
+    // Retrying cannot make a directory or a FIFO a regular file: the wait
+    // fails at its first sample instead of retrying to its deadline.
+    let dir = temp_dir("file-refused-tolerated");
+    let fifo = dir.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for path in [dir.clone(), fifo] {
+        let spec = Spec::from_json(&format!(
+            r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}},
+               "on_probe_error": {{"tolerate": 1000}}, "interval_ms": 10, "max_wait_ms": 30000}}"#,
+            path = path.to_str().unwrap()
+        ))
+        .unwrap();
+        let options =
+            WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(&dir)));
+        let result = Engine::global().run(spec, options).unwrap();
+        assert_eq!(result.outcome, Outcome::ProbeError, "{path:?}");
+        assert_eq!(result.samples, 0, "{path:?}");
+        assert!(result.elapsed_ms < 10_000, "{}", result.elapsed_ms);
+    }
+}
+
+#[test]
 fn a_sample_reads_no_more_than_the_cap_and_one_byte() {
     let path = temp_dir("file-cap").join("log");
     append(&path, b"");

@@ -114,6 +114,15 @@ impl FileProbe {
         let file = match self.grants.open_file(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // Outside the roots, or not a regular file: no retry mends it.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
+                ) =>
+            {
+                return Err(ProbeError::refused(self.error("cannot open", e).message))
+            }
             Err(e) => return Err(self.error("cannot open", e)),
         };
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
@@ -123,7 +132,7 @@ impl FileProbe {
                     .offset_in(meta.dev(), meta.ino())
                     .filter(|&offset| offset <= meta.len())
                     .ok_or_else(|| {
-                        ProbeError::new(format!(
+                        ProbeError::refused(format!(
                             "the resume token does not fit {}: another file is there now, \
                              it is shorter than the token's position, or the token is from \
                              another process; wait again without it",

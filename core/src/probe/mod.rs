@@ -124,19 +124,40 @@ impl Observation {
 /// ```
 /// let err = waitfor::ProbeError::new("connection refused");
 /// assert_eq!(err.to_string(), "connection refused");
+/// assert!(!err.refused);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ProbeError {
     /// What went wrong.
     pub message: String,
+    /// The probe refuses the wait for good (see [`ProbeError::refused`]).
+    pub refused: bool,
 }
 
 impl ProbeError {
-    /// An error with this message.
+    /// An error with this message; the spec's `on_probe_error` decides
+    /// whether the wait goes on.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            refused: false,
+        }
+    }
+
+    /// An error no retry can mend (a path outside the host's grants, a
+    /// directory or device where a file was asked for, a resume token that
+    /// does not fit): the wait ends with it at once, whatever
+    /// `on_probe_error` tolerates, instead of retrying to its deadline.
+    ///
+    /// ```
+    /// let err = waitfor::ProbeError::refused("/etc is a directory, not a regular file");
+    /// assert!(err.refused);
+    /// ```
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self {
+            refused: true,
+            ..Self::new(message)
         }
     }
 }
