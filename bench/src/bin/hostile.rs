@@ -673,7 +673,7 @@ fn resume_tokens(t: &mut Tally) {
     // Held: the new line is seen, or the token is refused as not fitting.
     let held = matches!(
         outcome,
-        Some(Ok(Outcome::Matched)) | Some(Ok(Outcome::Error)) | Some(Err(_))
+        Some(Ok(Outcome::Matched | Outcome::Error | Outcome::ProbeError)) | Some(Err(_))
     );
     t.record(
         "truncated after a partial character: resumed wait sees the new line",
@@ -686,7 +686,10 @@ fn resume_tokens(t: &mut Tally) {
     let began = Instant::now();
     let outcome = token.map(|token| wait(&other, "ready", Some(token)).map(|h| h.wait().outcome));
     show("token of another file", &outcome);
-    let held = matches!(outcome, Some(Err(_)) | Some(Ok(Outcome::Error)));
+    let held = matches!(
+        outcome,
+        Some(Err(_)) | Some(Ok(Outcome::Error | Outcome::ProbeError))
+    );
     t.record(
         "token of another file: refused",
         held,
