@@ -133,7 +133,7 @@ impl Pattern {
             regex = build_with(LAZY_DFA_BYTES)?;
         }
         let compiled = CompiledPattern {
-            regex: Arc::new(regex),
+            regex: Arc::new(Program::new(regex)),
             spans_lines: can_match_newline(&source, !self.case_sensitive),
         };
         Ok((compiled, cacheable))
@@ -214,7 +214,11 @@ fn build_regex(
         )
         .build(source)
         .map_err(|e| match e.size_limit() {
-            Some(_) => too_big(),
+            Some(_) => {
+                // Megabytes were built, then freed, before the limit hit.
+                give_back_freed_memory();
+                too_big()
+            }
             None => format!(
                 "not a valid regular expression: {}",
                 one_line(&e.syntax_error().map_or(e.to_string(), |s| s.to_string()))
@@ -222,6 +226,8 @@ fn build_regex(
         })?;
     // The size limit holds for each automaton; this one for all together.
     if regex.memory_usage() > MAX_COMPILED_PATTERN_BYTES {
+        drop(regex);
+        give_back_freed_memory();
         return Err(too_big());
     }
     Ok(regex)
@@ -302,10 +308,90 @@ pub(crate) struct CompiledPattern {
     /// whose caches (kilobytes each) every wait would build at its first
     /// scan and free at its end; shared, the waits scanned on the
     /// scheduler thread use one (its owner's fast path).
-    pub regex: Arc<meta::Regex>,
+    pub regex: Arc<Program>,
     /// Whether a match can contain a newline, so incremental scanning must
     /// look back further than the start of the line holding the new bytes.
     pub spans_lines: bool,
+}
+
+/// A compiled regex. A large one gives the memory it freed back to the
+/// system when it goes: glibc keeps what threads free in their arenas for
+/// reuse, so megabytes of automata freed by a wait that ended would stay
+/// in the process's resident size for good.
+#[derive(Debug)]
+pub(crate) struct Program {
+    regex: meta::Regex,
+    /// Dropped after `regex` (fields drop in order): gives back what it freed.
+    _give_back: GiveBack,
+}
+
+/// Programs bigger than this give their memory back when dropped: those
+/// too big for the compile cache, used by one wait at a time.
+const GIVE_BACK_BYTES: usize = CACHED_PROGRAM_BYTES;
+
+impl Program {
+    fn new(regex: meta::Regex) -> Self {
+        let large = regex.memory_usage() > GIVE_BACK_BYTES;
+        Self {
+            regex,
+            _give_back: GiveBack(large),
+        }
+    }
+}
+
+impl std::ops::Deref for Program {
+    type Target = meta::Regex;
+    fn deref(&self) -> &meta::Regex {
+        &self.regex
+    }
+}
+
+#[derive(Debug)]
+struct GiveBack(bool);
+
+impl Drop for GiveBack {
+    fn drop(&mut self) {
+        if self.0 {
+            give_back_freed_memory();
+        }
+    }
+}
+
+/// Returns the allocator's free memory to the system (glibc only; other
+/// allocators return large blocks themselves), soon and on a thread of its
+/// own: a trim takes up to milliseconds, and programs are dropped on the
+/// scheduler's and delivery's threads, sometimes sixty at once. Requests
+/// made while a trim runs are served by one more trim.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        static WANTED: AtomicBool = AtomicBool::new(false);
+        static TRIMMING: AtomicBool = AtomicBool::new(false);
+        WANTED.store(true, SeqCst);
+        if TRIMMING.swap(true, SeqCst) {
+            return;
+        }
+        let trim = || loop {
+            while WANTED.swap(false, SeqCst) {
+                // SAFETY: malloc_trim only releases free pages, under the
+                // allocator's own locks.
+                unsafe { libc::malloc_trim(0) };
+            }
+            TRIMMING.store(false, SeqCst);
+            // A request that came after the last trim but saw TRIMMING
+            // still set left it to this thread.
+            if !WANTED.load(SeqCst) || TRIMMING.swap(true, SeqCst) {
+                return;
+            }
+        };
+        let spawned = std::thread::Builder::new()
+            .name("waitfor-give-back".into())
+            .spawn(trim);
+        if spawned.is_err() {
+            TRIMMING.store(false, SeqCst);
+        }
+    }
 }
 
 /// Whether any match of the regex `source` could include a `\n`.
