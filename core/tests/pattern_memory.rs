@@ -9,7 +9,7 @@ use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
 fn resident_mib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-    pages * 4096 >> 20
+    (pages * 4096) >> 20
 }
 
 #[test]
