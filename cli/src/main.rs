@@ -54,7 +54,7 @@ const TICK: Duration = Duration::from_millis(50);
 /// milliseconds (it looks at its cancel token every 5 ms), while a call
 /// that cannot be ended (the open of a FIFO nobody writes to) must not
 /// keep the process past its deadline for longer than this.
-const RELEASE_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const RELEASE_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -62,7 +62,7 @@ pub fn run(args: &ToolArgs) -> ExitCode {
     };
     if result.probe.abandoned > 0 {
         // Leave no process behind: the abandoned call kills its command.
-        handle.wait_released(Duration::from_secs(5));
+        handle.wait_released(crate::RELEASE_GRACE);
     }
     if cancelled {
         return fail(CANCELLED, "cancelled");
