@@ -56,8 +56,8 @@ pub use machine::Progress;
 pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, Observation, Probe,
-    ProbeContext, ProbeError, ProbeMode,
+    probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, HostLock, Observation,
+    Probe, ProbeContext, ProbeError, ProbeMode,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};

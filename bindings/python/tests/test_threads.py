@@ -186,3 +186,46 @@ def test_a_forked_child_can_still_wait() -> None:
     assert os.waitstatus_to_exitcode(status[0]) == 0
     after = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
     assert after.outcome == "matched"
+
+
+def test_a_busy_main_thread_does_not_grow_the_engine_a_thread_per_probe() -> None:
+    # While the host's main thread runs Python code, every probe call
+    # waits milliseconds for the interpreter lock; those calls are made in
+    # runs by the worker that has the lock, not one new thread each.
+    child = run_child(
+        """
+        import os, time, waitfor
+        def threads():
+            return len(os.listdir("/proc/self/task"))
+        spec = {"until": {"matches": "never"}, "interval_ms": 20, "max_wait_ms": 2000}
+        handles = [waitfor.start(spec, lambda: "not yet") for _ in range(100)]
+        most, spins, until = 0, 0, time.monotonic() + 2.5
+        while time.monotonic() < until:
+            spins += 1
+            if spins % 5000 == 0:
+                most = max(most, threads())
+        results = [h.result() for h in handles]
+        print(most, min(r.samples for r in results))
+        """
+    )
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    most, fewest_samples = map(int, out.split())
+    # The main thread and the engine's scheduler, two workers, two
+    # delivery lanes, and a little room.
+    assert most <= 9, f"{most} threads"
+    assert fewest_samples > 0
+
+
+def test_a_probe_that_sleeps_does_not_hold_up_other_python_probes() -> None:
+    # The worker making a run of interpreter-locked calls is stuck in the
+    # sleeping one; another worker takes the queued calls.
+    import time
+
+    hung = waitfor.start({"until": {"matches": "never"}, "max_wait_ms": 5000}, lambda: time.sleep(4) or "")
+    began = time.monotonic()
+    quick = [waitfor.start({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 20000}, lambda: "ready")
+             for _ in range(20)]
+    assert all(h.result().outcome == "matched" for h in quick)
+    assert time.monotonic() - began < 3, "quick waits were held up by the sleeping probe"
+    hung.cancel()
