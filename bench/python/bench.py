@@ -7,14 +7,19 @@
    moment: p50/p99 reaction (ready -> caller resumes) and CPU as % of one
    core, for waitfor.wait_async, a plain asyncio loop, tenacity (threads)
    and polling2 (threads).
+3. A busy host: 200 waits with probes every 20 ms while the main thread
+   runs Python code the whole time: the most threads the process had and
+   the share of planned samples taken, for waitfor (blocking waits) and
+   polling2 (a thread per wait).
 
-Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction]
+Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction|busy]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import re
 import statistics
@@ -180,19 +185,75 @@ def reaction(waits: int, interval: float) -> dict[str, tuple[float, float, float
     return out
 
 
+def busy_host(waits: int, interval: float, seconds: float) -> dict[str, tuple[int, float]]:
+    """name -> (most threads in the process, share of planned samples taken)
+    while the main thread runs Python code from start to end."""
+    out: dict[str, tuple[int, float]] = {}
+    planned = waits * round(seconds / interval)
+
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    def keep_busy(until: float) -> int:
+        most, spins = 0, 0
+        while time.monotonic() < until:
+            spins += 1
+            if spins % 20_000 == 0:
+                most = max(most, threads())
+        return most
+
+    spec = {"until": {"matches": "ready"}, "interval_ms": round(interval * 1000), "max_wait_ms": round(seconds * 1000)}
+    handles = [waitfor.start(spec, make_probe(float("inf"))) for _ in range(waits)]
+    most = keep_busy(time.monotonic() + seconds + 0.2)
+    out["waitfor"] = (most, sum(h.result().samples for h in handles) / planned)
+
+    counts = [0] * waits
+
+    def poll(i: int) -> None:
+        def counted() -> str:
+            counts[i] += 1
+            return "waiting"
+
+        try:
+            polling2.poll(counted, step=interval, timeout=seconds, check_success=lambda s: READY.search(s) is not None)
+        except polling2.TimeoutException:
+            pass
+
+    pollers = [threading.Thread(target=poll, args=(i,)) for i in range(waits)]
+    for t in pollers:
+        t.start()
+    most = keep_busy(time.monotonic() + seconds + 0.2)
+    for t in pollers:
+        t.join()
+    out["polling2 (threads)"] = (most, sum(counts) / planned)
+    return out
+
+
+def print_busy(waits: int, interval: float, seconds: float) -> None:
+    busy = busy_host(waits, interval, seconds)
+    print(
+        f"\nbusy host: {waits} waits at {interval * 1000:.0f} ms for {seconds:.0f} s, main thread running Python"
+        " (goal: waitfor at most 8 engine threads, at least 99% of planned samples)"
+    )
+    for name, (most, share) in busy.items():
+        print(f"  {name:20} threads {most:4}  samples taken {100 * share:6.1f}% of planned")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--waits", type=int, default=1000)
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--cost-waits", type=int, default=50)
     parser.add_argument("--cost-seconds", type=float, default=3.0)
-    parser.add_argument("--only", choices=("cost", "reaction"), help="run one part only")
+    parser.add_argument("--only", choices=("cost", "reaction", "busy"), help="run one part only")
     args = parser.parse_args()
 
-    if args.only != "reaction":
+    if args.only in (None, "cost"):
         print_cost(args.cost_waits, args.cost_seconds)
-    if args.only != "cost":
+    if args.only in (None, "reaction"):
         print_reaction(args.waits, args.interval)
+    if args.only in (None, "busy"):
+        print_busy(200, 0.02, 5.0)
 
 
 def print_cost(waits: int, seconds: float) -> None:
