@@ -1,0 +1,93 @@
+"""An MCP server (stdio) whose wait tools come from `waitfor.mcp.register`,
+on one of three frameworks: `fastmcp` (the standalone package, with error
+masking on), `mcpserver` (the official SDK's high-level server) or
+`lowlevel` (the official SDK's low-level `Server`).
+
+Besides the waits (`wait_for`, `wait_for_event`, `wait_for_text`) it has
+one tool of its own, `status`, which gives a file's text and appends a
+line to `PATH.calls` on each call (so a test can count the probe calls of
+`wait_for`). Event files may be read under `--root DIR` only.
+
+Run: ``python mcp_server.py FRAMEWORK [--root DIR]``.
+"""
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import waitfor
+import waitfor.mcp
+
+PROFILES = ["aura/wait_for", "ouro/wait", *(p for p in ["libtmux-mcp/wait_for_text"] if p in waitfor.profiles())]
+
+
+def status(path: str) -> str:
+    with open(f"{path}.calls", "a") as calls:
+        calls.write(".\n")
+    return Path(path).read_text()
+
+
+def fastmcp(grants: waitfor.Grants) -> None:
+    from fastmcp import Context, FastMCP
+
+    server = FastMCP("waits", mask_error_details=True)
+
+    @server.tool(name="status")
+    async def status_tool(path: str, ctx: Context) -> str:
+        assert ctx.request_id  # probed in the request of the wait
+        return status(path)
+
+    waitfor.mcp.register(server, PROFILES, grants=grants)
+    server.run("stdio", show_banner=False)
+
+
+def mcpserver(grants: waitfor.Grants) -> None:
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("waits")
+
+    @server.tool(name="status")
+    async def status_tool(path: str, ctx: Context) -> str:
+        assert ctx.request_id
+        return status(path)
+
+    waitfor.mcp.register(server, PROFILES, grants=grants)
+    server.run("stdio")
+
+
+def lowlevel(grants: waitfor.Grants) -> None:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    tool = types.Tool(name="status", input_schema={"type": "object", "required": ["path"],
+                                                   "properties": {"path": {"type": "string"}}})
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name != "status":
+            return types.CallToolResult(content=[types.TextContent(text=f"unknown tool `{params.name}`")], is_error=True)
+        text = status(str((params.arguments or {})["path"]))
+        return types.CallToolResult(content=[types.TextContent(text=text)])
+
+    server: Server[Any] = Server("waits", on_list_tools=list_tools, on_call_tool=call_tool)
+    waitfor.mcp.register(server, PROFILES, grants=grants)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    asyncio.run(main())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("framework", choices=["fastmcp", "mcpserver", "lowlevel"])
+    parser.add_argument("--root", action="append", default=[])
+    options = parser.parse_args()
+    {"fastmcp": fastmcp, "mcpserver": mcpserver, "lowlevel": lowlevel}[options.framework](
+        waitfor.Grants(file_roots=options.root)
+    )
