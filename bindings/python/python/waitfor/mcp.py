@@ -33,9 +33,9 @@ the agent reads why.
 
 ``aura/wait_for`` probes the server's own tools (any but the wait tools
 registered here), called as a client's call would be, in the request of
-the wait. ``grants`` (:class:`waitfor.Grants`) is what the profiles'
-built-in probes may reach: files, programs, tmux sockets; nothing by
-default. See SECURITY.md.
+the wait. ``grants`` (:class:`waitfor.Grants`) is what the profiles' own
+readers may reach (``wait_for_event``'s files, tmux sockets given as
+paths): nothing by default. See SECURITY.md.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def register(
 ) -> list[str]:
     """Adds each profile's tool to ``server`` (a ``fastmcp.FastMCP``, an
     ``mcp.server.mcpserver.MCPServer`` or an ``mcp.server.lowlevel.Server``)
-    and gives the tool names. ``grants`` bounds the profiles' built-in
-    probes (nothing by default); ``max_wait_ceiling`` (seconds) overrides
+    and gives the tool names. ``grants`` bounds the profiles' own readers
+    (nothing by default); ``max_wait_ceiling`` (seconds) overrides
     the profiles' own ceilings on a wait's time limit.
 
     An unknown profile raises :class:`waitfor.ToolError`; two profiles of
