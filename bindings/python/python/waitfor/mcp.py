@@ -52,7 +52,7 @@ __all__ = ["progress_notice", "register"]
 
 AURA = "aura/wait_for"
 
-Report = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+Report = Callable[[float, float | None, str | None], Awaitable[None]]
 """``report_progress(progress, total, message)`` of the framework's request."""
 OwnTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 """Calls one of the server's tools and gives its text."""
@@ -230,7 +230,8 @@ def _on_mcpserver(server: Any, waits: _Waits) -> None:
 
         async def run(self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False) -> Any:
             async def own_tool(name: str, tool_arguments: dict[str, Any]) -> str:
-                result = await context.mcp_server.call_tool(name, tool_arguments, context)
+                # As the SDK calls a tool from another: same request, no multi-round input of its own.
+                result = await context.mcp_server.call_tool(name, tool_arguments, context._nested_invocation())
                 return _text(getattr(result, "content", ()), getattr(result, "is_error", True))
 
             try:
