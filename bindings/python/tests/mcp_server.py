@@ -4,9 +4,10 @@ masking on), `mcpserver` (the official SDK's high-level server) or
 `lowlevel` (the official SDK's low-level `Server`).
 
 Besides the waits (`wait_for`, `wait_for_event`, `wait_for_text`) it has
-one tool of its own, `status`, which gives a file's text and appends a
-line to `PATH.calls` on each call (so a test can count the probe calls of
-`wait_for`). Event files may be read under `--root DIR` only.
+tools of its own: `status`, which gives a file's text and appends a line
+to `PATH.calls` on each call (so a test can count the probe calls of
+`wait_for`), and `hang`, which writes `started` to `PATH`, never answers,
+and writes `cancelled` there when its call is cancelled. Event files may be read under `--root DIR` only.
 
 Run: ``python mcp_server.py FRAMEWORK [--root DIR]``.
 """
@@ -28,6 +29,16 @@ def status(path: str) -> str:
     return Path(path).read_text()
 
 
+async def hang(path: str) -> str:
+    Path(path).write_text("started")
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        Path(path).write_text("cancelled")
+        raise
+    return ""
+
+
 def fastmcp(grants: waitfor.Grants) -> None:
     from fastmcp import Context, FastMCP
 
@@ -38,6 +49,7 @@ def fastmcp(grants: waitfor.Grants) -> None:
         assert ctx.request_id  # probed in the request of the wait
         return status(path)
 
+    server.tool(hang)
     waitfor.mcp.register(server, PROFILES, grants=grants)
     server.run("stdio", show_banner=False)
 
@@ -52,6 +64,7 @@ def mcpserver(grants: waitfor.Grants) -> None:
         assert ctx.request_id
         return status(path)
 
+    server.tool()(hang)
     waitfor.mcp.register(server, PROFILES, grants=grants)
     server.run("stdio")
 
@@ -61,16 +74,16 @@ def lowlevel(grants: waitfor.Grants) -> None:
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
-    tool = types.Tool(name="status", input_schema={"type": "object", "required": ["path"],
-                                                   "properties": {"path": {"type": "string"}}})
+    schema = {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool])
+        return types.ListToolsResult(tools=[types.Tool(name=name, input_schema=schema) for name in ("status", "hang")])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name != "status":
+        if params.name not in ("status", "hang"):
             return types.CallToolResult(content=[types.TextContent(text=f"unknown tool `{params.name}`")], is_error=True)
-        text = status(str((params.arguments or {})["path"]))
+        path = str((params.arguments or {})["path"])
+        text = await hang(path) if params.name == "hang" else status(path)
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
     server: Server[Any] = Server("waits", on_list_tools=list_tools, on_call_tool=call_tool)

@@ -73,7 +73,7 @@ def test_tools_list_gives_each_profiles_exact_definition(framework: str) -> None
 
     tools = asyncio.run(main())
     registered = [p for p in waitfor.profiles() if p != "libtmux-cxx/wait_for_text"]
-    assert set(tools) == {"status"} | {waitfor.tool_definition(p)["name"] for p in registered}
+    assert set(tools) == {"status", "hang"} | {waitfor.tool_definition(p)["name"] for p in registered}
     for profile in registered:
         definition = waitfor.tool_definition(profile)
         listed = tools[definition["name"]]
@@ -172,6 +172,31 @@ def test_cancelled_notification_ends_the_wait_and_its_probing(framework: str, tm
             # The server still answers.
             out = await session.call_tool("status", {"path": str(state)})
             assert not out.is_error, out
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_cancelled_notification_cancels_the_probe_call_in_flight(framework: str, tmp_path: Path) -> None:
+    marker = tmp_path / "hang"
+
+    async def holds(text: str) -> None:
+        for _ in range(600):
+            if marker.exists() and marker.read_text() == text:
+                return
+            await asyncio.sleep(0.05)
+        pytest.fail(f"the probe call never read {text!r}")
+
+    async def main() -> None:
+        async with connected(framework) as (session, _):
+            task = asyncio.create_task(session.call_tool(
+                "wait_for", {"probe": {"tool": "hang", "args": {"path": str(marker)}}, "until": {"matches": "x"},
+                             "max_wait_sec": 120}))
+            await holds("started")
+            task.cancel()  # the client sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await holds("cancelled")
 
     asyncio.run(main())
 
