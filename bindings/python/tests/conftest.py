@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,27 @@ def eventually(check: Callable[[], bool], timeout: float = 20.0, what: str = "co
         if time.monotonic() > deadline:
             pytest.fail(f"{what} did not hold within {timeout}s")
         time.sleep(0.005)
+
+
+async def cancel_once_probing(call: Awaitable[Any], probes: Callable[[], int]) -> None:
+    """Starts ``call`` (an MCP tool call whose wait never ends on its own),
+    cancels it once ``probes()`` counts two probe calls (the client sends
+    ``notifications/cancelled``), and checks that probing stops: the count
+    stays put across several intervals."""
+    task = asyncio.ensure_future(call)
+    deadline = time.monotonic() + 30
+    while probes() < 2:
+        assert time.monotonic() < deadline, "the wait never probed"
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    seen, stable_since = probes(), time.monotonic()
+    while time.monotonic() - stable_since < 3.5:
+        assert time.monotonic() < deadline + 30, "the wait kept probing"
+        await asyncio.sleep(0.25)
+        if probes() != seen:
+            seen, stable_since = probes(), time.monotonic()
 
 
 @pytest.fixture(autouse=True)

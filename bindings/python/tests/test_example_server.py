@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import PYTHON, ROOT
+from conftest import PYTHON, ROOT, cancel_once_probing
 from test_panes import pane  # noqa: F401  (fixture)
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
@@ -107,24 +106,10 @@ def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with connected("--allow-command", "sh", "--allow-command", "echo") as (session, _):
-            task = asyncio.create_task(
-                session.call_tool("wait_for", {"probe": probe, "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 120})
+            await cancel_once_probing(
+                session.call_tool("wait_for", {"probe": probe, "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 120}),
+                lines,
             )
-            deadline = time.monotonic() + 30
-            while lines() < 2:
-                assert time.monotonic() < deadline, "the wait never probed"
-                await asyncio.sleep(0.05)
-            task.cancel()  # the client sends notifications/cancelled
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            # Probing stops: the count stays put across several intervals.
-            seen = lines()
-            stable_since = time.monotonic()
-            while time.monotonic() - stable_since < 3.5:
-                assert time.monotonic() < deadline + 30, "the wait kept probing"
-                await asyncio.sleep(0.25)
-                if lines() != seen:
-                    seen, stable_since = lines(), time.monotonic()
             # The server still answers.
             out = await session.call_tool("run_command", {"argv": ["echo", "alive"]})
             assert not out.is_error

@@ -8,6 +8,7 @@ import datetime
 from typing import Any
 
 import waitfor
+import waitfor.mcp
 
 
 def probe(ctx: waitfor.ProbeContext) -> waitfor.Observation:
@@ -21,6 +22,8 @@ async def async_probe() -> dict[str, Any]:
 
 def on_progress(progress: waitfor.Progress) -> None:
     print(progress.samples, progress.elapsed_ms, progress.last_line, progress.to_dict())
+    notice: tuple[float, float | None, str | None] = waitfor.mcp.progress_notice(progress)
+    print(notice)
 
 
 def tools(name: str, arguments: dict[str, Any]) -> str:
@@ -68,6 +71,16 @@ async def nonblocking() -> None:
     print(result.samples, out["reason"])
 
 
+def mcp_tools() -> None:
+    from mcp.server.lowlevel import Server
+
+    names: list[str] = waitfor.mcp.register(
+        Server("typed"), ["aura/wait_for", "ouro/wait"], grants=waitfor.Grants(file_roots=["/tmp"]),
+        max_wait_ceiling=datetime.timedelta(seconds=60),
+    )
+    print(names)
+
+
 def errors() -> None:
     try:
         waitfor.wait({"until": {}}, lambda: "")
@@ -84,4 +97,5 @@ def errors() -> None:
 if __name__ == "__main__":
     blocking()
     asyncio.run(nonblocking())
+    mcp_tools()
     errors()
