@@ -84,15 +84,16 @@ function registerWaitTools(server, { profiles, grants, tools = [] } = {}) {
   if (!isNames(profiles) || profiles.length === 0) throw invalid('options.profiles', 'must be a non-empty array of profile ids')
   if (!isNames(tools)) throw invalid('options.tools', 'must be an array of tool names')
   const known = definitions()
+  const chosen = profiles.map((id) => {
+    const definition = known.find((p) => p.profile === id)
+    if (definition) return definition
+    throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${id}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
+  })
   const argsOf = new WeakMap() // a call's arguments, by its `extra`
   const schemas = new Map() // tool name -> its exact schemas
   const registered = {}
-  for (const id of profiles) {
-    const definition = known.find((p) => p.profile === id)
-    if (!definition) {
-      throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${id}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
-    }
-    const { name, title, description, inputSchema, outputSchema, annotations } = definition.tool
+  for (const { profile: id, tool } of chosen) {
+    const { name, title, description, inputSchema, outputSchema, annotations } = tool
     registered[name] = server.registerTool(name, { title, description, annotations }, (extra) => run(id, argsOf.get(extra), extra))
     schemas.set(name, { inputSchema, outputSchema })
   }

@@ -155,7 +155,10 @@ test('libtmux-mcp/wait_for_text matches new output of a real pane', bounded, asy
 test('registerWaitTools refuses what is not an McpServer, an unknown profile, and malformed options', () => {
   const server = () => new McpServer({ name: 'x', version: '0' })
   assert.throws(() => registerWaitTools({}, { profiles: ['ouro/wait'] }), /server: must be an McpServer/)
-  assert.throws(() => registerWaitTools(server(), { profiles: ['nope/wait'] }), /unknown profile `nope\/wait`; profiles: .*aura\/wait_for/)
+  const refused = server()
+  assert.throws(() => registerWaitTools(refused, { profiles: ['ouro/wait', 'nope/wait'] }), /unknown profile `nope\/wait`; profiles: .*aura\/wait_for/)
+  // The refused call registered nothing.
+  assert.equal(typeof registerWaitTools(refused, { profiles: ['ouro/wait'] }).wait_for_event.disable, 'function')
   assert.throws(() => registerWaitTools(server(), {}), /options.profiles/)
   assert.throws(() => registerWaitTools(server(), { profiles: ['ouro/wait'], tools: 'read_status' }), /options.tools/)
 })
