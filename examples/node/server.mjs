@@ -1,61 +1,112 @@
 #!/usr/bin/env node
-// An MCP server over stdio offering libwaitfor's waits (see README.md):
+// An MCP server over stdio, built on the TypeScript SDK's McpServer, offering
+// libwaitfor's waits (see README.md):
 //   wait_for_event  typed event wait over a JSON Lines log (wait/1 envelope)
-//   wait_for        AURA's generic wait; its probe calls this server's tools
+//   wait_for        AURA's generic wait; its probe calls this server's run_command
 //   wait_for_text   libtmux-mcp's wait for new pane output
-//   send_keys       types into a pane and records the echo
-//   run_command     runs argv, bounded
-// Progress goes out as notifications/progress when the request has a
-// progressToken; notifications/cancelled aborts the call's AbortSignal,
-// which cancels the wait. Each call's end is logged on stderr.
+//   send_keys       types into a pane and records the echo (--allow-send-keys)
+//   run_command     runs argv, bounded (--allow-command PROG)
+// The waits come from registerWaitTools: exact schemas, progress for a
+// request with a progressToken, cancellation. Each wait's end is logged on
+// stderr. Nothing is granted by default: --root DIR (files the waits may
+// read), --allow-command PROG, --allow-send-keys.
 
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import { parseArgs } from 'node:util'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { WaitforError } from 'libwaitfor'
-import { TOOLS, probeTool } from './tools.mjs'
+import { recordSendKeys } from 'libwaitfor'
+import { registerWaitTools } from 'libwaitfor/mcp'
+import { z } from 'zod'
 
-const server = new Server({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { tools: {} } })
-
-server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...TOOLS.values()].map((t) => t.tool) }))
-
-/** Sends progress for this request, if the client asked for it. */
-function progressSender(request, extra) {
-  const token = request.params._meta?.progressToken
-  if (token === undefined) return () => {}
-  let last = 0
-  return (progress, message) => {
-    // Progress must increase; a late report after a newer one is dropped.
-    if (progress <= last || extra.signal.aborted) return
-    last = progress
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => {})
-  }
-}
-
-function log(line) {
-  process.stderr.write(`${line}\n`)
-}
-
-server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-  const { name, arguments: args = {} } = request.params
-  const entry = TOOLS.get(name)
-  if (!entry) return { isError: true, content: [{ type: 'text', text: `unknown tool \`${name}\`` }] }
-  const ctx = {
-    signal: extra.signal,
-    progress: progressSender(request, extra),
-    tools: (tool, toolArgs, { budgetMs }) => probeTool(tool, toolArgs, AbortSignal.timeout(Math.max(1, Math.ceil(budgetMs)))),
-  }
-  try {
-    const out = await entry.call(args, ctx)
-    log(`${name} ended: ${extra.signal.aborted ? 'cancelled' : (out.outcome ?? out.state ?? out.reason ?? 'ok')}`)
-    return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out }
-  } catch (err) {
-    log(`${name} failed${extra.signal.aborted ? ' after cancel' : ''}: ${err.message}`)
-    if (err instanceof WaitforError) {
-      return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] }
-    }
-    throw err
-  }
+const { values: options } = parseArgs({
+  options: {
+    root: { type: 'string', multiple: true, default: [] },
+    'allow-command': { type: 'string', multiple: true, default: [] },
+    'allow-send-keys': { type: 'boolean', default: false },
+  },
 })
+const COMMANDS = options['allow-command']
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
+/** A granted program (or a shell in a pane) may do anything the server's user can. */
+const RUNS_PROGRAMS = { readOnlyHint: false, destructiveHint: true, openWorldHint: true }
+/** Longest run_command may take, in milliseconds. */
+const COMMAND_CEILING_MS = 60_000
+
+/** Runs argv (no shell) within timeoutMs; resolves with its exit and output. */
+function runArgv(argv, { timeoutMs, signal }) {
+  return new Promise((resolve) => {
+    execFile(argv[0], argv.slice(1), { timeout: timeoutMs, maxBuffer: 1 << 20, signal, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const exitCode = err ? (typeof err.code === 'number' ? err.code : null) : 0
+      resolve({ exit_code: exitCode, stdout: stdout ?? '', stderr: stderr ?? (err && exitCode === null ? err.message : '') })
+    })
+  })
+}
+
+const server = new McpServer({ name: 'waitfor-example', version: '0.1.0' })
+
+if (COMMANDS.length > 0) {
+  const description = `Runs one of these programs (argv, no shell): ${COMMANDS.join(', ')}; returns its exit code and output.`
+  const inputSchema = {
+    argv: z.array(z.string()).min(1).describe('Program and arguments.'),
+    timeout_ms: z.number().int().min(1).max(COMMAND_CEILING_MS).default(10_000),
+  }
+  const outputSchema = { exit_code: z.number().int().nullable().describe('null when it was killed or could not start.'), stdout: z.string(), stderr: z.string() }
+  server.registerTool('run_command', { title: 'Run a command', description, inputSchema, outputSchema, annotations: RUNS_PROGRAMS }, async ({ argv, timeout_ms }, { signal }) => {
+    if (!COMMANDS.includes(argv[0])) throw new Error(`argv: may not run \`${argv[0]}\`; allowed programs: ${COMMANDS.join(', ')}`)
+    const out = await runArgv(argv, { timeoutMs: timeout_ms, signal })
+    // The text is the output, as AURA's wait_for reads a probed tool.
+    return { content: [{ type: 'text', text: out.stdout + out.stderr }], structuredContent: out }
+  })
+}
+
+if (options['allow-send-keys']) {
+  const description = 'Types keys into a tmux pane (tmux send-keys) and records them, so wait_for_text on that pane does not mistake their echo for output.'
+  const inputSchema = {
+    pane_id: z.string().regex(/^%[0-9]+$/).describe("Pane ID (e.g. '%1')."),
+    keys: z.string().describe('Text (literal) or a tmux key name.'),
+    literal: z.boolean().default(true).describe('Send keys as literal text (send-keys -l).'),
+    enter: z.boolean().default(true).describe('Press Enter afterwards.'),
+    socket_name: z.string().nullable().default(null).describe('tmux socket name (-L).'),
+  }
+  const outputSchema = { pane_id: z.string(), sent: z.boolean() }
+  // A shell in the pane runs what it types.
+  server.registerTool('send_keys', { title: 'Send keys to a tmux pane', description, inputSchema, outputSchema, annotations: RUNS_PROGRAMS }, async (args, { signal }) => {
+    const { pane_id: paneId, keys, literal, enter, socket_name: socketName } = args
+    // Recorded before tmux paints the echo, so no concurrent wait samples
+    // the echo unrecorded; an unsent record only masks until it expires.
+    recordSendKeys({ socketName, paneId, keys: [keys], literal, enter })
+    const tmux = socketName ? ['tmux', '-L', socketName] : ['tmux']
+    const runs = [[...tmux, 'send-keys', '-t', paneId, ...(literal ? ['-l'] : []), keys]]
+    if (enter) runs.push([...tmux, 'send-keys', '-t', paneId, 'Enter'])
+    for (const argv of runs) {
+      const out = await runArgv(argv, { timeoutMs: 5000, signal })
+      if (out.exit_code !== 0) throw new Error(`tmux send-keys: ${out.stderr.trim()}`)
+    }
+    const output = { pane_id: paneId, sent: true }
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output }
+  })
+}
+
+// wait_for probes only run_command: never send_keys, never a wait.
+const waits = registerWaitTools(server, {
+  profiles: ['ouro/wait', 'aura/wait_for', 'libtmux-mcp/wait_for_text'],
+  grants: { fileRoots: options.root.map((root) => fs.realpathSync(root)) },
+  tools: ['run_command'],
+})
+for (const [name, tool] of Object.entries(waits)) {
+  // Annotations for what this server granted (see SECURITY.md): the pane
+  // wait reads panes, the event wait granted files, wait_for runs programs
+  // only when run_command exists.
+  const runs = name === 'wait_for' && COMMANDS.length > 0
+  const run = tool.handler
+  const callback = async (extra) => {
+    const result = await run(extra)
+    process.stderr.write(`${name} ended${extra.signal.aborted ? ' after cancel' : ''}: ${result.content[0].text.slice(0, 200)}\n`)
+    return result
+  }
+  tool.update({ annotations: { ...tool.annotations, ...(runs ? RUNS_PROGRAMS : READ_ONLY) }, callback })
+}
 
 await server.connect(new StdioServerTransport())

@@ -28,11 +28,11 @@ test('npm pack installs and works in a fresh folder (CommonJS and ESM)', () => {
   fs.writeFileSync(path.join(app, 'package.json'), '{"name":"app","private":true}')
   execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--offline', path.join(dir, out)], { cwd: app })
   fs.writeFileSync(path.join(app, 'cjs.js'), `
-    const { wait } = require('libwaitfor'); const { formatDuration } = require('libwaitfor/ax')
-    wait({ until: { matches: 'ok' }, interval_ms: 10 }, () => 'ok').then((r) => console.log(r.outcome, formatDuration(90000)))`)
+    const { wait } = require('libwaitfor'); const { formatDuration } = require('libwaitfor/ax'); const mcp = require('libwaitfor/mcp')
+    wait({ until: { matches: 'ok' }, interval_ms: 10 }, () => 'ok').then((r) => console.log(r.outcome, formatDuration(90000), typeof mcp.registerWaitTools))`)
   fs.writeFileSync(path.join(app, 'esm.mjs'), `
-    import { wait } from 'libwaitfor'; import { WAIT_VERSION } from 'libwaitfor/ax'
-    console.log((await wait({ until: { matches: 'ok' }, interval_ms: 10 }, async () => 'ok')).outcome, WAIT_VERSION)`)
-  assert.equal(execFileSync(process.execPath, ['cjs.js'], { cwd: app, encoding: 'utf8' }).trim(), 'matched 90s')
-  assert.equal(execFileSync(process.execPath, ['esm.mjs'], { cwd: app, encoding: 'utf8' }).trim(), 'matched wait/1')
+    import { wait } from 'libwaitfor'; import { WAIT_VERSION } from 'libwaitfor/ax'; import { registerWaitTools } from 'libwaitfor/mcp'
+    console.log((await wait({ until: { matches: 'ok' }, interval_ms: 10 }, async () => 'ok')).outcome, WAIT_VERSION, typeof registerWaitTools)`)
+  assert.equal(execFileSync(process.execPath, ['cjs.js'], { cwd: app, encoding: 'utf8' }).trim(), 'matched 90s function')
+  assert.equal(execFileSync(process.execPath, ['esm.mjs'], { cwd: app, encoding: 'utf8' }).trim(), 'matched wait/1 function')
 })

@@ -127,7 +127,7 @@ test('a cancelled call (notifications/cancelled) cancels the wait in the server'
   await progressed
   controller.abort()
   await assert.rejects(result, /abort/i)
-  await eventually(() => serverLog.includes('wait_for failed after cancel: wait_for was cancelled'), { timeoutMs: 20_000 })
+  await eventually(() => serverLog.includes('wait_for ended after cancel: runtime: wait_for was cancelled'), { timeoutMs: 20_000 })
 })
 
 test('bad arguments are a tool error naming the field', async () => {
@@ -156,7 +156,7 @@ test('send_keys and wait_for_text on a real pane: the output matches, and the ty
 
 test('with its defaults an agent runs no command and reads no file', async () => {
   const defaults = new Client({ name: 'waitfor-example-defaults', version: '0.0.0' })
-  await defaults.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(here, '..', 'server.mjs')], stderr: 'pipe', env: { ...process.env } }))
+  await defaults.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(here, '..', 'server.mjs')], stderr: 'pipe', env: getDefaultEnvironment() }))
   try {
     const { tools: offered } = await defaults.listTools()
     assert.deepEqual(offered.map((t) => t.name).sort(), ['wait_for', 'wait_for_event', 'wait_for_text'])
@@ -165,11 +165,11 @@ test('with its defaults an agent runs no command and reads no file', async () =>
       assert.deepEqual([readOnlyHint, destructiveHint, openWorldHint], [true, false, false], t.name)
     }
     const refusals = [
-      ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /no probe-able tool `run_command`.*--allow-command/],
-      ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /no probe-able tool `read_file`/],
+      ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /Tool run_command not found/],
+      ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /no probe-able tool `read_file`; wait_for may probe: run_command/],
       ['wait_for_event', { path: '/etc/shadow', type: 'x', timeout: '1s' }, /not_granted|grants no file access/],
-      ['run_command', { argv: ['sh', '-c', 'id'] }, /unknown tool `run_command`/],
-      ['send_keys', { pane_id: '%0', keys: 'id' }, /unknown tool `send_keys`/],
+      ['run_command', { argv: ['sh', '-c', 'id'] }, /Tool run_command not found/],
+      ['send_keys', { pane_id: '%0', keys: 'id' }, /Tool send_keys not found/],
     ]
     for (const [name, args, message] of refusals) {
       const res = await defaults.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })

@@ -1,0 +1,131 @@
+'use strict'
+/**
+ * `libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
+ * official TypeScript SDK (`@modelcontextprotocol/sdk` 1.x), listed with the
+ * exact JSON Schemas libwaitfor defines.
+ *
+ * @example
+ * const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
+ * const { registerWaitTools } = require('libwaitfor/mcp')
+ * const server = new McpServer({ name: 'app', version: '1.0.0' })
+ * server.registerTool('get_status', { inputSchema: { id: z.string() } }, getStatus)
+ * registerWaitTools(server, { profiles: ['aura/wait_for'], tools: ['get_status'] })
+ * @module
+ */
+
+// Why not `server.registerTool(name, { inputSchema })` alone: in SDK 1.x it takes
+// zod schemas and lists what zod's converter makes of them, so a profile's JSON
+// Schema cannot be listed as defined. Each tool is registered with McpServer
+// without schemas (so it keeps McpServer's name checks, enable/disable/remove,
+// list_changed and error handling), and the two tool handlers McpServer installed
+// are wrapped: tools/list puts back the exact schemas, tools/call hands the
+// handler its arguments (McpServer calls a schema-less handler with `extra`
+// only). The low-level Server has no API to read a handler it holds, so the
+// wrapping uses its handler table, `_requestHandlers` (a Map by method).
+
+const { callTool, profiles: definitions, WaitforError } = require('./waitfor.js')
+
+function invalid(field, message) {
+  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule: 'wrong_type' })
+}
+
+function isNames(value) {
+  return Array.isArray(value) && value.every((v) => typeof v === 'string')
+}
+
+/** Replaces the handler of `method` with `wrapper(inner, request, extra)`. */
+function wrap(table, method, wrapper) {
+  const inner = table.get(method)
+  table.set(method, (request, extra) => wrapper(inner, request, extra))
+}
+
+/** Forwards a wait's progress, when the client gave the call a progress token. */
+function progressSender(extra) {
+  const progressToken = extra._meta?.progressToken
+  if (progressToken === undefined) return undefined
+  return (p) => {
+    if (extra.signal.aborted) return
+    const params = { progressToken, progress: p.samples, message: p.last_line ?? undefined }
+    extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {})
+  }
+}
+
+/** A tool result's text; a tool error throws it (a probe error). */
+function resultText(result) {
+  const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n')
+  if (result.isError) throw new Error(text)
+  return text
+}
+
+/**
+ * Registers libwaitfor profiles as tools of an `McpServer`, each with the
+ * profile's exact `inputSchema`, `outputSchema`, title, description and
+ * annotations. A call sends `notifications/progress` (the samples taken, at
+ * most once a second) when the client gave a progress token, ends when the
+ * client cancels it, and answers a refusal as a tool error (`isError`, text
+ * `code: message`). AURA's `wait_for` probes the server's own tools named in
+ * `tools`, called as a client would call them; without `tools` its built-in
+ * `run_command` and `read_file` reach only what `grants` allow (nothing by
+ * default), as do the other profiles' file readers and tmux sockets.
+ *
+ * @param {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer} server
+ * @param {{profiles: string[], grants?: object, tools?: string[]}} options
+ * @returns {Record<string, object>} the SDK's `RegisteredTool` of each, by tool name
+ *
+ * @example
+ * const tools = registerWaitTools(server, { profiles: ['ouro/wait'], grants: { fileRoots: ['/var/log/app'] } })
+ * tools.wait_for_event.disable()
+ */
+function registerWaitTools(server, { profiles, grants, tools = [] } = {}) {
+  const table = server?.server?._requestHandlers
+  if (!(table instanceof Map) || typeof server.registerTool !== 'function') {
+    throw invalid('server', 'must be an McpServer of @modelcontextprotocol/sdk 1.x')
+  }
+  if (!isNames(profiles) || profiles.length === 0) throw invalid('options.profiles', 'must be a non-empty array of profile ids')
+  if (!isNames(tools)) throw invalid('options.tools', 'must be an array of tool names')
+  const known = definitions()
+  const chosen = profiles.map((id) => {
+    const definition = known.find((p) => p.profile === id)
+    if (definition) return definition
+    throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${id}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
+  })
+  const argsOf = new WeakMap() // a call's arguments, by its `extra`
+  const schemas = new Map() // tool name -> its exact schemas
+  const registered = {}
+  for (const { profile: id, tool } of chosen) {
+    const { name, title, description, inputSchema, outputSchema, annotations } = tool
+    registered[name] = server.registerTool(name, { title, description, annotations }, (extra) => run(id, argsOf.get(extra), extra))
+    schemas.set(name, { inputSchema, outputSchema })
+  }
+  wrap(table, 'tools/list', async (list, request, extra) => {
+    const result = await list(request, extra)
+    return { ...result, tools: result.tools.map((t) => (schemas.has(t.name) ? { ...t, ...schemas.get(t.name) } : t)) }
+  })
+  wrap(table, 'tools/call', (call, request, extra) => {
+    argsOf.set(extra, request.params?.arguments ?? {})
+    return call(request, extra)
+  })
+  const callOwnTool = table.get('tools/call')
+
+  /** This server's tools, as AURA's probe calls them within the call's budget. */
+  const lend = (extra) => async (name, args, { budgetMs }) => {
+    if (!tools.includes(name)) throw new Error(`no probe-able tool \`${name}\`; wait_for may probe: ${tools.join(', ')}`)
+    const signal = AbortSignal.any([extra.signal, AbortSignal.timeout(Math.max(1, Math.ceil(budgetMs)))])
+    const request = { method: 'tools/call', params: { name, arguments: args ?? {} } }
+    return resultText(await callOwnTool(request, { ...extra, signal, _meta: undefined }))
+  }
+
+  async function run(id, args, extra) {
+    try {
+      const options = { signal: extra.signal, grants, onProgress: progressSender(extra), tools: tools.length > 0 ? lend(extra) : undefined }
+      const out = await callTool(id, args, options)
+      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out }
+    } catch (err) {
+      if (!(err instanceof WaitforError)) throw err
+      return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] }
+    }
+  }
+  return registered
+}
+
+module.exports = { registerWaitTools }
