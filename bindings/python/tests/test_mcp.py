@@ -145,14 +145,23 @@ def test_wait_for_event_reads_only_granted_files(framework: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_wait_for_cannot_probe_the_wait_tools(framework: str) -> None:
+def test_wait_for_probes_only_the_tools_lent_to_it(framework: str) -> None:
     async def main() -> str:
         async with connected(framework) as (session, _):
             return await refusal(session, "wait_for", {"probe": {"tool": "wait_for", "args": {}}, "until": {"matches": "x"},
                                                        "max_wait_sec": 5})
 
     text = asyncio.run(main())
-    assert text.startswith("runtime:") and "`wait_for` is a wait tool" in text, text
+    assert text.startswith("runtime:") and "wait_for may not probe `wait_for`; it may probe: status, hang" in text, text
+
+
+def test_a_wait_tool_cannot_be_lent_and_tools_is_a_list() -> None:
+    from mcp.server.lowlevel import Server
+
+    with pytest.raises(ValueError, match="wait tool"):
+        waitfor.mcp.register(Server("s"), ["aura/wait_for"], tools=["wait_for"])
+    with pytest.raises(TypeError):
+        waitfor.mcp.register(Server("s"), ["aura/wait_for"], tools="status")
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

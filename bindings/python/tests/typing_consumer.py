@@ -75,7 +75,7 @@ def mcp_tools() -> None:
     from mcp.server.lowlevel import Server
 
     names: list[str] = waitfor.mcp.register(
-        Server("typed"), ["aura/wait_for", "ouro/wait"], grants=waitfor.Grants(file_roots=["/tmp"]),
+        Server("typed"), ["aura/wait_for", "ouro/wait"], tools=["status"], grants=waitfor.Grants(file_roots=["/tmp"]),
         max_wait_ceiling=datetime.timedelta(seconds=60),
     )
     print(names)

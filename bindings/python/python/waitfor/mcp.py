@@ -16,9 +16,9 @@ official ``mcp`` SDK (its high-level ``MCPServer`` or its low-level
     def build_status() -> str:
         return open("/srv/build/status").read()
 
-    # wait_for polls build_status (or any other tool of this server);
-    # wait_for_event may read event files under /srv/events, nothing else.
-    waitfor.mcp.register(server, ["aura/wait_for", "ouro/wait"],
+    # wait_for may poll build_status, no other tool; wait_for_event may
+    # read event files under /srv/events, nothing else.
+    waitfor.mcp.register(server, ["aura/wait_for", "ouro/wait"], tools=["build_status"],
                          grants=waitfor.Grants(file_roots=["/srv/events"]))
     server.run()
 
@@ -31,9 +31,10 @@ framework's tool errors (FastMCP's ``ToolError``, which error masking lets
 through; the SDK's ``isError`` result), their text ``"code: message"``, so
 the agent reads why.
 
-``aura/wait_for`` probes the server's own tools (any but the wait tools
-registered here), called as a client's call would be, in the request of
-the wait. ``grants`` (:class:`waitfor.Grants`) is what the profiles' own
+``aura/wait_for`` probes the server's own tools named in ``tools`` (none
+by default), called as a client's call would be, in the request of the
+wait; without ``tools`` its built-in ``run_command`` and ``read_file``
+reach only what ``grants`` allow. ``grants`` (:class:`waitfor.Grants`) is what the profiles' own
 readers may reach (``wait_for_event``'s files, tmux sockets given as
 paths): nothing by default. See SECURITY.md.
 """
@@ -62,13 +63,16 @@ def register(
     server: Any,
     profiles: Sequence[str],
     *,
+    tools: Sequence[str] = (),
     grants: waitfor.Grants | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> list[str]:
     """Adds each profile's tool to ``server`` (a ``fastmcp.FastMCP``, an
     ``mcp.server.mcpserver.MCPServer`` or an ``mcp.server.lowlevel.Server``)
-    and gives the tool names. ``grants`` bounds the profiles' own readers
-    (nothing by default); ``max_wait_ceiling`` (seconds) overrides
+    and gives the tool names. ``tools`` names the server's tools that
+    ``aura/wait_for`` may probe (none by default: a tool probed again and
+    again should only observe); ``grants`` bounds the profiles' own
+    readers (nothing by default); ``max_wait_ceiling`` (seconds) overrides
     the profiles' own ceilings on a wait's time limit.
 
     An unknown profile raises :class:`waitfor.ToolError`; two profiles of
@@ -80,7 +84,7 @@ def register(
     >>> waitfor.mcp.register(Server("demo"), ["aura/wait_for", "ouro/wait"])
     ['wait_for', 'wait_for_event']
     """
-    waits = _Waits(profiles, grants, max_wait_ceiling)
+    waits = _Waits(profiles, tools, grants, max_wait_ceiling)
     if _is(server, "fastmcp.server.server", "FastMCP"):
         _on_fastmcp(server, waits)
     elif _is(server, "mcp.server.mcpserver.server", "MCPServer"):
@@ -136,11 +140,12 @@ class _Waits:
     def __init__(
         self,
         profiles: Sequence[str],
+        tools: Sequence[str],
         grants: waitfor.Grants | None,
         max_wait_ceiling: float | datetime.timedelta | None,
     ) -> None:
-        if isinstance(profiles, str):
-            raise TypeError("profiles is a list of profile names, not a str")
+        if isinstance(profiles, str) or isinstance(tools, str):
+            raise TypeError("profiles and tools are lists of names, not a str")
         self.definitions: dict[str, dict[str, Any]] = {}
         self.profiles: dict[str, str] = {}
         for profile in profiles:
@@ -152,6 +157,10 @@ class _Waits:
                 )
             self.definitions[name] = definition
             self.profiles[name] = profile
+        lent = [tool for tool in tools if tool in self.definitions]
+        if lent:
+            raise ValueError(f"`{lent[0]}` is a wait tool: wait_for may not probe it")
+        self.tools = list(tools)
         self.grants = grants
         self.max_wait_ceiling = max_wait_ceiling
 
@@ -160,8 +169,8 @@ class _Waits:
         to ``aura/wait_for``, ``report`` sends progress."""
 
         async def probe_tool(tool: str, tool_arguments: dict[str, Any]) -> str:
-            if tool in self.definitions:
-                raise LookupError(f"`{tool}` is a wait tool; wait_for probes the server's other tools")
+            if tool not in self.tools:
+                raise LookupError(f"wait_for may not probe `{tool}`; it may probe: {', '.join(self.tools)}")
             return await own_tool(tool, tool_arguments)
 
         async def on_progress(progress: waitfor.Progress) -> None:
@@ -171,7 +180,7 @@ class _Waits:
         return await waitfor.call_tool_async(
             profile,
             arguments,
-            tools=probe_tool if profile == AURA else None,
+            tools=probe_tool if profile == AURA and self.tools else None,
             grants=self.grants,
             on_progress=on_progress,
             max_wait_ceiling=self.max_wait_ceiling,
