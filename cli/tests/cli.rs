@@ -288,6 +288,16 @@ fn output_over_the_cap_is_an_error() {
 }
 
 #[test]
+fn a_command_that_never_stops_writing_is_over_the_cap_long_before_the_deadline() {
+    let started = std::time::Instant::now();
+    let out = run(&["run", "--timeout", "60s", "--json", "--", "yes"]);
+    expect(&out, 6);
+    assert!(json(&out)["error"].as_str().unwrap().contains("cap"));
+    // Generous: the cap is reached in milliseconds, the deadline is 60 s.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
 fn a_hung_command_is_killed_at_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("pid");
@@ -455,6 +465,25 @@ fn a_probe_call_that_cannot_be_ended_does_not_keep_the_process_past_its_deadline
         took < std::time::Duration::from_secs(4),
         "exited after {took:?}"
     );
+}
+
+#[test]
+fn a_directory_is_refused_at_once_not_waited_on_to_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "file",
+        dir.path().to_str().unwrap(),
+        "--timeout",
+        "60s",
+        "--json",
+    ]);
+    expect(&out, 5);
+    let result = json(&out);
+    assert!(
+        result["error"].as_str().unwrap().contains("is a directory"),
+        "{result}"
+    );
+    assert!(result["elapsed_ms"].as_u64().unwrap() < 30_000, "{result}");
 }
 
 #[test]
