@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::os::windows::process::CommandExt;
 use std::process::{Child, Command};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use windows_sys::Win32::Foundation::{ERROR_BROKEN_PIPE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, Thread32First, Thread32Next, TH32CS_SNAPTHREAD, THREADENTRY32,
@@ -69,6 +69,7 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
             tree.job.terminate();
             return Err(end);
         }
+        let read_before = out.read + err.read;
         for (sink, stream) in [(&mut out, Stream::Stdout), (&mut err, Stream::Stderr)] {
             sink.pump().map_err(|e| run.io_error(e))?;
             if sink.overflowed_fail {
@@ -84,7 +85,13 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         if exited && ((out.closed() && err.closed()) || drain_until.is_some_and(|d| now >= d)) {
             break;
         }
-        let slice = run.slice(now, drain_until);
+        // Output that came in may have more behind it (a pipe holds 4 KiB):
+        // look again at once rather than after a slice.
+        let slice = if out.read + err.read > read_before {
+            Duration::ZERO
+        } else {
+            run.slice(now, drain_until)
+        };
         if exited {
             std::thread::sleep(slice);
         } else if tree.wait_exit(slice) {
@@ -99,7 +106,8 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
 }
 
 /// The child and the job that holds it and its descendants; dropping it
-/// ends them all (the job is closed with kill-on-close) and reaps the child.
+/// ends them all and reaps the child (closing the job would end them too:
+/// kill-on-close).
 struct Tree {
     job: Job,
     child: Child,
@@ -107,8 +115,9 @@ struct Tree {
 
 impl Tree {
     /// Waits up to `slice` for the child to exit; whether it did.
-    fn wait_exit(&self, slice: std::time::Duration) -> bool {
-        let ms = slice.as_millis().clamp(1, u128::from(u32::MAX - 1)) as u32;
+    fn wait_exit(&self, slice: Duration) -> bool {
+        // Below INFINITE (u32::MAX); 0 only looks.
+        let ms = slice.as_millis().min(u128::from(u32::MAX - 1)) as u32;
         // SAFETY: the handle is our child's, open until `child` is dropped.
         unsafe { WaitForSingleObject(self.child.as_raw_handle(), ms) == WAIT_OBJECT_0 }
     }
@@ -117,6 +126,9 @@ impl Tree {
 impl Drop for Tree {
     fn drop(&mut self) {
         self.job.terminate();
+        // A child that never joined the job (the assignment failed) is
+        // still suspended: end it too, or the wait below never returns.
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
