@@ -29,6 +29,8 @@ for target in "${PORTABLE_TARGETS[@]}"; do
   step "cargo check for $target (core, cli, C ABI), with clippy's lints"
   cargo clippy -p waitfor -p waitfor-cli -p waitfor-ffi --target "$target" --locked -- -D warnings
 done
+step "cargo check of the Windows host tests (they run on Windows only)"
+cargo clippy -p waitfor --test windows_host --target x86_64-pc-windows-msvc --locked -- -D warnings
 step "cargo test (default members)"
 cargo test --locked
 step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"
