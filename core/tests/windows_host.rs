@@ -4,9 +4,11 @@
 //! refused with the reason. Runs on Windows only.
 #![cfg(windows)]
 
+use std::io::Write;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use waitfor::grants::Grants;
-use waitfor::process::{run_bounded, OverCap, RunError, RunOptions};
+use waitfor::process::{run_bounded, OverCap, ProcessOutput, RunError, RunOptions};
 use waitfor::profiles::{prepare, Host, ToolError};
 use waitfor::{CancelToken, Engine, Rule, Spec, WaitOptions};
 use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
@@ -16,22 +18,77 @@ use windows_sys::Win32::System::Threading::{
 
 const LONG: Duration = Duration::from_secs(60);
 
-/// A PowerShell script that starts `ping` for ten minutes, detached from
-/// its own pipes, and prints its pid first.
-fn start_grandchild_then(rest: &str) -> Vec<String> {
-    let script = format!(
-        "$p = Start-Process -PassThru -WindowStyle Hidden -FilePath ping \
-         -ArgumentList '-n','600','127.0.0.1'; Write-Output $p.Id; {rest}"
-    );
-    [
-        "powershell",
-        "-NoProfile",
-        "-NonInteractive",
-        "-Command",
-        &script,
-    ]
-    .map(String::from)
-    .to_vec()
+/// Names what [`helper`] does when this test binary runs as a command.
+const HELPER: &str = "WAITFOR_WINDOWS_HOST_HELPER";
+
+/// The commands the tests run are this test binary itself, running only
+/// this test with [`HELPER`] set to a mode: `sleep` (ten minutes), `cat`
+/// (stdin to stdout), `spawn-then-exit` and `spawn-then-flood` (start a
+/// sleeping copy of itself, print `pid=N`, then exit or write without end).
+/// Run by the harness without the variable, it does nothing.
+#[test]
+fn helper() {
+    let Ok(mode) = std::env::var(HELPER) else {
+        return;
+    };
+    match mode.as_str() {
+        "sleep" => std::thread::sleep(Duration::from_secs(600)),
+        "cat" => {
+            std::io::copy(&mut std::io::stdin(), &mut std::io::stdout()).unwrap();
+        }
+        "spawn-then-exit" | "spawn-then-flood" => {
+            let argv = helper_argv();
+            // Left running on purpose: the runner must end it.
+            let grandchild = std::process::Command::new(&argv[0])
+                .args(&argv[1..])
+                .env(HELPER, "sleep")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            println!("pid={}", grandchild.id());
+            std::mem::forget(grandchild);
+            std::io::stdout().flush().unwrap();
+            if mode == "spawn-then-flood" {
+                loop {
+                    print!("{}", "x".repeat(1000));
+                }
+            }
+        }
+        other => panic!("unknown helper mode {other}"),
+    }
+}
+
+fn helper_argv() -> Vec<String> {
+    let me = std::env::current_exe().unwrap();
+    let args = ["--exact", "helper", "--nocapture", "--test-threads=1"];
+    std::iter::once(me.to_string_lossy().into_owned())
+        .chain(args.map(String::from))
+        .collect()
+}
+
+/// Runs this binary as the helper in `mode`.
+fn run_helper(
+    mode: &str,
+    mut opts: RunOptions,
+    budget: Duration,
+) -> Result<ProcessOutput, RunError> {
+    opts.env.push((HELPER.into(), mode.into()));
+    run_bounded(&helper_argv(), &opts, budget, &CancelToken::new())
+}
+
+/// The pid the helper printed as `pid=N`.
+fn grandchild_pid(stdout: &[u8]) -> u32 {
+    let text = String::from_utf8_lossy(stdout);
+    let digits = &text[text
+        .find("pid=")
+        .expect("the helper printed its grandchild's pid")
+        + 4..];
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().unwrap()
 }
 
 /// Whether process `pid` ends within `limit` (true if it is already gone).
@@ -48,22 +105,14 @@ fn ends_within(pid: u32, limit: Duration) -> bool {
     }
 }
 
-fn first_pid(stdout: &[u8]) -> u32 {
-    let text = String::from_utf8_lossy(stdout);
-    text.lines().next().unwrap().trim().parse().unwrap()
-}
-
 #[test]
 fn what_a_command_left_running_ends_when_it_exits() {
-    let out = run_bounded(
-        &start_grandchild_then("exit 0"),
-        &RunOptions::default(),
-        LONG,
-        &CancelToken::new(),
-    )
-    .unwrap();
+    let out = run_helper("spawn-then-exit", RunOptions::default(), LONG).unwrap();
     assert_eq!(out.status, Some(0));
-    assert!(ends_within(first_pid(&out.stdout), Duration::from_secs(10)));
+    assert!(ends_within(
+        grandchild_pid(&out.stdout),
+        Duration::from_secs(10)
+    ));
 }
 
 #[test]
@@ -73,32 +122,19 @@ fn a_command_over_its_cap_is_ended_with_its_tree_and_exit_code_137() {
         over_cap: OverCap::Stop,
         ..RunOptions::default()
     };
-    let endless = "while ($true) { Write-Output ('x' * 1000) }";
-    let out = run_bounded(
-        &start_grandchild_then(endless),
-        &opts,
-        LONG,
-        &CancelToken::new(),
-    )
-    .unwrap();
+    let out = run_helper("spawn-then-flood", opts, LONG).unwrap();
     assert!(out.stdout_truncated);
     assert_eq!((out.status, out.signal), (Some(137), None));
-    assert!(ends_within(first_pid(&out.stdout), Duration::from_secs(10)));
+    assert!(ends_within(
+        grandchild_pid(&out.stdout),
+        Duration::from_secs(10)
+    ));
 }
 
 #[test]
 fn a_command_past_its_budget_is_ended() {
     let began = Instant::now();
-    let argv = ["ping", "-n", "600", "127.0.0.1"]
-        .map(String::from)
-        .to_vec();
-    let err = run_bounded(
-        &argv,
-        &RunOptions::default(),
-        Duration::from_millis(300),
-        &CancelToken::new(),
-    )
-    .unwrap_err();
+    let err = run_helper("sleep", RunOptions::default(), Duration::from_millis(300)).unwrap_err();
     assert!(matches!(err, RunError::TimedOut { .. }), "{err}");
     assert!(began.elapsed() < Duration::from_secs(5));
 }
@@ -106,11 +142,10 @@ fn a_command_past_its_budget_is_ended() {
 #[test]
 fn stdin_reaches_the_command() {
     let opts = RunOptions {
-        stdin: Some(b"hello from stdin\r\n".to_vec()),
+        stdin: Some(b"hello from stdin".to_vec()),
         ..RunOptions::default()
     };
-    let argv = ["findstr", "hello"].map(String::from).to_vec();
-    let out = run_bounded(&argv, &opts, LONG, &CancelToken::new()).unwrap();
+    let out = run_helper("cat", opts, LONG).unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("hello from stdin"));
 }
 
