@@ -9,11 +9,10 @@
 //! itself, whatever it left running in its tree (`sh -c 'sleep 100 &'`) is
 //! killed too: no process started by a call outlives it.
 //!
-//! - **Unix**: the tree is the child's own process
-//!   group, killed with `SIGKILL`. A process that deliberately leaves the
-//!   group (`setsid`, a daemon such as a tmux server) is not followed:
-//!   SECURITY.md, "Commands: processes that leave their group", says why and
-//!   what a host can do.
+//! - **Unix**: the tree is the child's own process group, killed with
+//!   `SIGKILL`. A process that deliberately leaves the group (`setsid`, a
+//!   daemon such as a tmux server) is not followed: SECURITY.md, "Commands:
+//!   processes that leave their group", says why and what a host can do.
 //! - **Windows**: the tree is a job object the child joins before its first
 //!   instruction runs (it is started suspended), with kill-on-close and no
 //!   breakaway, so every descendant belongs to it; it is ended with
