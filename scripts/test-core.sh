@@ -2,7 +2,8 @@
 # The Rust crates that build without Python or Node (core, cli, the C ABI
 # when present): format, lints, unit, integration and doc tests (the
 # engine, the shared vectors, the tmux pane waits on a private tmux server,
-# the typed event waits, the `waitfor` command end to end).
+# the typed event waits, the `waitfor` command end to end), and a type
+# check of the same crates for macOS and Windows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -17,6 +18,19 @@ step "cargo clippy (default members, all targets)"
 cargo clippy --all-targets --locked -- -D warnings
 step "cargo clippy (benchmarks)"
 cargo clippy -p waitfor-bench --all-targets --locked -- -D warnings
+# macOS and Windows: type-checked here (no linker, no binaries to run);
+# rustup adds a target's standard library when it is missing.
+PORTABLE_TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc)
+installed_targets=$(rustup target list --installed)
+for target in "${PORTABLE_TARGETS[@]}"; do
+  grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
+done
+for target in "${PORTABLE_TARGETS[@]}"; do
+  step "cargo check for $target (core, cli, C ABI), with clippy's lints"
+  cargo clippy -p waitfor -p waitfor-cli -p waitfor-ffi --target "$target" --locked -- -D warnings
+done
+step "cargo check of the Windows host tests (they run on Windows only)"
+cargo clippy -p waitfor --test windows_host --target x86_64-pc-windows-msvc --locked -- -D warnings
 step "cargo test (default members)"
 cargo test --locked
 step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"

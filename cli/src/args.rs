@@ -70,7 +70,8 @@ text already on the cursor row never match, and neither does what this
 host typed into the pane (echo recorded through the library). A tmux
 control-mode client wakes the wait on the pane's output (falls back to
 polling); --no-push polls only. With no condition the wait ends at the
-first new output. A pane that dies ends it with exit 4 (gone).
+first new output. A pane that dies ends it with exit 4 (gone). tmux
+runs on Unix: on Windows the command answers that (exit 2).
 
 TARGET is a pane id (%3) or any tmux target (build:1.0).
 

@@ -1,5 +1,6 @@
 //! Ctrl-C: the first SIGINT asks the wait to cancel; the handler resets
-//! itself (`SA_RESETHAND`), so a second Ctrl-C ends the program at once.
+//! itself (`SA_RESETHAND` on Unix; the C runtime's `signal` always does on
+//! Windows), so a second Ctrl-C ends the program at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -11,6 +12,7 @@ extern "C" fn on_sigint(_signal: libc::c_int) {
 }
 
 /// Installs the handler.
+#[cfg(unix)]
 pub fn install() {
     // SAFETY: a zeroed sigaction is valid; the handler only stores to an
     // atomic, which is async-signal-safe.
@@ -20,6 +22,19 @@ pub fn install() {
         action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
+/// Installs the handler.
+#[cfg(windows)]
+pub fn install() {
+    // SAFETY: the handler only stores to an atomic; the C runtime resets
+    // SIGINT to its default before calling it.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
 

@@ -76,6 +76,7 @@ pub fn format_line(elapsed_ms: u64, progress: Option<&Progress>, width: usize) -
 }
 
 /// Columns of the terminal on stderr, 80 if unknown.
+#[cfg(unix)]
 fn terminal_width() -> usize {
     // SAFETY: TIOCGWINSZ fills a winsize struct we own; fd 2 may be any fd.
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
@@ -85,6 +86,12 @@ fn terminal_width() -> usize {
     } else {
         80
     }
+}
+
+/// 80 columns: the status line is cut to the classic console width.
+#[cfg(not(unix))]
+fn terminal_width() -> usize {
+    80
 }
 
 #[cfg(test)]

@@ -36,6 +36,9 @@ pub enum Rule {
     /// The input asks a built-in probe to reach what the host did not grant
     /// (a program, a file, a tmux socket path).
     NotGranted,
+    /// The input asks for a probe this host's platform cannot run (a tmux
+    /// pane on Windows).
+    Unsupported,
 }
 
 /// A spec or tool input was rejected before any probe call.

@@ -28,6 +28,7 @@ mod condition;
 pub mod duration;
 mod engine;
 mod error;
+mod file_id;
 pub mod grants;
 mod keyed;
 mod machine;
@@ -46,6 +47,11 @@ pub mod sampler;
 mod simulate;
 mod spec;
 pub mod sync;
+#[cfg(unix)]
+pub mod tmux;
+/// Off Unix, only what a spec needs to name a pane (tmux runs on Unix).
+#[cfg(not(unix))]
+#[path = "tmux/target.rs"]
 pub mod tmux;
 mod view;
 

@@ -65,7 +65,34 @@ pub unsafe extern "C" fn waitfor_echo_record_send_keys(
                 )
             })?;
         let socket = (!socket.is_empty()).then_some(socket);
-        waitfor::tmux::record_send_keys(socket, pane, &keys, literal, enter);
-        Ok(())
+        record_send_keys(socket, pane, &keys, literal, enter)
     })
+}
+
+#[cfg(unix)]
+fn record_send_keys(
+    socket: Option<&str>,
+    pane: &str,
+    keys: &[&str],
+    literal: bool,
+    enter: bool,
+) -> Result<(), FfiError> {
+    waitfor::tmux::record_send_keys(socket, pane, keys, literal, enter);
+    Ok(())
+}
+
+/// Off Unix no pane wait can run, so there is nothing to record for:
+/// `WAITFOR_ERR_RUNTIME` with the reason.
+#[cfg(not(unix))]
+fn record_send_keys(
+    _socket: Option<&str>,
+    _pane: &str,
+    _keys: &[&str],
+    _literal: bool,
+    _enter: bool,
+) -> Result<(), FfiError> {
+    Err(FfiError::new(
+        crate::status::WAITFOR_ERR_RUNTIME,
+        waitfor::tmux::NEEDS_UNIX_HOST,
+    ))
 }

@@ -353,6 +353,15 @@ fn builtin_probe(
                 *stderr,
             ))
         }
+        #[cfg(not(unix))]
+        ProbeSpec::Tmux { .. } => {
+            return Err(SpecError::new(
+                "probe.tmux",
+                Rule::Unsupported,
+                crate::tmux::NEEDS_UNIX_HOST,
+            ))
+        }
+        #[cfg(unix)]
         ProbeSpec::Tmux {
             pane,
             socket_name,

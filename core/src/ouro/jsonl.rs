@@ -646,26 +646,13 @@ fn parse_event(line: &[u8], cursor: String) -> Result<AxEvent, String> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct EndMark(Option<(u64, u64, u64)>);
 
-#[cfg(unix)]
+/// The file's identity (see [`crate::file_id`]) and length.
 fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path)?;
-    Ok((m.dev(), m.ino(), m.len()))
+    let (dev, ino) = crate::file_id::of_path(path)?;
+    Ok((dev, ino, std::fs::metadata(path)?.len()))
 }
 
-#[cfg(not(unix))]
-fn identity_at_path(path: &Path) -> io::Result<(u64, u64, u64)> {
-    Ok((0, 0, std::fs::metadata(path)?.len()))
-}
-
-#[cfg(unix)]
 fn identity(file: &File) -> io::Result<(u64, u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = file.metadata()?;
-    Ok((m.dev(), m.ino(), m.len()))
-}
-
-#[cfg(not(unix))]
-fn identity(file: &File) -> io::Result<(u64, u64, u64)> {
-    Ok((0, 0, file.metadata()?.len()))
+    let (dev, ino) = crate::file_id::of_file(file)?;
+    Ok((dev, ino, file.metadata()?.len()))
 }

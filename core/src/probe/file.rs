@@ -3,11 +3,11 @@
 use super::file_watch::Watch;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::engine::Waker;
+use crate::file_id;
 use crate::grants::Grants;
 use crate::resume::{FilePosition, ResumeToken};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -126,10 +126,11 @@ impl FileProbe {
             Err(e) => return Err(self.error("cannot open", e)),
         };
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
+        let (dev, ino) = file_id::of_file(&file).map_err(|e| self.error("cannot stat", e))?;
         let offset = match (self.started, &self.start_at) {
             (_, Some(position)) => {
                 let offset = position
-                    .offset_in(meta.dev(), meta.ino())
+                    .offset_in(dev, ino)
                     .filter(|&offset| offset <= meta.len())
                     .ok_or_else(|| {
                         ProbeError::refused(format!(
@@ -147,8 +148,8 @@ impl FileProbe {
         };
         Ok(Some(Followed {
             file,
-            dev: meta.dev(),
-            ino: meta.ino(),
+            dev,
+            ino,
             offset,
         }))
     }
@@ -200,10 +201,7 @@ impl FileProbe {
 
     /// Whether the path now names another file than the one followed.
     fn rotated(&self, followed: &Followed) -> bool {
-        match std::fs::metadata(&self.path) {
-            Ok(meta) => meta.dev() != followed.dev || meta.ino() != followed.ino,
-            Err(_) => true,
-        }
+        file_id::of_path(&self.path).map_or(true, |id| id != (followed.dev, followed.ino))
     }
 }
 

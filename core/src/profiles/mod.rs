@@ -83,6 +83,10 @@ const PROFILES: &[Entry] = &[
     },
 ];
 
+/// The profiles whose probe is a tmux pane. Off Unix they are neither
+/// listed nor callable: a call answers that tmux waits need a Unix host.
+const TMUX_PROFILES: [&str; 2] = ["libtmux-mcp/wait_for_text", "libtmux-cxx/wait_for_text"];
+
 /// Every profile's MCP tool definition.
 pub fn definitions() -> Vec<ToolDefinition> {
     PROFILES
@@ -102,10 +106,14 @@ pub fn definitions() -> Vec<ToolDefinition> {
 /// assert_eq!(err.err().unwrap().code(), "invalid_arguments");
 /// ```
 pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    let entry = PROFILES
-        .iter()
-        .find(|p| p.id == profile)
-        .ok_or_else(|| ToolError::UnknownProfile(profile.to_string()))?;
+    let entry = PROFILES.iter().find(|p| p.id == profile).ok_or_else(|| {
+        if TMUX_PROFILES.contains(&profile) {
+            // Known, but not built off Unix: say why rather than "unknown".
+            ToolError::Runtime(crate::tmux::NEEDS_UNIX_HOST.to_string())
+        } else {
+            ToolError::UnknownProfile(profile.to_string())
+        }
+    })?;
     (entry.prepare)(args, host)
 }
 
@@ -127,4 +135,17 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
 /// ```
 pub fn call(profile: &str, args: &Value, host: &Host) -> Result<Value, ToolError> {
     prepare(profile, args, host)?.run(WaitOptions::default())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tmux_profiles_named_for_other_hosts_are_the_ones_built_on_unix() {
+        assert_eq!(TMUX_PROFILES, [libtmux_mcp::PROFILE, libtmux_cxx::PROFILE]);
+        for id in TMUX_PROFILES {
+            assert!(PROFILES.iter().any(|p| p.id == id), "{id}");
+        }
+    }
 }

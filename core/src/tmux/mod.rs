@@ -23,7 +23,13 @@
 //! println!("{:?}", later.lines);
 //! # Ok::<(), waitfor::tmux::TmuxError>(())
 //! ```
-#![cfg(unix)]
+//!
+//! The module exists on Unix hosts only; elsewhere `waitfor::tmux` holds
+//! just [`PaneTarget`] and [`NEEDS_UNIX_HOST`], so that a spec naming a pane
+//! parses everywhere and is refused with that reason.
+
+mod target;
+pub use target::{PaneTarget, NEEDS_UNIX_HOST};
 
 pub mod control;
 pub mod echo;
@@ -147,30 +153,6 @@ impl Default for Tmux {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Which pane to watch, in the Python seed's order of precedence: `pane_id`,
-/// then `window_id` (its active pane), `session_id`, `session_name` (the
-/// active pane of the session's active window), then `target` (any tmux
-/// target string, as the C++ seed takes it), else the first session (sessions
-/// sort by name, as `list-sessions` shows them).
-///
-/// ```
-/// let t = waitfor::tmux::PaneTarget { session_name: Some("build".into()), ..Default::default() };
-/// assert!(t.pane_id.is_none());
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PaneTarget {
-    /// Pane id such as `%3`; matched exactly.
-    pub pane_id: Option<String>,
-    /// Window id such as `@2`; matched exactly.
-    pub window_id: Option<String>,
-    /// Session id such as `$1`; matched exactly.
-    pub session_id: Option<String>,
-    /// Session name; matched exactly (tmux's own `-t` would match a prefix).
-    pub session_name: Option<String>,
-    /// A tmux target (`sess:1.2`, `%3`), resolved by tmux itself.
-    pub target: Option<String>,
 }
 
 /// Which pane a window or session target stands for.

@@ -9,6 +9,15 @@ use std::fs::File;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
 /// Which programs built-in command probes (the spec's `command` probe,
 /// AURA's `run_command` tool) may run.
 ///
@@ -68,6 +77,9 @@ impl Grants {
 
     /// Grants everything the process itself can do: for a user at their
     /// own shell (the `waitfor` command), never for an agent's arguments.
+    /// The file roots are `/` on Unix, and on Windows every drive letter
+    /// present when the grants are made (a UNC share must be added as a
+    /// root of its own).
     ///
     /// ```
     /// let all = waitfor::grants::Grants::all();
@@ -76,7 +88,7 @@ impl Grants {
     pub fn all() -> Self {
         Self {
             commands: Commands::Any,
-            file_roots: vec![PathBuf::from("/")],
+            file_roots: os::filesystem_roots(),
             tmux_socket_paths: true,
         }
     }
@@ -262,19 +274,18 @@ impl Grants {
         let path = path.as_ref();
         let denied = |r: Refused| io::Error::new(io::ErrorKind::PermissionDenied, r.0);
         let resolved = self.resolve_file(path).map_err(denied)?;
-        let file = open_nonblocking(&resolved)?;
+        let file = match os::open_nonblocking(&resolved) {
+            // Windows opens no directory for reading: refused as one.
+            Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+                return Err(not_regular(path, "a directory"))
+            }
+            opened => opened?,
+        };
         let kind = file.metadata()?.file_type();
         if !kind.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "{} is {}, not a regular file: reading it could block or never end",
-                    path.display(),
-                    kind_name(&kind)
-                ),
-            ));
+            return Err(not_regular(path, kind_name(&kind)));
         }
-        match opened_path(&file) {
+        match os::opened_path(&file) {
             Some(real) if !self.inside_roots(&real) => Err(denied(outside(path))),
             _ => Ok(file),
         }
@@ -321,47 +332,20 @@ fn resolve(path: &Path) -> Option<PathBuf> {
     }
 }
 
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    File::open(path)
-}
-
-/// Where an open file really is (Linux: its `/proc/self/fd` link).
-#[cfg(target_os = "linux")]
-fn opened_path(file: &File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn opened_path(_file: &File) -> Option<PathBuf> {
-    None
+fn not_regular(path: &Path, kind: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {kind}, not a regular file: reading it could block or never end",
+            path.display()
+        ),
+    )
 }
 
 fn kind_name(kind: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_dir() {
+    if let Some(special) = os::special_kind(kind) {
+        special
+    } else if kind.is_dir() {
         "a directory"
     } else {
         "not a regular file"

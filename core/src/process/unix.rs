@@ -1,0 +1,259 @@
+//! The Unix runner: the child leads a process group of its own, watched
+//! with `poll(2)` and killed as a group with `SIGKILL`.
+
+use super::{output, OverCap, ProcessOutput, Run, RunError, Sink, Stream, DRAIN_GRACE};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command};
+use std::time::Instant;
+
+pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError> {
+    let opts = run.opts;
+    let child = cmd
+        .process_group(0)
+        .spawn()
+        .map_err(|e| run.spawn_error(e))?;
+    let mut group = Group::new(child);
+
+    let child = group.child.as_mut().expect("child present until reaped");
+    let mut stdin = child.stdin.take();
+    let as_file = |fd: Option<OwnedFd>| fd.map(std::fs::File::from);
+    let mut out = Sink::new(
+        as_file(child.stdout.take().map(OwnedFd::from)),
+        opts.output_cap,
+        opts.over_cap,
+    );
+    let mut err = Sink::new(
+        as_file(child.stderr.take().map(OwnedFd::from)),
+        opts.output_cap,
+        opts.over_cap,
+    );
+    for fd in [stdin.as_ref().map(|s| s.as_raw_fd()), out.fd(), err.fd()]
+        .into_iter()
+        .flatten()
+    {
+        set_nonblocking(fd).map_err(|e| run.io_error(e))?;
+    }
+    let input: &[u8] = opts.stdin.as_deref().unwrap_or_default();
+    let mut written = 0usize;
+    if input.is_empty() {
+        stdin = None;
+    }
+    let pidfd = pidfd_open(group.pid);
+    let mut exited = false;
+    let mut drain_until: Option<Instant> = None;
+
+    loop {
+        let now = Instant::now();
+        if let Some(end) = run.ended(now) {
+            group.kill_and_reap();
+            return Err(end);
+        }
+        if exited && ((out.closed() && err.closed()) || drain_until.is_some_and(|d| now >= d)) {
+            break;
+        }
+        let slice = run.slice(now, drain_until);
+
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(4);
+        let mut slot = [usize::MAX; 4]; // stdin, stdout, stderr, pidfd
+        let mut push = |i: usize, fd: RawFd, events: libc::c_short| {
+            slot[i] = fds.len();
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+        };
+        if let Some(s) = &stdin {
+            push(0, s.as_raw_fd(), libc::POLLOUT);
+        }
+        if let Some(fd) = out.fd() {
+            push(1, fd, libc::POLLIN);
+        }
+        if let Some(fd) = err.fd() {
+            push(2, fd, libc::POLLIN);
+        }
+        if let (Some(p), false) = (&pidfd, exited) {
+            push(3, p.as_raw_fd(), libc::POLLIN);
+        }
+        let timeout_ms = slice.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                group.kill_and_reap();
+                return Err(run.io_error(e));
+            }
+            continue;
+        }
+        let ready = |i: usize| slot[i] != usize::MAX && fds[slot[i]].revents != 0;
+
+        if ready(0) {
+            if let Some(s) = stdin.as_mut() {
+                match s.write(&input[written..]) {
+                    Ok(k) => written += k,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // The child closed its stdin (EPIPE) or similar: stop feeding it.
+                    Err(_) => written = input.len(),
+                }
+                if written >= input.len() {
+                    stdin = None;
+                }
+            }
+        }
+        for (i, sink, stream) in [(1, &mut out, Stream::Stdout), (2, &mut err, Stream::Stderr)] {
+            if ready(i) {
+                if let Err(e) = sink.pump() {
+                    group.kill_and_reap();
+                    return Err(run.io_error(e));
+                }
+                if sink.overflowed_fail {
+                    group.kill_and_reap();
+                    return Err(run.over_cap(stream));
+                }
+            }
+        }
+        if opts.over_cap == OverCap::Stop && out.read + err.read > opts.output_cap {
+            // Reaped below, killed by this signal.
+            group.kill_group();
+            break;
+        }
+        if !exited {
+            let pid_ready = ready(3);
+            if pid_ready || pidfd.is_none() {
+                exited = has_exited(group.pid);
+            }
+            if exited {
+                // The leader is a zombie, so its pid (= the group id) is still
+                // reserved: kill what it left behind in its group.
+                group.kill_group();
+                stdin = None;
+                drain_until = Some(Instant::now() + DRAIN_GRACE);
+            }
+        }
+    }
+    let status = group.reap();
+    Ok(output(
+        out,
+        err,
+        status.and_then(|s| s.code()),
+        status.and_then(|s| s.signal()),
+    ))
+}
+
+/// A child in its own process group; dropping it kills the group and reaps
+/// the child, so an early return or a panic leaks nothing.
+struct Group {
+    pid: libc::pid_t,
+    child: Option<Child>,
+}
+
+impl Group {
+    fn new(child: Child) -> Self {
+        Self {
+            pid: child.id() as libc::pid_t,
+            child: Some(child),
+        }
+    }
+
+    fn kill_group(&self) {
+        if self.child.is_some() {
+            // SAFETY: plain syscall; the group id is our unreaped child's pid.
+            unsafe {
+                libc::kill(-self.pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn reap(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        drop(child.stdin.take());
+        child.wait().ok()
+    }
+
+    fn kill_and_reap(&mut self) {
+        self.kill_group();
+        self.reap();
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill_and_reap();
+    }
+}
+
+impl Sink {
+    fn fd(&self) -> Option<RawFd> {
+        self.pipe.as_ref().map(|p| p.as_raw_fd())
+    }
+
+    /// Reads what is available now (the pipe is non-blocking); closes the
+    /// pipe at end of file.
+    fn pump(&mut self) -> io::Result<()> {
+        let mut chunk = [0u8; 16 * 1024];
+        while let Some(pipe) = self.pipe.as_mut() {
+            match pipe.read(&mut chunk) {
+                Ok(0) => self.pipe = None,
+                Ok(n) => {
+                    self.keep(&chunk[..n]);
+                    if self.overflowed_fail {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether the child exited, without reaping it.
+fn has_exited(pid: libc::pid_t) -> bool {
+    // SAFETY: zeroed siginfo_t is a valid out-parameter for waitid.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        // With WNOHANG, si_pid stays 0 while the child runs; an error (ECHILD)
+        // means there is nothing left to wait for.
+        r != 0 || info.si_pid() != 0
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain syscall; a non-negative result is a new descriptor we own.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor was just returned to us and is owned by no one else.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pidfd_open(_pid: libc::pid_t) -> Option<OwnedFd> {
+    None
+}
