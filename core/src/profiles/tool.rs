@@ -52,6 +52,17 @@ impl ToolError {
     }
 }
 
+/// The error a [`ToolCaller`] gives for a tool its host does not have:
+/// `aura/wait_for` then answers as AURA does, "probe tool 'NAME' is not
+/// exposed by any connected MCP server".
+///
+/// ```
+/// use waitfor::profiles::UNKNOWN_TOOL;
+/// let err = waitfor::ProbeError::new(UNKNOWN_TOOL);
+/// assert_eq!(err.message, "tool is not exposed by any connected MCP server");
+/// ```
+pub const UNKNOWN_TOOL: &str = "tool is not exposed by any connected MCP server";
+
 /// Calls another tool of the host's server: the probe of the generic
 /// `wait_for` profile. Called on a worker thread, with the call's budget
 /// and cancel token in `ctx`.
@@ -67,7 +78,8 @@ impl ToolError {
 /// }
 /// ```
 pub trait ToolCaller: Send + Sync + 'static {
-    /// Runs tool `name` with `args` and returns its text output.
+    /// Runs tool `name` with `args` and returns its text output; a tool
+    /// the host does not have is an error of [`UNKNOWN_TOOL`].
     fn call_tool(&self, name: &str, args: &Value, ctx: &ProbeContext)
         -> Result<String, ProbeError>;
 }
