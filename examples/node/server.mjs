@@ -5,9 +5,12 @@
 //   wait_for_text   libtmux-mcp's wait for new pane output
 //   send_keys       types into a pane and records the echo
 //   run_command     runs argv, bounded
-// Progress goes out as notifications/progress when the request has a
-// progressToken; notifications/cancelled aborts the call's AbortSignal,
-// which cancels the wait. Each call's end is logged on stderr.
+// A wait's notices go out as its profile's original tool sends them:
+// notifications/progress (with total and message) when the request has a
+// progressToken, notifications/message log warnings at the level the client
+// set (logging/setLevel; all by default); notifications/cancelled aborts the
+// call's AbortSignal, which cancels the wait. Each call's end is logged on
+// stderr.
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -15,7 +18,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { WaitforError } from 'libwaitfor'
 import { TOOLS, probeTool } from './tools.mjs'
 
-const server = new Server({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { tools: {} } })
+const server = new Server({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { tools: {}, logging: {} } })
 
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...TOOLS.values()].map((t) => t.tool) }))
 
@@ -24,11 +27,21 @@ function progressSender(request, extra) {
   const token = request.params._meta?.progressToken
   if (token === undefined) return () => {}
   let last = 0
-  return (progress, message) => {
+  return ({ progress, total, message }) => {
     // Progress must increase; a late report after a newer one is dropped.
     if (progress <= last || extra.signal.aborted) return
     last = progress
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => {})
+    const params = { progressToken: token, progress }
+    if (total !== null && total !== undefined) params.total = total
+    if (message !== null && message !== undefined) params.message = message
+    extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {})
+  }
+}
+
+/** Sends a log notice, at the level the client set (the SDK filters). */
+function logSender(extra) {
+  return ({ level, message }) => {
+    server.sendLoggingMessage({ level, logger: 'waitfor', data: message }, extra.sessionId).catch(() => {})
   }
 }
 
@@ -43,6 +56,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const ctx = {
     signal: extra.signal,
     progress: progressSender(request, extra),
+    log: logSender(extra),
     tools: (tool, toolArgs, { budgetMs }) => probeTool(tool, toolArgs, AbortSignal.timeout(Math.max(1, Math.ceil(budgetMs)))),
   }
   try {

@@ -1,7 +1,8 @@
 // The tools of the example server: each is an MCP tool object (name,
 // title, description, inputSchema, outputSchema, annotations) plus a
 // `call(args, ctx)` that resolves with its structured output. `ctx` is
-// `{signal, progress(progress, message), tools}`; a thrown WaitforError is
+// `{signal, progress({progress, total, message}), log({level, message}), tools}`
+// (the profile's notices, as its original tool sends them); a thrown WaitforError is
 // the agent's mistake (an `isError` result), anything else a server fault.
 //
 // What an agent can reach is what the command line grants (see README.md):
@@ -149,13 +150,8 @@ function profileTool(id) {
   const runs = id === 'aura/wait_for' && COMMANDS.length > 0
   return {
     tool: { ...tool, annotations: { ...tool.annotations, ...(runs ? RUNS_PROGRAMS : READ_ONLY) } },
-    call: (args, { signal, progress, tools }) =>
-      callTool(id, args, {
-        signal,
-        tools,
-        grants: GRANTS,
-        onProgress: (p) => progress(p.samples, p.last_line ?? `${p.samples} samples`),
-      }),
+    call: (args, { signal, progress, log, tools }) =>
+      callTool(id, args, { signal, tools, grants: GRANTS, onProgress: progress, onLog: log }),
   }
 }
 
@@ -181,5 +177,5 @@ export async function probeTool(name, args, signal) {
   if (!entry || entry.tool.name.startsWith('wait_for') || name === 'send_keys') {
     throw new Error(`no probe-able tool \`${name}\`${TOOLS.has('run_command') ? '' : ' (this server runs no commands: start it with --allow-command PROG)'}`)
   }
-  return JSON.stringify(await entry.call(args ?? {}, { signal, progress: () => {} }))
+  return JSON.stringify(await entry.call(args ?? {}, { signal, progress: () => {}, log: () => {} }))
 }
