@@ -245,7 +245,9 @@ struct Grants {
 };
 
 /** A host tool for `aura/wait_for`: gets the agent's tool name and
- *  arguments JSON, returns the tool's text output. Throw for a tool error.
+ *  arguments JSON, returns the tool's text output. Throw for a tool error;
+ *  for a tool the host does not have, throw with the message "tool is not
+ *  exposed by any connected MCP server" (AURA's error follows).
  *  Called on a library thread, one call at a time per wait. */
 using ToolCaller = std::function<std::string(const std::string &name, const std::string &args_json,
                                              const ProbeContext &ctx)>;

@@ -214,3 +214,9 @@ export interface TakenEvents {
   count: number
   text?: string
 }
+
+/**
+ * What a host tool throws (as an Error's message) for a tool the server
+ * does not have (see the package's `UNKNOWN_TOOL`).
+ */
+export declare function unknownTool(): string

@@ -565,12 +565,13 @@ fn an_answer_over_the_cap_is_refused_in_auras_words() {
     );
 }
 
-/// Has no tools at all.
-struct NoTools;
+/// Has no tools at all; says so with `prefix` before [`UNKNOWN_TOOL`], as
+/// a binding writes what a host's tool raised.
+struct NoTools(&'static str);
 
 impl ToolCaller for NoTools {
     fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
-        Err(ProbeError::new(UNKNOWN_TOOL))
+        Err(ProbeError::new(format!("{}{UNKNOWN_TOOL}", self.0)))
     }
 }
 
@@ -582,20 +583,29 @@ fn an_unknown_probe_tool_is_not_exposed_by_any_server() {
     let arguments = json!({"probe": {"tool": "kubectl_get", "args": {}},
                            "until": {"matches": "done"}, "poll_sec": 1, "max_wait_sec": 30});
     let expected = "probe tool 'kubectl_get' is not exposed by any connected MCP server";
-    let host = Host {
-        tools: Some(Arc::new(NoTools)),
-        ..Host::default()
-    };
-    let error = call("aura/wait_for", &arguments, &host).unwrap_err();
-    assert_eq!(
-        (error.code(), error.to_string().as_str()),
-        ("runtime", expected)
-    );
+    for prefix in ["", "LookupError: ", "the tool threw: "] {
+        let host = Host {
+            tools: Some(Arc::new(NoTools(prefix))),
+            ..Host::default()
+        };
+        let error = call("aura/wait_for", &arguments, &host).unwrap_err();
+        assert_eq!(
+            (error.code(), error.to_string().as_str()),
+            ("runtime", expected)
+        );
+    }
     let error = call("aura/wait_for", &arguments, &Host::default()).unwrap_err();
     assert_eq!(
         (error.code(), error.to_string().as_str()),
         ("runtime", expected)
     );
+    // Only the whole text says so.
+    let host = Host {
+        tools: Some(Arc::new(NoTools("the "))),
+        ..Host::default()
+    };
+    let error = call("aura/wait_for", &arguments, &host).unwrap_err();
+    assert!(error.to_string().contains("failed on sample 1"), "{error}");
 }
 
 /// AURA sends no progress of its own: the profile reports the seconds

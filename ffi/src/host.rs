@@ -20,7 +20,10 @@ use waitfor::{ProbeContext, ProbeError, SpecError};
 /// only. Fill `out` with the `waitfor_observation_set_*` writers (the
 /// tool's text output with `waitfor_observation_set_text`) and return 0;
 /// any other return value, or `waitfor_observation_set_error`, makes the
-/// call a probe error.
+/// call a probe error. For a tool the host does not have, set the error
+/// "tool is not exposed by any connected MCP server": `aura/wait_for` then
+/// fails as AURA does ("probe tool 'NAME' is not exposed by any connected
+/// MCP server").
 ///
 /// Called on a library worker thread, one call at a time per wait, never
 /// after the wait has returned, never under an internal lock; a call still

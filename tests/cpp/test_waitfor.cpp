@@ -449,6 +449,18 @@ TEST(Tools, NoticesReachTheHooksBeforeTheAnswer) {
     EXPECT_EQ(heard[0]["total"], 20.0);
     EXPECT_TRUE(heard[0]["message"].is_null());
 
+    // AURA's UnknownProbeTool: a tool that throws its words.
+    waitfor::Host none;
+    none.tools = [](const std::string &, const std::string &, const waitfor::ProbeContext &) -> std::string {
+        throw std::runtime_error("tool is not exposed by any connected MCP server");
+    };
+    try {
+        waitfor::call_tool("aura/wait_for", args, none);
+        FAIL() << "no error";
+    } catch (const waitfor::Error &e) {
+        EXPECT_EQ(json::parse(e.detail_json())["message"], "probe tool 'status' is not exposed by any connected MCP server");
+    }
+
     // libtmux-mcp logs an invalid regex as a warning before it refuses it.
     heard.clear();
     waitfor::Hooks hooks;

@@ -290,6 +290,12 @@ export declare function recordSendKeys(sent: SentKeys): void
 export declare const SPEC_SCHEMA: Readonly<Record<string, unknown>>
 /** The JSON Schema of a result. */
 export declare const RESULT_SCHEMA: Readonly<Record<string, unknown>>
+/**
+ * What a `tools` function throws (as an Error's message) for a tool the
+ * server does not have: `aura/wait_for` then fails as AURA does, "probe
+ * tool 'NAME' is not exposed by any connected MCP server".
+ */
+export declare const UNKNOWN_TOOL: string
 
 /** Every refusal of the package, with a stable `code`. */
 export declare class WaitforError extends Error {

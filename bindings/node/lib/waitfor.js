@@ -28,6 +28,12 @@ const [specSchema, resultSchema] = binding.schemas()
 const SPEC_SCHEMA = Object.freeze(JSON.parse(specSchema))
 /** The JSON Schema of a result. */
 const RESULT_SCHEMA = Object.freeze(JSON.parse(resultSchema))
+/**
+ * What a `tools` function throws (as an Error's message) for a tool the
+ * server does not have: `aura/wait_for` then fails as AURA does, "probe
+ * tool 'NAME' is not exposed by any connected MCP server".
+ */
+const UNKNOWN_TOOL = binding.unknownTool()
 
 function checkOptions(options) {
   if (options === undefined || options === null) return {}
@@ -340,5 +346,6 @@ module.exports = {
   recordSendKeys,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
+  UNKNOWN_TOOL,
   WaitforError,
 }

@@ -116,6 +116,13 @@ pub fn simulate(vector: String) -> napi::Result<Value> {
     waitfor::simulate_json(&vector).map_err(|e| errors::spec(&e))
 }
 
+/// What a host tool throws (as an Error's message) for a tool the server
+/// does not have (see the package's `UNKNOWN_TOOL`).
+#[napi]
+pub fn unknown_tool() -> &'static str {
+    profiles::UNKNOWN_TOOL
+}
+
 /// The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`.
 #[napi]
 pub fn default_policy() -> Vec<f64> {

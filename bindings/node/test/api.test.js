@@ -202,6 +202,18 @@ test('AURA sends no progress of its own: onProgress hears seconds elapsed of the
   assert.deepEqual(logs, [])
 })
 
+test("AURA's UnknownProbeTool: a tool that throws UNKNOWN_TOOL is not exposed by any connected MCP server", async () => {
+  const { UNKNOWN_TOOL } = require('..')
+  await assert.rejects(
+    callTool('aura/wait_for', { probe: { tool: 'kubectl_get', args: {} }, until: { matches: 'x' } }, {
+      tools: () => {
+        throw new Error(UNKNOWN_TOOL)
+      },
+    }),
+    (e) => e.code === 'runtime' && e.message === "probe tool 'kubectl_get' is not exposed by any connected MCP server",
+  )
+})
+
 test('callTool lends the server its own JavaScript tools; resolves by tool name', async () => {
   let polls = 0
   const seen = []

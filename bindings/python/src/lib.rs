@@ -259,5 +259,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observe::PyProbeContext>()?;
     m.add("RESULT_SCHEMA", waitfor::RESULT_SCHEMA)?;
     m.add("SPEC_SCHEMA", waitfor::SPEC_SCHEMA)?;
+    m.add("UNKNOWN_TOOL", profiles::UNKNOWN_TOOL)?;
     Ok(())
 }

@@ -87,6 +87,19 @@ def test_generic_wait_for_probes_the_hosts_own_tool(tmp_path: Path) -> None:
     assert [p.progress for p in reports] == sorted(p.progress for p in reports)
 
 
+def test_an_unknown_host_tool_is_not_exposed_by_any_server() -> None:
+    """AURA's ``UnknownProbeTool``: a ``tools`` callable that raises
+    ``UNKNOWN_TOOL`` makes the wait fail with AURA's words."""
+
+    def tools(name: str, arguments: dict[str, Any]) -> str:
+        raise LookupError(waitfor.UNKNOWN_TOOL)
+
+    with pytest.raises(waitfor.ToolError) as failed:
+        waitfor.call_tool("aura/wait_for", {"probe": {"tool": "kubectl_get", "args": {}}, "until": {"matches": "x"}},
+                          tools=tools)
+    assert str(failed.value) == "probe tool 'kubectl_get' is not exposed by any connected MCP server"
+
+
 def test_libtmux_mcp_logs_an_invalid_regex_before_it_refuses_it() -> None:
     """libtmux-mcp's ``_compile_patterns``: "Invalid regex pattern: ..." is
     logged as a warning, then raised; ``on_log`` runs in the caller's

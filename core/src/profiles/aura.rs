@@ -2,7 +2,7 @@
 //! (`seeds/aura-wait_for.md`).
 
 use super::builtin_tools::Builtin;
-use super::tool::{Host, ToolCaller, ToolError, UNKNOWN_TOOL};
+use super::tool::{is_unknown_tool, Host, ToolCaller, ToolError};
 use super::{Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
@@ -306,7 +306,7 @@ fn render(result: &WaitResult, tool: &str, last_bytes: usize) -> Result<Value, T
         Outcome::ProbeError => {
             // A failed call ends the wait: it is the sample after the last.
             let message = match &result.probe.last_error {
-                Some(error) if error == UNKNOWN_TOOL => {
+                Some(error) if is_unknown_tool(error) => {
                     format!("probe tool '{tool}' is not exposed by any connected MCP server")
                 }
                 Some(error) => format!(

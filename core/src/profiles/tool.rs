@@ -54,7 +54,9 @@ impl ToolError {
 
 /// The error a [`ToolCaller`] gives for a tool its host does not have:
 /// `aura/wait_for` then answers as AURA does, "probe tool 'NAME' is not
-/// exposed by any connected MCP server".
+/// exposed by any connected MCP server". A message that ends with `": "`
+/// and this text counts too: the bindings put the exception's type or
+/// "the tool threw" before what a host's tool raised.
 ///
 /// ```
 /// use waitfor::profiles::UNKNOWN_TOOL;
@@ -62,6 +64,14 @@ impl ToolError {
 /// assert_eq!(err.message, "tool is not exposed by any connected MCP server");
 /// ```
 pub const UNKNOWN_TOOL: &str = "tool is not exposed by any connected MCP server";
+
+/// Whether a tool call's error says the tool does not exist (see
+/// [`UNKNOWN_TOOL`]).
+pub(crate) fn is_unknown_tool(error: &str) -> bool {
+    error
+        .strip_suffix(UNKNOWN_TOOL)
+        .is_some_and(|before| before.is_empty() || before.ends_with(": "))
+}
 
 /// Calls another tool of the host's server: the probe of the generic
 /// `wait_for` profile. Called on a worker thread, with the call's budget

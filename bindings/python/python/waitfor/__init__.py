@@ -59,6 +59,7 @@ from ._result import Outcome, ProbeAccounting, Tail, WaitResult
 __all__ = [
     "RESULT_SCHEMA",
     "SPEC_SCHEMA",
+    "UNKNOWN_TOOL",
     "Grants",
     "InternalError",
     "Observation",
@@ -93,6 +94,10 @@ RESULT_SCHEMA: str = _native.RESULT_SCHEMA
 """JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`."""
 SPEC_SCHEMA: str = _native.SPEC_SCHEMA
 """JSON Schema (draft 2020-12) of a spec."""
+UNKNOWN_TOOL: str = _native.UNKNOWN_TOOL
+"""What a ``tools`` callable raises (as any exception's message) for a
+tool the server does not have: ``aura/wait_for`` then fails as AURA does,
+"probe tool 'NAME' is not exposed by any connected MCP server"."""
 
 Spec = Union[Mapping[str, Any], str]
 """A spec: a dict (or JSON text) following :data:`SPEC_SCHEMA`."""

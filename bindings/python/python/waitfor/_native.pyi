@@ -5,6 +5,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, final
 
 RESULT_SCHEMA: str
+UNKNOWN_TOOL: str
 SPEC_SCHEMA: str
 
 @final
