@@ -454,16 +454,20 @@ struct TrimRisk {
 }
 
 impl TrimRisk {
-    fn warning(&self, seen: &PaneReport) -> Option<Notice> {
-        let (limit, size) = seen.history_near_limit?;
-        (!self.warned.swap(true, Ordering::Relaxed)).then(|| {
+    /// The pane and the warning, if it is due now.
+    fn check(&self) -> (String, Option<Notice>) {
+        let (pane_id, near) = self
+            .seen
+            .read(|seen| (pane_of(seen), seen.history_near_limit));
+        let warning = near.filter(|_| !self.warned.swap(true, Ordering::Relaxed));
+        let warning = warning.map(|(limit, size)| {
             Notice::warning(format!(
-                "pane {} is polling in the history-limit trim-risk band (history_size {size} / \
-                 history_limit {limit}); wait_for_text correctness is best-effort here. For \
-                 deterministic synchronization use wait_for_channel.",
-                pane_of(seen)
+                "pane {pane_id} is polling in the history-limit trim-risk band (history_size \
+                 {size} / history_limit {limit}); wait_for_text correctness is best-effort here. \
+                 For deterministic synchronization use wait_for_channel."
             ))
-        })
+        });
+        (pane_id, warning)
     }
 }
 
@@ -476,25 +480,25 @@ fn notices(seen: PaneReportHandle, effective: f64) -> Report {
     let at_end = risk.clone();
     Report::new(
         move |progress| {
-            let seen = risk.seen.get();
+            let (pane_id, warning) = risk.check();
             let secs = progress.elapsed_ms as f64 / 1000.0;
             let message = format!(
-                "Waiting on pane {}: {secs:.1}s elapsed, {:.1}s left",
-                pane_of(&seen),
+                "Waiting on pane {pane_id}: {secs:.1}s elapsed, {:.1}s left",
                 (effective - secs).max(0.0)
             );
             let progress = Notice::Progress(elapsed(progress, effective, Some(message)));
-            std::iter::once(progress)
-                .chain(risk.warning(&seen))
-                .collect()
+            std::iter::once(progress).chain(warning).collect()
         },
         move |result| {
-            let seen = at_end.seen.get();
-            let mut sent: Vec<Notice> = at_end.warning(&seen).into_iter().collect();
-            if ended(result, &seen).is_some_and(|outcome| !found(outcome)) {
+            let (pane_id, warning) = at_end.check();
+            let mut sent: Vec<Notice> = warning.into_iter().collect();
+            let not_found = at_end
+                .seen
+                .read(|seen| ended(result, seen))
+                .is_some_and(|o| !found(o));
+            if not_found {
                 sent.push(Notice::warning(format!(
-                    "No match in pane {} before {}s timeout",
-                    pane_of(&seen),
+                    "No match in pane {pane_id} before {}s timeout",
                     python_float(effective)
                 )));
             }

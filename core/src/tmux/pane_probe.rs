@@ -185,6 +185,11 @@ impl PaneReportHandle {
         self.0.lock().clone()
     }
 
+    /// What `f` reads of the report as it is now, without a copy of it all.
+    pub fn read<T>(&self, f: impl FnOnce(&PaneReport) -> T) -> T {
+        f(&self.0.lock())
+    }
+
     fn update(&self, f: impl FnOnce(&mut PaneReport)) {
         f(&mut self.0.lock());
     }
