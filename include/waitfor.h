@@ -208,7 +208,10 @@ typedef struct waitfor_callbacks {
  * only. Fill `out` with the `waitfor_observation_set_*` writers (the
  * tool's text output with `waitfor_observation_set_text`) and return 0;
  * any other return value, or `waitfor_observation_set_error`, makes the
- * call a probe error.
+ * call a probe error. For a tool the host does not have, set the error
+ * "tool is not exposed by any connected MCP server": `aura/wait_for` then
+ * fails as AURA does ("probe tool 'NAME' is not exposed by any connected
+ * MCP server").
  *
  * Called on a library worker thread, one call at a time per wait, never
  * after the wait has returned, never under an internal lock; a call still
@@ -246,6 +249,53 @@ typedef struct waitfor_tool_caller {
    */
   waitfor_finalize_fn finalize;
 } waitfor_tool_caller;
+
+/**
+ * Hears a notice of a profile's tool call, to send to the MCP client:
+ * `notice_json` is `{"kind": "progress", "progress": P, "total": T | null,
+ * "message": M | null}` (a `notifications/progress`) or `{"kind": "log",
+ * "level": "debug" | "info" | "warning" | "error", "message": M}` (a
+ * `notifications/message`), UTF-8, NUL-terminated, `len` bytes without
+ * the NUL, borrowed for the call only.
+ *
+ * Each profile sends what its original tool sends: `libtmux-mcp/wait_for_text`
+ * reports progress at every poll with the message "Waiting on pane %N: Xs
+ * elapsed, Ys left" and logs warnings (an invalid regex, a wait that ends
+ * without a match, a pane's history near its limit); the others report
+ * the seconds elapsed with the time limit as the total and no message.
+ *
+ * Called on a library thread (a refusal's notices: on the calling thread,
+ * before the call returns), one notice at a time, in order, before the
+ * call's `done` callback and before `waitfor_handle_wait` gives its
+ * answer; it may run concurrently with the probe's tool calls. A C++
+ * exception must never leave this function.
+ */
+typedef void (*waitfor_notice_fn)(void *user_data,
+                                  const char *notice_json,
+                                  size_t len);
+
+/**
+ * Where a tool call's notices go (see `waitfor_notice_fn`).
+ *
+ * The library copies this struct during the call it is passed to.
+ * `finalize` (may be NULL) releases `user_data` exactly once, whatever
+ * happens (also when the call fails at once), after the last notice; it
+ * may run on any thread.
+ */
+typedef struct waitfor_notices {
+  /**
+   * Hears each notice; NULL for none.
+   */
+  waitfor_notice_fn notice;
+  /**
+   * The host's context for `notice`; the library never reads it.
+   */
+  void *user_data;
+  /**
+   * Releases `user_data`, exactly once; NULL for nothing to release.
+   */
+  waitfor_finalize_fn finalize;
+} waitfor_notices;
 
 #ifdef __cplusplus
 extern "C" {
@@ -631,6 +681,35 @@ int32_t waitfor_call_tool_with_host(const char *profile,
                                     char **error_json);
 
 /**
+ * Runs a profile's tool call to its end, as `waitfor_call_tool_with_host`
+ * does, and hands the profile's progress and log notices to `notices`
+ * (see `waitfor_notice_fn`) as the call runs: an MCP server sends them to
+ * the client as `notifications/progress` and `notifications/message`.
+ *
+ * @param notices NULL (as `waitfor_call_tool_with_host`) or the host's
+ *                notice sink, copied. Its finalizer runs exactly once,
+ *                also when this call fails. A refused call's notices
+ *                (libtmux-mcp logs an invalid regex) come before it returns.
+ * @return as for `waitfor_call_tool_with_host`.
+ *
+ * Threads: any thread; blocks only the calling thread. `notices->notice`
+ * runs on library threads, and on the calling thread for a refusal.
+ *
+ * # Safety
+ * As for `waitfor_call_tool_with_host`; `notices` is NULL or valid.
+ */
+int32_t waitfor_call_tool_with_notices(const char *profile,
+                                       size_t profile_len,
+                                       const char *args,
+                                       size_t args_len,
+                                       const char *host,
+                                       size_t host_len,
+                                       const struct waitfor_tool_caller *tools,
+                                       const struct waitfor_notices *notices,
+                                       char **output_json,
+                                       char **error_json);
+
+/**
  * Starts a profile's tool call and returns at once, as
  * `waitfor_tool_start` does, with the host's options and tools (see
  * `waitfor_call_tool_with_host`).
@@ -655,6 +734,33 @@ int32_t waitfor_tool_start_with_host(const char *profile,
                                      const struct waitfor_callbacks *callbacks,
                                      struct waitfor_handle **handle,
                                      char **error_json);
+
+/**
+ * Starts a profile's tool call and returns at once, as
+ * `waitfor_tool_start_with_host` does, and hands the profile's progress
+ * and log notices to `notices` (see `waitfor_call_tool_with_notices`).
+ * `callbacks->progress` still hears the engine's own progress.
+ *
+ * @return as for `waitfor_tool_start_with_host`. The three finalizers
+ *         (`callbacks`, `tools`, `notices`) run exactly once, also when
+ *         this call fails.
+ *
+ * Threads: any thread.
+ *
+ * # Safety
+ * As for `waitfor_tool_start_with_host`; `notices` is NULL or valid.
+ */
+int32_t waitfor_tool_start_with_notices(const char *profile,
+                                        size_t profile_len,
+                                        const char *args,
+                                        size_t args_len,
+                                        const char *host,
+                                        size_t host_len,
+                                        const struct waitfor_tool_caller *tools,
+                                        const struct waitfor_callbacks *callbacks,
+                                        const struct waitfor_notices *notices,
+                                        struct waitfor_handle **handle,
+                                        char **error_json);
 
 /**
  * Waits for a started wait's answer, at most `timeout_ms` milliseconds

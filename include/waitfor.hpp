@@ -209,6 +209,14 @@ struct Observation {
 /** A probe: called on a library thread, one call at a time. */
 using Probe = std::function<Observation(const ProbeContext &)>;
 
+/** Hears a tool call's notices, to send to the MCP client: JSON
+ *  {"kind": "progress", "progress", "total", "message"} (a
+ *  notifications/progress) or {"kind": "log", "level", "message"} (a
+ *  notifications/message), as the profile's original tool sends them.
+ *  Called in order, on library threads (a refusal's: on the calling
+ *  thread), before the call's answer. */
+using NoticeHook = std::function<void(const std::string &notice_json)>;
+
 /** Optional hooks of a wait; called on library threads. */
 struct Hooks {
     /** Progress JSON {"samples", "elapsed_ms", "last_line"}. */
@@ -216,6 +224,8 @@ struct Hooks {
     /** The end: WAITFOR_OK with the result (or tool output) JSON, or an
      *  error status with the error JSON. Called once. */
     std::function<void(int32_t status, const std::string &json)> on_done;
+    /** For a tool call (start_tool): the profile's notices. */
+    NoticeHook on_notice;
 };
 
 /** What built-in probes may reach; the default grants nothing. See
@@ -235,7 +245,9 @@ struct Grants {
 };
 
 /** A host tool for `aura/wait_for`: gets the agent's tool name and
- *  arguments JSON, returns the tool's text output. Throw for a tool error.
+ *  arguments JSON, returns the tool's text output. Throw for a tool error;
+ *  for a tool the host does not have, throw with the message "tool is not
+ *  exposed by any connected MCP server" (AURA's error follows).
  *  Called on a library thread, one call at a time per wait. */
 using ToolCaller = std::function<std::string(const std::string &name, const std::string &args_json,
                                              const ProbeContext &ctx)>;
@@ -394,8 +406,32 @@ struct ToolBridge {
     }
 };
 
-inline const waitfor_tool_caller *ptr(const std::optional<waitfor_tool_caller> &tools) {
-    return tools ? &*tools : nullptr;
+/** The C++ side of a tool call's notice hook: owned by the library
+ *  through user_data, deleted by the finalizer (exactly once). */
+struct NoticeBridge {
+    NoticeHook hook;
+
+    static void call_notice(void *user_data, const char *json, size_t len) noexcept {
+        try {
+            static_cast<NoticeBridge *>(user_data)->hook(std::string(json, len));
+        } catch (...) {
+            // A hook's exception must not reach the library; notices are advisory.
+        }
+    }
+
+    static void finalize(void *user_data) noexcept { delete static_cast<NoticeBridge *>(user_data); }
+
+    /** A C notice sink for a new NoticeBridge (the library owns it from
+     *  here on), or none without a hook. */
+    static std::optional<waitfor_notices> make(const NoticeHook &hook) {
+        if (!hook) return std::nullopt;
+        return waitfor_notices{call_notice, new NoticeBridge{hook}, finalize};
+    }
+};
+
+template <typename T>
+const T *ptr(const std::optional<T> &value) {
+    return value ? &*value : nullptr;
 }
 }  // namespace detail
 
@@ -491,31 +527,35 @@ inline std::string wait(std::string_view spec_json, Probe probe = {}, Hooks hook
 
 /** Starts a profile's tool call (e.g. "aura/wait_for") with the agent's
  *  arguments JSON and what the host lends; Wait::get() gives the tool
- *  output JSON. */
+ *  output JSON; `hooks.on_notice` hears the profile's notices. */
 inline Wait start_tool(std::string_view profile, std::string_view args_json, Hooks hooks = {},
                        const Host &host = {}) {
     std::string options = host.options_json();
+    auto notices = detail::NoticeBridge::make(hooks.on_notice);
     waitfor_callbacks cb = detail::Bridge::make(Probe(), std::move(hooks));
     auto tools = detail::ToolBridge::make(host.tools);
     waitfor_handle *handle = nullptr;
     char *error = nullptr;
-    detail::check(waitfor_tool_start_with_host(profile.data(), profile.size(), args_json.data(),
-                                               args_json.size(), options.data(), options.size(),
-                                               detail::ptr(tools), &cb, &handle, &error),
+    detail::check(waitfor_tool_start_with_notices(profile.data(), profile.size(), args_json.data(),
+                                                  args_json.size(), options.data(), options.size(),
+                                                  detail::ptr(tools), &cb, detail::ptr(notices),
+                                                  &handle, &error),
                   error);
     return Wait(handle);
 }
 
 /** Runs a profile's tool call to its end with what the host lends; gives
- *  the tool output JSON. */
+ *  the tool output JSON; `on_notice` hears the profile's notices. */
 inline std::string call_tool(std::string_view profile, std::string_view args_json,
-                             const Host &host = {}) {
+                             const Host &host = {}, const NoticeHook &on_notice = {}) {
     std::string options = host.options_json();
     auto tools = detail::ToolBridge::make(host.tools);
+    auto notices = detail::NoticeBridge::make(on_notice);
     char *out = nullptr, *error = nullptr;
-    detail::check(waitfor_call_tool_with_host(profile.data(), profile.size(), args_json.data(),
-                                              args_json.size(), options.data(), options.size(),
-                                              detail::ptr(tools), &out, &error),
+    detail::check(waitfor_call_tool_with_notices(profile.data(), profile.size(), args_json.data(),
+                                                 args_json.size(), options.data(), options.size(),
+                                                 detail::ptr(tools), detail::ptr(notices), &out,
+                                                 &error),
                   error);
     return detail::take(out);
 }

@@ -187,10 +187,12 @@ export declare function simulate(vector: string): any
  * is the package's dispatcher for the host's tools (absent: the built-in
  * `run_command` and `read_file`, as far as `grants`, JSON text, reach:
  * nothing by default). The end comes as a `DONE` event whose
- * body is `{"output": ...}` or `{"error": {code, message, ...}}`,
- * progress reports (with `progress`) as `PROGRESS` events.
+ * body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
+ * `notices`, the profile's notices come before it as `PROGRESS` events
+ * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
+ * refusal's notices in the thrown error's `notices`.
  */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, progress: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
 
 /**
  * Starts wait `key` in `slot` of `channel`'s environment (internal; see
@@ -212,3 +214,9 @@ export interface TakenEvents {
   count: number
   text?: string
 }
+
+/**
+ * What a host tool throws (as an Error's message) for a tool the server
+ * does not have (see the package's `UNKNOWN_TOOL`).
+ */
+export declare function unknownTool(): string

@@ -856,3 +856,4 @@ module.exports.settleToolCall = nativeBinding.settleToolCall
 module.exports.simulate = nativeBinding.simulate
 module.exports.startToolCall = nativeBinding.startToolCall
 module.exports.startWait = nativeBinding.startWait
+module.exports.unknownTool = nativeBinding.unknownTool

@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::profiles::{call, definitions, Host, ToolCaller};
+use waitfor::profiles::{
+    call, definitions, prepare, refusal_notices, Host, Notice, ToolCaller, ToolProgress,
+    UNKNOWN_TOOL,
+};
 use waitfor::{simulate_json, ProbeContext, ProbeError};
 
 /// A call of the profile on virtual time: `steps` is the simulator's
@@ -529,4 +532,105 @@ fn two_conditions_or_an_unknown_field_are_refused() {
         (field.as_str(), rule.as_str()),
         ("poll_secs", "unknown_field")
     );
+}
+
+// --- 7. Errors of AURA's probe dispatch and its notices -------------------
+
+/// Answers every call with one byte over AURA's 256 KiB cap.
+struct OverTheCap;
+
+impl ToolCaller for OverTheCap {
+    fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
+        Ok("x".repeat(256 * 1024 + 1))
+    }
+}
+
+/// AURA `observation_over_the_cap_is_rejected`: an answer over 256 KiB
+/// ends the wait with "probe tool 'T' returned B bytes on sample N, over
+/// the 262144-byte cap; narrow the probe so it returns less".
+#[test]
+fn an_answer_over_the_cap_is_refused_in_auras_words() {
+    let host = Host {
+        tools: Some(Arc::new(OverTheCap)),
+        ..Host::default()
+    };
+    let arguments = json!({"probe": {"tool": "dump_logs", "args": {}},
+                           "until": {"matches": "done"}, "poll_sec": 1, "max_wait_sec": 30});
+    let error = call("aura/wait_for", &arguments, &host).unwrap_err();
+    assert_eq!(error.code(), "runtime");
+    assert_eq!(
+        error.to_string(),
+        "probe tool 'dump_logs' returned 262145 bytes on sample 1, over the 262144-byte cap; \
+         narrow the probe so it returns less"
+    );
+}
+
+/// Has no tools at all; says so with `prefix` before [`UNKNOWN_TOOL`], as
+/// a binding writes what a host's tool raised.
+struct NoTools(&'static str);
+
+impl ToolCaller for NoTools {
+    fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
+        Err(ProbeError::new(format!("{}{UNKNOWN_TOOL}", self.0)))
+    }
+}
+
+/// AURA's `UnknownProbeTool`: a probe tool no server exposes ends the
+/// wait with "probe tool 'T' is not exposed by any connected MCP server",
+/// whether the host's tools or the built-in ones are asked.
+#[test]
+fn an_unknown_probe_tool_is_not_exposed_by_any_server() {
+    let arguments = json!({"probe": {"tool": "kubectl_get", "args": {}},
+                           "until": {"matches": "done"}, "poll_sec": 1, "max_wait_sec": 30});
+    let expected = "probe tool 'kubectl_get' is not exposed by any connected MCP server";
+    for prefix in ["", "LookupError: ", "the tool threw: "] {
+        let host = Host {
+            tools: Some(Arc::new(NoTools(prefix))),
+            ..Host::default()
+        };
+        let error = call("aura/wait_for", &arguments, &host).unwrap_err();
+        assert_eq!(
+            (error.code(), error.to_string().as_str()),
+            ("runtime", expected)
+        );
+    }
+    let error = call("aura/wait_for", &arguments, &Host::default()).unwrap_err();
+    assert_eq!(
+        (error.code(), error.to_string().as_str()),
+        ("runtime", expected)
+    );
+    // Only the whole text says so.
+    let host = Host {
+        tools: Some(Arc::new(NoTools("the "))),
+        ..Host::default()
+    };
+    let error = call("aura/wait_for", &arguments, &host).unwrap_err();
+    assert!(error.to_string().contains("failed on sample 1"), "{error}");
+}
+
+/// AURA sends no progress of its own: the profile reports the seconds
+/// elapsed out of the clamped bound, with no message, and logs nothing.
+#[test]
+fn progress_is_the_seconds_elapsed_of_the_clamped_bound() {
+    let arguments = json!({"probe": {"tool": "status", "args": {}},
+                           "until": {"matches": "done"}, "max_wait_sec": 400});
+    let prepared = prepare("aura/wait_for", &arguments, &Host::default()).unwrap();
+    let progress = waitfor::Progress {
+        samples: 3,
+        elapsed_ms: 4500,
+        last_line: Some("working".into()),
+    };
+    assert_eq!(
+        prepared.report.progress(&progress),
+        [Notice::Progress(ToolProgress {
+            progress: 4.5,
+            total: Some(300.0),
+            message: None
+        })]
+    );
+    let args = json!({"probe": {"tool": "status", "args": {}}, "until": {"matches": "("}});
+    let error = prepare("aura/wait_for", &args, &Host::default())
+        .err()
+        .unwrap();
+    assert!(refusal_notices("aura/wait_for", &error).is_empty());
 }

@@ -8,7 +8,7 @@ mod support;
 use serde_json::{json, Value};
 use std::time::Duration;
 use support::{assert_valid, output_schema, start, Running, Server};
-use waitfor::profiles::Host;
+use waitfor::profiles::{refusal_notices, Host, LogLevel, Notice, ToolError, ToolProgress};
 
 const PY: &str = "libtmux-mcp/wait_for_text";
 
@@ -314,4 +314,141 @@ fn python_lookaround_and_backreferences_are_accepted() {
     let out = done(running);
     assert_eq!(out["matched_index"], 1, "{out}");
     assert_eq!(out["matched_lines"], json!(["same=same"]));
+}
+
+fn logs(notices: &[Notice]) -> Vec<String> {
+    notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Log(log) => {
+                assert_eq!(log.level, LogLevel::Warning, "{log:?}");
+                Some(log.message.clone())
+            }
+            Notice::Progress(_) => None,
+        })
+        .collect()
+}
+
+/// libtmux-mcp reports progress at every poll (`ctx.report_progress`):
+/// seconds elapsed, the effective timeout as the total, and the message
+/// "Waiting on pane %N: X.Xs elapsed, Y.Ys left"; a wait that ends
+/// without a match logs the warning "No match in pane %N before Ts
+/// timeout", the timeout written as Python writes a float.
+#[test]
+fn progress_and_the_no_match_warning_read_as_libtmux_mcp_sends_them() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let (out, notices) =
+        call(&s, json!({"patterns": ["never"], "timeout": 1})).finish_with_notices();
+    assert_eq!(out.unwrap()["outcome"], "timeout");
+    let shape = regex::Regex::new(&format!(
+        r"^Waiting on pane {}: (\d+\.\d)s elapsed, (\d+\.\d)s left$",
+        regex::escape(&s.pane)
+    ))
+    .unwrap();
+    let progress: Vec<&ToolProgress> = notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Progress(p) => Some(p),
+            Notice::Log(_) => None,
+        })
+        .collect();
+    // One a poll (every 50 ms), not one a second.
+    assert!(progress.len() >= 3, "{progress:?}");
+    for p in &progress {
+        assert_eq!(p.total, Some(1.0));
+        let message = p.message.as_deref().unwrap();
+        let numbers = shape.captures(message).expect(message);
+        assert_eq!(numbers[1], format!("{:.1}", p.progress));
+        assert_eq!(numbers[2], format!("{:.1}", (1.0 - p.progress).max(0.0)));
+    }
+    assert_eq!(
+        logs(&notices),
+        [format!("No match in pane {} before 1.0s timeout", s.pane)]
+    );
+}
+
+/// libtmux-mcp logs "No match" whenever the result is not found (a stop
+/// marker included), and nothing for a match.
+#[test]
+fn the_no_match_warning_follows_found() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["READY"], "stop": ["FAILED"], "timeout": 5}),
+    );
+    s.type_line("echo FAILED");
+    let (out, notices) = running.finish_with_notices();
+    assert_eq!(out.unwrap()["outcome"], "stopped");
+    assert_eq!(
+        logs(&notices),
+        [format!("No match in pane {} before 5.0s timeout", s.pane)]
+    );
+    let running = call(&s, json!({"patterns": ["READY"], "timeout": 5}));
+    s.type_line("echo READY");
+    let (out, notices) = running.finish_with_notices();
+    assert_eq!(out.unwrap()["outcome"], "matched");
+    assert!(logs(&notices).is_empty(), "{notices:?}");
+}
+
+/// libtmux-mcp logs "Invalid regex pattern: ..." as a warning before it
+/// refuses the call with the same text.
+#[test]
+fn an_invalid_regex_is_logged_as_it_is_refused() {
+    let args = json!({"pane_id": "%0", "patterns": ["("], "regex": true});
+    let err = waitfor::profiles::prepare(PY, &args, &Host::default())
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("Invalid regex pattern: "), "{err}");
+    let notices = refusal_notices(PY, &err);
+    let ToolError::InvalidArguments(spec_error) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(logs(&notices), std::slice::from_ref(&spec_error.message));
+    let timeout = json!({"pane_id": "%0", "timeout": 0});
+    let err = waitfor::profiles::prepare(PY, &timeout, &Host::default())
+        .err()
+        .expect("refused");
+    assert!(refusal_notices(PY, &err).is_empty());
+}
+
+/// libtmux-mcp warns once when a poll finds the pane's history in the
+/// last tenth of its `history-limit`, where tmux trims it: "pane %N is
+/// polling in the history-limit trim-risk band (history_size S /
+/// history_limit L); ...".
+#[test]
+fn a_history_near_its_limit_is_warned_about_once() {
+    let s = Server::start(60, 10);
+    s.cmd(&["set-option", "-g", "history-limit", "50"]);
+    let pane = s
+        .cmd(&["new-window", "-P", "-F", "#{pane_id}", "env PS1='$ ' sh"])
+        .trim()
+        .to_string();
+    s.cmd(&["send-keys", "-t", &pane, "-l", "seq 1 200"]);
+    s.cmd(&["send-keys", "-t", &pane, "Enter"]);
+    s.until("the history is full", || {
+        s.cmd(&["display-message", "-p", "-t", &pane, "#{history_size}"])
+            .trim()
+            .parse::<u64>()
+            .is_ok_and(|size| size >= 45)
+    });
+    let running = call(
+        &s,
+        json!({"pane_id": pane, "patterns": ["never"], "timeout": 0.5}),
+    );
+    let (out, notices) = running.finish_with_notices();
+    assert_eq!(out.unwrap()["outcome"], "timeout");
+    let logs = logs(&notices);
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    let band = regex::Regex::new(&format!(
+        r"^pane {} is polling in the history-limit trim-risk band \(history_size 4[5-9] / history_limit 50\); wait_for_text correctness is best-effort here\. For deterministic synchronization use wait_for_channel\.$",
+        regex::escape(&pane)
+    ))
+    .unwrap();
+    assert!(band.is_match(&logs[0]), "{}", logs[0]);
+    assert_eq!(
+        logs[1],
+        format!("No match in pane {pane} before 0.5s timeout")
+    );
 }

@@ -1,7 +1,10 @@
 // A C++ MCP server over stdio, built on libwaitfor (waitfor.hpp) and
 // nlohmann-json: JSON-RPC 2.0 with `initialize`, `ping`, `tools/list`,
-// `tools/call` (progress notifications when the client sends a
-// progressToken) and `notifications/cancelled`.
+// `tools/call`, `logging/setLevel` and `notifications/cancelled`. A wait's
+// notices go out as its profile's original tool sends them:
+// `notifications/progress` (with total and message) when the client sends
+// a progressToken, `notifications/message` log messages at or above the
+// level the client set (all by default).
 //
 // It serves libwaitfor's profiles by their MCP tool names: the generic
 // `wait_for` (profile aura/wait_for, probing with the built-in run_command
@@ -31,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <iostream>
 #include <map>
@@ -193,6 +197,11 @@ public:
             reply(message["id"], {{"tools", definitions_}});
         } else if (method == "tools/call") {
             call_tool(message["id"], message.value("params", json::object()));
+        } else if (method == "logging/setLevel") {
+            int level = severity(message.value("params", json::object()).value("level", ""));
+            if (level < 0) return fail(message["id"], -32602, "unknown logging level");
+            log_level_ = level;
+            reply(message["id"], json::object());
         } else {
             fail(message["id"], -32601, "method not found: " + method);
         }
@@ -227,7 +236,7 @@ private:
         for (const char *v : kProtocolVersions)
             if (wanted == v) version = v;
         return {{"protocolVersion", version},
-                {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
                 {"serverInfo", {{"name", "waitfor-cpp-example"}, {"version", waitfor::version()}}}};
     }
 
@@ -246,14 +255,7 @@ private:
         json token = params.contains("_meta") ? params["_meta"].value("progressToken", json()) : json();
         auto call = std::make_shared<Call>();
         waitfor::Hooks hooks;
-        if (!token.is_null()) {
-            hooks.on_progress = [this, token](const std::string &progress_json) {
-                json p = json::parse(progress_json);
-                json params = {{"progressToken", token}, {"progress", p["samples"]}};
-                if (p["last_line"].is_string()) params["message"] = p["last_line"];
-                out_.send({{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", params}});
-            };
-        }
+        hooks.on_notice = [this, token](const std::string &notice_json) { notify(token, json::parse(notice_json)); };
         const std::string key = id.dump();
         hooks.on_done = [this, id, key, call](int32_t status, const std::string &answer) {
             {
@@ -278,6 +280,28 @@ private:
             // agent can read and correct.
             reply(id, tool_result(e.status(), e.detail_json()));
             finish(key);
+        }
+    }
+
+    /// MCP's log levels, least severe first; -1 for none of them.
+    static int severity(const std::string &level) {
+        static const char *const levels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+        for (int i = 0; i < 8; i++)
+            if (level == levels[i]) return i;
+        return -1;
+    }
+
+    /// Sends a wait's notice: progress when the client asked for it (a
+    /// progressToken), a log message at or above the client's level.
+    void notify(const json &token, const json &notice) {
+        if (notice["kind"] == "progress" && !token.is_null()) {
+            json params = {{"progressToken", token}, {"progress", notice["progress"]}};
+            if (!notice["total"].is_null()) params["total"] = notice["total"];
+            if (!notice["message"].is_null()) params["message"] = notice["message"];
+            out_.send({{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", params}});
+        } else if (notice["kind"] == "log" && severity(notice["level"]) >= log_level_) {
+            json params = {{"level", notice["level"]}, {"logger", "waitfor"}, {"data", notice["message"]}};
+            out_.send({{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", params}});
         }
     }
 
@@ -328,6 +352,7 @@ private:
     std::mutex mutex_;
     std::map<std::string, Running> running_;  // request id (JSON) -> call
     int active_ = 0;                          // calls whose callbacks may still run
+    std::atomic<int> log_level_{0};            // the least severe log level sent (logging/setLevel)
     std::condition_variable idle_;
 };
 

@@ -25,7 +25,7 @@ GRANTED = ["--allow-command", "echo", "--allow-command", "sh", "--allow-command"
            "--allow-command", "/nonexistent/prog"]
 
 
-def run(scenario, tmux_tmpdir=None, options=()):
+def run(scenario, tmux_tmpdir=None, options=(), **client):
     """Runs `scenario(session, errlog_path)` against a fresh server started
     with command-line `options` (what it grants; nothing by default), as MCP
     clients start servers: with the SDK's default (minimal) environment, not
@@ -39,7 +39,7 @@ def run(scenario, tmux_tmpdir=None, options=()):
         with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
             params = StdioServerParameters(command=SERVER, args=list(options), env=env)
             async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, **client) as session:
                     init = await session.initialize()
                     assert init.serverInfo.name == "waitfor-cpp-example"
                     await scenario(session, errlog.name)
@@ -84,9 +84,11 @@ def test_progress_notifications_then_the_match():
         with tempfile.TemporaryDirectory() as tmp:
             flag = os.path.join(tmp, "flag")
             seen = []
+            notes = set()
 
             async def on_progress(progress, total, message):
                 seen.append(progress)
+                notes.add((total, message))
                 if len(seen) == 2:  # let the condition become true
                     with open(flag, "w") as f:
                         f.write("ready\n")
@@ -99,6 +101,8 @@ def test_progress_notifications_then_the_match():
             assert result.structuredContent["reason"] == "matched"
             assert len(seen) >= 2
             assert seen == sorted(seen)
+            # AURA sends no progress of its own: seconds elapsed of the bound, no message.
+            assert notes == {(30, None)}
 
     run(scenario, options=GRANTED)
 
@@ -199,6 +203,34 @@ def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir):
         assert missing.structuredContent["timed_out"]
 
     run(scenario, tmux_tmpdir, options=["--allow-send-keys"])
+
+
+def test_wait_for_text_sends_libtmux_mcps_progress_and_warnings(tmux_tmpdir):
+    """libtmux-mcp's wait_for_text: progress (elapsed, effective timeout,
+    "Waiting on pane %N: Xs elapsed, Ys left") at every poll, and warnings
+    "No match in pane %N before Ts timeout" and "Invalid regex pattern: ...",
+    as notifications/progress and notifications/message."""
+    progress = []
+    logs = []
+
+    async def on_progress(value, total, message):
+        progress.append((value, total, message))
+
+    async def on_log(params):
+        logs.append((params.level, params.data))
+
+    async def scenario(session, _):
+        result = await session.call_tool("wait_for_text", {"session_name": "wf", "patterns": ["never"], "timeout": 0.5},
+                                         progress_callback=on_progress)
+        pane = result.structuredContent["pane_id"]
+        assert result.structuredContent["outcome"] == "timeout"
+        bad = await session.call_tool("wait_for_text", {"pane_id": pane, "patterns": ["("], "regex": True})
+        assert bad.isError
+        assert progress and all(t == 0.5 and m.startswith(f"Waiting on pane {pane}: ") for _, t, m in progress)
+        assert logs[0] == ("warning", f"No match in pane {pane} before 0.5s timeout")
+        assert logs[1][0] == "warning" and logs[1][1].startswith("Invalid regex pattern: ")
+
+    run(scenario, tmux_tmpdir, options=["--profile", "libtmux-mcp/wait_for_text"], logging_callback=on_log)
 
 
 def test_send_keys_to_a_missing_pane_is_a_tool_error(tmux_tmpdir):

@@ -44,7 +44,8 @@ function runArgv(argv, { timeoutMs, signal }) {
   })
 }
 
-const server = new McpServer({ name: 'waitfor-example', version: '0.1.0' })
+// logging: the waits' log warnings go out as notifications/message, at the level the client sets.
+const server = new McpServer({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { logging: {} } })
 
 if (COMMANDS.length > 0) {
   const description = `Runs one of these programs (argv, no shell): ${COMMANDS.join(', ')}; returns its exit code and output.`

@@ -19,9 +19,12 @@ By default an agent can run no program and read no file: what it can reach
 is what the command line grants (see SECURITY.md). Each tool's annotations
 say what it can do with the server's options.
 
-While a wait runs the server sends ``notifications/progress`` (when the
-client asked for progress), and ``notifications/cancelled`` cancels the
-handler task, which cancels the wait and its probe call.
+While a wait runs the server sends the profile's notices as its original
+tool sends them: ``notifications/progress`` with a total and a message
+(when the client asked for progress) and ``notifications/message`` log
+warnings (when the client asked for log messages at that level). A
+``notifications/cancelled`` cancels the handler task, which cancels the
+wait and its probe call.
 
 Run: ``python examples/python/server.py [--root DIR]... [--allow-command PROG]...
 [--allow-send-keys]`` (speaks MCP on stdin/stdout).
@@ -223,12 +226,17 @@ def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[
     definition = waitfor.tool_definition(profile)
 
     async def handle(ctx: ServerRequestContext[Any], arguments: dict[str, Any]) -> dict[str, Any]:
-        async def report(progress: waitfor.Progress) -> None:
-            await ctx.session.report_progress(progress.samples, None, progress.last_line)
+        async def report(progress: waitfor.ToolProgress) -> None:
+            await ctx.session.report_progress(progress.progress, progress.total, progress.message)
+
+        async def log(level: str, message: str) -> None:
+            level_name: types.LoggingLevel = level  # type: ignore[assignment]
+            await ctx.session.send_log_message(level_name, message, logger="waitfor",
+                                               related_request_id=ctx.request_id)
 
         return await waitfor.call_tool_async(
             profile, arguments, tools=probe_tool if profile == "aura/wait_for" else None,
-            grants=GRANTS, on_progress=report,
+            grants=GRANTS, on_progress=report, on_log=log,
         )
 
     tool = types.Tool.model_validate(definition)

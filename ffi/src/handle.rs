@@ -4,7 +4,7 @@
 
 use crate::callbacks::{waitfor_callbacks, Callbacks};
 use crate::guard::{give, guard, guard_or, json, out_ptr, text, FfiResult};
-use crate::host::{waitfor_tool_caller, CTools, HostOptions};
+use crate::host::{waitfor_notices, waitfor_tool_caller, CNotices, CTools, HostOptions};
 use crate::status::{
     FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_NULL_POINTER, WAITFOR_ERR_TIMEOUT,
     WAITFOR_OK,
@@ -13,7 +13,7 @@ use std::ffi::c_char;
 use std::ptr;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
-use waitfor::profiles::{self, Host};
+use waitfor::profiles::{self, Host, Report};
 use waitfor::{Engine, Policy, Probe, Spec, WaitControl, WaitOptions, WaitResult};
 
 /// Where a wait's final answer lands: the result JSON (or, for a profile,
@@ -62,22 +62,42 @@ pub struct waitfor_handle {
 /// How a finished wait becomes the host's answer.
 type Render = Box<dyn Fn(&WaitResult) -> FfiResult<String> + Send + Sync>;
 
+/// A tool call's report and where its notices go.
+struct Reporting {
+    report: Report,
+    sink: CNotices,
+}
+
 /// Starts a wait on the global engine; the callbacks (if any) live until
-/// the wait is over, then their finalizer runs.
+/// the wait is over, then their finalizer runs. `reporting` hears a tool
+/// call's notices.
 fn launch(
     spec: Spec,
     probe: Option<Box<dyn Probe>>,
     policy: Policy,
     callbacks: Option<Arc<Callbacks>>,
     render: Render,
+    reporting: Option<Arc<Reporting>>,
 ) -> FfiResult<waitfor_handle> {
     let delivery = Arc::new(Delivery::default());
     let mut options = WaitOptions::default().policy(policy);
-    if let Some(cb) = callbacks.clone().filter(|cb| cb.has_progress()) {
-        options = options.on_progress(move |p| cb.progress(p));
+    let progress = callbacks.clone().filter(|cb| cb.has_progress());
+    if progress.is_some() || reporting.is_some() {
+        let reporting = reporting.clone();
+        options = options.on_progress(move |p| {
+            if let Some(cb) = &progress {
+                cb.progress(p);
+            }
+            if let Some(r) = &reporting {
+                r.sink.send(r.report.progress(p));
+            }
+        });
     }
     let filled = delivery.clone();
     options = options.on_done(move |result| {
+        if let Some(r) = &reporting {
+            r.sink.send(r.report.end(result));
+        }
         let answer = render(result);
         if let Some(cb) = &callbacks {
             match &answer {
@@ -109,19 +129,32 @@ unsafe fn start_spec(
     if let Some(ceiling) = host.max_wait_ceiling {
         policy = policy.max_wait_ceiling(ceiling);
     }
-    launch(spec, probe, policy, callbacks, render)
+    launch(spec, probe, policy, callbacks, render, None)
 }
 
-/// Starts a profile call.
-unsafe fn start_tool(
+/// A tool call's arguments as the exports take them.
+struct ToolCall {
     profile: *const c_char,
     profile_len: usize,
     args: *const c_char,
     args_len: usize,
+}
+
+/// Starts a profile call; a refusal's notices go to `notices` before the
+/// error returns.
+unsafe fn start_tool(
+    call: ToolCall,
     host: HostOptions,
     tools: Option<CTools>,
     callbacks: Option<Arc<Callbacks>>,
+    notices: Option<CNotices>,
 ) -> FfiResult<waitfor_handle> {
+    let ToolCall {
+        profile,
+        profile_len,
+        args,
+        args_len,
+    } = call;
     let tools = tools.map(CTools::into_caller).transpose()?;
     // SAFETY: forwarded from the export's contract.
     let profile = unsafe { text(profile, profile_len, "profile") }?;
@@ -138,7 +171,18 @@ unsafe fn start_tool(
         grants: host.grants,
         max_wait_ceiling: host.max_wait_ceiling,
     };
-    let prepared = profiles::prepare(profile, &args, &host).map_err(|e| FfiError::tool(&e))?;
+    let prepared = profiles::prepare(profile, &args, &host).map_err(|e| {
+        if let Some(sink) = &notices {
+            sink.send(profiles::refusal_notices(profile, &e));
+        }
+        FfiError::tool(&e)
+    })?;
+    let reporting = notices.map(|sink| {
+        Arc::new(Reporting {
+            report: prepared.report,
+            sink,
+        })
+    });
     let render = prepared.render;
     let render: Render = Box::new(move |result| {
         render(result)
@@ -151,6 +195,7 @@ unsafe fn start_tool(
         prepared.policy,
         callbacks,
         render,
+        reporting,
     )
 }
 
@@ -450,16 +495,69 @@ pub unsafe extern "C" fn waitfor_call_tool_with_host(
     output_json: *mut *mut c_char,
     error_json: *mut *mut c_char,
 ) -> i32 {
+    // SAFETY: forwarded from this function's contract; no notices.
+    unsafe {
+        waitfor_call_tool_with_notices(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            host,
+            host_len,
+            tools,
+            ptr::null(),
+            output_json,
+            error_json,
+        )
+    }
+}
+
+/// Runs a profile's tool call to its end, as `waitfor_call_tool_with_host`
+/// does, and hands the profile's progress and log notices to `notices`
+/// (see `waitfor_notice_fn`) as the call runs: an MCP server sends them to
+/// the client as `notifications/progress` and `notifications/message`.
+///
+/// @param notices NULL (as `waitfor_call_tool_with_host`) or the host's
+///                notice sink, copied. Its finalizer runs exactly once,
+///                also when this call fails. A refused call's notices
+///                (libtmux-mcp logs an invalid regex) come before it returns.
+/// @return as for `waitfor_call_tool_with_host`.
+///
+/// Threads: any thread; blocks only the calling thread. `notices->notice`
+/// runs on library threads, and on the calling thread for a refusal.
+///
+/// # Safety
+/// As for `waitfor_call_tool_with_host`; `notices` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_call_tool_with_notices(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    tools: *const waitfor_tool_caller,
+    notices: *const waitfor_notices,
+    output_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
     guard(error_json, || {
-        // SAFETY: per the contract; taken first so the finalizer runs on
+        // SAFETY: per the contract; taken first so the finalizers run on
         // every path.
         let tools = unsafe { CTools::take(tools) };
+        // SAFETY: as above.
+        let notices = unsafe { CNotices::take(notices) };
         let output_json = out_ptr(output_json, "output_json")?;
         // SAFETY: per the contract.
         let host = unsafe { HostOptions::parse(host, host_len) }?;
+        let call = ToolCall {
+            profile,
+            profile_len,
+            args,
+            args_len,
+        };
         // SAFETY: per the contract.
-        let handle =
-            unsafe { start_tool(profile, profile_len, args, args_len, host, tools, None) }?;
+        let handle = unsafe { start_tool(call, host, tools, None, notices) }?;
         deliver(handle.delivery.get(None).expect("no timeout"), output_json)
     })
 }
@@ -490,17 +588,70 @@ pub unsafe extern "C" fn waitfor_tool_start_with_host(
     handle: *mut *mut waitfor_handle,
     error_json: *mut *mut c_char,
 ) -> i32 {
+    // SAFETY: forwarded from this function's contract; no notices.
+    unsafe {
+        waitfor_tool_start_with_notices(
+            profile,
+            profile_len,
+            args,
+            args_len,
+            host,
+            host_len,
+            tools,
+            callbacks,
+            ptr::null(),
+            handle,
+            error_json,
+        )
+    }
+}
+
+/// Starts a profile's tool call and returns at once, as
+/// `waitfor_tool_start_with_host` does, and hands the profile's progress
+/// and log notices to `notices` (see `waitfor_call_tool_with_notices`).
+/// `callbacks->progress` still hears the engine's own progress.
+///
+/// @return as for `waitfor_tool_start_with_host`. The three finalizers
+///         (`callbacks`, `tools`, `notices`) run exactly once, also when
+///         this call fails.
+///
+/// Threads: any thread.
+///
+/// # Safety
+/// As for `waitfor_tool_start_with_host`; `notices` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_tool_start_with_notices(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    tools: *const waitfor_tool_caller,
+    callbacks: *const waitfor_callbacks,
+    notices: *const waitfor_notices,
+    handle: *mut *mut waitfor_handle,
+    error_json: *mut *mut c_char,
+) -> i32 {
     guard(error_json, || {
-        // SAFETY: per the contract; both taken first (see `waitfor_wait_with_host`).
+        // SAFETY: per the contract; all three taken first (see
+        // `waitfor_wait_with_host`).
         let callbacks = unsafe { Callbacks::take(callbacks) };
         // SAFETY: as above.
         let tools = unsafe { CTools::take(tools) };
+        // SAFETY: as above.
+        let notices = unsafe { CNotices::take(notices) };
         let slot = out_ptr(handle, "handle")?;
         // SAFETY: per the contract.
         let host = unsafe { HostOptions::parse(host, host_len) }?;
+        let call = ToolCall {
+            profile,
+            profile_len,
+            args,
+            args_len,
+        };
         // SAFETY: per the contract.
-        let started =
-            unsafe { start_tool(profile, profile_len, args, args_len, host, tools, callbacks) }?;
+        let started = unsafe { start_tool(call, host, tools, callbacks, notices) }?;
         hand_out(started, slot);
         Ok(())
     })

@@ -1,6 +1,7 @@
 //! What a C host lends its waits: grants for the built-in probes (the
-//! `host` options JSON) and its own tools for `aura/wait_for` (a tool-caller
-//! callback with a finalizer that runs exactly once).
+//! `host` options JSON), its own tools for `aura/wait_for` (a tool-caller
+//! callback with a finalizer that runs exactly once) and, for a tool call,
+//! where the profile's progress and log notices go.
 
 use crate::callbacks::{observe, waitfor_finalize_fn, waitfor_observation, waitfor_probe_ctx};
 use crate::guard::json;
@@ -10,7 +11,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 use waitfor::grants::Grants;
-use waitfor::profiles::ToolCaller;
+use waitfor::profiles::{Notice, ToolCaller};
 use waitfor::{ProbeContext, ProbeError, SpecError};
 
 /// Calls one of the host's own tools for a `wait_for` probe: `name` is the
@@ -19,7 +20,10 @@ use waitfor::{ProbeContext, ProbeError, SpecError};
 /// only. Fill `out` with the `waitfor_observation_set_*` writers (the
 /// tool's text output with `waitfor_observation_set_text`) and return 0;
 /// any other return value, or `waitfor_observation_set_error`, makes the
-/// call a probe error.
+/// call a probe error. For a tool the host does not have, set the error
+/// "tool is not exposed by any connected MCP server": `aura/wait_for` then
+/// fails as AURA does ("probe tool 'NAME' is not exposed by any connected
+/// MCP server").
 ///
 /// Called on a library worker thread, one call at a time per wait, never
 /// after the wait has returned, never under an internal lock; a call still
@@ -125,6 +129,85 @@ impl ToolCaller for CTools {
             }
         })
         .map(|observation| observation.text)
+    }
+}
+
+/// Hears a notice of a profile's tool call, to send to the MCP client:
+/// `notice_json` is `{"kind": "progress", "progress": P, "total": T | null,
+/// "message": M | null}` (a `notifications/progress`) or `{"kind": "log",
+/// "level": "debug" | "info" | "warning" | "error", "message": M}` (a
+/// `notifications/message`), UTF-8, NUL-terminated, `len` bytes without
+/// the NUL, borrowed for the call only.
+///
+/// Each profile sends what its original tool sends: `libtmux-mcp/wait_for_text`
+/// reports progress at every poll with the message "Waiting on pane %N: Xs
+/// elapsed, Ys left" and logs warnings (an invalid regex, a wait that ends
+/// without a match, a pane's history near its limit); the others report
+/// the seconds elapsed with the time limit as the total and no message.
+///
+/// Called on a library thread (a refusal's notices: on the calling thread,
+/// before the call returns), one notice at a time, in order, before the
+/// call's `done` callback and before `waitfor_handle_wait` gives its
+/// answer; it may run concurrently with the probe's tool calls. A C++
+/// exception must never leave this function.
+pub type waitfor_notice_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, notice_json: *const c_char, len: usize)>;
+
+/// Where a tool call's notices go (see `waitfor_notice_fn`).
+///
+/// The library copies this struct during the call it is passed to.
+/// `finalize` (may be NULL) releases `user_data` exactly once, whatever
+/// happens (also when the call fails at once), after the last notice; it
+/// may run on any thread.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct waitfor_notices {
+    /// Hears each notice; NULL for none.
+    pub notice: waitfor_notice_fn,
+    /// The host's context for `notice`; the library never reads it.
+    pub user_data: *mut c_void,
+    /// Releases `user_data`, exactly once; NULL for nothing to release.
+    pub finalize: waitfor_finalize_fn,
+}
+
+/// The host's notice sink; dropping it runs the finalizer, once.
+pub(crate) struct CNotices(waitfor_notices);
+
+// SAFETY: the C contract says `notice` runs on library threads and
+// `user_data` is the host's to make safe for that.
+unsafe impl Send for CNotices {}
+// SAFETY: as above.
+unsafe impl Sync for CNotices {}
+
+impl CNotices {
+    /// Copies the host's struct; NULL means no notices.
+    ///
+    /// # Safety
+    /// `raw` is NULL or points to a valid `waitfor_notices`.
+    pub unsafe fn take(raw: *const waitfor_notices) -> Option<Self> {
+        // SAFETY: per the contract above.
+        unsafe { raw.as_ref() }.map(|raw| Self(*raw))
+    }
+
+    /// Hands each notice to the host, in order.
+    pub fn send(&self, notices: Vec<Notice>) {
+        let Some(call) = self.0.notice else { return };
+        for notice in notices {
+            let json = format!("{}\0", notice.to_json());
+            // SAFETY: the host's function, called per its contract; the
+            // JSON has no NUL inside (serde escapes control characters).
+            unsafe { call(self.0.user_data, json.as_ptr().cast(), json.len() - 1) };
+        }
+    }
+}
+
+impl Drop for CNotices {
+    fn drop(&mut self) {
+        if let Some(finalize) = self.0.finalize {
+            // SAFETY: the last reference is gone: `notice` runs no more,
+            // and this runs once.
+            unsafe { finalize(self.0.user_data) };
+        }
     }
 }
 

@@ -425,6 +425,96 @@ static void test_host_tools(void) {
     CHECK(eventually_equals(&st.finalized, 4) && atomic_load(&st.calls) == 0);
 }
 
+/* ---- a tool call's notices ---------------------------------------------- */
+
+typedef struct {
+    atomic_int count;
+    atomic_int finalized;
+    atomic_int at_done; /* notices heard when `done` ran */
+    char all[4096];     /* every notice, one a line */
+} notices_state;
+
+static void on_notice(void *user_data, const char *json, size_t len) {
+    notices_state *st = (notices_state *)user_data;
+    CHECK(strlen(json) == len);
+    atomic_fetch_add(&st->count, 1);
+    size_t used = strlen(st->all);
+    snprintf(st->all + used, sizeof st->all - used, "%s\n", json);
+}
+
+static void finalize_notices(void *user_data) {
+    atomic_fetch_add(&((notices_state *)user_data)->finalized, 1);
+}
+
+static void done_after_notices(void *user_data, int32_t status, const char *json, size_t len) {
+    (void)status, (void)json, (void)len;
+    notices_state *st = (notices_state *)user_data;
+    st->at_done = atomic_load(&st->count);
+}
+
+static void test_notices(void) {
+    CHECK(sizeof(waitfor_notices) == 3 * sizeof(void *));
+    tools_state tools_st;
+    memset(&tools_st, 0, sizeof tools_st);
+    waitfor_tool_caller tools = {call_tool, &tools_st, finalize_tools};
+    notices_state st;
+    memset(&st, 0, sizeof st);
+    waitfor_notices notices = {on_notice, &st, finalize_notices};
+    char *out = NULL, *error = NULL;
+    /* AURA sends no progress of its own: seconds elapsed of the bound, no
+     * message, nothing logged. */
+    const char *args = "{\"probe\": {\"tool\": \"kubectl_get\", \"args\": {}},"
+                       " \"until\": {\"matches\": \"Running\"}, \"poll_sec\": 1, \"max_wait_sec\": 30}";
+    CHECK(waitfor_call_tool_with_notices(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools,
+                                         &notices, &out, &error) == WAITFOR_OK);
+    CHECK(contains(out, "\"reason\":\"matched\""));
+    CHECK(atomic_load(&st.count) == 1);
+    CHECK(contains(st.all, "{\"kind\":\"progress\",\"progress\":"));
+    CHECK(contains(st.all, "\"total\":30.0,\"message\":null}"));
+    CHECK(eventually_equals(&st.finalized, 1) && eventually_equals(&tools_st.finalized, 1));
+    waitfor_string_free(out);
+
+    /* Started: the notices come before `done`. */
+    memset(&st, 0, sizeof st);
+    memset(&tools_st, 0, sizeof tools_st);
+    waitfor_callbacks cb = {NULL, NULL, done_after_notices, &st, NULL};
+    waitfor_handle *h = NULL;
+    CHECK(waitfor_tool_start_with_notices(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools,
+                                          &cb, &notices, &h, &error) == WAITFOR_OK);
+    CHECK(waitfor_handle_wait(h, -1, &out, NULL) == WAITFOR_OK);
+    CHECK(st.at_done == 1);
+    waitfor_string_free(out);
+    waitfor_handle_free(h);
+    CHECK(eventually_equals(&st.finalized, 1));
+
+    /* libtmux-mcp logs an invalid regex as a warning before it refuses the
+     * call, with the refusal's words; the sink hears it before the return. */
+    memset(&st, 0, sizeof st);
+    const char *bad = "{\"pane_id\": \"%0\", \"patterns\": [\"(\"], \"regex\": true}";
+    CHECK(waitfor_call_tool_with_notices(S("libtmux-mcp/wait_for_text"), bad, strlen(bad), NULL, 0,
+                                         NULL, &notices, &out, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(atomic_load(&st.count) == 1);
+    CHECK(contains(st.all, "{\"kind\":\"log\",\"level\":\"warning\",\"message\":\"Invalid regex pattern: "));
+    CHECK(contains(error, "Invalid regex pattern: "));
+    waitfor_string_free(error);
+    CHECK(eventually_equals(&st.finalized, 1));
+
+    /* Failures before the wait run the finalizer once; NULL notices is the
+     * `_with_host` call. */
+    memset(&st, 0, sizeof st);
+    CHECK(waitfor_call_tool_with_notices(S("aura/wait_for"), args, strlen(args), S("[]"), NULL,
+                                         &notices, &out, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    waitfor_string_free(error);
+    CHECK(waitfor_call_tool_with_notices(S("nope/none"), S("{}"), NULL, 0, NULL, &notices, &out,
+                                         &error) == WAITFOR_ERR_UNKNOWN_PROFILE);
+    waitfor_string_free(error);
+    CHECK(eventually_equals(&st.finalized, 2) && atomic_load(&st.count) == 0);
+    memset(&tools_st, 0, sizeof tools_st);
+    CHECK(waitfor_call_tool_with_notices(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools,
+                                         NULL, &out, &error) == WAITFOR_OK);
+    waitfor_string_free(out);
+}
+
 static void test_echo(void) {
     char *error = NULL;
     CHECK(waitfor_echo_record_send_keys(S("c-test-socket"), S("%7"), S("[\"make test\"]"), true, true,
@@ -624,6 +714,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_tools();
     test_host_tools();
+    test_notices();
     test_handles();
     test_echo();
     test_vectors(argv[1]);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -426,6 +427,53 @@ TEST(Tools, CallAndStartProfiles) {
                                  {}, host);
     w.cancel();
     EXPECT_EQ(status_of([&] { w.get(); }), WAITFOR_ERR_RUNTIME);
+}
+
+TEST(Tools, NoticesReachTheHooksBeforeTheAnswer) {
+    // AURA sends no progress of its own: seconds elapsed of the bound, no message.
+    waitfor::Host host;
+    host.tools = [](const std::string &, const std::string &, const waitfor::ProbeContext &ctx) -> std::string {
+        return ctx.sample() < 2 ? "Pending" : "Running";
+    };
+    const char *args = R"({"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"},
+                           "poll_sec": 1, "max_wait_sec": 20})";
+    std::vector<json> heard;
+    std::mutex mutex;
+    auto hear = [&](const std::string &notice) {
+        std::lock_guard<std::mutex> lock(mutex);
+        heard.push_back(json::parse(notice));
+    };
+    EXPECT_EQ(json::parse(waitfor::call_tool("aura/wait_for", args, host, hear))["reason"], "matched");
+    ASSERT_EQ(heard.size(), 1u);
+    EXPECT_EQ(heard[0]["kind"], "progress");
+    EXPECT_EQ(heard[0]["total"], 20.0);
+    EXPECT_TRUE(heard[0]["message"].is_null());
+
+    // AURA's UnknownProbeTool: a tool that throws its words.
+    waitfor::Host none;
+    none.tools = [](const std::string &, const std::string &, const waitfor::ProbeContext &) -> std::string {
+        throw std::runtime_error("tool is not exposed by any connected MCP server");
+    };
+    try {
+        waitfor::call_tool("aura/wait_for", args, none);
+        FAIL() << "no error";
+    } catch (const waitfor::Error &e) {
+        EXPECT_EQ(json::parse(e.detail_json())["message"], "probe tool 'status' is not exposed by any connected MCP server");
+    }
+
+    // libtmux-mcp logs an invalid regex as a warning before it refuses it.
+    heard.clear();
+    waitfor::Hooks hooks;
+    hooks.on_notice = hear;
+    EXPECT_EQ(status_of([&] {
+                  waitfor::start_tool("libtmux-mcp/wait_for_text", R"({"pane_id": "%0", "patterns": ["("], "regex": true})",
+                                      hooks);
+              }),
+              WAITFOR_ERR_INVALID_SPEC);
+    ASSERT_EQ(heard.size(), 1u);
+    EXPECT_EQ(heard[0]["kind"], "log");
+    EXPECT_EQ(heard[0]["level"], "warning");
+    EXPECT_EQ(heard[0]["message"].get<std::string>().rfind("Invalid regex pattern: ", 0), 0u);
 }
 
 TEST(Concurrency, ManyWaitsFromManyHostThreads) {

@@ -21,7 +21,7 @@
  * calls, events and controls by, reused once the wait has ended (the key,
  * never reused, tells a late call or event apart). The fields used here:
  * `_key`, `_slot`, `_probe`, `_bare`, `_cancelled`, `_resolve`,
- * `_reject`, `_onProgress`. One object per wait, and no native object:
+ * `_reject`, `_onProgress`, `_onLog`. One object per wait, and no native object:
  * 10,000 waits ending together are that much less for the garbage
  * collector to copy while they end.
  *
@@ -31,7 +31,7 @@
  */
 
 const binding = require('./native.js')
-const { WaitforError } = require('./errors.js')
+const { WaitforError, fromNative } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
 const { readEvents, rehearse, RESULT, DONE } = require('./events.js')
 
@@ -145,9 +145,22 @@ function report(callback, value) {
 }
 
 /**
+ * Hands a progress report to `handle`'s `_onProgress`, or a profile call's
+ * notice (`{kind: 'progress' | 'log', ...}`) to its `_onProgress`
+ * (`{progress, total, message}`) or `_onLog` (`{level, message}`).
+ */
+function notify(handle, body) {
+  if (body.kind === 'log') {
+    if (handle._onLog) report(handle._onLog, { level: body.level, message: body.message })
+  } else if (handle._onProgress) {
+    report(handle._onProgress, body.kind === 'progress' ? { progress: body.progress, total: body.total, message: body.message } : body)
+  }
+}
+
+/**
  * Delivers an event of wait `key` in `slot`: its result (`RESULT`), the
  * end of a profile call (`DONE`: `{output}` or `{error}`), or a progress
- * report.
+ * report or notice.
  */
 function deliver(slot, key, kind, body) {
   const handle = handles[slot]
@@ -159,8 +172,8 @@ function deliver(slot, key, kind, body) {
     forget(handle)
     if (body.error) handle._reject(new WaitforError(body.error))
     else handle._resolve(body.output)
-  } else if (handle._onProgress) {
-    report(handle._onProgress, body)
+  } else {
+    notify(handle, body)
   }
 }
 
@@ -249,12 +262,21 @@ function startWait(handle, spec, policy, grants) {
  * Starts `handle`'s profile call with the agent's `args` (JSON text);
  * `tools` (optional) answers the profile's host tool calls, `grants`
  * (JSON text, optional) bounds its built-in probes and tools. Its
- * `_resolve` gets the output, its `_reject` a `WaitforError`.
+ * `_resolve` gets the output, its `_reject` a `WaitforError`; its
+ * `_onProgress` and `_onLog` the profile's notices (a refusal's before
+ * the refusal is thrown).
  */
 function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
-  begin(handle, (ch, slot, key) =>
-    binding.startToolCall(ch, slot, key, profile, args, tools ? toolDispatcher(tools) : undefined, handle._onProgress !== undefined, maxWaitCeilingMs, grants),
-  )
+  const notices = handle._onProgress !== undefined || handle._onLog !== undefined
+  try {
+    begin(handle, (ch, slot, key) =>
+      binding.startToolCall(ch, slot, key, profile, args, tools ? toolDispatcher(tools) : undefined, notices, maxWaitCeilingMs, grants),
+    )
+  } catch (err) {
+    const refusal = fromNative(err)
+    for (const notice of refusal.notices ?? []) notify(handle, notice)
+    throw refusal
+  }
 }
 
 /** Whether `handle`'s wait is still running. */

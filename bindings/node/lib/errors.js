@@ -41,7 +41,12 @@ function fromNative(err) {
   } catch {
     detail = null
   }
-  if (detail && typeof detail.code === 'string') return new WaitforError(detail)
+  if (detail && typeof detail.code === 'string') {
+    const error = new WaitforError(detail)
+    // A refused tool call's notices, for `callTool` to deliver first.
+    if (Array.isArray(detail.notices)) Object.defineProperty(error, 'notices', { value: detail.notices })
+    return error
+  }
   return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
 }
 

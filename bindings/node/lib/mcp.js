@@ -39,14 +39,27 @@ function wrap(table, method, wrapper) {
   table.set(method, (request, extra) => wrapper(inner, request, extra))
 }
 
-/** Forwards a wait's progress, when the client gave the call a progress token. */
+/** Forwards a wait's progress notices, when the client gave the call a progress token. */
 function progressSender(extra) {
   const progressToken = extra._meta?.progressToken
   if (progressToken === undefined) return undefined
-  return (p) => {
-    if (extra.signal.aborted) return
-    const params = { progressToken, progress: p.samples, message: p.last_line ?? undefined }
+  let last = -Infinity
+  return ({ progress, total, message }) => {
+    // Progress must increase; a report after a newer one is dropped.
+    if (extra.signal.aborted || progress <= last) return
+    last = progress
+    const params = { progressToken, progress }
+    if (total !== null) params.total = total
+    if (message !== null) params.message = message
     extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {})
+  }
+}
+
+/** Sends a wait's log notices as `notifications/message`: the SDK sends them
+ * when the server declared the `logging` capability, at the level the client set. */
+function logSender(server, extra) {
+  return ({ level, message }) => {
+    server.server.sendLoggingMessage({ level, logger: 'waitfor', data: message }, extra.sessionId).catch(() => {})
   }
 }
 
@@ -60,9 +73,10 @@ function resultText(result) {
 /**
  * Registers libwaitfor profiles as tools of an `McpServer`, each with the
  * profile's exact `inputSchema`, `outputSchema`, title, description and
- * annotations. A call sends `notifications/progress` (the samples taken, at
- * most once a second) when the client gave a progress token, ends when the
- * client cancels it, and answers a refusal as a tool error (`isError`, text
+ * annotations. A call sends the profile's progress as `notifications/progress`
+ * (with the `total` and `message` its original tool sends) when the client gave a
+ * progress token, and its log warnings as `notifications/message` when the server
+ * declared the `logging` capability; it ends when the client cancels it, and answers a refusal as a tool error (`isError`, text
  * `code: message`). AURA's `wait_for` probes the server's own tools named in
  * `tools`, called as a client would call them; without `tools` its built-in
  * `run_command` and `read_file` reach only what `grants` allow (nothing by
@@ -117,7 +131,13 @@ function registerWaitTools(server, { profiles, grants, tools = [] } = {}) {
 
   async function run(id, args, extra) {
     try {
-      const options = { signal: extra.signal, grants, onProgress: progressSender(extra), tools: tools.length > 0 ? lend(extra) : undefined }
+      const options = {
+        signal: extra.signal,
+        grants,
+        onProgress: progressSender(extra),
+        onLog: logSender(server, extra),
+        tools: tools.length > 0 ? lend(extra) : undefined,
+      }
       const out = await callTool(id, args, options)
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out }
     } catch (err) {

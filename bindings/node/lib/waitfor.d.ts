@@ -213,10 +213,29 @@ export declare function profiles(): { profile: string; tool: ToolDefinition }[]
 /** The MCP tool definitions of every profile. */
 export declare function toolDefinitions(): ToolDefinition[]
 
+/** A tool call's progress, as its profile reports it (MCP's `progress`, `total`, `message`). */
+export interface ToolProgress {
+  /** Seconds elapsed. */
+  progress: number
+  /** The time limit in seconds, if known. */
+  total: number | null
+  /** A line for a human watching, if the profile sends one. */
+  message: string | null
+}
+
+/** A tool call's log notice, as its profile sends it (MCP's `notifications/message`). */
+export interface ToolLog {
+  level: 'debug' | 'info' | 'warning' | 'error'
+  message: string
+}
+
 export interface CallToolOptions {
   /** Aborting cancels the wait; the profile decides what a cancelled call returns. */
   signal?: AbortSignal
-  onProgress?: (progress: Progress) => void
+  /** The profile's progress notices, as its original tool sends them. */
+  onProgress?: (progress: ToolProgress) => void
+  /** The profile's log notices (a refusal's before the promise rejects). */
+  onLog?: (log: ToolLog) => void
   /** Overrides the profile's ceiling on the time limit. */
   maxWaitCeilingMs?: number
   /** The server's own tools, for profiles that probe them (AURA's `wait_for`); returns the tool's text. */
@@ -271,6 +290,12 @@ export declare function recordSendKeys(sent: SentKeys): void
 export declare const SPEC_SCHEMA: Readonly<Record<string, unknown>>
 /** The JSON Schema of a result. */
 export declare const RESULT_SCHEMA: Readonly<Record<string, unknown>>
+/**
+ * What a `tools` function throws (as an Error's message) for a tool the
+ * server does not have: `aura/wait_for` then fails as AURA does, "probe
+ * tool 'NAME' is not exposed by any connected MCP server".
+ */
+export declare const UNKNOWN_TOOL: string
 
 /** Every refusal of the package, with a stable `code`. */
 export declare class WaitforError extends Error {

@@ -28,6 +28,12 @@ const [specSchema, resultSchema] = binding.schemas()
 const SPEC_SCHEMA = Object.freeze(JSON.parse(specSchema))
 /** The JSON Schema of a result. */
 const RESULT_SCHEMA = Object.freeze(JSON.parse(resultSchema))
+/**
+ * What a `tools` function throws (as an Error's message) for a tool the
+ * server does not have: `aura/wait_for` then fails as AURA does, "probe
+ * tool 'NAME' is not exposed by any connected MCP server".
+ */
+const UNKNOWN_TOOL = binding.unknownTool()
 
 function checkOptions(options) {
   if (options === undefined || options === null) return {}
@@ -233,9 +239,18 @@ function profileId(name) {
  * @param {string} name a profile id (`aura/wait_for`) or a tool name
  *   unique among the profiles
  * @param {object|string} args the tool's arguments
- * @param {{signal?: AbortSignal, onProgress?: Function, maxWaitCeilingMs?: number,
+ * @param {{signal?: AbortSignal, onProgress?: Function, onLog?: Function, maxWaitCeilingMs?: number,
  *   tools?: (name: string, args: object, ctx: {budgetMs: number}) => any,
  *   grants?: {commands?: 'none'|'any'|string[], fileRoots?: string[], tmuxSocketPaths?: boolean}}} [options]
+ *   `onProgress({progress, total, message})` and `onLog({level, message})`
+ *   hear the profile's notices as its original tool sends them (an MCP
+ *   server forwards them as `notifications/progress` and
+ *   `notifications/message`): `libtmux-mcp/wait_for_text` reports
+ *   progress at every poll with the message "Waiting on pane %N: Xs
+ *   elapsed, Ys left" and logs warnings (an invalid regex, before the
+ *   refusal; a wait that ends without a match; a pane history near its
+ *   limit); the other profiles report the seconds elapsed with the time
+ *   limit as `total` and no message.
  *   `tools` lends the server's own tools to profiles that probe them
  *   (AURA's `wait_for`); without it the built-in `run_command` and
  *   `read_file` answer, as far as `grants` reach (nothing by default).
@@ -249,14 +264,19 @@ function profileId(name) {
  */
 function callTool(name, args, options) {
   try {
-    const { signal, onProgress, tools, maxWaitCeilingMs, grants } = checkOptions(options)
-    if (tools !== undefined && typeof tools !== 'function') {
-      throw new WaitforError({ code: 'invalid_arguments', message: 'options.tools: must be a function', field: 'options.tools', rule: 'wrong_type' })
+    const { signal, onProgress, onLog, tools, maxWaitCeilingMs, grants } = checkOptions(options)
+    for (const [field, value] of [['tools', tools], ['onLog', onLog]]) {
+      if (value !== undefined && typeof value !== 'function') {
+        throw new WaitforError({ code: 'invalid_arguments', message: `options.${field}: must be a function`, field: `options.${field}`, rule: 'wrong_type' })
+      }
     }
     const profile = profileId(name)
     const text = toJson('arguments', args)
     const granted = grantsJson(grants)
-    const handle = new WaitHandle(undefined, onProgress, signal, (h) => native(() => startToolCall(h, profile, text, tools, maxWaitCeilingMs, granted)))
+    const handle = new WaitHandle(undefined, onProgress, signal, (h) => {
+      h._onLog = onLog
+      startToolCall(h, profile, text, tools, maxWaitCeilingMs, granted)
+    })
     return handle.result
   } catch (err) {
     return Promise.reject(err)
@@ -326,5 +346,6 @@ module.exports = {
   recordSendKeys,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
+  UNKNOWN_TOOL,
   WaitforError,
 }

@@ -27,8 +27,10 @@ pub fn profile_definitions() -> Value {
 /// is the package's dispatcher for the host's tools (absent: the built-in
 /// `run_command` and `read_file`, as far as `grants`, JSON text, reach:
 /// nothing by default). The end comes as a `DONE` event whose
-/// body is `{"output": ...}` or `{"error": {code, message, ...}}`,
-/// progress reports (with `progress`) as `PROGRESS` events.
+/// body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
+/// `notices`, the profile's notices come before it as `PROGRESS` events
+/// whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
+/// refusal's notices in the thrown error's `notices`.
 // The callback's type is spelled out so napi writes its TypeScript signature.
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[napi]
@@ -39,7 +41,7 @@ pub fn start_tool_call(
     profile: String,
     args: String,
     tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
-    progress: bool,
+    notices: bool,
     max_wait_ceiling_ms: Option<f64>,
     grants: Option<String>,
 ) -> napi::Result<()> {
@@ -61,14 +63,31 @@ pub fn start_tool_call(
             .build()?;
         host.tools = Some(Arc::new(JsTools { dispatch }) as Arc<dyn ToolCaller>);
     }
-    let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| errors::tool(&e))?;
+    let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| {
+        let sent = profiles::refusal_notices(&profile, &e);
+        errors::tool(&e, &sent)
+    })?;
     let render = prepared.render;
+    let report = notices.then(|| Arc::new(prepared.report));
+    let mut options = WaitOptions::default().policy(prepared.policy);
+    if let Some(report) = report.clone() {
+        let channel = sink.on.channel.clone();
+        let (slot, key) = (sink.slot, sink.key);
+        options = options.on_progress(move |p| {
+            for notice in report.progress(p) {
+                channel.event(slot, key, events::PROGRESS, &notice.to_json().to_string());
+            }
+        });
+    }
     start(
         sink,
         |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
-        WaitOptions::default().policy(prepared.policy),
-        progress,
+        options,
+        false,
         move |channel, slot, key, result| {
+            for notice in report.iter().flat_map(|r| r.end(result)) {
+                channel.event(slot, key, events::PROGRESS, &notice.to_json().to_string());
+            }
             let done = match render(result) {
                 Ok(output) => json!({ "output": output }),
                 Err(err) => json!({ "error": error_json(&err) }),
@@ -95,6 +114,13 @@ pub fn simulate(vector: String) -> napi::Result<Value> {
     let vector: Value = serde_json::from_str(&vector)
         .map_err(|e| errors::other("invalid_arguments", format!("vector: not JSON: {e}")))?;
     waitfor::simulate_json(&vector).map_err(|e| errors::spec(&e))
+}
+
+/// What a host tool throws (as an Error's message) for a tool the server
+/// does not have (see the package's `UNKNOWN_TOOL`).
+#[napi]
+pub fn unknown_tool() -> &'static str {
+    profiles::UNKNOWN_TOOL
 }
 
 /// The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`.

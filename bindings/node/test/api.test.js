@@ -185,6 +185,35 @@ test('callTool runs every profile; output valid against its outputSchema', async
   }
 })
 
+test('AURA sends no progress of its own: onProgress hears seconds elapsed of the bound, no message', async () => {
+  const progress = []
+  const logs = []
+  let polls = 0
+  const out = await callTool('aura/wait_for', { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 10 }, {
+    tools: () => (++polls < 2 ? 'starting' : 'up'),
+    onProgress: (p) => progress.push(p),
+    onLog: (l) => logs.push(l),
+  })
+  assert.equal(out.reason, 'matched')
+  assert.equal(progress.length, 1)
+  assert.deepEqual(Object.keys(progress[0]).sort(), ['message', 'progress', 'total'])
+  assert.equal(progress[0].total, 10)
+  assert.equal(progress[0].message, null)
+  assert.deepEqual(logs, [])
+})
+
+test("AURA's UnknownProbeTool: a tool that throws UNKNOWN_TOOL is not exposed by any connected MCP server", async () => {
+  const { UNKNOWN_TOOL } = require('..')
+  await assert.rejects(
+    callTool('aura/wait_for', { probe: { tool: 'kubectl_get', args: {} }, until: { matches: 'x' } }, {
+      tools: () => {
+        throw new Error(UNKNOWN_TOOL)
+      },
+    }),
+    (e) => e.code === 'runtime' && e.message === "probe tool 'kubectl_get' is not exposed by any connected MCP server",
+  )
+})
+
 test('callTool lends the server its own JavaScript tools; resolves by tool name', async () => {
   let polls = 0
   const seen = []
@@ -196,6 +225,7 @@ test('callTool lends the server its own JavaScript tools; resolves by tool name'
   })
   assert.equal(out.reason, 'matched')
   assert.deepEqual(seen[0], ['deploy_status', { id: 7 }])
+  await assert.rejects(callTool('wait_for', {}, { onLog: 'no' }), (e) => e.field === 'options.onLog')
   await assert.rejects(callTool('aura/wait_for', { probe: { tool: '', args: {} }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.field === 'probe.tool' && e.rule === 'empty')
   await assert.rejects(callTool('nope/none', {}), (e) => e.code === 'unknown_profile')
 })

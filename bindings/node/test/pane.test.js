@@ -98,3 +98,33 @@ test('a malformed record is a typed error naming the field', () => {
     assert.throws(() => recordSendKeys(sent), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === field)
   }
 })
+
+test('libtmux-mcp notices: progress at every poll with its message, the no-match and invalid-regex warnings', async (t) => {
+  // libtmux-mcp's wait_for_text: ctx.report_progress(elapsed, effective_timeout,
+  // "Waiting on pane %N: Xs elapsed, Ys left") before each poll, ctx.warning
+  // "No match in pane %N before Ts timeout" when not found, and ctx.warning
+  // "Invalid regex pattern: ..." before it refuses a pattern.
+  const server = await TmuxServer.start()
+  t.after(() => server.kill())
+  const progress = []
+  const logs = []
+  const out = await callTool('libtmux-mcp/wait_for_text', {
+    pane_id: server.pane, socket_name: server.socketName, patterns: ['never'], timeout: 0.5,
+  }, { onProgress: (p) => progress.push(p), onLog: (l) => logs.push(l) })
+  assert.equal(out.outcome, 'timeout')
+  assert.ok(progress.length >= 2, JSON.stringify(progress))
+  for (const p of progress) {
+    assert.equal(p.total, 0.5)
+    assert.match(p.message, new RegExp(`^Waiting on pane ${server.pane}: \\d+\\.\\ds elapsed, \\d+\\.\\ds left$`))
+  }
+  assert.deepEqual(logs, [{ level: 'warning', message: `No match in pane ${server.pane} before 0.5s timeout` }])
+
+  const refused = []
+  await assert.rejects(
+    callTool('libtmux-mcp/wait_for_text', { pane_id: server.pane, patterns: ['('], regex: true }, { onLog: (l) => refused.push(l) }),
+    (e) => e.code === 'invalid_arguments' && e.message.includes('Invalid regex pattern: '),
+  )
+  assert.equal(refused.length, 1)
+  assert.equal(refused[0].level, 'warning')
+  assert.ok(refused[0].message.startsWith('Invalid regex pattern: '), refused[0].message)
+})

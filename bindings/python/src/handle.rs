@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::profiles::Render;
+use waitfor::profiles::{Notice, Render, Report, ToolProgress};
 use waitfor::sync::Mutex;
 use waitfor::{Progress, WaitControl, WaitOptions, WaitResult};
 
@@ -85,10 +85,99 @@ impl PyProgress {
     }
 }
 
+/// A tool call's progress, as its profile reports it (MCP's `progress`,
+/// `total` and `message`).
+#[pyclass(frozen, module = "waitfor", name = "ToolProgress")]
+pub struct PyToolProgress {
+    inner: ToolProgress,
+}
+
+#[pymethods]
+impl PyToolProgress {
+    /// How far the call is: seconds elapsed.
+    #[getter]
+    fn progress(&self) -> f64 {
+        self.inner.progress
+    }
+
+    /// What ``progress`` runs to (the time limit in seconds), if known.
+    #[getter]
+    fn total(&self) -> Option<f64> {
+        self.inner.total
+    }
+
+    /// A line for a human watching, if the profile sends one.
+    #[getter]
+    fn message(&self) -> Option<&str> {
+        self.inner.message.as_deref()
+    }
+
+    /// ``{"progress", "total", "message"}``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &serde_json::json!(self.inner))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolProgress(progress={}, total={:?}, message={:?})",
+            self.inner.progress, self.inner.total, self.inner.message
+        )
+    }
+}
+
 /// Python callbacks of one wait.
 pub struct Callbacks {
     pub on_progress: Option<Py<PyAny>>,
     pub on_done: Option<Py<PyAny>>,
+    /// A tool call's notices: `on_progress` then hears its progress
+    /// notices and `on_log(level, message)` its log notices.
+    pub notices: Option<Notices>,
+}
+
+/// How a tool call reports, and who hears its log notices.
+pub struct Notices {
+    pub report: Report,
+    pub on_log: Option<Py<PyAny>>,
+}
+
+impl Notices {
+    /// Hands `notices` to `on_progress` and `on_log`, in order.
+    pub fn deliver(
+        py: Python<'_>,
+        notices: Vec<Notice>,
+        on_progress: Option<&Py<PyAny>>,
+        on_log: Option<&Py<PyAny>>,
+        calls: &SharedCalls,
+    ) {
+        for notice in notices {
+            let (callback, args) = match notice {
+                Notice::Progress(inner) => {
+                    (on_progress, (PyToolProgress { inner },).into_pyobject(py))
+                }
+                Notice::Log(log) => (on_log, (log.level.as_str(), log.message).into_pyobject(py)),
+            };
+            if let Some(callback) = callback {
+                report_to(py, calls, callback.bind(py), args);
+            }
+        }
+    }
+}
+
+/// Calls `callback(*args)` in the caller's context: on its event loop
+/// when there is one, else here; an exception is unraisable.
+fn report_to<'py>(
+    py: Python<'py>,
+    calls: &SharedCalls,
+    callback: &Bound<'py, PyAny>,
+    args: PyResult<Bound<'py, PyTuple>>,
+) {
+    let called = args.and_then(|args| match &calls.event_loop {
+        Some(l) => soon(py, l, calls, callback, args),
+        None => calls.context.run(py, callback, args).map(drop),
+    });
+    if let Err(err) = called {
+        err.write_unraisable(py, Some(callback));
+    }
 }
 
 impl Callbacks {
@@ -100,32 +189,45 @@ impl Callbacks {
         let Callbacks {
             on_progress,
             on_done,
+            notices,
         } = self;
+        let notices = notices.map(Arc::new);
+        let on_progress = on_progress.map(Arc::new);
         let mut options = WaitOptions::default();
-        if let Some(report) = on_progress {
-            let calls = calls.clone();
+        if let Some(report) = on_progress.clone() {
+            let (calls, notices) = (calls.clone(), notices.clone());
             options = options.on_progress(move |progress| {
-                attached(|py| {
-                    let report = report.bind(py);
-                    let progress = PyProgress {
-                        inner: progress.clone(),
-                    };
-                    let called = match &calls.event_loop {
-                        Some(l) => (progress,)
-                            .into_pyobject(py)
-                            .and_then(|args| soon(py, l, &calls, report, args)),
-                        None => (progress,)
-                            .into_pyobject(py)
-                            .and_then(|args| calls.context.run(py, report, args))
-                            .map(drop),
-                    };
-                    if let Err(err) = called {
-                        err.write_unraisable(py, Some(report));
+                attached(|py| match &notices {
+                    Some(n) => {
+                        let sent = n.report.progress(progress);
+                        Notices::deliver(py, sent, Some(&report), n.on_log.as_ref(), &calls);
+                    }
+                    None => {
+                        let progress = PyProgress {
+                            inner: progress.clone(),
+                        };
+                        report_to(py, &calls, report.bind(py), (progress,).into_pyobject(py));
                     }
                 });
             });
+        } else if let Some(n) = notices.clone().filter(|n| n.on_log.is_some()) {
+            // Log notices may come with progress reports.
+            let calls = calls.clone();
+            options = options.on_progress(move |progress| {
+                let sent = n.report.progress(progress);
+                attached(|py| Notices::deliver(py, sent, None, n.on_log.as_ref(), &calls));
+            });
         }
         options.on_done(move |result| {
+            if let Some(n) = &notices {
+                let sent = n.report.end(result);
+                if !sent.is_empty() {
+                    attached(|py| {
+                        let on_progress = on_progress.as_deref();
+                        Notices::deliver(py, sent, on_progress, n.on_log.as_ref(), &calls)
+                    });
+                }
+            }
             delivery.fill(result);
             if let (Some(done), Some(l)) = (on_done, &calls.event_loop) {
                 attached(|py| {

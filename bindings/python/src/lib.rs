@@ -103,6 +103,7 @@ fn start(
     let callbacks = Callbacks {
         on_progress,
         on_done,
+        notices: None,
     };
     handle::start(
         py,
@@ -116,10 +117,12 @@ fn start(
 }
 
 /// Starts a profile call (`aura/wait_for`, ...); its result is the tool's
-/// output. `tools(name, arguments)` serves a `wait_for` probe's tool calls.
+/// output. `tools(name, arguments)` serves a `wait_for` probe's tool calls;
+/// `on_progress(ToolProgress)` and `on_log(level, message)` hear the
+/// profile's notices (a refusal's before it raises).
 #[pyfunction]
-#[pyo3(signature = (profile, arguments, *, tools = None, on_progress = None, on_done = None,
-    event_loop = None, max_wait_ceiling = None, grants = None))]
+#[pyo3(signature = (profile, arguments, *, tools = None, on_progress = None, on_log = None,
+    on_done = None, event_loop = None, max_wait_ceiling = None, grants = None))]
 #[allow(clippy::too_many_arguments)]
 fn call_tool(
     py: Python<'_>,
@@ -127,6 +130,7 @@ fn call_tool(
     arguments: &Bound<'_, PyAny>,
     tools: Option<Py<PyAny>>,
     on_progress: Option<Py<PyAny>>,
+    on_log: Option<Py<PyAny>>,
     on_done: Option<Py<PyAny>>,
     event_loop: Option<Py<PyAny>>,
     max_wait_ceiling: Option<f64>,
@@ -146,10 +150,14 @@ fn call_tool(
     };
     let prepared = py
         .detach(|| profiles::prepare(profile, &args, &host))
-        .map_err(|e| errors::tool_error(py, &e, None))?;
+        .map_err(|e| refused(py, profile, &e, on_log.as_ref(), &calls))?;
     let callbacks = Callbacks {
         on_progress,
         on_done,
+        notices: Some(handle::Notices {
+            report: prepared.report,
+            on_log,
+        }),
     };
     handle::start(
         py,
@@ -160,6 +168,30 @@ fn call_tool(
         calls,
         Some(prepared.render),
     )
+}
+
+/// The error of a refused tool call, after its log notices went to
+/// `on_log`, here on the caller's thread in its context (so before the
+/// caller sees the error).
+fn refused(
+    py: Python<'_>,
+    profile: &str,
+    error: &profiles::ToolError,
+    on_log: Option<&Py<PyAny>>,
+    calls: &SharedCalls,
+) -> PyErr {
+    for notice in profiles::refusal_notices(profile, error) {
+        if let (profiles::Notice::Log(log), Some(on_log)) = (notice, on_log) {
+            let args = (log.level.as_str(), log.message);
+            if let Err(err) = args
+                .into_pyobject(py)
+                .and_then(|args| calls.context.run(py, on_log.bind(py), args))
+            {
+                err.write_unraisable(py, Some(on_log.bind(py)));
+            }
+        }
+    }
+    errors::tool_error(py, error, None)
 }
 
 /// Every profile as `(profile, tool_definition)`.
@@ -222,9 +254,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
     m.add_class::<NativeHandle>()?;
     m.add_class::<handle::PyProgress>()?;
+    m.add_class::<handle::PyToolProgress>()?;
     m.add_class::<observe::PyObservation>()?;
     m.add_class::<observe::PyProbeContext>()?;
     m.add("RESULT_SCHEMA", waitfor::RESULT_SCHEMA)?;
     m.add("SPEC_SCHEMA", waitfor::SPEC_SCHEMA)?;
+    m.add("UNKNOWN_TOOL", profiles::UNKNOWN_TOOL)?;
     Ok(())
 }

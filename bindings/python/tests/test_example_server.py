@@ -23,7 +23,7 @@ SERVER = ROOT / "examples" / "python" / "server.py"
 
 @asynccontextmanager
 async def connected(
-    *options: str, tmux_tmpdir: str | None = None
+    *options: str, tmux_tmpdir: str | None = None, **client: Any
 ) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
     """Starts the server with command-line `options` (what it grants) as MCP
     clients do, with the SDK's default (minimal) environment, not the test's
@@ -34,7 +34,7 @@ async def connected(
         env["TMUX_TMPDIR"] = tmux_tmpdir
     params = StdioServerParameters(command=PYTHON, args=[str(SERVER), *options], env=env)
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, **client) as session:
             await session.initialize()
             tools = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in (await session.list_tools()).tools}
             yield session, tools
@@ -52,10 +52,10 @@ async def call(session: ClientSession, tools: dict[str, dict[str, Any]], name: s
 def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path) -> None:
     flag = tmp_path / "state"
     flag.write_text("starting\n")
-    progress: list[tuple[float, str | None]] = []
+    progress: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+        progress.append((value, total, message))
         if len(progress) == 2:
             flag.write_text("Running\n")
 
@@ -77,7 +77,9 @@ def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path
 
     via_file, via_command = asyncio.run(main())
     assert via_file["reason"] == "matched" and via_file["samples"] >= 3
-    assert [v for v, _ in progress] == sorted(v for v, _ in progress) and progress[0][1] == "starting"
+    # AURA sends no progress of its own: seconds elapsed of the bound, no message.
+    assert [v for v, _, _ in progress] == sorted(v for v, _, _ in progress)
+    assert {(t, m) for _, t, m in progress} == {(30.0, None)}
     assert via_command["reason"] == "matched"
 
 
@@ -180,3 +182,34 @@ def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -
         if name in tools:
             hints = tools[name]["annotations"]
             assert (hints["readOnlyHint"], hints["destructiveHint"], hints["openWorldHint"]) == (True, False, False), name
+
+
+def test_wait_for_text_sends_libtmux_mcps_progress_and_warnings(pane: str) -> None:
+    """libtmux-mcp's progress ("Waiting on pane %N: Xs elapsed, Ys left",
+    the timeout as the total) and its warnings (an invalid regex; "No match
+    in pane %N before Ts timeout") reach the official client as
+    notifications/progress and notifications/message."""
+    progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[tuple[str, Any]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    async def on_log(params: Any) -> None:
+        logs.append((params.level, params.data))
+
+    async def main() -> tuple[Any, Any]:
+        async with connected(tmux_tmpdir=os.environ["TMUX_TMPDIR"], logging_callback=on_log,
+                             log_level="warning") as (session, tools):
+            out = await call(session, tools, "wait_for_text", {"pane_id": pane, "patterns": ["never"], "timeout": 0.5},
+                             progress_callback=on_progress)
+            bad = await session.call_tool("wait_for_text", {"pane_id": pane, "patterns": ["("], "regex": True})
+            return out, bad
+
+    out, bad = asyncio.run(main())
+    assert out["outcome"] == "timeout" and bad.is_error
+    assert progress and all(t == 0.5 and m is not None and m.startswith(f"Waiting on pane {pane}: ")
+                            for _, t, m in progress)
+    assert logs[0] == ("warning", f"No match in pane {pane} before 0.5s timeout")
+    assert logs[1][0] == "warning" and logs[1][1].startswith("Invalid regex pattern: ")
+    assert len(logs) == 2

@@ -3,6 +3,7 @@ outputSchema; the shared vectors; durations."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -66,7 +67,7 @@ def test_every_profile_answers_within_its_output_schema(profile: str, tmp_path: 
 
 def test_generic_wait_for_probes_the_hosts_own_tool(tmp_path: Path) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
-    reports: list[waitfor.Progress] = []
+    reports: list[waitfor.ToolProgress] = []
 
     def tools(name: str, arguments: dict[str, Any]) -> str:
         calls.append((name, arguments))
@@ -80,6 +81,49 @@ def test_generic_wait_for_probes_the_hosts_own_tool(tmp_path: Path) -> None:
     )
     assert out["reason"] == "matched" and out["samples"] == 3
     assert calls[0] == ("kubectl_status", {"app": "web"})
+    # AURA sends no progress of its own: seconds elapsed of the bound
+    # (120 s by default), no message.
+    assert reports and all(p.total == 120.0 and p.message is None for p in reports)
+    assert [p.progress for p in reports] == sorted(p.progress for p in reports)
+
+
+def test_an_unknown_host_tool_is_not_exposed_by_any_server() -> None:
+    """AURA's ``UnknownProbeTool``: a ``tools`` callable that raises
+    ``UNKNOWN_TOOL`` makes the wait fail with AURA's words."""
+
+    def tools(name: str, arguments: dict[str, Any]) -> str:
+        raise LookupError(waitfor.UNKNOWN_TOOL)
+
+    with pytest.raises(waitfor.ToolError) as failed:
+        waitfor.call_tool("aura/wait_for", {"probe": {"tool": "kubectl_get", "args": {}}, "until": {"matches": "x"}},
+                          tools=tools)
+    assert str(failed.value) == "probe tool 'kubectl_get' is not exposed by any connected MCP server"
+
+
+def test_libtmux_mcp_logs_an_invalid_regex_before_it_refuses_it() -> None:
+    """libtmux-mcp's ``_compile_patterns``: "Invalid regex pattern: ..." is
+    logged as a warning, then raised; ``on_log`` runs in the caller's
+    context, before the error."""
+    logs: list[tuple[str, str]] = []
+    with pytest.raises(waitfor.SpecError) as refused:
+        waitfor.call_tool("libtmux-mcp/wait_for_text", {"pane_id": "%0", "patterns": ["("], "regex": True},
+                          on_log=lambda level, message: logs.append((level, message)))
+    assert len(logs) == 1 and logs[0][0] == "warning"
+    assert logs[0][1].startswith("Invalid regex pattern: ") and logs[0][1] in str(refused.value)
+
+    async def via_loop() -> list[tuple[str, str]]:
+        heard: list[tuple[str, str]] = []
+
+        async def on_log(level: str, message: str) -> None:
+            await asyncio.sleep(0)
+            heard.append((level, message))
+
+        with pytest.raises(waitfor.SpecError):
+            await waitfor.call_tool_async("libtmux-mcp/wait_for_text",
+                                          {"pane_id": "%0", "patterns": ["("], "regex": True}, on_log=on_log)
+        return heard
+
+    assert asyncio.run(via_loop()) == logs
 
 
 def test_ceiling_override() -> None:

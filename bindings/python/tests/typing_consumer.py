@@ -26,6 +26,14 @@ def on_progress(progress: waitfor.Progress) -> None:
     print(notice)
 
 
+def on_tool_progress(progress: waitfor.ToolProgress) -> None:
+    print(progress.progress, progress.total, progress.message, progress.to_dict())
+
+
+def on_log(level: str, message: str) -> None:
+    print(level, message)
+
+
 def tools(name: str, arguments: dict[str, Any]) -> str:
     return f"{name} {arguments} Running"
 
@@ -54,7 +62,8 @@ def blocking() -> None:
         "aura/wait_for",
         {"probe": {"tool": "status", "args": {}}, "until": {"matches": "Running"}},
         tools=tools,
-        on_progress=on_progress,
+        on_progress=on_tool_progress,
+        on_log=on_log,
         max_wait_ceiling=datetime.timedelta(seconds=5),
     )
     print(out, waitfor.profiles(), waitfor.tool_definitions(), waitfor.tool_definition("aura/wait_for"))

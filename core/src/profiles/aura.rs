@@ -2,8 +2,8 @@
 //! (`seeds/aura-wait_for.md`).
 
 use super::builtin_tools::Builtin;
-use super::tool::{Host, ToolCaller, ToolError};
-use super::Prepared;
+use super::tool::{is_unknown_tool, Host, ToolCaller, ToolError};
+use super::{Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -11,6 +11,7 @@ use crate::probe::{probe_fn, Observation, ProbeContext, ProbeError};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -270,8 +271,12 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         None => Arc::new(Builtin::prepare(&tool, &tool_args, &host.grants)?),
     };
     let probe_tool = tool.clone();
+    // The size of the last answer, for AURA's over-the-cap error.
+    let last_bytes = Arc::new(AtomicUsize::new(0));
+    let seen_bytes = last_bytes.clone();
     let probe = probe_fn(move |ctx: &ProbeContext| {
         let text = tools.call_tool(&probe_tool, &tool_args, ctx)?;
+        seen_bytes.store(text.len(), Ordering::Relaxed);
         Ok::<_, ProbeError>(Observation::text(text))
     })
     .named(tool.clone());
@@ -279,7 +284,9 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         spec,
         probe: Box::new(probe),
         policy,
-        render: Box::new(move |result| render(result, &tool)),
+        render: Box::new(move |result| render(result, &tool, last_bytes.load(Ordering::Relaxed))),
+        // AURA sends no progress of its own.
+        report: Report::elapsed_of(bound),
     })
 }
 
@@ -288,8 +295,9 @@ pub(super) fn missing(field: &str) -> ToolError {
 }
 
 /// AURA's result, or the runtime error AURA raises, naming the probe tool
-/// and the sample as AURA does.
-fn render(result: &WaitResult, tool: &str) -> Result<Value, ToolError> {
+/// and the sample as AURA does; `last_bytes` is the size of the last
+/// answer of the probe tool.
+fn render(result: &WaitResult, tool: &str, last_bytes: usize) -> Result<Value, ToolError> {
     let reason = match result.outcome {
         Outcome::Matched => "matched",
         Outcome::Settled => "settled",
@@ -298,6 +306,9 @@ fn render(result: &WaitResult, tool: &str) -> Result<Value, ToolError> {
         Outcome::ProbeError => {
             // A failed call ends the wait: it is the sample after the last.
             let message = match &result.probe.last_error {
+                Some(error) if is_unknown_tool(error) => {
+                    format!("probe tool '{tool}' is not exposed by any connected MCP server")
+                }
                 Some(error) => format!(
                     "probe tool '{tool}' failed on sample {}: {error}",
                     result.samples + 1
@@ -309,6 +320,15 @@ fn render(result: &WaitResult, tool: &str) -> Result<Value, ToolError> {
                 ),
             };
             return Err(ToolError::Runtime(message));
+        }
+        // The only error the engine ends an AURA wait with: an answer
+        // over the cap, which counts as a sample.
+        Outcome::Error if last_bytes > DEFAULT_OUTPUT_CAP => {
+            return Err(ToolError::Runtime(format!(
+                "probe tool '{tool}' returned {last_bytes} bytes on sample {}, over the \
+                 {DEFAULT_OUTPUT_CAP}-byte cap; narrow the probe so it returns less",
+                result.samples
+            )));
         }
         _ => {
             let why = result

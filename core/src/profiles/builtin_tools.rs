@@ -4,15 +4,12 @@
 //! default) both are refused before the wait starts.
 
 use super::aura::invalid;
-use super::tool::{ToolCaller, ToolError};
+use super::tool::{ToolCaller, ToolError, UNKNOWN_TOOL};
 use crate::error::Rule;
 use crate::grants::Grants;
 use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
 use serde_json::Value;
 use std::io::{ErrorKind, Read};
-
-/// Names of the built-in tools, for error messages.
-pub(crate) const NAMES: &str = "run_command ({argv, cwd?}), read_file ({path})";
 
 /// A built-in tool call, checked against the host's grants, that the
 /// wait makes on every sample.
@@ -30,7 +27,7 @@ enum Call {
     /// `read_file`: the file's text, at most one byte past the cap.
     ReadFile { path: String },
     /// Any other name: fails when called, as a probe error.
-    Unknown(String),
+    Unknown,
 }
 
 impl Builtin {
@@ -95,7 +92,7 @@ impl Builtin {
                     path: path.to_string(),
                 }
             }
-            other => Call::Unknown(other.to_string()),
+            _ => Call::Unknown,
         };
         Ok(Self {
             call,
@@ -120,9 +117,8 @@ impl Builtin {
                 file.take(limit).read_to_end(&mut bytes).map_err(cannot)?;
                 Ok(String::from_utf8_lossy(&bytes).into_owned())
             }
-            Call::Unknown(name) => Err(ProbeError::new(format!(
-                "unknown tool `{name}`; without host tools the built-in ones are {NAMES}"
-            ))),
+            // As AURA answers for a tool no server exposes.
+            Call::Unknown => Err(ProbeError::new(UNKNOWN_TOOL)),
         }
     }
 }

@@ -20,7 +20,7 @@
 use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
 use super::tool::{Host, ToolError};
-use super::Prepared;
+use super::{Prepared, Report};
 use crate::error::Rule;
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -169,6 +169,8 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         probe: Box::new(probe),
         policy,
         render: Box::new(move |result| render(result, &report, &text)),
+        // The original sends no progress of its own.
+        report: Report::elapsed_of(ceiling),
     })
 }
 

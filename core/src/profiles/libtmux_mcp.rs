@@ -18,9 +18,15 @@
 //!   `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s, or the host's), kept
 //!   within 1..=120 s;
 //! - errors use the original's words (a lost baseline, a dead or
-//!   respawned pane, an unresponsive tmux).
+//!   respawned pane, an unresponsive tmux);
+//! - notices as the original sends them: progress after every sample
+//!   that decided nothing (seconds elapsed, the timeout as the total,
+//!   "Waiting on pane %N: Xs elapsed, Ys left"), and warnings for an
+//!   invalid regex, for a wait that ends without a match, and once for a
+//!   pane whose history is in the last tenth of its `history-limit`.
 
 use super::aura::{invalid, object, reject_unknown};
+use super::notice::{elapsed, Notice, Report};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
@@ -36,6 +42,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -392,10 +399,12 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     };
     let effective = timeout.min(ceiling);
     let interval = Duration::from_secs_f64(interval.min(LONGEST));
-    let spec = Spec::new(until)
+    let mut spec = Spec::new(until)
         .stop((0..stop_listed.len()).map(|i| finding('s', i)))
         .interval(interval)
         .max_wait(longer_than(Duration::from_secs_f64(effective), interval));
+    // The original reports progress at every poll.
+    spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
     let mut tmux = Tmux::new();
     if let Some(name) = socket_name {
@@ -421,8 +430,106 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         spec,
         probe: Box::new(probe),
         policy,
+        report: notices(report.clone(), effective),
         render: Box::new(move |result| render(result, &report, &listed, &stop_listed, effective)),
     })
+}
+
+/// libtmux-mcp's warning when it refuses a pattern.
+pub(crate) fn refused(error: &ToolError) -> Vec<Notice> {
+    match error {
+        ToolError::InvalidArguments(e) if e.rule == Rule::InvalidRegex => {
+            vec![Notice::warning(e.message.clone())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// libtmux-mcp's one-shot warning for a pane whose history is where tmux
+/// trims it: sent at the first report after the probe saw it, or at the
+/// end.
+struct TrimRisk {
+    seen: PaneReportHandle,
+    warned: AtomicBool,
+}
+
+impl TrimRisk {
+    /// The pane and the warning, if it is due now.
+    fn check(&self) -> (String, Option<Notice>) {
+        let (pane_id, near) = self
+            .seen
+            .read(|seen| (pane_of(seen), seen.history_near_limit));
+        let warning = near.filter(|_| !self.warned.swap(true, Ordering::Relaxed));
+        let warning = warning.map(|(limit, size)| {
+            Notice::warning(format!(
+                "pane {pane_id} is polling in the history-limit trim-risk band (history_size \
+                 {size} / history_limit {limit}); wait_for_text correctness is best-effort here. \
+                 For deterministic synchronization use wait_for_channel."
+            ))
+        });
+        (pane_id, warning)
+    }
+}
+
+/// libtmux-mcp's notices for a call whose probe reports to `seen`.
+fn notices(seen: PaneReportHandle, effective: f64) -> Report {
+    let risk = Arc::new(TrimRisk {
+        seen,
+        warned: AtomicBool::new(false),
+    });
+    let at_end = risk.clone();
+    Report::new(
+        move |progress| {
+            let (pane_id, warning) = risk.check();
+            let secs = progress.elapsed_ms as f64 / 1000.0;
+            let message = format!(
+                "Waiting on pane {pane_id}: {secs:.1}s elapsed, {:.1}s left",
+                (effective - secs).max(0.0)
+            );
+            let progress = Notice::Progress(elapsed(progress, effective, Some(message)));
+            std::iter::once(progress).chain(warning).collect()
+        },
+        move |result| {
+            let (pane_id, warning) = at_end.check();
+            let mut sent: Vec<Notice> = warning.into_iter().collect();
+            let not_found = at_end
+                .seen
+                .read(|seen| ended(result, seen))
+                .is_some_and(|o| !found(o));
+            if not_found {
+                sent.push(Notice::warning(format!(
+                    "No match in pane {pane_id} before {}s timeout",
+                    python_float(effective)
+                )));
+            }
+            sent
+        },
+    )
+}
+
+/// The pane a call resolved, as the original names it (`%N`).
+fn pane_of(seen: &PaneReport) -> String {
+    seen.pane
+        .as_ref()
+        .map(|p| p.pane_id.clone())
+        .unwrap_or_default()
+}
+
+/// A number as Python's `str(float)` writes it (`8.0`, `0.5`, `1e-05`).
+fn python_float(value: f64) -> String {
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').expect("`e` format");
+    let exponent: i32 = exponent.parse().expect("an exponent");
+    if !(-4..16).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.abs());
+    }
+    let fixed = value.to_string();
+    if fixed.contains('.') {
+        fixed
+    } else {
+        format!("{fixed}.0")
+    }
 }
 
 /// The engine wants the interval below the limit; a seed takes any pair
@@ -520,6 +627,33 @@ fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
     ToolError::Runtime(text)
 }
 
+/// The original's outcome for a wait that ended with a result; `None`
+/// for one that ends with an error.
+fn ended(result: &WaitResult, seen: &PaneReport) -> Option<&'static str> {
+    let alternate = result.alternate_screen || seen.alternate_screen;
+    // A tmux call cut short by the deadline is the deadline.
+    let cut_short = result.outcome == Outcome::ProbeError
+        && stuck_call(result, seen).is_some_and(|(_, budget)| budget < CALL_FLOOR);
+    let outcome = if cut_short {
+        Outcome::Timeout
+    } else {
+        result.outcome
+    };
+    match outcome {
+        Outcome::Matched => Some("matched"),
+        Outcome::Stopped => Some("stopped"),
+        Outcome::AnyOutput => Some("any_output"),
+        Outcome::Timeout if alternate => Some("alternate_screen"),
+        Outcome::Timeout => Some("timeout"),
+        _ => None,
+    }
+}
+
+/// Whether the original's outcome counts as found.
+fn found(outcome: &str) -> bool {
+    matches!(outcome, "matched" | "any_output")
+}
+
 fn render(
     result: &WaitResult,
     report: &PaneReportHandle,
@@ -528,34 +662,17 @@ fn render(
     effective: f64,
 ) -> Result<Value, ToolError> {
     let seen = report.get();
-    let pane_id = seen
-        .pane
-        .as_ref()
-        .map(|p| p.pane_id.clone())
-        .unwrap_or_default();
-    let alternate = result.alternate_screen || seen.alternate_screen;
-    let cut_short = result.outcome == Outcome::ProbeError
-        && stuck_call(result, &seen).is_some_and(|(_, budget)| budget < CALL_FLOOR);
-    let ended = if cut_short {
-        Outcome::Timeout
-    } else {
-        result.outcome
+    let pane_id = pane_of(&seen);
+    let Some(outcome) = ended(result, &seen) else {
+        return Err(failure(result, &seen, &pane_id));
     };
-    let (outcome, lines) = match ended {
-        Outcome::Matched => (
-            "matched",
-            rows_matching(&seen.fresh_rows, patterns, result.matched_index),
-        ),
-        Outcome::Stopped => (
-            "stopped",
-            rows_matching(&seen.fresh_rows, stop, result.matched_index),
-        ),
-        Outcome::AnyOutput => ("any_output", seen.fresh_rows.clone()),
-        Outcome::Timeout if alternate => ("alternate_screen", Vec::new()),
-        Outcome::Timeout => ("timeout", Vec::new()),
-        _ => return Err(failure(result, &seen, &pane_id)),
+    let lines = match outcome {
+        "matched" => rows_matching(&seen.fresh_rows, patterns, result.matched_index),
+        "stopped" => rows_matching(&seen.fresh_rows, stop, result.matched_index),
+        "any_output" => seen.fresh_rows.clone(),
+        _ => Vec::new(),
     };
-    let found = matches!(outcome, "matched" | "any_output");
+    let found = found(outcome);
     // Seen at entry: a pattern on any row of the visible screen.
     let at_entry = seen
         .entry
@@ -569,7 +686,7 @@ fn render(
         "matched_lines": capped(lines),
         "saw_new_output": seen.saw_fresh_rows,
         "matched_at_entry": at_entry && !found,
-        "alternate_screen": alternate,
+        "alternate_screen": result.alternate_screen || seen.alternate_screen,
         "tail": capped(seen.region.original.clone()),
         "pane_id": pane_id,
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
@@ -583,6 +700,23 @@ mod tests {
 
     fn rows(v: &[&str]) -> Vec<String> {
         v.iter().map(|r| r.to_string()).collect()
+    }
+
+    /// The original writes its float timeout with Python's `str`.
+    #[test]
+    fn floats_read_as_python_writes_them() {
+        for (value, text) in [
+            (8.0, "8.0"),
+            (0.5, "0.5"),
+            (30.0, "30.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e16, "1e+16"),
+        ] {
+            assert_eq!(python_float(value), text);
+        }
     }
 
     #[test]

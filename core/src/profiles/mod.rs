@@ -11,6 +11,7 @@ mod builtin_tools;
 mod libtmux_cxx;
 #[cfg(unix)]
 mod libtmux_mcp;
+mod notice;
 mod ouro;
 mod tool;
 
@@ -18,7 +19,8 @@ mod tool;
 pub use libtmux_mcp::{
     ceiling_from_env as libtmux_mcp_ceiling, CEILING_ENV as LIBTMUX_MCP_CEILING_ENV,
 };
-pub use tool::{Host, ToolCaller, ToolDefinition, ToolError};
+pub use notice::{LogLevel, Notice, Report, ToolLog, ToolProgress};
+pub use tool::{Host, ToolCaller, ToolDefinition, ToolError, UNKNOWN_TOOL};
 
 use crate::engine::{Engine, WaitOptions};
 use crate::policy::Policy;
@@ -31,7 +33,7 @@ use serde_json::Value;
 pub type Render = Box<dyn Fn(&WaitResult) -> Result<Value, ToolError> + Send + Sync>;
 
 /// A profile call made ready to run: the wait, its probe, the profile's
-/// policy, and how to render the result.
+/// policy, how to render the result and how to report on the call.
 pub struct Prepared {
     /// The wait, validated.
     pub spec: Spec,
@@ -41,6 +43,9 @@ pub struct Prepared {
     pub policy: Policy,
     /// Renders the result as the profile's output.
     pub render: Render,
+    /// The progress and log notices the profile sends while the call
+    /// runs and when it ends.
+    pub report: Report,
 }
 
 impl Prepared {
@@ -56,6 +61,7 @@ struct Entry {
     id: &'static str,
     definition: fn() -> Value,
     prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
+    refused: notice::OnRefusal,
 }
 
 const PROFILES: &[Entry] = &[
@@ -63,23 +69,27 @@ const PROFILES: &[Entry] = &[
         id: aura::PROFILE,
         definition: aura::definition,
         prepare: aura::prepare,
+        refused: notice::silent,
     },
     #[cfg(unix)]
     Entry {
         id: libtmux_mcp::PROFILE,
         definition: libtmux_mcp::definition,
         prepare: libtmux_mcp::prepare,
+        refused: libtmux_mcp::refused,
     },
     #[cfg(unix)]
     Entry {
         id: libtmux_cxx::PROFILE,
         definition: libtmux_cxx::definition,
         prepare: libtmux_cxx::prepare,
+        refused: notice::silent,
     },
     Entry {
         id: ouro::PROFILE,
         definition: ouro::definition,
         prepare: ouro::prepare,
+        refused: notice::silent,
     },
 ];
 
@@ -115,6 +125,23 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
         }
     })?;
     (entry.prepare)(args, host)
+}
+
+/// The notices a profile sends when it refuses a call ([`prepare`] gave
+/// `error`), before the host answers with the error: libtmux-mcp logs a
+/// warning for an invalid regex; the other profiles send none.
+///
+/// ```
+/// use waitfor::profiles::{prepare, refusal_notices, Host};
+/// let args = serde_json::json!({"probe": {"tool": ""}, "until": {"matches": "x"}});
+/// let err = prepare("aura/wait_for", &args, &Host::default()).err().unwrap();
+/// assert!(refusal_notices("aura/wait_for", &err).is_empty());
+/// ```
+pub fn refusal_notices(profile: &str, error: &ToolError) -> Vec<Notice> {
+    PROFILES
+        .iter()
+        .find(|p| p.id == profile)
+        .map_or_else(Vec::new, |entry| (entry.refused)(error))
 }
 
 /// Runs a profile call to its end on the global engine.

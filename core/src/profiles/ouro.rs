@@ -13,7 +13,7 @@
 //! ([`Host::grants`]); nothing is granted by default.
 
 use super::tool::{Host, ToolError};
-use super::Prepared;
+use super::{Prepared, Report};
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
@@ -298,10 +298,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     })?;
     let (spec, probe, policy, finish) = crate::ouro::prepare_parts(options)
         .map_err(|e| invalid("timeout", Rule::OutOfRange, e.to_string()))?;
+    // The original sends no progress of its own.
+    let report = Report::elapsed_of(spec.max_wait.min(ceiling));
     Ok(Prepared {
         spec,
         probe,
         policy,
+        report,
         render: Box::new(move |result| {
             let done = finish(result).map_err(|e| match crate::ouro::jsonl_error(&e) {
                 // The cursor does not fit the file (any more): the agent

@@ -52,6 +52,27 @@ impl ToolError {
     }
 }
 
+/// The error a [`ToolCaller`] gives for a tool its host does not have:
+/// `aura/wait_for` then answers as AURA does, "probe tool 'NAME' is not
+/// exposed by any connected MCP server". A message that ends with `": "`
+/// and this text counts too: the bindings put the exception's type or
+/// "the tool threw" before what a host's tool raised.
+///
+/// ```
+/// use waitfor::profiles::UNKNOWN_TOOL;
+/// let err = waitfor::ProbeError::new(UNKNOWN_TOOL);
+/// assert_eq!(err.message, "tool is not exposed by any connected MCP server");
+/// ```
+pub const UNKNOWN_TOOL: &str = "tool is not exposed by any connected MCP server";
+
+/// Whether a tool call's error says the tool does not exist (see
+/// [`UNKNOWN_TOOL`]).
+pub(crate) fn is_unknown_tool(error: &str) -> bool {
+    error
+        .strip_suffix(UNKNOWN_TOOL)
+        .is_some_and(|before| before.is_empty() || before.ends_with(": "))
+}
+
 /// Calls another tool of the host's server: the probe of the generic
 /// `wait_for` profile. Called on a worker thread, with the call's budget
 /// and cancel token in `ctx`.
@@ -67,7 +88,8 @@ impl ToolError {
 /// }
 /// ```
 pub trait ToolCaller: Send + Sync + 'static {
-    /// Runs tool `name` with `args` and returns its text output.
+    /// Runs tool `name` with `args` and returns its text output; a tool
+    /// the host does not have is an error of [`UNKNOWN_TOOL`].
     fn call_tool(&self, name: &str, args: &Value, ctx: &ProbeContext)
         -> Result<String, ProbeError>;
 }

@@ -169,6 +169,10 @@ pub struct PaneReport {
     pub screen: String,
     /// [`PaneReport::captures`] when the control client attached.
     pub attached_at: Option<u64>,
+    /// `history_limit` at entry, and the first `history_size` sampled in
+    /// its last tenth, where tmux frees the oldest rows in batches (so
+    /// rows may scroll away between two samples unseen).
+    pub history_near_limit: Option<(u64, u64)>,
 }
 
 /// A shared view of a probe's [`PaneReport`], readable after the wait.
@@ -181,6 +185,11 @@ impl PaneReportHandle {
         self.0.lock().clone()
     }
 
+    /// What `f` reads of the report as it is now, without a copy of it all.
+    pub fn read<T>(&self, f: impl FnOnce(&PaneReport) -> T) -> T {
+        f(&self.0.lock())
+    }
+
     fn update(&self, f: impl FnOnce(&mut PaneReport)) {
         f(&mut self.0.lock());
     }
@@ -191,6 +200,8 @@ struct Anchor {
     pane: PaneRef,
     row: u64,
     history_size: u64,
+    /// `history_limit` at entry.
+    history_limit: u64,
     pane_height: u32,
     pane_pid: Option<u32>,
     /// Raw content of each line at or below the anchor at entry, by the
@@ -362,7 +373,9 @@ impl PaneProbe {
         obs.alternate_screen = screen.alternate_on;
         obs.gone = screen.pane_dead;
         self.hint = screen.history_size;
+        self.note_history(screen.history_limit, screen.history_size);
         self.anchor = Some(Anchor {
+            history_limit: screen.history_limit,
             pane: pane.clone(),
             row,
             history_size: screen.history_size,
@@ -388,6 +401,16 @@ impl PaneProbe {
 
     /// The probe error for a failed tmux `command`; a call that ran out of
     /// time is noted in the report.
+    /// Notes the first `size` in the last tenth of `limit` (see
+    /// [`PaneReport::history_near_limit`]).
+    fn note_history(&self, limit: u64, size: u64) {
+        if limit > 0 && size >= limit - (limit / 10).max(1) {
+            self.report.update(|r| {
+                r.history_near_limit.get_or_insert((limit, size));
+            });
+        }
+    }
+
     fn failed(&self, command: &str, e: TmuxError) -> ProbeError {
         if let TmuxError::Run(RunError::TimedOut { budget, .. }) = &e {
             let noted = (command.to_string(), *budget);
@@ -475,6 +498,7 @@ impl PaneProbe {
             anchor.pane_height,
             anchor.pane_pid,
         );
+        let anchor_limit = anchor.history_limit;
         let snap = match self.tmux.snapshot(
             &pane_id,
             Rows::from_row(row, self.hint),
@@ -503,6 +527,7 @@ impl PaneProbe {
             self.report.update(|r| r.end = Some(end));
             return Ok(self.previous().with_gone());
         }
+        self.note_history(anchor_limit, snap.history_size);
         if snap.pane_dead {
             self.report.update(|r| r.end = Some(PaneEnd::Died));
         }

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::profiles::{prepare, Host, Prepared, ToolError};
+use waitfor::profiles::{prepare, Host, Notice, Prepared, Report, ToolError};
 use waitfor::tmux::{Rows, Tmux};
 use waitfor::{CancelToken, Engine, WaitHandle, WaitOptions, WaitResult};
 
@@ -198,6 +199,8 @@ pub struct Running {
     pub handle: WaitHandle,
     pub render: waitfor::profiles::Render,
     entered: crossbeam_channel::Receiver<()>,
+    report: Arc<Report>,
+    notices: Arc<std::sync::Mutex<Vec<Notice>>>,
 }
 
 impl Running {
@@ -215,6 +218,14 @@ impl Running {
         let result = self.handle.wait();
         ((self.render)(&result), result)
     }
+
+    /// The output or error, and every notice of the call, its end's too.
+    pub fn finish_with_notices(self) -> (Result<Value, ToolError>, Vec<Notice>) {
+        let result = self.handle.wait();
+        let mut notices = std::mem::take(&mut *self.notices.lock().unwrap());
+        notices.extend(self.report.end(&result));
+        ((self.render)(&result), notices)
+    }
 }
 
 /// Starts a profile call; `entered()` tells when its anchor is set.
@@ -224,9 +235,14 @@ pub fn start(profile: &str, args: Value, host: &Host) -> Running {
         probe,
         policy,
         render,
+        report,
     } = prepare(profile, &args, host).unwrap_or_else(|e| panic!("{args}: {e}"));
     let (tx, rx) = crossbeam_channel::bounded(1);
-    let options = WaitOptions::default().policy(policy).on_progress(move |_| {
+    let report = Arc::new(report);
+    let notices = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (reporting, sent) = (report.clone(), notices.clone());
+    let options = WaitOptions::default().policy(policy).on_progress(move |p| {
+        sent.lock().unwrap().extend(reporting.progress(p));
         let _ = tx.try_send(());
     });
     let handle = Engine::global()
@@ -235,6 +251,8 @@ pub fn start(profile: &str, args: Value, host: &Host) -> Running {
     Running {
         handle,
         render,
+        report,
+        notices,
         entered: rx,
     }
 }

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import Ajv from 'ajv'
 
@@ -36,6 +37,8 @@ const transport = new StdioClientTransport({
 let serverLog = ''
 transport.stderr.on('data', (chunk) => (serverLog += chunk))
 const client = new Client({ name: 'waitfor-example-test', version: '0.0.0' })
+const logs = []
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params))
 await client.connect(transport)
 test.after(() => client.close())
 
@@ -90,7 +93,8 @@ test('wait_for_event: an event appended after the call satisfies it, with progre
   assert.equal(w.ax, 'wait/1')
   assert.equal(w.state, 'satisfied')
   assert.deepEqual(w.events.map((e) => e.summary), ['build 8 passed'])
-  assert.ok(seen.length >= 1 && seen[0].progress >= 1)
+  // The Ouro original sends no progress of its own: seconds elapsed of the timeout, no message.
+  assert.ok(seen.length >= 1 && seen[0].progress > 0 && seen[0].total === 30 && seen[0].message === undefined, JSON.stringify(seen))
 })
 
 test('wait_for_event: nothing matching is a timed-out envelope that says how to resume', async () => {
@@ -152,6 +156,29 @@ test('send_keys and wait_for_text on a real pane: the output matches, and the ty
   assert.equal(echo.outcome, 'matched')
   assert.match(echo.matched_lines[0], /echo ZZ-/)
   assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
+})
+
+test("wait_for_text sends libtmux-mcp's progress and warnings: notifications/progress with total and message, notifications/message", async (t) => {
+  // libtmux-mcp: progress (elapsed, effective timeout, "Waiting on pane %N:
+  // Xs elapsed, Ys left") at every poll; warnings "No match in pane %N before
+  // Ts timeout" and "Invalid regex pattern: ...".
+  const tmux = await TmuxServer.start()
+  t.after(() => tmux.kill())
+  const pane = { pane_id: tmux.pane, socket_name: tmux.socketName }
+  logs.length = 0
+  const { result, seen } = callWithProgress('wait_for_text', { ...pane, patterns: ['never'], timeout: 0.5 })
+  assert.equal((await result).outcome, 'timeout')
+  assert.ok(seen.length >= 1, 'no progress')
+  for (const p of seen) {
+    assert.equal(p.total, 0.5)
+    assert.match(p.message, new RegExp(`^Waiting on pane ${tmux.pane}: \\d+\\.\\ds elapsed, \\d+\\.\\ds left$`))
+  }
+  const bad = await client.callTool({ name: 'wait_for_text', arguments: { ...pane, patterns: ['('], regex: true } })
+  assert.equal(bad.isError, true)
+  await eventually(() => logs.length >= 2)
+  assert.deepEqual(logs[0], { level: 'warning', logger: 'waitfor', data: `No match in pane ${tmux.pane} before 0.5s timeout` })
+  assert.equal(logs[1].level, 'warning')
+  assert.match(logs[1].data, /^Invalid regex pattern: /)
 })
 
 test('with its defaults an agent runs no command and reads no file', async () => {

@@ -1,5 +1,5 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
-import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants } from 'libwaitfor'
+import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants, type ToolProgress, type ToolLog } from 'libwaitfor'
 import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventsEndCursor, eventMatcher, type Wait, type WaitState } from 'libwaitfor/ax'
 
 async function main(): Promise<void> {
@@ -16,6 +16,10 @@ async function main(): Promise<void> {
   const granted: Grants = { commands: ['kubectl'], fileRoots: ['/var/log/app'], tmuxSocketPaths: false }
   await wait({ probe: { command: { argv: ['kubectl', 'get', 'pods'] } }, until: { matches: 'Running' } }, null, { grants: granted })
   await callTool('aura/wait_for', {}, { grants: { commands: 'any' } })
+  await callTool('aura/wait_for', {}, {
+    onProgress: (p: ToolProgress) => console.log(p.progress, p.total ?? 0, p.message ?? ''),
+    onLog: (l: ToolLog) => console.log(l.level, l.message),
+  })
   try {
     checkSpec({ until: { matches: '(' } })
   } catch (e) {

@@ -53,12 +53,13 @@ from ._errors import (
     ToolError,
     WaitforError,
 )
-from ._native import Observation, ProbeContext, Progress
+from ._native import Observation, ProbeContext, Progress, ToolProgress
 from ._result import Outcome, ProbeAccounting, Tail, WaitResult
 
 __all__ = [
     "RESULT_SCHEMA",
     "SPEC_SCHEMA",
+    "UNKNOWN_TOOL",
     "Grants",
     "InternalError",
     "Observation",
@@ -71,6 +72,7 @@ __all__ = [
     "SpecError",
     "Tail",
     "ToolError",
+    "ToolProgress",
     "WaitHandle",
     "WaitResult",
     "WaitforError",
@@ -92,6 +94,10 @@ RESULT_SCHEMA: str = _native.RESULT_SCHEMA
 """JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`."""
 SPEC_SCHEMA: str = _native.SPEC_SCHEMA
 """JSON Schema (draft 2020-12) of a spec."""
+UNKNOWN_TOOL: str = _native.UNKNOWN_TOOL
+"""What a ``tools`` callable raises (as any exception's message) for a
+tool the server does not have: ``aura/wait_for`` then fails as AURA does,
+"probe tool 'NAME' is not exposed by any connected MCP server"."""
 
 Spec = Union[Mapping[str, Any], str]
 """A spec: a dict (or JSON text) following :data:`SPEC_SCHEMA`."""
@@ -104,6 +110,17 @@ Probe = Union[
 """A probe: a callable (plain or ``async def``), with or without a context."""
 ProgressCallback = Callable[[Progress], Any]
 """Called with a :class:`Progress`; in ``*_async`` calls on the loop (it may be ``async def``)."""
+
+ToolProgressCallback = Callable[[ToolProgress], Any]
+"""A tool call's progress, as its profile reports it: called with a
+:class:`ToolProgress` (``progress``, ``total``, ``message``); in
+:func:`call_tool_async` on the loop (it may be ``async def``)."""
+
+LogCallback = Callable[[str, str], Any]
+"""A tool call's log notice, as its profile sends it: called with
+``(level, message)``, ``level`` one of ``"debug"``, ``"info"``,
+``"warning"``, ``"error"``; in :func:`call_tool_async` on the loop (it may
+be ``async def``)."""
 Tools = Callable[[str, dict[str, Any]], Union[Answer, Awaitable[Answer]]]
 """``tools(name, arguments)``: runs another tool of the server for ``wait_for``."""
 
@@ -399,11 +416,22 @@ def call_tool(
     *,
     tools: Tools | None = None,
     grants: Grants | None = None,
-    on_progress: ProgressCallback | None = None,
+    on_progress: ToolProgressCallback | None = None,
+    on_log: LogCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
     """Runs a profile's tool call (``aura/wait_for``, ...) to its end and
     gives the tool's output, as its ``outputSchema`` describes.
+
+    ``on_progress`` and ``on_log`` hear the profile's notices as its
+    original tool sends them (an MCP server forwards them as
+    ``notifications/progress`` and ``notifications/message``):
+    ``libtmux-mcp/wait_for_text`` reports progress at every poll with the
+    message ``"Waiting on pane %N: Xs elapsed, Ys left"`` and logs warnings
+    (an invalid regex, before the refusal; a wait that ends without a
+    match; a pane history near its limit); the other profiles report the
+    seconds elapsed with the time limit as ``total`` and no message. They
+    run on an engine thread, in the caller's context.
 
     ``arguments`` are the agent's, passed through. ``tools(name,
     arguments)`` runs the server's other tools for the generic
@@ -429,6 +457,7 @@ def call_tool(
         arguments,
         tools=tools,
         on_progress=on_progress,
+        on_log=on_log,
         max_wait_ceiling=_seconds(max_wait_ceiling),
         grants=_native_grants(grants),
     )
@@ -446,27 +475,35 @@ async def call_tool_async(
     *,
     tools: Tools | None = None,
     grants: Grants | None = None,
-    on_progress: ProgressCallback | None = None,
+    on_progress: ToolProgressCallback | None = None,
+    on_log: LogCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
-    """:func:`call_tool` for asyncio: ``tools`` and ``on_progress`` may be
-    ``async def`` and run on the running loop; cancelling the awaiting task
-    cancels the wait (what an MCP server does on
+    """:func:`call_tool` for asyncio: ``tools``, ``on_progress`` and
+    ``on_log`` may be ``async def`` and run on the running loop (the notices
+    of a call, in order, before it returns or raises); cancelling the
+    awaiting task cancels the wait (what an MCP server does on
     ``notifications/cancelled``)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
     tasks: set[asyncio.Task[Any]] = set()
-    native = _native.call_tool(
-        profile,
-        arguments,
-        tools=tools,
-        on_progress=_aio.on_loop(on_progress, tasks),
-        on_done=functools.partial(_aio.settle, future),
-        event_loop=loop,
-        max_wait_ceiling=_seconds(max_wait_ceiling),
-        grants=_native_grants(grants),
-    )
+    try:
+        native = _native.call_tool(
+            profile,
+            arguments,
+            tools=tools,
+            on_progress=_aio.on_loop(on_progress, tasks),
+            on_log=_aio.on_loop(on_log, tasks),
+            on_done=functools.partial(_aio.settle, future),
+            event_loop=loop,
+            max_wait_ceiling=_seconds(max_wait_ceiling),
+            grants=_native_grants(grants),
+        )
+    except Exception:
+        await _aio.drain(tasks)
+        raise
     output: dict[str, Any] = await _settled(native, future)
+    await _aio.drain(tasks)
     return output
 
 

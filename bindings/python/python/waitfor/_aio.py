@@ -31,21 +31,29 @@ def settle(future: asyncio.Future[None]) -> None:
 
 
 def on_loop(
-    callback: Callable[[Any], Any] | None, tasks: set[asyncio.Task[Any]]
-) -> Callable[[Any], None] | None:
-    """A progress callback run on the loop: a coroutine it returns
-    becomes a task, kept in ``tasks`` until it ends."""
+    callback: Callable[..., Any] | None, tasks: set[asyncio.Task[Any]]
+) -> Callable[..., None] | None:
+    """A progress (or log) callback run on the loop: a coroutine it
+    returns becomes a task, kept in ``tasks`` until it ends."""
     if callback is None:
         return None
 
-    def report(progress: Any) -> None:
-        answer = callback(progress)
+    def report(*args: Any) -> None:
+        answer = callback(*args)
         if inspect.isawaitable(answer):
             task = asyncio.ensure_future(answer)
             tasks.add(task)
             task.add_done_callback(tasks.discard)
 
     return report
+
+
+async def drain(tasks: set[asyncio.Task[Any]]) -> None:
+    """Waits for the callbacks' tasks still running (a call's last
+    notices), so that they are sent before its answer; their errors are
+    theirs (the loop reports them)."""
+    if tasks:
+        await asyncio.wait(set(tasks))
 
 
 def is_async(func: Any) -> bool:

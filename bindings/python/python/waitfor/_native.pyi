@@ -5,6 +5,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, final
 
 RESULT_SCHEMA: str
+UNKNOWN_TOOL: str
 SPEC_SCHEMA: str
 
 @final
@@ -55,6 +56,18 @@ class Progress:
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
+class ToolProgress:
+    """A tool call's progress, as its profile reports it."""
+
+    @property
+    def progress(self) -> float: ...
+    @property
+    def total(self) -> float | None: ...
+    @property
+    def message(self) -> str | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
 class NativeHandle:
     def cancel(self) -> None: ...
     def wake(self) -> None: ...
@@ -79,7 +92,8 @@ def call_tool(
     arguments: Mapping[str, Any] | str,
     *,
     tools: Callable[..., Any] | None = None,
-    on_progress: Callable[[Progress], Any] | None = None,
+    on_progress: Callable[[ToolProgress], Any] | None = None,
+    on_log: Callable[[str, str], Any] | None = None,
     on_done: Callable[[], None] | None = None,
     event_loop: asyncio.AbstractEventLoop | None = None,
     max_wait_ceiling: float | None = None,
