@@ -31,16 +31,23 @@ Tools = dict[str, dict[str, Any]]
 
 
 @asynccontextmanager
-async def connected(framework: str, *options: str, tmux_tmpdir: str | None = None) -> AsyncIterator[tuple[ClientSession, Tools]]:
+async def connected(
+    framework: str, *options: str, tmux_tmpdir: str | None = None, logs: list[Any] | None = None
+) -> AsyncIterator[tuple[ClientSession, Tools]]:
     """The server on `framework`, launched with the SDK's default
     environment (plus, for `tmux_tmpdir`, where the test's private tmux
-    server listens), and its listed tools."""
+    server listens), and its listed tools; log notifications go to `logs`."""
+
+    async def on_log(params: Any) -> None:
+        if logs is not None:
+            logs.append(params)
+
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
     params = StdioServerParameters(command=PYTHON, args=[str(SERVER), framework, *options], env=env)
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, logging_callback=on_log) as session:
             await session.initialize()
             tools = {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in (await session.list_tools()).tools}
             yield session, tools
@@ -115,7 +122,8 @@ def test_wait_for_probes_a_server_tool_and_sends_progress(framework: str, tmp_pa
 
     out = asyncio.run(main())
     assert out["reason"] == "matched" and out["last_observation"] == "Running\n", out
-    assert len(progress) >= 2 and progress[0] == (1, None, "starting")
+    # AURA's notices: seconds elapsed of the bound (60 s), no message.
+    assert len(progress) >= 2 and progress[0][1:] == (60.0, None), progress
     assert [v for v, _, _ in progress] == sorted(v for v, _, _ in progress)
 
 
@@ -213,11 +221,17 @@ def test_cancelled_notification_cancels_the_probe_call_in_flight(framework: str,
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_wait_for_text_on_a_real_pane(framework: str, pane: str) -> None:  # noqa: F811
+    # libtmux-mcp's notices: progress with the timeout as total and its
+    # "Waiting on pane" message, and a warning logged for an invalid regex.
+    logs: list[Any] = []
+    reports: list[tuple[float, float | None, str | None]] = []
+
     async def main() -> dict[str, Any]:
-        async with connected(framework, tmux_tmpdir=os.environ["TMUX_TMPDIR"]) as (session, tools):
+        async with connected(framework, tmux_tmpdir=os.environ["TMUX_TMPDIR"], logs=logs) as (session, tools):
             sampled = asyncio.Event()
 
             async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                reports.append((value, total, message))
                 sampled.set()
 
             wait = asyncio.create_task(call(session, tools, "wait_for_text",
@@ -225,7 +239,13 @@ def test_wait_for_text_on_a_real_pane(framework: str, pane: str) -> None:  # noq
                                             progress_callback=on_progress))
             await asyncio.wait_for(sampled.wait(), 30)
             send(pane, "printf 'MARK_%s\\n' 7")
-            return await wait
+            out = await wait
+            await refusal(session, "wait_for_text", {"pane_id": pane, "patterns": ["("], "regex": True})
+            return out
 
     out = asyncio.run(main())
     assert out["found"] is True and out["outcome"] == "matched", out
+    _, total, message = reports[0]
+    assert total == 20 and message is not None and message.startswith(f"Waiting on pane {pane}: "), reports[0]
+    warnings = [str(log.data) for log in logs if log.level == "warning"]
+    assert any("Invalid regex pattern" in text for text in warnings), logs

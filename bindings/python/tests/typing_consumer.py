@@ -22,12 +22,12 @@ async def async_probe() -> dict[str, Any]:
 
 def on_progress(progress: waitfor.Progress) -> None:
     print(progress.samples, progress.elapsed_ms, progress.last_line, progress.to_dict())
-    notice: tuple[float, float | None, str | None] = waitfor.mcp.progress_notice(progress)
-    print(notice)
 
 
 def on_tool_progress(progress: waitfor.ToolProgress) -> None:
     print(progress.progress, progress.total, progress.message, progress.to_dict())
+    notice: tuple[float, float | None, str | None] = waitfor.mcp.progress_notice(progress)
+    print(notice)
 
 
 def on_log(level: str, message: str) -> None:

@@ -24,9 +24,11 @@ official ``mcp`` SDK (its high-level ``MCPServer`` or its low-level
 
 Each tool is the profile's own: its exact ``inputSchema`` and
 ``outputSchema``, title, description and annotations. While a wait runs it
-sends ``notifications/progress`` when the client asked for progress (gave a
-progress token); ``notifications/cancelled`` cancels the wait and the probe
-call in flight. Refused arguments and waits that could not finish are the
+sends the profile's progress as ``notifications/progress`` when the client
+asked for progress (gave a progress token), with the ``total`` and
+``message`` the profile's original tool sends, and its log warnings as
+``notifications/message`` through the framework's logging;
+``notifications/cancelled`` cancels the wait and the probe call in flight. Refused arguments and waits that could not finish are the
 framework's tool errors (FastMCP's ``ToolError``, which error masking lets
 through; the SDK's ``isError`` result), their text ``"code: message"``, so
 the agent reads why.
@@ -55,6 +57,8 @@ AURA = "aura/wait_for"
 
 Report = Callable[[float, float | None, str | None], Awaitable[None]]
 """``report_progress(progress, total, message)`` of the framework's request."""
+Log = Callable[[str, str], Awaitable[None]]
+"""Sends a log notice (level, message) as the framework's request logs."""
 OwnTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 """Calls one of the server's tools and gives its text."""
 
@@ -99,20 +103,21 @@ def register(
     return list(waits.definitions)
 
 
-def progress_notice(progress: waitfor.Progress) -> tuple[float, float | None, str | None]:
+def progress_notice(progress: waitfor.ToolProgress) -> tuple[float, float | None, str | None]:
     """The ``notifications/progress`` fields (``progress``, ``total``,
-    ``message``) for a wait's progress report: the samples taken so far
-    and the last line the probe saw.
+    ``message``) for a profile's progress notice, as its original tool
+    sends them.
 
     >>> import waitfor, waitfor.mcp
     >>> reports = []
-    >>> r = waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "progress_every_ms": 10},
-    ...                  lambda ctx: "ready" if ctx.sample == 2 else "starting",
-    ...                  on_progress=lambda p: reports.append(waitfor.mcp.progress_notice(p)))
-    >>> reports[0]
-    (1, None, 'starting')
+    >>> out = waitfor.call_tool("aura/wait_for",
+    ...     {"probe": {"tool": "status", "args": {}}, "until": {"matches": "ready"}, "poll_sec": 1, "max_wait_sec": 5},
+    ...     tools=lambda name, args: "ready" if reports else "starting",
+    ...     on_progress=lambda p: reports.append(waitfor.mcp.progress_notice(p)))
+    >>> reports[0][1:]  # AURA sends seconds elapsed of the bound, no message
+    (5.0, None)
     """
-    return progress.samples, None, progress.last_line
+    return progress.progress, progress.total, progress.message
 
 
 def _is(server: Any, module: str, name: str) -> bool:
@@ -164,16 +169,18 @@ class _Waits:
         self.grants = grants
         self.max_wait_ceiling = max_wait_ceiling
 
-    async def answer(self, name: str, arguments: dict[str, Any], own_tool: OwnTool, report: Report) -> dict[str, Any]:
+    async def answer(
+        self, name: str, arguments: dict[str, Any], own_tool: OwnTool, report: Report, log: Log
+    ) -> dict[str, Any]:
         """Runs tool ``name``'s wait; ``own_tool`` lends the server's tools
-        to ``aura/wait_for``, ``report`` sends progress."""
+        to ``aura/wait_for``, ``report`` sends progress, ``log`` log notices."""
 
         async def probe_tool(tool: str, tool_arguments: dict[str, Any]) -> str:
             if tool not in self.tools:
                 raise LookupError(f"wait_for may not probe `{tool}`; it may probe: {', '.join(self.tools)}")
             return await own_tool(tool, tool_arguments)
 
-        async def on_progress(progress: waitfor.Progress) -> None:
+        async def on_progress(progress: waitfor.ToolProgress) -> None:
             await report(*progress_notice(progress))
 
         profile = self.profiles[name]
@@ -183,6 +190,7 @@ class _Waits:
             tools=probe_tool if profile == AURA and self.tools else None,
             grants=self.grants,
             on_progress=on_progress,
+            on_log=log,
             max_wait_ceiling=self.max_wait_ceiling,
         )
 
@@ -202,8 +210,12 @@ def _on_fastmcp(server: Any, waits: _Waits) -> None:
 
         async def run(self, arguments: dict[str, Any]) -> ToolResult:
             ctx = get_context()
+
+            async def log(level: str, message: str) -> None:
+                await ctx.log(message, level=level)  # type: ignore[arg-type]
+
             try:
-                output = await waits.answer(self.name, arguments, own_tool, ctx.report_progress)
+                output = await waits.answer(self.name, arguments, own_tool, ctx.report_progress, log)
             except waitfor.WaitforError as err:
                 raise ToolError(_refusal(err)) from err
             return ToolResult(content=json.dumps(output), structured_content=output)
@@ -243,8 +255,11 @@ def _on_mcpserver(server: Any, waits: _Waits) -> None:
                 result = await context.mcp_server.call_tool(name, tool_arguments, context._nested_invocation())
                 return _text(getattr(result, "content", ()), getattr(result, "is_error", True))
 
+            async def log(level: str, message: str) -> None:
+                await context.log(level, message, logger_name="waitfor")  # type: ignore[arg-type]
+
             try:
-                output = await waits.answer(self.name, arguments, own_tool, context.report_progress)
+                output = await waits.answer(self.name, arguments, own_tool, context.report_progress, log)
             except waitfor.WaitforError as err:
                 raise ToolError(_refusal(err)) from err
             if not convert_result:
@@ -304,8 +319,11 @@ def _on_lowlevel(server: Any, waits: _Waits) -> None:
             result = await called.handler(ctx, CallToolRequestParams(name=name, arguments=arguments))
             return _text(getattr(result, "content", ()), getattr(result, "is_error", True))
 
+        async def log(level: str, message: str) -> None:
+            await ctx.session.send_log_message(level, message, logger="waitfor", related_request_id=ctx.request_id)
+
         try:
-            output = await waits.answer(params.name, params.arguments or {}, own_tool, ctx.session.report_progress)
+            output = await waits.answer(params.name, params.arguments or {}, own_tool, ctx.session.report_progress, log)
         except waitfor.WaitforError as err:
             return CallToolResult(content=[TextContent(text=_refusal(err))], is_error=True)
         return CallToolResult(content=[TextContent(text=json.dumps(output))], structured_content=output)
