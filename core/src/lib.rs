@@ -32,6 +32,7 @@ mod file_id;
 pub mod grants;
 mod keyed;
 mod machine;
+mod memory;
 pub mod ouro;
 mod pattern;
 mod policy;

@@ -216,7 +216,7 @@ fn build_regex(
         .map_err(|e| match e.size_limit() {
             Some(_) => {
                 // Megabytes were built, then freed, before the limit hit.
-                give_back_freed_memory();
+                crate::memory::give_back_freed_memory();
                 too_big()
             }
             None => format!(
@@ -227,7 +227,7 @@ fn build_regex(
     // The size limit holds for each automaton; this one for all together.
     if regex.memory_usage() > MAX_COMPILED_PATTERN_BYTES {
         drop(regex);
-        give_back_freed_memory();
+        crate::memory::give_back_freed_memory();
         return Err(too_big());
     }
     Ok(regex)
@@ -352,44 +352,7 @@ struct GiveBack(bool);
 impl Drop for GiveBack {
     fn drop(&mut self) {
         if self.0 {
-            give_back_freed_memory();
-        }
-    }
-}
-
-/// Returns the allocator's free memory to the system (glibc only; other
-/// allocators return large blocks themselves), soon and on a thread of its
-/// own: a trim takes up to milliseconds, and programs are dropped on the
-/// scheduler's and delivery's threads, sometimes sixty at once. Requests
-/// made while a trim runs are served by one more trim.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-        static WANTED: AtomicBool = AtomicBool::new(false);
-        static TRIMMING: AtomicBool = AtomicBool::new(false);
-        WANTED.store(true, SeqCst);
-        if TRIMMING.swap(true, SeqCst) {
-            return;
-        }
-        let trim = || loop {
-            while WANTED.swap(false, SeqCst) {
-                // SAFETY: malloc_trim only releases free pages, under the
-                // allocator's own locks.
-                unsafe { libc::malloc_trim(0) };
-            }
-            TRIMMING.store(false, SeqCst);
-            // A request that came after the last trim but saw TRIMMING
-            // still set left it to this thread.
-            if !WANTED.load(SeqCst) || TRIMMING.swap(true, SeqCst) {
-                return;
-            }
-        };
-        let spawned = std::thread::Builder::new()
-            .name("waitfor-give-back".into())
-            .spawn(trim);
-        if spawned.is_err() {
-            TRIMMING.store(false, SeqCst);
+            crate::memory::give_back_freed_memory();
         }
     }
 }

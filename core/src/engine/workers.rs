@@ -211,6 +211,11 @@ fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
                         .compare_exchange(threads, threads - 1, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
                 {
+                    // The last of a grown pool to leave (1,000 hung calls
+                    // grew it to 1,000): what they freed goes back.
+                    if threads - 1 == MIN_WORKERS {
+                        crate::memory::give_back_freed_memory();
+                    }
                     return;
                 }
             }
