@@ -452,3 +452,31 @@ fn a_history_near_its_limit_is_warned_about_once() {
         format!("No match in pane {pane} before 0.5s timeout")
     );
 }
+
+/// Python's `re` takes a hundred `\w{250}` patterns, each megabytes of
+/// automata here: the call is checked at once (nothing compiled on the
+/// caller's thread), and the wait ends at its deadline or earlier saying
+/// the patterns are too big, instead of compiling 16 MiB a pattern first.
+#[test]
+fn costly_patterns_are_compiled_in_the_waits_own_time_within_a_bound() {
+    let server = Server::start(80, 24);
+    let heavy: Vec<String> = (0..100).map(|i| format!(r"\w{{250}}N{i}")).collect();
+    let args = json!({"socket_name": server.name, "pane_id": server.pane,
+                      "patterns": heavy, "regex": true, "timeout": 2});
+    let began = std::time::Instant::now();
+    let prepared = waitfor::profiles::prepare(PY, &args, &Host::default());
+    assert!(prepared.is_ok(), "refused: {:?}", prepared.err());
+    // Generous: parsing takes milliseconds; compiling them all took seconds.
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    let err = waitfor::profiles::call(PY, &args, &Host::default()).unwrap_err();
+    assert!(err.to_string().contains("MiB"), "{err}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+}

@@ -30,20 +30,23 @@ use super::notice::{elapsed, Notice, Report};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
-use crate::pattern::{Pattern, MAX_PATTERN_BYTES};
+use crate::pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
+use crate::probe::ProbeError;
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use crate::sync::Mutex;
 use crate::tmux::{
     Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle, PaneTarget, Tmux,
 };
-use regex::{Regex, RegexBuilder};
+use regex_automata::meta;
+use regex_automata::nfa::thompson::WhichCaptures;
+use regex_automata::util::syntax;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 pub(crate) const PROFILE: &str = "libtmux-mcp/wait_for_text";
@@ -185,36 +188,54 @@ const REMEMBERED_ROWS: usize = 4096;
 /// does (`re.search` on each row).
 #[derive(Clone)]
 enum RowSearch {
-    /// Linear time (the `regex` crate).
-    Linear(Regex),
+    /// Linear time (regex-automata, as the engine's patterns).
+    Linear(Arc<meta::Regex>),
     /// Lookaround or backreferences, which Python's `re` takes and the
     /// linear engine refuses: backtracking, at most [`BACKTRACK_LIMIT`]
     /// steps per row.
     Backtracking(Arc<fancy_regex::Regex>),
 }
 
+/// What one call's compiled patterns may take in all: each pattern at
+/// most [`MAX_COMPILED_PATTERN_BYTES`], and a backtracking one counted at
+/// that much.
+const CALL_COMPILED_BYTES: usize = 32 << 20;
+
 impl RowSearch {
-    fn new(text: &str, regex: bool, match_case: bool) -> Result<Self, String> {
-        let source = if regex {
-            text.to_string()
-        } else {
-            regex::escape(text)
-        };
-        let linear = RegexBuilder::new(&source)
-            .case_insensitive(!match_case)
-            .size_limit(16 << 20)
-            .build();
-        let refused = match linear {
-            Ok(re) => return Ok(Self::Linear(re)),
-            Err(e) => e.to_string(),
-        };
+    /// Compiles `text` with at most `limit` bytes of automata; gives the
+    /// pattern and the bytes it takes.
+    fn new(
+        text: &str,
+        regex: bool,
+        match_case: bool,
+        limit: usize,
+    ) -> Result<(Self, usize), String> {
+        let source = source(text, regex);
+        let linear = meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .which_captures(WhichCaptures::None)
+                    .nfa_size_limit(Some(limit))
+                    .hybrid_cache_capacity(1 << 20),
+            )
+            .syntax(syntax::Config::new().case_insensitive(!match_case))
+            .build(&source);
+        match linear {
+            Ok(re) if re.memory_usage() <= limit => {
+                let bytes = re.memory_usage();
+                return Ok((Self::Linear(Arc::new(re)), bytes));
+            }
+            Ok(_) => return Err(too_big()),
+            Err(e) if e.size_limit().is_some() => return Err(too_big()),
+            Err(_) => {}
+        }
         fancy_regex::RegexBuilder::new(&source)
             .case_insensitive(!match_case)
             .backtrack_limit(BACKTRACK_LIMIT)
-            .delegate_size_limit(16 << 20)
+            .delegate_size_limit(limit)
             .build()
-            .map(|re| Self::Backtracking(Arc::new(re)))
-            .map_err(|_| refused.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|re| (Self::Backtracking(Arc::new(re)), MAX_COMPILED_PATTERN_BYTES))
+            .map_err(|_| too_big())
     }
 
     /// Whether the pattern occurs in `row`.
@@ -222,6 +243,91 @@ impl RowSearch {
         match self {
             Self::Linear(re) => re.is_match(row),
             Self::Backtracking(re) => re.is_match(row).unwrap_or(false),
+        }
+    }
+}
+
+/// The regex text of a pattern: itself, or escaped when it is literal.
+fn source(text: &str, regex: bool) -> String {
+    if regex {
+        text.to_string()
+    } else {
+        regex::escape(text)
+    }
+}
+
+fn too_big() -> String {
+    format!(
+        "the patterns would take more than {} MiB compiled ({} MiB for one): use fewer or \
+         simpler patterns (large repetitions of classes such as \\w{{250}} are the usual cause)",
+        CALL_COMPILED_BYTES >> 20,
+        MAX_COMPILED_PATTERN_BYTES >> 20
+    )
+}
+
+/// Whether Python's `re` would take `text`: the linear engine's syntax, or
+/// else lookaround and backreferences; the linear engine's message if
+/// neither. Parses only, in time linear in the text: compiling waits for
+/// the wait's first sample.
+fn check_syntax(text: &str, regex: bool, match_case: bool) -> Result<(), String> {
+    let source = source(text, regex);
+    let parsed = regex_syntax::ParserBuilder::new()
+        .case_insensitive(!match_case)
+        .build()
+        .parse(&source);
+    match parsed {
+        Ok(_) => Ok(()),
+        Err(_) if fancy_regex::Expr::parse_tree(&source).is_ok() => Ok(()),
+        Err(e) => Err(e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")),
+    }
+}
+
+/// A call's patterns and stop markers: checked when the call is made,
+/// compiled in the wait's own time (at its first sample, on an engine
+/// worker, within [`CALL_COMPILED_BYTES`]), never on the host's thread.
+struct RowSearches {
+    patterns: Vec<String>,
+    stop: Vec<String>,
+    regex: bool,
+    match_case: bool,
+    compiled: OnceLock<Result<Compiled, String>>,
+}
+
+/// The compiled patterns, then the compiled stop markers.
+type Compiled = (Vec<RowSearch>, Vec<RowSearch>);
+
+impl RowSearches {
+    /// The compiled lists, compiling them at the first call.
+    fn compiled(&self) -> Result<&Compiled, &String> {
+        self.compiled
+            .get_or_init(|| {
+                let mut left = CALL_COMPILED_BYTES;
+                let mut build = |list: &[String]| {
+                    list.iter()
+                        .map(|text| {
+                            let limit = left.min(MAX_COMPILED_PATTERN_BYTES);
+                            let (search, bytes) =
+                                RowSearch::new(text, self.regex, self.match_case, limit)?;
+                            left = left.saturating_sub(bytes);
+                            Ok(search)
+                        })
+                        .collect::<Result<Vec<_>, String>>()
+                };
+                Ok((build(&self.patterns)?, build(&self.stop)?))
+            })
+            .as_ref()
+    }
+
+    /// The compiled lists if they were compiled (a wait that ended before
+    /// its first sample has none: nothing was found).
+    fn if_compiled(&self) -> (&[RowSearch], &[RowSearch]) {
+        match self.compiled.get() {
+            Some(Ok((patterns, stop))) => (patterns, stop),
+            _ => (&[], &[]),
         }
     }
 }
@@ -237,21 +343,21 @@ fn finding(tag: char, index: usize) -> Pattern {
 /// order (lowest index, `stop` first), the timing and the deadline, while
 /// the rows are searched here, row by row.
 struct Findings {
-    patterns: Vec<RowSearch>,
-    stop: Vec<RowSearch>,
+    searches: Arc<RowSearches>,
     /// Per row (by a hash of its text): which patterns, then which stop
     /// markers, find it.
     seen: Mutex<HashMap<u64, Vec<bool>>>,
 }
 
 impl Findings {
-    fn of(&self, rows: &[String]) -> String {
-        let all = || self.patterns.iter().chain(&self.stop);
+    fn of(&self, rows: &[String]) -> Result<String, ProbeError> {
+        let (patterns, stop) = self.searches.compiled().map_err(ProbeError::refused)?;
+        let all = || patterns.iter().chain(stop);
         let per_row = all()
             .filter(|p| matches!(p, RowSearch::Backtracking(_)))
             .count();
         let mut budget = BACKTRACKING_PER_SAMPLE;
-        let mut found = vec![false; self.patterns.len() + self.stop.len()];
+        let mut found = vec![false; patterns.len() + stop.len()];
         let mut seen = self.seen.lock();
         for row in rows {
             let key = {
@@ -278,50 +384,48 @@ impl Findings {
         } else {
             "rows\n".to_string()
         };
-        let (patterns, stop) = found.split_at(self.patterns.len());
-        for (tag, list) in [('p', patterns), ('s', stop)] {
+        let (found_patterns, found_stop) = found.split_at(patterns.len());
+        for (tag, list) in [('p', found_patterns), ('s', found_stop)] {
             for (i, _) in list.iter().enumerate().filter(|(_, hit)| **hit) {
                 text.push_str(&format!("{tag}{i}\n"));
             }
         }
-        text
+        Ok(text)
     }
 }
 
+/// Checks a list of patterns (see [`check_syntax`]) and gives it back.
 fn patterns(
     values: &[String],
     field: &str,
     regex: bool,
     match_case: bool,
-) -> Result<Vec<RowSearch>, ToolError> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, text)| {
-            let at = format!("{field}[{i}]");
-            if text.is_empty() {
-                return Err(invalid(
-                    &at,
-                    Rule::Empty,
-                    format!("{field} pattern must be a non-empty string"),
-                ));
-            }
-            if text.len() > MAX_PATTERN_BYTES {
-                return Err(invalid(
-                    &at,
-                    Rule::OutOfRange,
-                    format!("{field} pattern may be at most {MAX_PATTERN_BYTES} bytes"),
-                ));
-            }
-            RowSearch::new(text, regex, match_case).map_err(|message| {
-                invalid(
-                    &at,
-                    Rule::InvalidRegex,
-                    format!("Invalid regex pattern: {message}"),
-                )
-            })
-        })
-        .collect()
+) -> Result<Vec<String>, ToolError> {
+    for (i, text) in values.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        if text.is_empty() {
+            return Err(invalid(
+                &at,
+                Rule::Empty,
+                format!("{field} pattern must be a non-empty string"),
+            ));
+        }
+        if text.len() > MAX_PATTERN_BYTES {
+            return Err(invalid(
+                &at,
+                Rule::OutOfRange,
+                format!("{field} pattern may be at most {MAX_PATTERN_BYTES} bytes"),
+            ));
+        }
+        check_syntax(text, regex, match_case).map_err(|message| {
+            invalid(
+                &at,
+                Rule::InvalidRegex,
+                format!("Invalid regex pattern: {message}"),
+            )
+        })?;
+    }
+    Ok(values.to_vec())
 }
 
 /// The pane a call names, in the seed's order (pane, window, session id,
@@ -413,9 +517,15 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
             .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;
         tmux = tmux.with_socket_name(name);
     }
+    let searches = Arc::new(RowSearches {
+        patterns: listed,
+        stop: stop_listed,
+        regex,
+        match_case,
+        compiled: OnceLock::new(),
+    });
     let findings = Findings {
-        patterns: listed.clone(),
-        stop: stop_listed.clone(),
+        searches: searches.clone(),
         seen: Mutex::default(),
     };
     let probe = PaneProbe::new(tmux, target)
@@ -431,7 +541,10 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         probe: Box::new(probe),
         policy,
         report: notices(report.clone(), effective),
-        render: Box::new(move |result| render(result, &report, &listed, &stop_listed, effective)),
+        render: Box::new(move |result| {
+            let (patterns, stop) = searches.if_compiled();
+            render(result, &report, patterns, stop, effective)
+        }),
     })
 }
 
@@ -731,36 +844,70 @@ mod tests {
     }
 
     fn search(text: &str, regex: bool) -> RowSearch {
-        RowSearch::new(text, regex, false).unwrap()
+        RowSearch::new(text, regex, false, MAX_COMPILED_PATTERN_BYTES)
+            .unwrap()
+            .0
+    }
+
+    fn findings(patterns: &[&str], stop: &[&str]) -> Findings {
+        let texts = |list: &[&str]| list.iter().map(|t| t.to_string()).collect();
+        Findings {
+            searches: Arc::new(RowSearches {
+                patterns: texts(patterns),
+                stop: texts(stop),
+                regex: true,
+                match_case: false,
+                compiled: OnceLock::new(),
+            }),
+            seen: Mutex::default(),
+        }
     }
 
     #[test]
     fn findings_name_the_patterns_that_find_a_row() {
-        let findings = Findings {
-            patterns: vec![search(r"foo\s+bar", true), search("ready", false)],
-            stop: vec![search("(?<=BUILD )FAILED", true)],
-            seen: Mutex::default(),
-        };
-        assert_eq!(findings.of(&[]), "");
-        assert_eq!(findings.of(&rows(&["foo", "bar"])), "rows\n");
-        assert_eq!(findings.of(&rows(&["", "READY"])), "rows\np1\n");
+        let findings = findings(&[r"foo\s+bar", "ready"], &["(?<=BUILD )FAILED"]);
+        assert_eq!(findings.of(&[]).unwrap(), "");
+        assert_eq!(findings.of(&rows(&["foo", "bar"])).unwrap(), "rows\n");
+        assert_eq!(findings.of(&rows(&["", "READY"])).unwrap(), "rows\np1\n");
         let both = rows(&["foo  bar", "BUILD FAILED"]);
-        assert_eq!(findings.of(&both), "rows\np0\ns0\n");
+        assert_eq!(findings.of(&both).unwrap(), "rows\np0\ns0\n");
     }
 
     #[test]
     fn a_sample_runs_a_bounded_number_of_backtracking_searches() {
-        let findings = Findings {
-            patterns: vec![search(r"(?<=x)(\d)\1", true)],
-            stop: Vec::new(),
-            seen: Mutex::default(),
-        };
+        let findings = findings(&[r"(?<=x)(\d)\1"], &[]);
         let mut many: Vec<String> = (0..BACKTRACKING_PER_SAMPLE)
             .map(|i| format!("row {i}"))
             .collect();
         many.push("x77".into());
-        assert_eq!(findings.of(&many), "rows\n", "the last row waits");
-        assert_eq!(findings.of(&many), "rows\np0\n", "and is searched next");
+        assert_eq!(findings.of(&many).unwrap(), "rows\n", "the last row waits");
+        assert_eq!(
+            findings.of(&many).unwrap(),
+            "rows\np0\n",
+            "and is searched next"
+        );
+    }
+
+    #[test]
+    fn a_call_is_checked_at_once_and_compiled_only_at_its_first_sample() {
+        // Megabytes of automata each: the call is accepted (Python's `re`
+        // takes them), nothing is compiled on the host's thread, and the
+        // first sample fails saying the patterns are too big, within the
+        // call's bound instead of taking 16 MiB a pattern.
+        let heavy: Vec<String> = (0..100).map(|i| format!(r"\w{{250}}N{i}")).collect();
+        let refs: Vec<&str> = heavy.iter().map(String::as_str).collect();
+        assert!(patterns(&heavy, "patterns", true, false).is_ok());
+        let huge = findings(&refs, &[]);
+        assert!(huge.searches.compiled.get().is_none());
+        let err = huge.of(&rows(&["x"])).unwrap_err();
+        assert!(err.refused && err.message.contains("MiB"), "{err:?}");
+        // Small ones fit, many of them.
+        let small: Vec<String> = (0..100).map(|i| format!("ready {i}")).collect();
+        let refs: Vec<&str> = small.iter().map(String::as_str).collect();
+        assert_eq!(
+            findings(&refs, &[]).of(&rows(&["ready 7"])).unwrap(),
+            "rows\np7\n"
+        );
     }
 
     #[test]
@@ -769,7 +916,8 @@ mod tests {
         assert!(!search(r"(?<=BUILD )OK", true).finds("TEST OK"));
         assert!(search(r"(\w+) \1", true).finds("go go"));
         assert!(search("x*", true).finds(""));
-        assert!(RowSearch::new("(", true, false).is_err());
+        assert!(check_syntax("(", true, false).is_err());
+        assert!(check_syntax(r"(?<=BUILD )OK", true, false).is_ok());
         // A search over the step bound finds nothing.
         let heavy = search(r"(a*)*\1b", true);
         assert!(!heavy.finds(&"a".repeat(40)));

@@ -114,7 +114,8 @@ pub enum Freshness {
 
 /// Turns the new rows of a sample into the observation's text (see
 /// [`PaneProbe::observe_rows`]).
-pub type ObserveRows = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
+/// An error ends the sample as a probe error.
+pub type ObserveRows = Arc<dyn Fn(&[String]) -> Result<String, ProbeError> + Send + Sync>;
 
 /// How a pane wait's pane went away (the observation was `gone`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -568,7 +569,7 @@ impl PaneProbe {
                     .cloned()
                     .collect();
                 let text = match &self.observe_rows {
-                    Some(observe) => observe(&fresh),
+                    Some(observe) => observe(&fresh)?,
                     None => fresh.iter().map(|r| format!("{r}\n")).collect(),
                 };
                 self.report.update(|r| {
