@@ -305,23 +305,33 @@ fn outside(path: &Path) -> Refused {
     ))
 }
 
-/// The absolute form of `path` with every existing part's links resolved;
-/// `None` when a part that does not exist is followed by `..` (which could
-/// lead anywhere once it exists).
+/// The absolute form of `path` with every existing part's links resolved,
+/// a link whose target does not exist (yet) included, so that such a link
+/// is judged by where it points, as a link to an existing file is: the
+/// answer never tells whether a path outside the roots exists. `None`
+/// when a part that does not exist is followed by `..` (which could lead
+/// anywhere once it exists) or links loop.
 fn resolve(path: &Path) -> Option<PathBuf> {
-    if let Ok(real) = std::fs::canonicalize(path) {
+    resolve_within(std::path::absolute(path).ok()?, 40)
+}
+
+fn resolve_within(absolute: PathBuf, hops: u32) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(&absolute) {
         return Some(real);
     }
-    let absolute = std::path::absolute(path).ok()?;
     let mut existing = absolute.as_path();
     let mut missing: Vec<&OsStr> = Vec::new();
     loop {
         if let Ok(real) = std::fs::canonicalize(existing) {
             let mut resolved = real;
-            for part in missing.iter().rev() {
-                resolved.push(part);
-            }
+            resolved.extend(missing.iter().rev());
             return Some(resolved);
+        }
+        if let Ok(target) = std::fs::read_link(existing) {
+            // A dangling link: follow it by hand.
+            let mut followed = existing.parent()?.join(target);
+            followed.extend(missing.iter().rev());
+            return resolve_within(followed, hops.checked_sub(1)?);
         }
         match existing.components().next_back()? {
             Component::Normal(part) => missing.push(part),
@@ -424,6 +434,18 @@ mod tests {
         // The refusal does not depend on whether the outside file exists.
         let missing = grants.open_file("/etc/no-such-file-here").unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::PermissionDenied);
+        // Nor through a link inside the root: one to a missing outside
+        // path is refused as one to an outside file is, and one to a
+        // missing file inside the root (a log being rotated) is not found.
+        std::os::unix::fs::symlink("/etc/no-such-file-here", dir.join("dangling")).unwrap();
+        let dangling = grants.open_file(dir.join("dangling")).unwrap_err();
+        assert_eq!(dangling.kind(), io::ErrorKind::PermissionDenied);
+        assert!(grants.resolve_file(dir.join("dangling/below")).is_err());
+        std::os::unix::fs::symlink("app-2.log", dir.join("current.log")).unwrap();
+        let rotating = grants.open_file(dir.join("current.log")).unwrap_err();
+        assert_eq!(rotating.kind(), io::ErrorKind::NotFound);
+        std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
+        assert!(grants.resolve_file(dir.join("loop")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
