@@ -131,6 +131,42 @@ fn engine_wait_on_a_file_and_resume_across_waits() {
 }
 
 #[test]
+fn a_resume_token_of_the_other_kind_is_refused_not_ignored() {
+    // Ignored, a lines token would start a file wait at the end of the file
+    // and skip what was written between the two calls.
+    let path = temp_dir("file-token-kind").join("build.log");
+    append(&path, b"");
+    let lines = waitfor::ResumeToken::Lines {
+        lines: vec!["$ make".into()],
+    }
+    .encode();
+    let on_file = format!(
+        r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}}, "resume": "{lines}"}}"#,
+        path = path.to_str().unwrap()
+    );
+    let err = Spec::from_json(&on_file).unwrap_err();
+    assert_eq!(err.rule, waitfor::Rule::InvalidResume, "{err}");
+    // A file wait's token on a command wait.
+    let dir = path.parent().unwrap();
+    let first = Engine::global()
+        .run(
+            Spec::from_json(&format!(
+                r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "view": "fresh", "until": {{"matches": "x"}}, "interval_ms": 10, "max_wait_ms": 50}}"#,
+                path = path.to_str().unwrap()
+            ))
+            .unwrap(),
+            WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(dir))),
+        )
+        .unwrap();
+    let token = first.resume.expect("a file wait can be resumed");
+    let on_command = format!(
+        r#"{{"probe": {{"command": {{"argv": ["true"]}}}}, "until": {{"matches": "x"}}, "resume": "{token}"}}"#
+    );
+    let err = Spec::from_json(&on_command).unwrap_err();
+    assert_eq!(err.rule, waitfor::Rule::InvalidResume, "{err}");
+}
+
+#[test]
 fn a_file_that_reports_no_size_is_still_read() {
     // Files in /proc say they are empty and are not: a probe that trusted
     // the size to skip reading would never see them.

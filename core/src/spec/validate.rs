@@ -11,9 +11,30 @@ pub(super) fn validate(spec: &Spec) -> Result<(), SpecError> {
     validate_fields(spec)?;
     check_patterns(spec)?;
     if let Some(token) = &spec.resume {
-        crate::resume::ResumeToken::decode(token)?;
+        check_resume_kind(&crate::resume::ResumeToken::decode(token)?, spec)?;
     }
     Ok(())
+}
+
+/// A file wait resumes from a file position, any other from the lines it
+/// last showed: a token of the other kind would be ignored, and the wait
+/// would skip what was written between the two calls without a word.
+fn check_resume_kind(token: &crate::resume::ResumeToken, spec: &Spec) -> Result<(), SpecError> {
+    let file_wait = matches!(spec.probe, Some(ProbeSpec::File { .. }));
+    let file_token = matches!(token, crate::resume::ResumeToken::File(_));
+    if file_wait == file_token {
+        return Ok(());
+    }
+    let (token_of, wait) = if file_token {
+        ("a file wait", "this wait")
+    } else {
+        ("a wait that is not on a file", "a file wait")
+    };
+    Err(SpecError::new(
+        "resume",
+        Rule::InvalidResume,
+        format!("the resume token is {token_of}'s; it does not fit {wait}: wait again without it"),
+    ))
 }
 
 /// Regex text parsed by [`check_patterns`] at most: as much as one
