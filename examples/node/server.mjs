@@ -69,7 +69,8 @@ if (options['allow-send-keys']) {
     keys: z.string().describe('Text (literal) or a tmux key name.'),
     literal: z.boolean().default(true).describe('Send keys as literal text (send-keys -l).'),
     enter: z.boolean().default(true).describe('Press Enter afterwards.'),
-    socket_name: z.string().nullable().default(null).describe('tmux socket name (-L).'),
+    // As wait_for_text: a socket name, never a path to another server.
+    socket_name: z.string().regex(/^[^/\\\0]+$/).refine((name) => name !== '.' && name !== '..', 'a tmux socket name, not a path').nullable().default(null).describe('tmux socket name (-L), not a path.'),
   }
   const outputSchema = { pane_id: z.string(), sent: z.boolean() }
   // A shell in the pane runs what it types.

@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Awaitable, Callable
@@ -133,6 +134,12 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     literal = bool(arguments.get("literal", True))
     enter = bool(arguments.get("enter", True))
     socket = arguments.get("socket_name")
+    if not isinstance(target, str) or not re.fullmatch(r"%[0-9]+", target):
+        raise ValueError("pane_id must be a pane id such as %1")
+    if socket is not None and (not isinstance(socket, str) or socket in ("", ".", "..")
+                               or any(c in socket for c in "/\\\0")):
+        # As wait_for_text: a socket name, never a path to another server.
+        raise ValueError("socket_name must be a tmux socket name, not a path")
     # Recorded before the keys go out: a wait sampling the pane in between
     # must never see an unrecorded echo. A record for keys that then fail
     # to send just expires.
@@ -193,11 +200,11 @@ if OPTIONS.allow_send_keys and PANE_PROFILE in waitfor.profiles():
                 "type": "object",
                 "required": ["pane_id", "keys"],
                 "properties": {
-                    "pane_id": {"type": "string"},
+                    "pane_id": {"type": "string", "pattern": "^%[0-9]+$"},
                     "keys": {"type": "string"},
                     "literal": {"type": "boolean", "default": True},
                     "enter": {"type": "boolean", "default": True},
-                    "socket_name": {"type": "string"},
+                    "socket_name": {"type": "string", "description": "tmux socket name (-L), not a path"},
                 },
             },
             output_schema={"type": "object", "required": ["sent"], "properties": {"sent": {"const": True}}},

@@ -142,6 +142,10 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
             # Typed by the server itself and never run: libtmux-mcp has no echo
             # model, so its drop-in sees typed text as a new row, as it does.
             typed = await wait_and_type(session, tools, "ONLY_TYPED", "ONLY_TYPED", False)
+            # As wait_for_text, send_keys reaches tmux servers by name only.
+            for socket in ("../../../tmp/other.sock", "/tmp/other.sock", ".."):
+                refused = await session.call_tool("send_keys", {"pane_id": pane, "keys": "id", "socket_name": socket})
+                assert refused.is_error and "not a path" in str(refused.content), (socket, refused.content)
             return printed, typed
 
     printed, typed = asyncio.run(main())

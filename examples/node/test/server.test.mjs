@@ -156,6 +156,11 @@ test('send_keys and wait_for_text on a real pane: the output matches, and the ty
   assert.equal(echo.outcome, 'matched')
   assert.match(echo.matched_lines[0], /echo ZZ-/)
   assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
+  // As wait_for_text, send_keys reaches tmux servers by name only.
+  for (const socket of ['../../../tmp/other.sock', '/tmp/other.sock', '..']) {
+    const refused = await client.callTool({ name: 'send_keys', arguments: { pane_id: tmux.pane, keys: 'id', socket_name: socket } })
+    assert.equal(refused.isError, true, socket)
+  }
 })
 
 test("wait_for_text sends libtmux-mcp's progress and warnings: notifications/progress with total and message, notifications/message", async (t) => {
