@@ -26,6 +26,8 @@ export interface WaitToolsOptions {
   grants?: Grants
   /** The server's own tools AURA's `wait_for` may probe (called as a client would); none by default. */
   tools?: string[]
+  /** The host says the lent `tools` only read: `wait_for` is then annotated read-only, else destructive. */
+  toolsReadOnly?: boolean
 }
 
 /**

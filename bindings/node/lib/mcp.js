@@ -80,23 +80,38 @@ function resultText(result) {
  * `code: message`). AURA's `wait_for` probes the server's own tools named in
  * `tools`, called as a client would call them; without `tools` its built-in
  * `run_command` and `read_file` reach only what `grants` allow (nothing by
- * default), as do the other profiles' file readers and tmux sockets.
+ * default), as do the other profiles' file readers and tmux sockets. `wait_for`'s
+ * annotations follow what it can do: destructive when it probes lent tools, unless
+ * `toolsReadOnly` says they only read, or when `grants` lets `run_command` run programs.
  *
  * @param {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer} server
- * @param {{profiles: string[], grants?: object, tools?: string[]}} options
+ * @param {{profiles: string[], grants?: object, tools?: string[], toolsReadOnly?: boolean}} options
  * @returns {Record<string, object>} the SDK's `RegisteredTool` of each, by tool name
  *
  * @example
  * const tools = registerWaitTools(server, { profiles: ['ouro/wait'], grants: { fileRoots: ['/var/log/app'] } })
  * tools.wait_for_event.disable()
  */
-function registerWaitTools(server, { profiles, grants, tools = [] } = {}) {
+/**
+ * AURA's `wait_for` annotations for what it can do: it calls the lent `tools` again
+ * and again (read-only only if the host says they are), or else its built-in tools
+ * within `grants` (`run_command` runs programs; `read_file` only reads).
+ */
+function waitForAnnotations(base, tools, toolsReadOnly, grants) {
+  const commands = grants?.commands ?? 'none'
+  const runsPrograms = commands !== 'none' && commands.length !== 0
+  const readOnly = tools.length > 0 ? toolsReadOnly : !runsPrograms
+  return { ...base, readOnlyHint: readOnly, destructiveHint: !readOnly }
+}
+
+function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly = false } = {}) {
   const table = server?.server?._requestHandlers
   if (!(table instanceof Map) || typeof server.registerTool !== 'function') {
     throw invalid('server', 'must be an McpServer of @modelcontextprotocol/sdk 1.x')
   }
   if (!isNames(profiles) || profiles.length === 0) throw invalid('options.profiles', 'must be a non-empty array of profile ids')
   if (!isNames(tools)) throw invalid('options.tools', 'must be an array of tool names')
+  if (typeof toolsReadOnly !== 'boolean') throw invalid('options.toolsReadOnly', 'must be a boolean')
   const known = definitions()
   const chosen = profiles.map((id) => {
     const definition = known.find((p) => p.profile === id)
@@ -107,7 +122,8 @@ function registerWaitTools(server, { profiles, grants, tools = [] } = {}) {
   const schemas = new Map() // tool name -> its exact schemas
   const registered = {}
   for (const { profile: id, tool } of chosen) {
-    const { name, title, description, inputSchema, outputSchema, annotations } = tool
+    const { name, title, description, inputSchema, outputSchema } = tool
+    const annotations = id === 'aura/wait_for' ? waitForAnnotations(tool.annotations, tools, toolsReadOnly, grants) : tool.annotations
     registered[name] = server.registerTool(name, { title, description, annotations }, (extra) => run(id, argsOf.get(extra), extra))
     schemas.set(name, { inputSchema, outputSchema })
   }

@@ -21,6 +21,7 @@ const waits = registerWaitTools(server, {
   profiles: ['ouro/wait', 'aura/wait_for', 'libtmux-mcp/wait_for_text'],
   grants: { fileRoots: [root] },
   tools: ['read_status'],
+  toolsReadOnly: true,
 })
 // Registered after the wait tools: McpServer's own tools keep working.
 server.registerTool('shout', { inputSchema: { word: z.string() } }, ({ word }) => text(word.toUpperCase()))

@@ -65,9 +65,12 @@ test('tools/list gives each profile its exact schemas and annotations, beside th
   for (const id of ['ouro/wait', 'aura/wait_for', 'libtmux-mcp/wait_for_text']) {
     const defined = profiles().find((p) => p.profile === id).tool
     const tool = listed.find((t) => t.name === defined.name)
-    for (const field of ['title', 'description', 'inputSchema', 'outputSchema', 'annotations']) {
+    for (const field of ['title', 'description', 'inputSchema', 'outputSchema']) {
       assert.equal(JSON.stringify(tool[field]), JSON.stringify(defined[field]), `${id} ${field}`)
     }
+    // wait_for probes read_status, which the server says only reads.
+    const annotations = id === 'aura/wait_for' ? { ...defined.annotations, readOnlyHint: true, destructiveHint: false } : defined.annotations
+    assert.equal(JSON.stringify(tool.annotations), JSON.stringify(annotations), `${id} annotations`)
   }
   assert.deepEqual(listed.find((t) => t.name === 'shout').inputSchema.required, ['word'])
 })
@@ -162,4 +165,13 @@ test('registerWaitTools refuses what is not an McpServer, an unknown profile, an
   assert.equal(typeof registerWaitTools(refused, { profiles: ['ouro/wait'] }).wait_for_event.disable, 'function')
   assert.throws(() => registerWaitTools(server(), {}), /options.profiles/)
   assert.throws(() => registerWaitTools(server(), { profiles: ['ouro/wait'], tools: 'read_status' }), /options.tools/)
+  assert.throws(() => registerWaitTools(server(), { profiles: ['aura/wait_for'], toolsReadOnly: 'yes' }), /options.toolsReadOnly/)
+})
+
+test("wait_for's annotations follow what it can do: lent tools that may change things, or granted commands, make it destructive", () => {
+  const annotations = (options) => registerWaitTools(new McpServer({ name: 'x', version: '0' }), { profiles: ['aura/wait_for'], ...options }).wait_for.annotations
+  assert.equal(annotations({ tools: ['delete_marker'] }).destructiveHint, true)
+  assert.equal(annotations({ tools: ['status'], toolsReadOnly: true }).readOnlyHint, true)
+  assert.equal(annotations({}).readOnlyHint, true)
+  assert.equal(annotations({ grants: { commands: ['make'] } }).destructiveHint, true)
 })

@@ -50,7 +50,7 @@ def fastmcp(grants: waitfor.Grants) -> None:
         return status(path)
 
     server.tool(hang)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], grants=grants)
+    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
     server.run("stdio", show_banner=False)
 
 
@@ -65,7 +65,7 @@ def mcpserver(grants: waitfor.Grants) -> None:
         return status(path)
 
     server.tool()(hang)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], grants=grants)
+    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
     server.run("stdio")
 
 
@@ -87,7 +87,7 @@ def lowlevel(grants: waitfor.Grants) -> None:
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
     server: Server[Any] = Server("waits", on_list_tools=list_tools, on_call_tool=call_tool)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], grants=grants)
+    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
 
     async def main() -> None:
         async with stdio_server() as (read, write):

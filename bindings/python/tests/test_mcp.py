@@ -84,8 +84,30 @@ def test_tools_list_gives_each_profiles_exact_definition(framework: str) -> None
     for profile in registered:
         definition = waitfor.tool_definition(profile)
         listed = tools[definition["name"]]
-        for key in ("title", "description", "inputSchema", "outputSchema", "annotations"):
+        for key in ("title", "description", "inputSchema", "outputSchema"):
             assert listed[key] == definition[key], (profile, key)
+        if profile == "aura/wait_for":
+            # It probes the lent tools, which the server says only read.
+            assert listed["annotations"] == {**definition["annotations"], "readOnlyHint": True, "destructiveHint": False}
+        else:
+            assert listed["annotations"] == definition["annotations"], profile
+
+
+def test_wait_for_is_annotated_by_what_it_can_do() -> None:
+    from mcp.server.lowlevel import Server
+
+    def annotations(**options: Any) -> dict[str, Any]:
+        server = Server("s")
+        waitfor.mcp.register(server, ["aura/wait_for"], **options)
+        return dict(waitfor.mcp.wait_for_annotations(options.get("tools", ()), options.get("tools_read_only", False),
+                                                      options.get("grants")))
+
+    # Lending a tool that may change things makes wait_for destructive.
+    assert annotations(tools=["delete_marker"])["destructiveHint"] is True
+    assert annotations(tools=["status"], tools_read_only=True)["readOnlyHint"] is True
+    # Its built-in tools: run_command runs programs only when granted.
+    assert annotations()["readOnlyHint"] is True
+    assert annotations(grants=waitfor.Grants(commands=["make"]))["destructiveHint"] is True
 
 
 def test_register_refuses_what_it_cannot_register() -> None:

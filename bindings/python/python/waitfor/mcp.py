@@ -51,7 +51,7 @@ from typing import Any
 
 import waitfor
 
-__all__ = ["progress_notice", "register"]
+__all__ = ["progress_notice", "register", "wait_for_annotations"]
 
 AURA = "aura/wait_for"
 
@@ -68,6 +68,7 @@ def register(
     profiles: Sequence[str],
     *,
     tools: Sequence[str] = (),
+    tools_read_only: bool = False,
     grants: waitfor.Grants | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> list[str]:
@@ -75,7 +76,10 @@ def register(
     ``mcp.server.mcpserver.MCPServer`` or an ``mcp.server.lowlevel.Server``)
     and gives the tool names. ``tools`` names the server's tools that
     ``aura/wait_for`` may probe (none by default: a tool probed again and
-    again should only observe); ``grants`` bounds the profiles' own
+    again should only observe); ``wait_for``'s annotations follow what it
+    can do: it is marked destructive when it probes lent tools, unless
+    ``tools_read_only`` says they only read, or when ``grants`` lets its
+    built-in ``run_command`` run programs. ``grants`` bounds the profiles' own
     readers (nothing by default); ``max_wait_ceiling`` (seconds) overrides
     the profiles' own ceilings on a wait's time limit.
 
@@ -89,6 +93,12 @@ def register(
     ['wait_for', 'wait_for_event']
     """
     waits = _Waits(profiles, tools, grants, max_wait_ceiling)
+    if AURA in waits.profiles.values():
+        name = waitfor.tool_definition(AURA)["name"]
+        waits.definitions[name] = {
+            **waits.definitions[name],
+            "annotations": wait_for_annotations(tools, tools_read_only, grants),
+        }
     if _is(server, "fastmcp.server.server", "FastMCP"):
         _on_fastmcp(server, waits)
     elif _is(server, "mcp.server.mcpserver.server", "MCPServer"):
@@ -118,6 +128,27 @@ def progress_notice(progress: waitfor.ToolProgress) -> tuple[float, float | None
     (5.0, None)
     """
     return progress.progress, progress.total, progress.message
+
+
+def wait_for_annotations(
+    tools: Sequence[str], tools_read_only: bool, grants: waitfor.Grants | None
+) -> dict[str, Any]:
+    """``aura/wait_for``'s annotations for what it can do: it calls the lent
+    ``tools`` again and again (read-only only if the host says they are),
+    or else its built-in tools within ``grants`` (``run_command`` runs
+    programs; ``read_file`` only reads).
+
+    >>> import waitfor.mcp
+    >>> waitfor.mcp.wait_for_annotations(["delete_marker"], False, None)["destructiveHint"]
+    True
+    >>> waitfor.mcp.wait_for_annotations(["build_status"], True, None)["readOnlyHint"]
+    True
+    """
+    annotations = dict(waitfor.tool_definition(AURA)["annotations"])
+    runs_programs = grants is not None and bool(grants.commands)
+    read_only = tools_read_only if tools else not runs_programs
+    annotations.update(readOnlyHint=read_only, destructiveHint=not read_only)
+    return annotations
 
 
 def _is(server: Any, module: str, name: str) -> bool:
