@@ -634,3 +634,45 @@ fn progress_is_the_seconds_elapsed_of_the_clamped_bound() {
         .unwrap();
     assert!(refusal_notices("aura/wait_for", &error).is_empty());
 }
+
+/// The built-in tools' arguments: a missing one is named as missing, an
+/// empty `argv` as empty, one of another type as of the wrong type.
+#[test]
+fn built_in_tool_arguments_say_what_is_wrong_with_them() {
+    use waitfor::profiles::{prepare, Host, ToolError};
+    let rule = |tool: &str, args: Value| {
+        let call = json!({"probe": {"tool": tool, "args": args}, "until": {"matches": "x"}});
+        match prepare("aura/wait_for", &call, &Host::default()) {
+            Err(ToolError::InvalidArguments(e)) => (
+                e.field,
+                serde_json::to_value(e.rule)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    };
+    let field = |f: &str| f.to_string();
+    assert_eq!(
+        rule("run_command", json!({"name": "web"})),
+        (field("probe.args.argv"), field("missing_field"))
+    );
+    assert_eq!(
+        rule("run_command", json!({"argv": []})),
+        (field("probe.args.argv"), field("empty"))
+    );
+    assert_eq!(
+        rule("run_command", json!({"argv": "ls"})),
+        (field("probe.args.argv"), field("wrong_type"))
+    );
+    assert_eq!(
+        rule("read_file", json!({})),
+        (field("probe.args.path"), field("missing_field"))
+    );
+    assert_eq!(
+        rule("read_file", json!({"path": 7})),
+        (field("probe.args.path"), field("wrong_type"))
+    );
+}

@@ -30,6 +30,14 @@ enum Call {
     Unknown,
 }
 
+/// The rule an argument broke: it is not there, or not of its type.
+fn missing_or_wrong(value: Option<&Value>) -> Rule {
+    match value {
+        None => Rule::MissingField,
+        Some(_) => Rule::WrongType,
+    }
+}
+
 impl Builtin {
     /// Reads a call's arguments and checks them against `grants`, so that
     /// an agent learns before the wait starts what the host does not allow.
@@ -41,9 +49,13 @@ impl Builtin {
                     .and_then(|v| serde_json::from_value(v.clone()).ok())
                     .filter(|argv: &Vec<String>| !argv.is_empty())
                     .ok_or_else(|| {
+                        let rule = match args.get("argv") {
+                            Some(Value::Array(items)) if items.is_empty() => Rule::Empty,
+                            value => missing_or_wrong(value),
+                        };
                         invalid(
                             "probe.args.argv",
-                            Rule::WrongType,
+                            rule,
                             "run_command needs `argv`, a non-empty list of strings",
                         )
                     })?;
@@ -61,7 +73,7 @@ impl Builtin {
                 let path = args.get("path").and_then(Value::as_str).ok_or_else(|| {
                     invalid(
                         "probe.args.path",
-                        Rule::WrongType,
+                        missing_or_wrong(args.get("path")),
                         "read_file needs `path`, a string",
                     )
                 })?;
