@@ -50,14 +50,14 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
+pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
 pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
     probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, HostLock, Observation,
-    Probe, ProbeContext, ProbeError, ProbeMode,
+    Probe, ProbeContext, ProbeError, ProbeMode, Waker,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};

@@ -10,7 +10,7 @@ mod scheduler;
 mod timers;
 mod workers;
 
-pub use handle::{WaitControl, WaitHandle, Waker};
+pub use handle::{WaitControl, WaitHandle};
 pub use reply::Reply;
 
 use crate::cancel::CancelToken;

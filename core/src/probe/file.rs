@@ -1,8 +1,8 @@
 //! The `file` probe: bytes appended to a file since the wait began.
 
 use super::file_watch::Watch;
+use super::Waker;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
-use crate::engine::Waker;
 use crate::grants::Grants;
 use crate::resume::{FilePosition, ResumeToken};
 use std::fs::File;

@@ -5,6 +5,7 @@ mod command;
 mod deferred;
 mod file;
 mod file_watch;
+mod waker;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
@@ -12,9 +13,10 @@ pub use deferred::{AsyncProbe, CallsBegun};
 pub use file::FileProbe;
 #[doc(hidden)]
 pub use file_watch::hooks as file_watch_hooks;
+pub(crate) use waker::Inbox;
+pub use waker::Waker;
 
 use crate::cancel::CancelToken;
-use crate::engine::Waker;
 use serde_json::Value;
 use std::time::Duration;
 
