@@ -35,6 +35,7 @@ pub mod ouro;
 mod pattern;
 mod policy;
 mod probe;
+mod probes;
 #[doc(hidden)]
 pub use probe::file_watch_hooks as file_watch;
 pub mod process;
