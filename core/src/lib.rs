@@ -22,6 +22,15 @@
 //! let result = Engine::global().run(spec, options).unwrap();
 //! assert_eq!(result.matched_index, Some(0));
 //! ```
+//!
+//! The crate root holds what a host uses: [`Engine`], [`Spec`] and its
+//! parts, [`Probe`] and what a call gets and gives ([`ProbeContext`],
+//! [`Observation`], [`ProbeError`]), [`WaitOptions`], [`Policy`],
+//! [`WaitHandle`], [`WaitResult`] and the errors. The rest lives in named
+//! modules: [`probes`] (the built-in command and file probes), [`tmux`],
+//! [`grants`], [`simulate`] (waits on virtual time), [`profiles`] (the
+//! seed tools), [`ouro`] (the `wait/1` envelope), [`process`] and
+//! [`duration`].
 
 mod cancel;
 mod condition;
@@ -35,18 +44,15 @@ pub mod ouro;
 mod pattern;
 mod policy;
 mod probe;
-mod probes;
-#[doc(hidden)]
-pub use probe::file_watch_hooks as file_watch;
+pub mod probes;
 pub mod process;
 pub mod profiles;
 mod result;
 mod resume;
-#[doc(hidden)]
-pub mod sampler;
-mod simulate;
+mod sampler;
+pub mod simulate;
 mod spec;
-pub mod sync;
+mod sync;
 pub mod tmux;
 mod view;
 
@@ -57,14 +63,11 @@ pub use machine::Progress;
 pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, HostLock, Observation,
-    Probe, ProbeContext, ProbeError, ProbeMode, Waker,
+    probe_fn, AsyncProbe, CallsBegun, FnProbe, HostLock, Observation, Probe, ProbeContext,
+    ProbeError, ProbeMode, Waker,
 };
 pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};
-pub use simulate::{
-    simulate, simulate_json, simulate_probe, Control, Script, ScriptStep, Simulation,
-};
 pub use spec::{
     describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
     MIN_INTERVAL, SPEC_SCHEMA,

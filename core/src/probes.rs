@@ -1,9 +1,14 @@
-//! The built-in probes, and how a spec's `probe` becomes one, within
-//! what the host grants.
+//! The built-in probes a spec can name (`command`, `file`; the tmux pane
+//! probe is [`crate::tmux::PaneProbe`]), and how a spec's `probe` becomes
+//! one within what the host grants.
+
+#[doc(hidden)]
+pub use crate::probe::file_watch_hooks as file_watch;
+pub use crate::probe::{CommandProbe, FileProbe};
 
 use crate::error::{Rule, SpecError};
 use crate::grants::{Grants, Refused};
-use crate::probe::{CommandProbe, FileProbe, Probe};
+use crate::probe::Probe;
 use crate::resume::ResumeToken;
 use crate::spec::{ProbeSpec, Spec};
 

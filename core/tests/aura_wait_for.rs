@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::{call, definitions, Host, ToolCaller};
-use waitfor::{simulate_json, ProbeContext, ProbeError};
+use waitfor::simulate::simulate_json;
+use waitfor::{ProbeContext, ProbeError};
 
 /// A call of the profile on virtual time: `steps` is the simulator's
 /// script (each `{after_ms?, text | error | hang}`).

@@ -28,7 +28,8 @@ use std::sync::Arc;
 /// a watch it reads at every sample.
 ///
 /// ```
-/// use waitfor::{FileProbe, Probe};
+/// use waitfor::probes::FileProbe;
+/// use waitfor::Probe;
 /// let probe = FileProbe::new("/tmp/does-not-exist-yet.log");
 /// assert_eq!(probe.name(), "file");
 /// ```
@@ -82,7 +83,7 @@ impl FileProbe {
     ///
     /// ```
     /// use waitfor::grants::Grants;
-    /// let probe = waitfor::FileProbe::new("/var/log/app.log").within(Grants::none().file_root("/var/log"));
+    /// let probe = waitfor::probes::FileProbe::new("/var/log/app.log").within(Grants::none().file_root("/var/log"));
     /// # let _ = probe;
     /// ```
     pub fn within(mut self, grants: Grants) -> Self {
