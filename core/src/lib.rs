@@ -40,6 +40,7 @@ mod error;
 pub mod grants;
 mod keyed;
 mod machine;
+mod observation;
 pub mod ouro;
 mod pattern;
 mod policy;
