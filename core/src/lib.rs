@@ -67,7 +67,7 @@ pub use probe::{
     probe_fn, AsyncProbe, CallsBegun, FnProbe, HostLock, Observation, Probe, ProbeContext,
     ProbeError, ProbeMode, Waker,
 };
-pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
+pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};
 pub use spec::{
     describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
