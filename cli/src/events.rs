@@ -2,18 +2,25 @@
 //! answer with Ouro AX's `wait/1` envelope (`satisfied`, `timed-out` with a
 //! resume command, `gone`), or stream matching events with `--follow`.
 //!
-//! The wait itself is [`waitfor::ouro::run_events`]; this module only turns
-//! flags into an [`EventsQuery`].
+//! The wait itself is an [`EventsQuery`] on the engine; this module turns
+//! flags into one, prints the wait as text or JSON lines, and gives the
+//! exit code.
 
 use crate::args::positive_duration;
 use crate::conditions::UsageError;
 use crate::{sigint, usage_exit};
 use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use waitfor::duration::format_duration;
 use waitfor::grants::Grants;
-use waitfor::ouro::{run_events, CursorKey, EventsOutput, EventsQuery};
+use waitfor::ouro::{
+    default_exit_table, jsonl_error, shell_quote, start, start_follow, wait_exit, wait_text,
+    CommandTemplate, CursorKey, EventsQuery, FollowLine, JsonlError, Malformed, Resume, Wait,
+    WaitForError,
+};
 
 /// Printed after `waitfor events --help`.
 pub const EVENTS_AFTER_HELP: &str = "\
@@ -44,6 +51,22 @@ envelope with its resume command is still printed).";
 /// Without --timeout, a one-shot wait gives up after this (as `run` and
 /// `file` do); `--follow` has no limit.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Exit code when the input is wrong (a bad flag, a bad cursor, a bad
+/// pattern).
+const EXIT_USAGE: i32 = 2;
+
+/// Exit code when the file cannot be read from the cursor (it was
+/// replaced, truncated or rewritten, or an I/O error): the `waitfor`
+/// command's "probe error".
+const EXIT_SOURCE: i32 = 5;
+
+/// Exit code when interrupted (Ctrl-C), as a shell reports SIGINT; the
+/// envelope is still printed, with its resume.
+const EXIT_CANCELLED: i32 = 130;
+
+/// How often [`run_events`] prints streamed lines and asks `interrupted`.
+const TICK: Duration = Duration::from_millis(50);
 
 /// `waitfor events`.
 #[derive(Args, Debug)]
@@ -150,4 +173,162 @@ pub fn run(args: &EventsArgs, json: bool) -> ExitCode {
         &sigint::interrupted,
     );
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The command line that runs `query` again from `{cursor}`:
+/// `{program} events FILE [--for F] [--target JSON] [--type T] [--by B]
+/// [--summary S [--regex] [--ignore-case]] [--timeout D] [--follow]
+/// --cursor {cursor}`, every value shell-quoted.
+fn command_template(query: &EventsQuery, program: &str, follow: bool) -> CommandTemplate {
+    let mut words = vec![
+        shell_quote(program),
+        "events".to_string(),
+        shell_quote(&query.path.to_string_lossy()),
+    ];
+    let mut flag = |name: &str, value: &str| {
+        words.push(name.to_string());
+        words.push(shell_quote(value));
+    };
+    if let Some(f) = &query.for_ {
+        flag("--for", f);
+    }
+    if let Some(t) = &query.target {
+        flag("--target", &t.to_string());
+    }
+    let spec = &query.filter;
+    if let Some(k) = &spec.kind {
+        flag("--type", k);
+    }
+    if let Some(b) = &spec.by {
+        flag("--by", b);
+    }
+    if let Some(s) = &spec.summary {
+        flag("--summary", s);
+    }
+    if let Some(t) = query.timeout {
+        flag("--timeout", &format_duration(t.as_millis() as u64));
+    }
+    if spec.summary_regex {
+        words.push("--regex".into());
+    }
+    if spec.ignore_case {
+        words.push("--ignore-case".into());
+    }
+    if follow {
+        words.push("--follow".into());
+    }
+    words.push("--cursor".into());
+    let escaped = words.join(" ").replace('{', "{{").replace('}', "}}");
+    CommandTemplate::parse(&format!("{escaped} {{cursor}}"))
+        .expect("escaped words and one {cursor} always parse")
+}
+
+/// How `waitfor events` prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct EventsOutput {
+    /// The envelope as one JSON line instead of text.
+    json: bool,
+    /// Stream: a `waiting` line, each matching event, then the final
+    /// envelope, all as JSON lines.
+    follow: bool,
+}
+
+/// Runs `waitfor events`: waits, prints to `out` (text from
+/// [`wait_text`], or JSON lines), reports malformed lines and errors on
+/// `err`, and returns the exit code: [`wait_exit`] with the default table
+/// (0 for `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`]
+/// for bad input, [`EXIT_SOURCE`] when the file cannot be read from the
+/// cursor, [`EXIT_CANCELLED`] once `interrupted` said so (it is asked every
+/// 50 ms; the wait is cancelled and its envelope still printed). `program`
+/// is how the resume command names the binary.
+fn run_events(
+    query: &EventsQuery,
+    output: EventsOutput,
+    program: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    interrupted: &dyn Fn() -> bool,
+) -> i32 {
+    let resume = Resume::Template(command_template(query, program, output.follow));
+    let started = query.options(resume).and_then(|options| {
+        if output.follow {
+            // Lines come from an engine worker; a channel brings them here.
+            let (tx, rx) = std::sync::mpsc::channel::<String>();
+            let running = start_follow(options, move |line| {
+                let text = match line {
+                    FollowLine::Waiting(w) => serde_json::to_string(w),
+                    FollowLine::Event(e) => serde_json::to_string(e),
+                };
+                let _ = tx.send(text.unwrap_or_default());
+            })?;
+            Ok((running, Some(rx)))
+        } else {
+            Ok((start(options)?, None))
+        }
+    });
+    let (running, lines) = match started {
+        Ok(started) => started,
+        Err(e) => return report_error(&e, err),
+    };
+    let print_lines = |out: &mut dyn Write| {
+        for line in lines.iter().flat_map(|rx| rx.try_iter()) {
+            let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+        }
+    };
+    let mut cancelled = false;
+    let done = loop {
+        print_lines(out);
+        if !cancelled && interrupted() {
+            running.cancel();
+            cancelled = true;
+        }
+        if let Some(done) = running.wait_timeout(TICK) {
+            print_lines(out);
+            break done;
+        }
+    };
+    let done = match done {
+        Ok(done) => done,
+        Err(e) => return report_error(&e, err),
+    };
+    for m in &done.malformed {
+        let _ = writeln!(err, "{}", malformed_line(query, m));
+    }
+    let printed = if output.json || output.follow {
+        serde_json::to_string(&done.wait).map_err(std::io::Error::other)
+    } else {
+        Ok(wait_text(&done.wait))
+    };
+    let _ = printed.and_then(|text| writeln!(out, "{text}").and_then(|_| out.flush()));
+    if cancelled {
+        EXIT_CANCELLED
+    } else {
+        exit_code(&done.wait)
+    }
+}
+
+fn exit_code(w: &Wait) -> i32 {
+    wait_exit(w, &default_exit_table(), None)
+}
+
+fn malformed_line(query: &EventsQuery, m: &Malformed) -> String {
+    format!(
+        "waitfor events: {}: line {} (byte {}) skipped: {}",
+        query.path.display(),
+        m.line,
+        m.offset,
+        m.reason
+    )
+}
+
+fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
+    let _ = writeln!(err, "waitfor events: {e}");
+    match e {
+        WaitForError::Read(_) => match jsonl_error(e) {
+            Some(JsonlError::BadCursor { .. }) => EXIT_USAGE,
+            _ => EXIT_SOURCE,
+        },
+        WaitForError::Options { .. } | WaitForError::Resume(_) => EXIT_USAGE,
+        WaitForError::Envelope(_) | WaitForError::Engine(_) => EXIT_SOURCE,
+    }
 }

@@ -1,8 +1,8 @@
 //! Conditions compiled for incremental evaluation, sample after sample.
 
 use crate::error::SpecError;
+use crate::observation::Observation;
 use crate::pattern::{PatternHit, PatternSet};
-use crate::probe::Observation;
 use crate::result::Outcome;
 use crate::spec::{Condition, JsonTest};
 use std::time::Duration;

@@ -22,6 +22,15 @@
 //! let result = Engine::global().run(spec, options).unwrap();
 //! assert_eq!(result.matched_index, Some(0));
 //! ```
+//!
+//! The crate root holds what a host uses: [`Engine`], [`Spec`] and its
+//! parts, [`Probe`] and what a call gets and gives ([`ProbeContext`],
+//! [`Observation`], [`ProbeError`]), [`WaitOptions`], [`Policy`],
+//! [`WaitHandle`], [`WaitResult`] and the errors. The rest lives in named
+//! modules: [`probes`] (the built-in command and file probes), [`tmux`],
+//! [`grants`], [`simulate`] (waits on virtual time), [`profiles`] (the
+//! seed tools), [`ouro`] (the `wait/1` envelope), [`process`] and
+//! [`duration`].
 
 mod cancel;
 mod condition;
@@ -33,21 +42,20 @@ pub mod grants;
 mod keyed;
 mod machine;
 mod memory;
+mod observation;
 pub mod ouro;
 mod pattern;
 mod policy;
 mod probe;
-#[doc(hidden)]
-pub use probe::file_watch_hooks as file_watch;
+pub mod probes;
 pub mod process;
 pub mod profiles;
 mod result;
 mod resume;
-#[doc(hidden)]
-pub mod sampler;
-mod simulate;
+mod sampler;
+pub mod simulate;
 mod spec;
-pub mod sync;
+mod sync;
 #[cfg(unix)]
 pub mod tmux;
 /// Off Unix, only what a spec needs to name a pane (tmux runs on Unix).
@@ -57,20 +65,17 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
+pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
+pub use observation::{Observation, ProbeMode};
 pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CallsBegun, CommandProbe, FileProbe, FnProbe, HostLock, Observation,
-    Probe, ProbeContext, ProbeError, ProbeMode,
+    probe_fn, AsyncProbe, CallsBegun, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Waker,
 };
-pub use result::{tail_of, Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
+pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};
-pub use simulate::{
-    simulate, simulate_json, simulate_probe, Control, Script, ScriptStep, Simulation,
-};
 pub use spec::{
     describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
     MIN_INTERVAL, SPEC_SCHEMA,

@@ -140,13 +140,7 @@ impl WaitResult {
 
 /// Keeps the end of `text`: at most `max_lines` lines and `max_bytes`
 /// bytes (cut at a character boundary).
-///
-/// ```
-/// let tail = waitfor::tail_of("a\nb\nc\n", 2, 100);
-/// assert_eq!(tail.lines, vec!["b", "c"]);
-/// assert!(tail.truncated);
-/// ```
-pub fn tail_of(text: &str, max_lines: usize, max_bytes: usize) -> Tail {
+pub(crate) fn tail_of(text: &str, max_lines: usize, max_bytes: usize) -> Tail {
     let text = text.strip_suffix('\n').unwrap_or(text);
     if text.is_empty() {
         return Tail::default();
@@ -192,6 +186,13 @@ pub(crate) fn tail_of_lines(lines: Vec<String>, max_lines: usize, max_bytes: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_keeps_the_last_lines_and_says_it_cut() {
+        let tail = tail_of("a\nb\nc\n", 2, 100);
+        assert_eq!(tail.lines, vec!["b", "c"]);
+        assert!(tail.truncated);
+    }
 
     /// Lines kept as they are must be exactly what the tail of
     /// their joined text would keep.

@@ -1,6 +1,6 @@
 //! Feeds observations straight into a wait's state machine, with no
 //! threads and no timers: what a sample costs the engine itself (the view
-//! and the conditions). For benchmarks; not part of the stable API.
+//! and the conditions). For benchmarks.
 
 use crate::error::SpecError;
 use crate::machine::{Conditions, Machine, Step};
@@ -15,7 +15,7 @@ use std::time::Duration;
 /// ```
 /// use waitfor::{Observation, ProbeMode, Spec};
 /// let spec = Spec::from_json(r#"{"until": {"matches": "ready"}}"#).unwrap();
-/// let mut sampler = waitfor::sampler::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
+/// let mut sampler = waitfor::simulate::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
 /// assert!(sampler.feed(Observation::text("starting")).is_none());
 /// assert!(sampler.feed(Observation::text("starting\nready")).is_some());
 /// ```

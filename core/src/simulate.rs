@@ -1,6 +1,7 @@
 //! Virtual time: the wait machine driven by a scripted probe, so timing
 //! behaviour is exact, fast and never flaky. The shared test vectors of
-//! every language run through this.
+//! every language run through this. [`Sampler`] feeds observations to a
+//! wait by hand, for benchmarks of what a sample costs.
 
 use crate::cancel::CancelToken;
 use crate::error::SpecError;
@@ -11,6 +12,8 @@ use crate::result::WaitResult;
 use crate::spec::Spec;
 use serde::Deserialize;
 use std::time::Duration;
+
+pub use crate::sampler::Sampler;
 
 /// One scripted probe call: how long it takes and what it answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +37,7 @@ pub enum Control {
 /// What the scripted probe does, call by call; the last step repeats.
 ///
 /// ```
-/// let script = waitfor::Script::from_json(r#"{
+/// let script = waitfor::simulate::Script::from_json(r#"{
 ///     "steps": [{"text": "starting"}, {"after_ms": 100, "text": "ready"}]
 /// }"#).unwrap();
 /// assert_eq!(script.steps.len(), 2);
@@ -171,7 +174,8 @@ impl Script {
 /// Runs a wait on virtual time with a scripted probe.
 ///
 /// ```
-/// use waitfor::{simulate, Policy, Script, Spec};
+/// use waitfor::simulate::{simulate, Script};
+/// use waitfor::{Policy, Spec};
 /// let spec = Spec::from_json(r#"{"until": {"matches": "ready"}, "interval_ms": 2000, "max_wait_ms": 60000}"#).unwrap();
 /// let script = Script::from_json(r#"{"steps": [{"text": "a"}, {"text": "a"}, {"text": "ready"}]}"#).unwrap();
 /// let sim = simulate(&spec, &Policy::default(), &script).unwrap();
@@ -204,7 +208,8 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
 /// and want their state machine tested exactly.
 ///
 /// ```
-/// use waitfor::{probe_fn, simulate_probe, Condition, Observation, Pattern, Policy, Spec};
+/// use waitfor::simulate::simulate_probe;
+/// use waitfor::{probe_fn, Condition, Observation, Pattern, Policy, Spec};
 /// use std::time::Duration;
 /// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
 ///     .interval(Duration::from_millis(100));
@@ -306,7 +311,7 @@ fn drive(
 /// vectors through this, so all languages answer identically.
 ///
 /// ```
-/// let answer = waitfor::simulate_json(&serde_json::json!({
+/// let answer = waitfor::simulate::simulate_json(&serde_json::json!({
 ///     "spec": {"until": {"matches": "ok"}, "interval_ms": 100},
 ///     "script": {"steps": [{"text": "no"}, {"text": "ok"}]}
 /// })).unwrap();

@@ -21,12 +21,6 @@ use std::time::{Duration, Instant};
 pub use std::sync::MutexGuard;
 
 /// A mutual-exclusion lock (`std::sync::Mutex` without poisoning).
-///
-/// ```
-/// let count = waitfor::sync::Mutex::new(0);
-/// *count.lock() += 1;
-/// assert_eq!(*count.lock(), 1);
-/// ```
 #[derive(Default, Debug)]
 pub struct Mutex<T>(std::sync::Mutex<T>);
 
@@ -57,22 +51,6 @@ impl<T> Mutex<T> {
 ///
 /// As with any condition variable, change what waiters look at while
 /// holding the mutex they wait with; then a notify after it is never lost.
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::time::Duration;
-/// use waitfor::sync::{Condvar, Mutex};
-/// let pair = Arc::new((Mutex::new(false), Condvar::new()));
-/// let other = pair.clone();
-/// std::thread::spawn(move || {
-///     *other.0.lock() = true;
-///     other.1.notify_all();
-/// });
-/// let mut ready = pair.0.lock();
-/// while !*ready {
-///     pair.1.wait_for(&mut ready, Duration::from_millis(100));
-/// }
-/// ```
 #[derive(Default, Debug)]
 pub struct Condvar {
     inner: std::sync::Condvar,

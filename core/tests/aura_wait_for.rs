@@ -12,7 +12,8 @@ use waitfor::profiles::{
     call, definitions, prepare, refusal_notices, Host, Notice, ToolCaller, ToolProgress,
     UNKNOWN_TOOL,
 };
-use waitfor::{simulate_json, ProbeContext, ProbeError};
+use waitfor::simulate::simulate_json;
+use waitfor::{ProbeContext, ProbeError};
 
 /// A call of the profile on virtual time: `steps` is the simulator's
 /// script (each `{after_ms?, text | error | hang}`).

@@ -4,9 +4,8 @@
 use std::fs;
 use std::time::Duration;
 use waitfor::grants::Grants;
-use waitfor::{
-    CancelToken, Engine, FileProbe, Outcome, Policy, Probe, ProbeContext, Spec, WaitOptions,
-};
+use waitfor::probes::FileProbe;
+use waitfor::{CancelToken, Engine, Outcome, Policy, Probe, ProbeContext, Spec, WaitOptions};
 
 mod files;
 use files::{append, temp_dir};

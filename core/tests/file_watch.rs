@@ -7,10 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::{
-    file_watch, Condition, Engine, FileProbe, Outcome, Pattern, Spec, ViewKind, WaitHandle,
-    WaitResult,
-};
+use waitfor::probes::{file_watch, FileProbe};
+use waitfor::{Condition, Engine, Outcome, Pattern, Spec, ViewKind, WaitHandle, WaitResult};
 
 mod files;
 use files::{append, temp_dir};

@@ -7,7 +7,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::{file_watch, Condition, Engine, FileProbe, Outcome, Pattern, Spec, ViewKind};
+use waitfor::probes::{file_watch, FileProbe};
+use waitfor::{Condition, Engine, Outcome, Pattern, Spec, ViewKind};
 
 mod files;
 use files::temp_dir;

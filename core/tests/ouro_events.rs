@@ -1,7 +1,7 @@
 //! The event wait on the real engine over real JSON Lines files: resume
 //! after `timed-out`, gone (terminal event, removed file), a replaced file,
-//! malformed lines, the `ouro/wait` profile and the `waitfor events` command
-//! logic.
+//! malformed lines and the `ouro/wait` profile (the `waitfor events`
+//! command's own tests are in cli/tests/events.rs).
 
 use std::fs::{self};
 use std::path::Path;
@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use waitfor::ouro::{
-    run_events, start, validate_wait, wait_for, CommandTemplate, EventsOutput, EventsQuery,
-    JsonlError, JsonlSource, Resume, WaitForError, WaitState, EXIT_SOURCE, EXIT_USAGE,
+    start, validate_wait, wait_for, CommandTemplate, EventsQuery, JsonlError, JsonlSource, Resume,
+    WaitForError, WaitState,
 };
 use waitfor::profiles::{self, Host};
 
@@ -178,68 +178,6 @@ fn a_bad_cursor_is_refused_before_waiting() {
     assert!(err.to_string().contains("j9.1"), "{err}");
 }
 
-fn run(q: &EventsQuery, output: EventsOutput) -> (i32, String, String) {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run_events(q, output, "waitfor", &mut out, &mut err, &|| false);
-    (
-        code,
-        String::from_utf8(out).unwrap(),
-        String::from_utf8(err).unwrap(),
-    )
-}
-
-#[test]
-fn the_command_prints_text_json_and_exit_codes() {
-    let dir = TempDir::new("command");
-    let path = dir.file("log.jsonl");
-    append(
-        &path,
-        &("oops\n".to_string() + &line("build.done", "build 7 passed")),
-    );
-    let (code, out, err) = run(&query(&path, "build.done", 5000), EventsOutput::default());
-    assert_eq!(code, 0);
-    assert!(
-        out.starts_with("2026-01-01T00:00:00Z build.done by ci: build 7 passed\n"),
-        "{out}"
-    );
-    assert!(err.contains("line 1 (byte 0) skipped: not JSON"), "{err}");
-
-    let q = query(&path, "deploy.done", 100);
-    let (code, out, _) = run(
-        &q,
-        EventsOutput {
-            json: true,
-            follow: false,
-        },
-    );
-    assert_eq!(code, 1);
-    let w: Value = serde_json::from_str(out.trim()).unwrap();
-    assert_eq!(w["state"], "timed-out");
-    let cmd = w["resume"]["command"].as_str().unwrap();
-    assert_eq!(
-        cmd,
-        format!(
-            "waitfor events {} --type deploy.done --timeout 100ms --cursor {}",
-            path.display(),
-            w["cursor"].as_str().unwrap()
-        )
-    );
-
-    let (code, out, _) = run(&q, EventsOutput::default());
-    assert_eq!(code, 1);
-    assert!(out.contains("\nresume: waitfor events "), "{out}");
-
-    let mut bad = q.clone();
-    bad.cursor = Some("nope".into());
-    let (code, _, err) = run(&bad, EventsOutput::default());
-    assert_eq!((code, err.contains("nope")), (EXIT_USAGE, true));
-
-    let mut replaced = q.clone();
-    replaced.cursor = Some("j2.5.0.1.1".into());
-    let (code, _, err) = run(&replaced, EventsOutput::default());
-    assert_eq!(code, EXIT_SOURCE, "{err}");
-}
-
 #[test]
 fn the_profile_is_listed_with_the_envelope_schema() {
     let defs = profiles::definitions();
@@ -315,66 +253,6 @@ fn the_profile_clamps_the_timeout_to_the_host_ceiling() {
     let out = profiles::call("ouro/wait", &json!({"path": path, "timeout": "1h"}), &host).unwrap();
     assert_eq!(out["state"], "timed-out");
     assert!(started.elapsed() < Duration::from_secs(60));
-}
-
-#[test]
-fn an_interrupted_command_prints_its_resume_and_exits_130() {
-    let dir = TempDir::new("interrupt");
-    let path = dir.file("log.jsonl");
-    append(&path, "");
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let q = query(&path, "never", 60_000);
-    let output = EventsOutput {
-        json: true,
-        follow: false,
-    };
-    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| true);
-    assert_eq!(code, waitfor::ouro::EXIT_CANCELLED);
-    let w: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(w["state"], "timed-out");
-    assert_eq!(w["reason"], "cancelled before a matching event");
-    assert!(w["resume"]["command"]
-        .as_str()
-        .unwrap()
-        .contains("--cursor j2."));
-}
-
-#[test]
-fn the_command_follows_a_stream_as_json_lines() {
-    let dir = TempDir::new("follow");
-    let path = dir.file("log.jsonl");
-    append(&path, &(line("x", "one") + &line("y", "skipped")));
-    let writer_path = path.clone();
-    let writer = std::thread::spawn(move || {
-        append(&writer_path, &line("x", "two"));
-        append(&writer_path, &line("closed", "end"));
-    });
-    let mut q = query(&path, "x", 20_000);
-    q.cursor = None;
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let output = EventsOutput {
-        json: false,
-        follow: true,
-    };
-    let code = run_events(&q, output, "waitfor", &mut out, &mut err, &|| false);
-    writer.join().unwrap();
-    let lines: Vec<Value> = String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines[0]["state"], "waiting");
-    assert!(lines[0]["resume"]["command"]
-        .as_str()
-        .unwrap()
-        .contains("--follow --cursor j2.0.0."));
-    let summaries: Vec<&str> = lines[1..lines.len() - 1]
-        .iter()
-        .map(|l| l["summary"].as_str().unwrap())
-        .collect();
-    assert_eq!(summaries, ["one", "two"]);
-    assert_eq!(lines.last().unwrap()["state"], "gone");
-    assert_eq!(code, 1);
 }
 
 #[test]

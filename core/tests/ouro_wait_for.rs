@@ -10,7 +10,7 @@ use waitfor::ouro::{
     simulate_follow, simulate_wait_for, validate_wait, AxEvent, CommandTemplate, EventFilter,
     EventMatcher, FollowLine, NextStep, Resume, WaitForError, WaitForOptions, WaitRead, WaitState,
 };
-use waitfor::Control;
+use waitfor::simulate::Control;
 
 fn event(n: u64, kind: &str) -> AxEvent {
     serde_json::from_value(json!({

@@ -13,10 +13,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use waitfor::probes::FileProbe;
+use waitfor::simulate::{simulate, simulate_probe, Control, Script, ScriptStep};
 use waitfor::{
-    probe_fn, simulate, simulate_probe, Backoff, Condition, Control, ErrorPolicy, FileProbe,
-    Observation, Outcome, Pattern, Policy, Probe, ProbeContext, ProbeError, ProbeMode, ResumeToken,
-    Script, ScriptStep, Spec,
+    probe_fn, Backoff, Condition, ErrorPolicy, Observation, Outcome, Pattern, Policy, Probe,
+    ProbeContext, ProbeError, ProbeMode, ResumeToken, Spec,
 };
 
 fn ms(n: u64) -> Duration {

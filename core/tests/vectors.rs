@@ -47,7 +47,7 @@ fn every_vector_gives_its_expected_answer() {
                 file.file_name().unwrap().to_string_lossy(),
                 vector["name"]
             );
-            match waitfor::simulate_json(vector) {
+            match waitfor::simulate::simulate_json(vector) {
                 Ok(answer) => {
                     let mut wrong = Vec::new();
                     contains(&answer, &vector["expect"], "", &mut wrong);

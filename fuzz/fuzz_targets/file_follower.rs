@@ -20,7 +20,8 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use waitfor::{CancelToken, FileProbe, Probe, ProbeContext, ResumeToken};
+use waitfor::probes::FileProbe;
+use waitfor::{CancelToken, Probe, ProbeContext, ResumeToken};
 
 #[derive(Arbitrary, Debug)]
 enum Op {

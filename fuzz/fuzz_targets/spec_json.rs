@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 use std::time::Duration;
-use waitfor::{simulate, Observation, Policy, ProbeError, Rule, Script, ScriptStep, Spec};
+use waitfor::simulate::{simulate, Script, ScriptStep};
+use waitfor::{Observation, Policy, ProbeError, Rule, Spec};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

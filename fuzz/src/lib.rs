@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 use waitfor::profiles::{prepare, Host, ToolError};
-use waitfor::{simulate, Observation, Rule, Script, ScriptStep, SpecError};
+use waitfor::simulate::{simulate, Script, ScriptStep};
+use waitfor::{Observation, Rule, SpecError};
 
 /// A directory of this fuzzing process's own, made on first use.
 pub fn scratch_dir() -> &'static Path {

@@ -353,9 +353,9 @@ fn incremental_matching() {
     )
     .max_wait(Duration::from_secs(3600))
     .output_cap(1 << 20);
-    let mut snapshots = waitfor::sampler::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
+    let mut snapshots = waitfor::simulate::Sampler::new(&spec, ProbeMode::Snapshot).unwrap();
     let stream_spec = spec.clone().view(waitfor::ViewKind::Fresh);
-    let mut stream = waitfor::sampler::Sampler::new(&stream_spec, ProbeMode::Stream).unwrap();
+    let mut stream = waitfor::simulate::Sampler::new(&stream_spec, ProbeMode::Stream).unwrap();
     let rescan: Vec<regex::Regex> = patterns
         .iter()
         .chain(&stops)
@@ -429,7 +429,7 @@ fn file_waits_run(watch: bool) -> FileRun {
     const WAITS: u64 = 10_000;
     let interval = Duration::from_millis(50);
     let steady = Duration::from_secs(3);
-    waitfor::file_watch::set_enabled(watch);
+    waitfor::probes::file_watch::set_enabled(watch);
     let dir =
         std::env::temp_dir().join(format!("waitfor-bench-file-{}-{watch}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -441,7 +441,7 @@ fn file_waits_run(watch: bool) -> FileRun {
     let appended_at = Arc::new(Mutex::new(Instant::now()));
     let handles: Vec<_> = (0..WAITS)
         .map(|_| {
-            let probe = waitfor::FileProbe::new(&path).count_reads(reads.clone());
+            let probe = waitfor::probes::FileProbe::new(&path).count_reads(reads.clone());
             let options = records_reaction(&reactions, &appended_at);
             Engine::global()
                 .start_with(
@@ -471,7 +471,7 @@ fn file_waits_run(watch: bool) -> FileRun {
     }
     let reactions = reactions.lock().unwrap().clone();
     let _ = std::fs::remove_dir_all(&dir);
-    waitfor::file_watch::set_enabled(true);
+    waitfor::probes::file_watch::set_enabled(true);
     FileRun {
         cpu,
         reads_per_sec,
@@ -481,7 +481,7 @@ fn file_waits_run(watch: bool) -> FileRun {
 
 /// One file wait at 50 ms, 50 rounds: from an append to the result.
 fn one_file_wait_reactions(watch: bool) -> Vec<Duration> {
-    waitfor::file_watch::set_enabled(watch);
+    waitfor::probes::file_watch::set_enabled(watch);
     let dir = std::env::temp_dir().join(format!("waitfor-bench-one-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -489,7 +489,7 @@ fn one_file_wait_reactions(watch: bool) -> Vec<Duration> {
     let reactions = (0..50)
         .map(|_| {
             let reads = Arc::new(AtomicU64::new(0));
-            let probe = waitfor::FileProbe::new(&path).count_reads(reads.clone());
+            let probe = waitfor::probes::FileProbe::new(&path).count_reads(reads.clone());
             let spec = spec(Duration::from_millis(50), Duration::from_secs(60))
                 .view(waitfor::ViewKind::Fresh);
             let handle = Engine::global().start(spec, probe).unwrap();
@@ -508,7 +508,7 @@ fn one_file_wait_reactions(watch: bool) -> Vec<Duration> {
         })
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    waitfor::file_watch::set_enabled(true);
+    waitfor::probes::file_watch::set_enabled(true);
     reactions
 }
 

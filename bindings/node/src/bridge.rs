@@ -23,9 +23,9 @@ use napi::bindgen_prelude::{FnArgs, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
+use parking_lot::Mutex;
 use serde_json::Value;
 use waitfor::profiles::ToolCaller;
-use waitfor::sync::Mutex;
 use waitfor::{ProbeContext, ProbeError};
 
 use crate::answer::{self, Answer};

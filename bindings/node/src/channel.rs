@@ -23,7 +23,7 @@ use napi::bindgen_prelude::{Float64ArraySlice, Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
-use waitfor::sync::Mutex;
+use parking_lot::Mutex;
 use waitfor::{CallsBegun, Engine, WaitControl, WaitResult};
 
 use crate::batch::Call;

@@ -113,7 +113,7 @@ fn error_json(err: &profiles::ToolError) -> Value {
 pub fn simulate(vector: String) -> napi::Result<Value> {
     let vector: Value = serde_json::from_str(&vector)
         .map_err(|e| errors::other("invalid_arguments", format!("vector: not JSON: {e}")))?;
-    waitfor::simulate_json(&vector).map_err(|e| errors::spec(&e))
+    waitfor::simulate::simulate_json(&vector).map_err(|e| errors::spec(&e))
 }
 
 /// What a host tool throws (as an Error's message) for a tool the server

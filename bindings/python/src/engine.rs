@@ -8,8 +8,8 @@
 //! parent's engine is left alone in the child (its threads are gone; it is
 //! never touched again).
 
+use crate::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
-use waitfor::sync::Mutex;
 use waitfor::Engine;
 
 static ENGINE: AtomicPtr<Engine> = AtomicPtr::new(std::ptr::null_mut());

@@ -5,6 +5,7 @@ use crate::convert;
 use crate::errors;
 use crate::invoke::{attached, prepend, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
+use crate::sync::Mutex;
 use pyo3::exceptions::{PyTimeoutError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -12,7 +13,6 @@ use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::{Notice, Render, Report, ToolProgress};
-use waitfor::sync::Mutex;
 use waitfor::{Progress, WaitControl, WaitOptions, WaitResult};
 
 /// How often a blocked `result()` looks for Ctrl-C. Where a signal ends

@@ -3,6 +3,7 @@
 //! run it in the caller's `contextvars` context, run a coroutine on the
 //! caller's event loop, remember the exception a call raised.
 
+use crate::sync::{Mutex, MutexGuard};
 use crossbeam_channel::{Receiver, Sender};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -13,7 +14,6 @@ use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::sync::{Mutex, MutexGuard};
 use waitfor::{CancelToken, ProbeError};
 
 /// Set at interpreter exit: from then on no engine thread attaches.

@@ -17,7 +17,7 @@ pub struct Ready {
     #[cfg(target_os = "linux")]
     word: std::sync::atomic::AtomicU32,
     #[cfg(not(target_os = "linux"))]
-    set: (waitfor::sync::Mutex<bool>, waitfor::sync::Condvar),
+    set: (crate::sync::Mutex<bool>, std::sync::Condvar),
 }
 
 #[cfg(target_os = "linux")]
@@ -79,7 +79,12 @@ impl Ready {
     pub fn wait(&self, timeout: Duration) -> bool {
         let mut set = self.set.0.lock();
         if !*set {
-            self.set.1.wait_for(&mut set, timeout);
+            set = self
+                .set
+                .1
+                .wait_timeout(set, timeout)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
         *set
     }

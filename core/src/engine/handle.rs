@@ -2,6 +2,7 @@
 
 use super::queue::Queue;
 use super::scheduler::Msg;
+use crate::probe::{Inbox, Waker};
 use crate::result::WaitResult;
 use crate::sync::{Condvar, Mutex};
 use std::sync::Arc;
@@ -114,55 +115,16 @@ impl WaitControl {
     }
 }
 
-/// Wakes one wait, and can do nothing else: what a probe's push source
-/// holds. Waking a wait that already ended does nothing.
-///
-/// ```
-/// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
-/// let spec = Spec::new(Condition::Matches(Pattern::literal("never")));
-/// let handle = Engine::global().start(spec, probe_fn(|_| Ok(Observation::text("")))).unwrap();
-/// let waker = handle.control().waker();
-/// waker.wake();
-/// handle.control().cancel();
-/// ```
-#[derive(Clone)]
-pub struct Waker {
-    control: WaitControl,
-}
-
-impl Waker {
-    /// Asks for a sample now.
-    pub fn wake(&self) {
-        self.control.wake();
-    }
-
-    /// Wakes many waits with one hand-off per engine instead of one per
-    /// wait: a push source that wakes thousands of waits at once.
-    pub(crate) fn wake_all<'a>(wakers: impl IntoIterator<Item = &'a Waker>) {
-        let mut batches: Vec<(&Arc<Queue<Msg>>, Vec<Msg>)> = Vec::new();
-        for waker in wakers {
-            let control = &waker.control;
-            let msg = Msg::Wake(control.id);
-            match batches
-                .iter_mut()
-                .find(|(tx, _)| Arc::ptr_eq(tx, &control.tx))
-            {
-                Some((_, msgs)) => msgs.push(msg),
-                None => batches.push((&control.tx, vec![msg])),
-            }
-        }
-        for (tx, msgs) in batches {
-            tx.push_all(msgs);
-        }
-    }
-}
-
 impl WaitControl {
     /// A [`Waker`] for this wait.
     pub fn waker(&self) -> Waker {
-        Waker {
-            control: self.clone(),
-        }
+        Waker::new(self.id, self.tx.clone())
+    }
+}
+
+impl Inbox for Queue<Msg> {
+    fn wake(&self, ids: &mut dyn Iterator<Item = u64>) {
+        self.push_all(ids.map(Msg::Wake));
     }
 }
 

@@ -10,19 +10,17 @@ mod scheduler;
 mod timers;
 mod workers;
 
-pub use handle::{WaitControl, WaitHandle, Waker};
+pub use handle::{WaitControl, WaitHandle};
 pub use reply::Reply;
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
-use crate::grants::{Grants, Refused};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
 use crate::probe::ProbeContext;
-use crate::probe::{AsyncProbe, CallsBegun, FileProbe, Probe, ProbeMode};
+use crate::probe::{AsyncProbe, CallsBegun, Probe, ProbeMode};
 use crate::result::WaitResult;
-use crate::resume::ResumeToken;
-use crate::spec::{ProbeSpec, Spec, ViewKind};
+use crate::spec::{Spec, ViewKind};
 use crate::sync::Mutex;
 use handle::{Calling, DeferredCell, ProbeCell, ProbeHolder, Slot};
 use queue::Queue;
@@ -175,7 +173,9 @@ impl Engine {
         let started = self.epoch.elapsed();
         let probe = match (probe, &spec.probe) {
             (Some(probe), None) => probe,
-            (None, Some(builtin)) => builtin_probe(builtin, &spec, &options.policy.grants)?,
+            (None, Some(builtin)) => {
+                crate::probes::builtin(builtin, &spec, &options.policy.grants)?
+            }
             (Some(_), Some(_)) => return Err(two_probes()),
             (None, None) => {
                 return Err(SpecError::new(
@@ -328,67 +328,6 @@ fn two_probes() -> SpecError {
         Rule::Conflict,
         "the spec names a built-in probe and the host passed one too",
     )
-}
-
-/// The spec's built-in probe, if the host's grants let it reach its target.
-fn builtin_probe(
-    builtin: &ProbeSpec,
-    spec: &Spec,
-    grants: &Grants,
-) -> Result<Box<dyn Probe>, SpecError> {
-    let refused = |field: &str, r: Refused| SpecError::new(field, Rule::NotGranted, r.0);
-    let resume = spec
-        .resume
-        .as_deref()
-        .map(ResumeToken::decode)
-        .transpose()?;
-    Ok(match builtin {
-        ProbeSpec::Command { argv, cwd, stderr } => {
-            grants
-                .check_command(argv)
-                .map_err(|r| refused("probe.command.argv", r))?;
-            Box::new(crate::probe::CommandProbe::new(
-                argv.clone(),
-                cwd.clone(),
-                *stderr,
-            ))
-        }
-        #[cfg(not(unix))]
-        ProbeSpec::Tmux { .. } => {
-            return Err(SpecError::new(
-                "probe.tmux",
-                Rule::Unsupported,
-                crate::tmux::NEEDS_UNIX_HOST,
-            ))
-        }
-        #[cfg(unix)]
-        ProbeSpec::Tmux {
-            pane,
-            socket_name,
-            push,
-        } => {
-            let tmux = match socket_name {
-                Some(name) => {
-                    grants
-                        .check_tmux_socket_name(name)
-                        .map_err(|r| refused("probe.tmux.socket_name", r))?;
-                    crate::tmux::Tmux::new().with_socket_name(name)
-                }
-                None => crate::tmux::Tmux::new(),
-            };
-            Box::new(crate::tmux::PaneProbe::new(tmux, pane.clone()).push(*push))
-        }
-        ProbeSpec::File { path } => {
-            grants
-                .resolve_file(path)
-                .map_err(|r| refused("probe.file.path", r))?;
-            let probe = FileProbe::new(path).within(grants.clone());
-            Box::new(match &resume {
-                Some(token) => probe.resume_from(token),
-                None => probe,
-            })
-        }
-    })
 }
 
 #[cfg(test)]

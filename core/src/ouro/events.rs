@@ -1,23 +1,15 @@
 //! The JSON Lines event wait that `waitfor events FILE` and the `ouro/wait`
 //! profile run: a query (file, filters, cursor, time limit) turned into
-//! [`WaitForOptions`] over a [`JsonlSource`], and the command itself.
+//! [`WaitForOptions`] over a [`JsonlSource`].
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::cursor::JsonlCursor;
-use super::envelope::{AxRef, Wait};
-use super::exit::{default_exit_table, wait_exit};
-use super::jsonl::{JsonlError, JsonlSource, Malformed};
+use super::envelope::AxRef;
+use super::jsonl::{JsonlError, JsonlSource};
 use super::matcher::{EventMatchSpec, EventMatcher};
-use super::template::{shell_quote, CommandTemplate};
-use super::text::wait_text;
-use super::wait_for::{
-    start, start_follow, EventFilter, FollowLine, Resume, WaitForError, WaitForOptions,
-    DEFAULT_INTERVAL,
-};
-use crate::duration::format_duration;
+use super::wait_for::{EventFilter, Resume, WaitForError, WaitForOptions, DEFAULT_INTERVAL};
 use crate::grants::Grants;
 use crate::keyed::CursorKey;
 
@@ -28,22 +20,6 @@ use crate::keyed::CursorKey;
 /// assert_eq!(waitfor::ouro::CURSOR_END, "end");
 /// ```
 pub const CURSOR_END: &str = "end";
-
-/// Exit code of `waitfor events` when its input is wrong (a bad flag, a bad
-/// cursor, a bad pattern).
-pub const EXIT_USAGE: i32 = 2;
-
-/// Exit code of `waitfor events` when the file cannot be read from the
-/// cursor (it was replaced, truncated or rewritten, or an I/O error): the
-/// `waitfor` command's "probe error".
-pub const EXIT_SOURCE: i32 = 5;
-
-/// Exit code of `waitfor events` when the host interrupted it (Ctrl-C), as
-/// a shell reports SIGINT; the envelope is still printed, with its resume.
-pub const EXIT_CANCELLED: i32 = 130;
-
-/// How often [`run_events`] prints streamed lines and asks `interrupted`.
-const TICK: Duration = Duration::from_millis(50);
 
 /// A wait on a JSON Lines event file.
 ///
@@ -171,188 +147,20 @@ impl EventsQuery {
                 .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
         )
     }
-
-    /// The command line that runs this query again from `{cursor}`:
-    /// `{program} events FILE [--for F] [--target JSON] [--type T] [--by B]
-    /// [--summary S [--regex] [--ignore-case]] [--timeout D] [--follow]
-    /// --cursor {cursor}`, every value shell-quoted.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use waitfor::ouro::EventsQuery;
-    /// let mut q = EventsQuery::new("my log.jsonl");
-    /// q.filter.kind = Some("build.done".into());
-    /// q.timeout = Some(Duration::from_secs(90));
-    /// let t = q.command_template("waitfor", false);
-    /// assert_eq!(t.render(Some("j1.5.1.0.0.0")).unwrap(),
-    ///     "waitfor events 'my log.jsonl' --type build.done --timeout 90s --cursor j1.5.1.0.0.0");
-    /// ```
-    pub fn command_template(&self, program: &str, follow: bool) -> CommandTemplate {
-        let mut words = vec![
-            shell_quote(program),
-            "events".to_string(),
-            shell_quote(&self.path.to_string_lossy()),
-        ];
-        let mut flag = |name: &str, value: &str| {
-            words.push(name.to_string());
-            words.push(shell_quote(value));
-        };
-        if let Some(f) = &self.for_ {
-            flag("--for", f);
-        }
-        if let Some(t) = &self.target {
-            flag("--target", &t.to_string());
-        }
-        let spec = &self.filter;
-        if let Some(k) = &spec.kind {
-            flag("--type", k);
-        }
-        if let Some(b) = &spec.by {
-            flag("--by", b);
-        }
-        if let Some(s) = &spec.summary {
-            flag("--summary", s);
-        }
-        if let Some(t) = self.timeout {
-            flag("--timeout", &format_duration(t.as_millis() as u64));
-        }
-        if spec.summary_regex {
-            words.push("--regex".into());
-        }
-        if spec.ignore_case {
-            words.push("--ignore-case".into());
-        }
-        if follow {
-            words.push("--follow".into());
-        }
-        words.push("--cursor".into());
-        let escaped = words.join(" ").replace('{', "{{").replace('}', "}}");
-        CommandTemplate::parse(&format!("{escaped} {{cursor}}"))
-            .expect("escaped words and one {cursor} always parse")
-    }
 }
 
-/// How `waitfor events` prints.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EventsOutput {
-    /// The envelope as one JSON line instead of text.
-    pub json: bool,
-    /// Stream: a `waiting` line, each matching event, then the final
-    /// envelope, all as JSON lines.
-    pub follow: bool,
-}
-
-/// Runs `waitfor events`: waits, prints to `out` (text from
-/// [`wait_text`], or JSON lines), reports malformed lines and errors on
-/// `err`, and returns the exit code: [`wait_exit`] with the default table
-/// (0 for `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`]
-/// for bad input, [`EXIT_SOURCE`] when the file cannot be read from the
-/// cursor, [`EXIT_CANCELLED`] once `interrupted` said so (it is asked every
-/// 50 ms; the wait is cancelled and its envelope still printed). `program`
-/// is how the resume command names the binary.
+/// The JSONL source's error behind `e`, if one is in its chain: a cursor
+/// that does not fit ([`JsonlError::BadCursor`]) is the caller's mistake,
+/// the others are the file's.
 ///
 /// ```
-/// use waitfor::ouro::{run_events, EventsOutput, EventsQuery};
-/// let q = EventsQuery::new("/nonexistent/waitfor-doc.jsonl");
-/// let (mut out, mut err) = (Vec::new(), Vec::new());
-/// let code = run_events(&q, EventsOutput::default(), "waitfor", &mut out, &mut err, &|| false);
-/// assert_eq!(code, 1); // gone: the file does not exist
-/// assert!(String::from_utf8(out).unwrap().starts_with("gone: "));
+/// use waitfor::ouro::{jsonl_error, CommandTemplate, EventsQuery, JsonlError, Resume};
+/// let q = EventsQuery { cursor: Some("nope".into()), ..EventsQuery::new("x.jsonl") };
+/// let resume = Resume::Template(CommandTemplate::parse("again {cursor}").unwrap());
+/// let err = q.options(resume).err().unwrap();
+/// assert!(matches!(jsonl_error(&err), Some(JsonlError::BadCursor { .. })));
 /// ```
-pub fn run_events(
-    query: &EventsQuery,
-    output: EventsOutput,
-    program: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    interrupted: &dyn Fn() -> bool,
-) -> i32 {
-    let resume = Resume::Template(query.command_template(program, output.follow));
-    let started = query.options(resume).and_then(|options| {
-        if output.follow {
-            // Lines come from an engine worker; a channel brings them here.
-            let (tx, rx) = std::sync::mpsc::channel::<String>();
-            let running = start_follow(options, move |line| {
-                let text = match line {
-                    FollowLine::Waiting(w) => serde_json::to_string(w),
-                    FollowLine::Event(e) => serde_json::to_string(e),
-                };
-                let _ = tx.send(text.unwrap_or_default());
-            })?;
-            Ok((running, Some(rx)))
-        } else {
-            Ok((start(options)?, None))
-        }
-    });
-    let (running, lines) = match started {
-        Ok(started) => started,
-        Err(e) => return report_error(&e, err),
-    };
-    let print_lines = |out: &mut dyn Write| {
-        for line in lines.iter().flat_map(|rx| rx.try_iter()) {
-            let _ = writeln!(out, "{line}").and_then(|_| out.flush());
-        }
-    };
-    let mut cancelled = false;
-    let done = loop {
-        print_lines(out);
-        if !cancelled && interrupted() {
-            running.cancel();
-            cancelled = true;
-        }
-        if let Some(done) = running.wait_timeout(TICK) {
-            print_lines(out);
-            break done;
-        }
-    };
-    let done = match done {
-        Ok(done) => done,
-        Err(e) => return report_error(&e, err),
-    };
-    for m in &done.malformed {
-        let _ = writeln!(err, "{}", malformed_line(query, m));
-    }
-    let printed = if output.json || output.follow {
-        serde_json::to_string(&done.wait).map_err(std::io::Error::other)
-    } else {
-        Ok(wait_text(&done.wait))
-    };
-    let _ = printed.and_then(|text| writeln!(out, "{text}").and_then(|_| out.flush()));
-    if cancelled {
-        EXIT_CANCELLED
-    } else {
-        exit_code(&done.wait)
-    }
-}
-
-fn exit_code(w: &Wait) -> i32 {
-    wait_exit(w, &default_exit_table(), None)
-}
-
-fn malformed_line(query: &EventsQuery, m: &Malformed) -> String {
-    format!(
-        "waitfor events: {}: line {} (byte {}) skipped: {}",
-        query.path.display(),
-        m.line,
-        m.offset,
-        m.reason
-    )
-}
-
-fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
-    let _ = writeln!(err, "waitfor events: {e}");
-    match e {
-        WaitForError::Read(_) => match jsonl_error(e) {
-            Some(JsonlError::BadCursor { .. }) => EXIT_USAGE,
-            _ => EXIT_SOURCE,
-        },
-        WaitForError::Options { .. } | WaitForError::Resume(_) => EXIT_USAGE,
-        WaitForError::Envelope(_) | WaitForError::Engine(_) => EXIT_SOURCE,
-    }
-}
-
-/// The JSONL source's error behind `e`, if one is in its chain.
-pub(crate) fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
+pub fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
         if let Some(j) = c.downcast_ref::<JsonlError>() {

@@ -3,7 +3,7 @@
 //! source with a declarative event matcher, and the wait itself
 //! ([`wait_for`], [`start`], [`follow`], on the engine; [`simulate_wait_for`]
 //! on virtual time) with the JSONL query behind `waitfor events`
-//! ([`EventsQuery`], [`run_events`]).
+//! ([`EventsQuery`]).
 //!
 //! The contract is `shared/seeds/ouro-ax-wait.md`; the seed's camelCase
 //! names are kept in JSON, and its functions map to snake_case here
@@ -31,10 +31,7 @@ pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
     WAIT_VERSION,
 };
-pub(crate) use events::jsonl_error;
-pub use events::{
-    run_events, EventsOutput, EventsQuery, CURSOR_END, EXIT_CANCELLED, EXIT_SOURCE, EXIT_USAGE,
-};
+pub use events::{jsonl_error, EventsQuery, CURSOR_END};
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
 };

@@ -706,7 +706,7 @@ fn build_follow(
     Ok((built, waiting))
 }
 
-/// Runs a wait on virtual time ([`crate::simulate_probe`]): reads answer at
+/// Runs a wait on virtual time ([`crate::simulate::simulate_probe`]): reads answer at
 /// once, at the virtual times the engine's schedule gives, and `controls`
 /// (cancel, wake) act at theirs. The envelope is exact: set
 /// [`WaitForOptions::started_at`] for fixed timestamps.

@@ -12,7 +12,8 @@ use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 /// ends with its over-cap error).
 ///
 /// ```
-/// use waitfor::{CommandProbe, Probe};
+/// use waitfor::probes::CommandProbe;
+/// use waitfor::Probe;
 /// let probe = CommandProbe::new(vec!["kubectl".into(), "get".into(), "pods".into()], None, true);
 /// assert_eq!(probe.name(), "kubectl");
 /// ```

@@ -1,8 +1,8 @@
 //! The `file` probe: bytes appended to a file since the wait began.
 
 use super::file_watch::Watch;
+use super::Waker;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
-use crate::engine::Waker;
 use crate::file_id;
 use crate::grants::Grants;
 use crate::resume::{FilePosition, ResumeToken};
@@ -28,7 +28,8 @@ use std::sync::Arc;
 /// a watch it reads at every sample.
 ///
 /// ```
-/// use waitfor::{FileProbe, Probe};
+/// use waitfor::probes::FileProbe;
+/// use waitfor::Probe;
 /// let probe = FileProbe::new("/tmp/does-not-exist-yet.log");
 /// assert_eq!(probe.name(), "file");
 /// ```
@@ -82,7 +83,7 @@ impl FileProbe {
     ///
     /// ```
     /// use waitfor::grants::Grants;
-    /// let probe = waitfor::FileProbe::new("/var/log/app.log").within(Grants::none().file_root("/var/log"));
+    /// let probe = waitfor::probes::FileProbe::new("/var/log/app.log").within(Grants::none().file_root("/var/log"));
     /// # let _ = probe;
     /// ```
     pub fn within(mut self, grants: Grants) -> Self {

@@ -14,7 +14,7 @@
 //! filesystem whose events are not trusted), the probe reads at every
 //! sample as it would without a watch.
 
-use crate::engine::Waker;
+use super::Waker;
 use crate::sync::Mutex;
 use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::collections::HashMap;

@@ -5,6 +5,7 @@ mod command;
 mod deferred;
 mod file;
 mod file_watch;
+mod waker;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
@@ -12,10 +13,12 @@ pub use deferred::{AsyncProbe, CallsBegun};
 pub use file::FileProbe;
 #[doc(hidden)]
 pub use file_watch::hooks as file_watch_hooks;
+pub(crate) use waker::Inbox;
+pub use waker::Waker;
+
+pub use crate::observation::{Observation, ProbeMode};
 
 use crate::cancel::CancelToken;
-use crate::engine::Waker;
-use serde_json::Value;
 use std::time::Duration;
 
 /// What a probe call is told about itself.
@@ -32,90 +35,6 @@ pub struct ProbeContext {
     /// Largest observation the wait accepts, in bytes; a probe may stop
     /// reading one byte past it.
     pub output_cap: usize,
-}
-
-/// One observation: text, optionally structured output, and facts.
-///
-/// ```
-/// use waitfor::Observation;
-/// let obs = Observation::text("ready\n").with_exit_code(0);
-/// assert_eq!(obs.exit_code, Some(0));
-/// let obs = Observation::json(serde_json::json!({"status": "ok"}));
-/// assert!(obs.text.contains("ok"));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Observation {
-    /// The text the conditions read.
-    pub text: String,
-    /// Structured output, for JSON pointer conditions.
-    pub json: Option<Value>,
-    /// Exit status of a process the probe ran.
-    pub exit_code: Option<i32>,
-    /// The target can no longer change (process gone, pane dead, ...).
-    pub gone: bool,
-    /// The target is on an alternate screen (a pager, an editor, a
-    /// full-screen program repainting everything): this observation is not
-    /// output, so it is neither matched nor compared, and the result
-    /// reports `alternate_screen`.
-    pub alternate_screen: bool,
-    /// What the target showed when the wait began, for a probe that keeps
-    /// its own entry anchor and observes only what is new: never read by
-    /// the conditions, but a success pattern that matches it sets the
-    /// result's `matched_at_entry`. Only the first observation's counts.
-    pub at_entry: Option<String>,
-}
-
-impl Observation {
-    /// A text observation.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            ..Self::default()
-        }
-    }
-
-    /// A structured observation; its text is the compact JSON.
-    pub fn json(value: Value) -> Self {
-        Self {
-            text: value.to_string(),
-            json: Some(value),
-            ..Self::default()
-        }
-    }
-
-    /// Adds an exit status.
-    pub fn with_exit_code(mut self, code: i32) -> Self {
-        self.exit_code = Some(code);
-        self
-    }
-
-    /// Marks the target as gone.
-    pub fn with_gone(mut self) -> Self {
-        self.gone = true;
-        self
-    }
-
-    /// Marks the target as on an alternate screen (see
-    /// [`Observation::alternate_screen`]).
-    ///
-    /// ```
-    /// assert!(waitfor::Observation::text("").with_alternate_screen().alternate_screen);
-    /// ```
-    pub fn with_alternate_screen(mut self) -> Self {
-        self.alternate_screen = true;
-        self
-    }
-
-    /// Adds what the target showed at entry (see [`Observation::at_entry`]).
-    ///
-    /// ```
-    /// let obs = waitfor::Observation::text("").with_at_entry("$ make\nready");
-    /// assert_eq!(obs.at_entry.as_deref(), Some("$ make\nready"));
-    /// ```
-    pub fn with_at_entry(mut self, text: impl Into<String>) -> Self {
-        self.at_entry = Some(text.into());
-        self
-    }
 }
 
 /// A failed probe call. The engine counts it and applies the spec's
@@ -160,18 +79,6 @@ impl ProbeError {
             ..Self::new(message)
         }
     }
-}
-
-/// Whether each observation is the whole state or only what is new.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProbeMode {
-    /// Each observation is the full current state (a command's output, a
-    /// screen). The fresh view diffs it against what it saw before.
-    #[default]
-    Snapshot,
-    /// Each observation holds only what was added since the last call (a
-    /// file's appended bytes). The fresh view appends it.
-    Stream,
 }
 
 /// A source of observations. The engine calls [`Probe::sample`] on a worker

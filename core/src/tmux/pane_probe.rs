@@ -67,8 +67,7 @@ use super::echo_registry::{echo_key, echo_log};
 use super::{
     ControlClient, ControlState, PanePick, PaneRef, PaneSnapshot, PaneTarget, Rows, Tmux, TmuxError,
 };
-use crate::engine::Waker;
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
+use crate::probe::{Observation, Probe, ProbeContext, ProbeError, Waker};
 use crate::process::RunError;
 use crate::sync::Mutex;
 use std::collections::{HashMap, HashSet};

@@ -2,7 +2,7 @@
 
 mod snapshot_diff;
 
-use crate::probe::ProbeMode;
+use crate::observation::ProbeMode;
 use crate::spec::ViewKind;
 use snapshot_diff::Change;
 

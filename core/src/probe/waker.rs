@@ -1,0 +1,57 @@
+//! How a probe's push source asks for a sample: a [`Waker`] posts to the
+//! inbox of whatever runs the wait (the engine) without depending on it.
+
+use std::sync::Arc;
+
+/// Where a [`Waker`] posts: the inbox of the engine running the wait.
+pub(crate) trait Inbox: Send + Sync {
+    /// Asks for a sample of each of these waits now, with one hand-off.
+    fn wake(&self, ids: &mut dyn Iterator<Item = u64>);
+}
+
+/// Wakes one wait, and can do nothing else: what a probe's push source
+/// holds. Waking a wait that already ended does nothing.
+///
+/// ```
+/// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("never")));
+/// let handle = Engine::global().start(spec, probe_fn(|_| Ok(Observation::text("")))).unwrap();
+/// let waker = handle.control().waker();
+/// waker.wake();
+/// handle.control().cancel();
+/// ```
+#[derive(Clone)]
+pub struct Waker {
+    id: u64,
+    inbox: Arc<dyn Inbox>,
+}
+
+impl Waker {
+    /// A waker for wait `id`, posting to `inbox`.
+    pub(crate) fn new(id: u64, inbox: Arc<dyn Inbox>) -> Self {
+        Self { id, inbox }
+    }
+
+    /// Asks for a sample now.
+    pub fn wake(&self) {
+        self.inbox.wake(&mut std::iter::once(self.id));
+    }
+
+    /// Wakes many waits with one hand-off per engine instead of one per
+    /// wait: a push source that wakes thousands of waits at once.
+    pub(crate) fn wake_all<'a>(wakers: impl IntoIterator<Item = &'a Waker>) {
+        let mut batches: Vec<(&Arc<dyn Inbox>, Vec<u64>)> = Vec::new();
+        for waker in wakers {
+            match batches
+                .iter_mut()
+                .find(|(inbox, _)| Arc::ptr_eq(inbox, &waker.inbox))
+            {
+                Some((_, ids)) => ids.push(waker.id),
+                None => batches.push((&waker.inbox, vec![waker.id])),
+            }
+        }
+        for (inbox, ids) in batches {
+            inbox.wake(&mut ids.into_iter());
+        }
+    }
+}
