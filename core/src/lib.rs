@@ -69,7 +69,9 @@ pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions};
 pub use error::{Rule, SpecError};
 pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};
-pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
+pub use pattern::{
+    Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERN_BYTES,
+};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
     probe_fn, AsyncProbe, CallsBegun, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Waker,

@@ -86,9 +86,11 @@ pub(crate) struct Conditions {
 impl Conditions {
     /// Compiles `spec`'s conditions.
     pub fn compile(spec: &Spec) -> Result<Self, SpecError> {
-        Ok(Self {
-            until: CompiledCondition::compile(&spec.until, "until")?,
-            stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+        crate::pattern::within_wait_budget(|| {
+            Ok(Self {
+                until: CompiledCondition::compile(&spec.until, "until")?,
+                stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+            })
         })
     }
 

@@ -116,8 +116,9 @@ impl Pattern {
         } else {
             regex::escape(&self.text)
         };
+        let limit = WAIT_BYTES_LEFT.get().min(MAX_COMPILED_PATTERN_BYTES);
         let build_with = |lazy_dfa_bytes| {
-            build_regex(&source, !self.case_sensitive, lazy_dfa_bytes)
+            build_regex(&source, !self.case_sensitive, lazy_dfa_bytes, limit)
                 .map_err(|message| SpecError::new(field, Rule::InvalidRegex, message))
         };
         // A short pattern is first built as a cache entry, with the small
@@ -132,6 +133,7 @@ impl Pattern {
         if short && !cacheable {
             regex = build_with(LAZY_DFA_BYTES)?;
         }
+        WAIT_BYTES_LEFT.set(WAIT_BYTES_LEFT.get().saturating_sub(regex.memory_usage()));
         let compiled = CompiledPattern {
             regex: Arc::new(Program::new(regex)),
             spans_lines: can_match_newline(&source, !self.case_sensitive),
@@ -158,6 +160,27 @@ impl Pattern {
 /// assert_eq!(waitfor::MAX_COMPILED_PATTERN_BYTES, 4 << 20);
 /// ```
 pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
+
+/// The most memory the programs one wait builds may take in all (patterns
+/// it shares from the compile cache are not counted): a spec of many
+/// patterns, each within [`MAX_COMPILED_PATTERN_BYTES`], is refused past
+/// it as `invalid_regex`, instead of holding gigabytes.
+pub const MAX_COMPILED_WAIT_BYTES: usize = 32 << 20;
+
+thread_local! {
+    /// What the wait whose patterns this thread compiles may still build
+    /// (see [`within_wait_budget`]); unlimited outside one.
+    static WAIT_BYTES_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Runs `compile`, the compiling of one wait's patterns, within
+/// [`MAX_COMPILED_WAIT_BYTES`].
+pub(crate) fn within_wait_budget<R>(compile: impl FnOnce() -> R) -> R {
+    WAIT_BYTES_LEFT.set(MAX_COMPILED_WAIT_BYTES);
+    let compiled = compile();
+    WAIT_BYTES_LEFT.set(usize::MAX);
+    compiled
+}
 
 /// The lazy DFA's cache, per search direction and searching thread, of a
 /// pattern that is not kept in the compile cache.
@@ -191,8 +214,16 @@ fn build_regex(
     source: &str,
     case_insensitive: bool,
     lazy_dfa_bytes: usize,
+    limit: usize,
 ) -> Result<meta::Regex, String> {
     let too_big = || {
+        if limit < MAX_COMPILED_PATTERN_BYTES {
+            return format!(
+                "the spec's patterns would take more than {} MiB compiled, the limit for one \
+                 wait: use fewer or simpler patterns",
+                MAX_COMPILED_WAIT_BYTES >> 20
+            );
+        }
         format!(
             "the compiled pattern would take more than {} MiB, the limit for one pattern: \
              use a shorter or simpler pattern (large repetitions of Unicode classes such as \
@@ -204,7 +235,7 @@ fn build_regex(
         .configure(
             meta::Config::new()
                 .which_captures(WhichCaptures::Implicit)
-                .nfa_size_limit(Some(MAX_COMPILED_PATTERN_BYTES))
+                .nfa_size_limit(Some(limit))
                 .hybrid_cache_capacity(lazy_dfa_bytes),
         )
         .syntax(
@@ -225,7 +256,7 @@ fn build_regex(
             ),
         })?;
     // The size limit holds for each automaton; this one for all together.
-    if regex.memory_usage() > MAX_COMPILED_PATTERN_BYTES {
+    if regex.memory_usage() > limit {
         drop(regex);
         crate::memory::give_back_freed_memory();
         return Err(too_big());
@@ -500,6 +531,21 @@ mod tests {
             &compiled(),
             &other.compile("p").unwrap().regex
         ));
+    }
+
+    #[test]
+    fn the_patterns_one_wait_builds_stay_within_its_budget() {
+        // Each within the limit for one pattern, together far over the
+        // limit for one wait: refused once the budget is spent.
+        let patterns: Vec<Pattern> = (0..100)
+            .map(|i| Pattern::regex(format!(r"\w{{40}}X{i}")))
+            .collect();
+        assert!(patterns[0].compile("p").is_ok());
+        let err =
+            within_wait_budget(|| PatternSet::compile(&patterns, "until.patterns")).unwrap_err();
+        assert!(err.message.contains("limit for one wait"), "{err}");
+        // Outside a wait's compile, no budget applies.
+        assert!(patterns[1].compile("p").is_ok());
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::path::Path;
 
 /// The layers, first to last, as docs/ARCHITECTURE.md lists them.
 const LAYERS: &[&[&str]] = &[
-    &["error", "duration", "cancel", "sync", "keyed", "memory", "file_id"],
+    &[
+        "error", "duration", "cancel", "sync", "keyed", "memory", "file_id",
+    ],
     &["spec", "pattern", "resume", "result"],
     &["observation"],
     &["condition", "view"],

@@ -196,10 +196,10 @@ enum RowSearch {
     Backtracking(Arc<fancy_regex::Regex>),
 }
 
-/// What one call's compiled patterns may take in all: each pattern at
-/// most [`MAX_COMPILED_PATTERN_BYTES`], and a backtracking one counted at
-/// that much.
-const CALL_COMPILED_BYTES: usize = 32 << 20;
+/// What one call's compiled patterns may take in all, as for any wait:
+/// each pattern at most [`MAX_COMPILED_PATTERN_BYTES`], and a backtracking
+/// one counted at that much.
+const CALL_COMPILED_BYTES: usize = crate::pattern::MAX_COMPILED_WAIT_BYTES;
 
 impl RowSearch {
     /// Compiles `text` with at most `limit` bytes of automata; gives the
