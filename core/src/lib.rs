@@ -32,6 +32,7 @@ pub mod grants;
 mod keyed;
 mod machine;
 pub mod ouro;
+mod pane_id;
 mod pattern;
 mod policy;
 mod probe;
@@ -51,8 +52,9 @@ mod view;
 
 pub use cancel::CancelToken;
 pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions, Waker};
-pub use error::{Rule, SpecError};
+pub use error::{ErrorCode, ErrorInfo, Rule, SpecError};
 pub use machine::Progress;
+pub use pane_id::parse_pane_id;
 pub use pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{

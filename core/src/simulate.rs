@@ -302,7 +302,7 @@ fn drive(
 /// `output_cap_bytes`) or a `profile` with its `arguments`, plus a
 /// `script`. The answer holds `result` (the engine's result JSON),
 /// `call_starts_ms` and `progress`, and for a profile its `output` or its
-/// `tool_error` (`code` and `message`). Every binding runs the shared
+/// `tool_error` (`code`, `field`, `rule`, `message`: [`crate::ErrorInfo`]). Every binding runs the shared
 /// vectors through this, so all languages answer identically.
 ///
 /// ```
@@ -341,12 +341,7 @@ pub fn simulate_json(vector: &serde_json::Value) -> Result<serde_json::Value, Sp
         }
     }
     fn tool_error_json(err: &ToolError) -> serde_json::Value {
-        let mut json = serde_json::json!({"code": err.code(), "message": err.to_string()});
-        if let ToolError::InvalidArguments(spec) = err {
-            json["field"] = spec.field.clone().into();
-            json["rule"] = serde_json::to_value(spec.rule).unwrap_or_default();
-        }
-        json
+        crate::error::ErrorInfo::from(err).to_json()
     }
     Ok(answer)
 }
