@@ -157,17 +157,14 @@ pub fn check(profile: &str, args: &Value, host: &Host) -> Result<&'static str, T
 
 impl From<&ToolError> for ErrorInfo {
     /// The shape every binding gives a failed profile call: code
-    /// `unknown_profile`, `invalid_arguments` (with `field` and `rule`) or
-    /// `runtime`.
+    /// `unknown_profile`, `invalid_arguments` (with `field` and `rule`; the
+    /// message is the field's, `field: what`) or `runtime`.
     fn from(err: &ToolError) -> Self {
         match err {
             ToolError::UnknownProfile(_) => {
                 ErrorInfo::new(ErrorCode::UnknownProfile, err.to_string())
             }
-            ToolError::InvalidArguments(spec) => ErrorInfo {
-                message: err.to_string(),
-                ..ErrorInfo::spec(ErrorCode::InvalidArguments, spec)
-            },
+            ToolError::InvalidArguments(spec) => ErrorInfo::spec(ErrorCode::InvalidArguments, spec),
             ToolError::Runtime(_) => ErrorInfo::new(ErrorCode::Runtime, err.to_string()),
         }
     }
