@@ -415,9 +415,9 @@ int32_t waitfor_observation_set_error(struct waitfor_observation *out,
  * @param enter       an `Enter` followed the keys.
  * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
  *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
- *         list of strings), `WAITFOR_ERR_INVALID_SPEC` (a pane id not of
- *         the form `%N`: rule `invalid_pane_id`, as
- *         `waitfor_pane_id_parse`) or `WAITFOR_ERR_PANIC`.
+ *         list of strings, or a pane id not of the form `%N`: rule
+ *         `invalid_pane_id`, as `waitfor_pane_id_parse`) or
+ *         `WAITFOR_ERR_PANIC`.
  *
  * Threads: any; records are process-wide and expire on their own.
  *
@@ -869,7 +869,7 @@ int32_t waitfor_profile_find(const char *name,
  * Parses a tmux pane id, `%` then digits (`%12`), into its number.
  *
  * @param number receives the number.
- * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_SPEC` (code
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
  *         `invalid_arguments`, field `pane_id`, rule `invalid_pane_id`),
  *         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
  *         `WAITFOR_ERR_PANIC`.

@@ -19,9 +19,9 @@ use std::ffi::c_char;
 /// @param enter       an `Enter` followed the keys.
 /// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
 ///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
-///         list of strings), `WAITFOR_ERR_INVALID_SPEC` (a pane id not of
-///         the form `%N`: rule `invalid_pane_id`, as
-///         `waitfor_pane_id_parse`) or `WAITFOR_ERR_PANIC`.
+///         list of strings, or a pane id not of the form `%N`: rule
+///         `invalid_pane_id`, as `waitfor_pane_id_parse`) or
+///         `WAITFOR_ERR_PANIC`.
 ///
 /// Threads: any; records are process-wide and expire on their own.
 ///

@@ -225,7 +225,7 @@ pub unsafe extern "C" fn waitfor_profile_find(
 /// Parses a tmux pane id, `%` then digits (`%12`), into its number.
 ///
 /// @param number receives the number.
-/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_SPEC` (code
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
 ///         `invalid_arguments`, field `pane_id`, rule `invalid_pane_id`),
 ///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
 ///         `WAITFOR_ERR_PANIC`.

@@ -138,9 +138,14 @@ impl FfiError {
         Self::info(&ErrorInfo::spec(ErrorCode::InvalidSpec, err))
     }
 
-    /// Rejected arguments of an export (`invalid_arguments`).
+    /// A rejected scalar argument of an export (a pane id):
+    /// `WAITFOR_ERR_INVALID_ARGUMENT`, code `invalid_arguments`.
     pub fn arguments(err: &waitfor::SpecError) -> Self {
-        Self::info(&ErrorInfo::spec(ErrorCode::InvalidArguments, err))
+        let mut e = Self::info(&ErrorInfo::spec(ErrorCode::InvalidArguments, err));
+        e.status = WAITFOR_ERR_INVALID_ARGUMENT;
+        e.detail["status"] = e.status.into();
+        e.detail["kind"] = name(e.status).into();
+        e
     }
 
     /// A profile call that gave no result.

@@ -473,9 +473,11 @@ TEST(Vectors, EverySharedVectorGivesItsExpectedAnswer) {
         std::ifstream in(entry.path());
         json doc = json::parse(in);
         for (const auto &vector : doc["vectors"]) {
+            // The wrapper's simulate; tests/c/test_vectors.cpp runs every kind.
+            if (vector.contains("kind")) continue;
             json answer = json::parse(waitfor::simulate(vector.dump()));
             std::vector<std::string> here;
-            expect_contains(answer, vector["expect"], "", here);
+            expect_contains(answer, vector.value("expect", json::object()), "", here);
             for (auto &w : here)
                 wrong.push_back(entry.path().filename().string() + " / " + vector["name"].dump() + ": " + w);
             ran++;
