@@ -39,6 +39,7 @@ import atexit
 import datetime
 import functools
 import inspect
+import json
 import os
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -76,8 +77,12 @@ __all__ = [
     "WaitforError",
     "call_tool",
     "call_tool_async",
+    "check_arguments",
+    "check_spec",
+    "find_profile",
     "format_duration",
     "parse_duration",
+    "parse_pane_id",
     "profiles",
     "record_send_keys",
     "simulate",
@@ -88,10 +93,10 @@ __all__ = [
     "wait_async",
 ]
 
-RESULT_SCHEMA: str = _native.RESULT_SCHEMA
-"""JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`."""
-SPEC_SCHEMA: str = _native.SPEC_SCHEMA
-"""JSON Schema (draft 2020-12) of a spec."""
+RESULT_SCHEMA: dict[str, Any] = json.loads(_native.RESULT_SCHEMA)
+"""JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`, as a dict."""
+SPEC_SCHEMA: dict[str, Any] = json.loads(_native.SPEC_SCHEMA)
+"""JSON Schema (draft 2020-12) of a spec, as a dict."""
 
 Spec = Union[Mapping[str, Any], str]
 """A spec: a dict (or JSON text) following :data:`SPEC_SCHEMA`."""
@@ -470,9 +475,15 @@ async def call_tool_async(
     return output
 
 
-def profiles() -> list[str]:
-    """The profile names (``family/tool``) :func:`call_tool` accepts."""
-    return [profile for profile, _ in _native.definitions()]
+def profiles() -> list[dict[str, Any]]:
+    """Every profile, as ``{"profile": "family/tool", "tool": definition}``
+    (the same shape in every language).
+
+    >>> import waitfor
+    >>> [p["profile"] for p in waitfor.profiles()][0]
+    'aura/wait_for'
+    """
+    return [{"profile": profile, "tool": tool} for profile, tool in _native.definitions()]
 
 
 def tool_definitions() -> list[dict[str, Any]]:
@@ -487,12 +498,66 @@ def tool_definitions() -> list[dict[str, Any]]:
     return [tool for _, tool in _native.definitions()]
 
 
+def find_profile(name: str) -> dict[str, Any]:
+    """A profile, ``{"profile", "tool"}``, by its id (``aura/wait_for``) or
+    by a tool name only one profile has (``wait_for``);
+    :class:`ToolError` (``unknown_profile``) otherwise.
+
+    >>> import waitfor
+    >>> waitfor.find_profile("wait_for")["profile"]
+    'aura/wait_for'
+    """
+    profile, tool = _native.find_profile(name)
+    return {"profile": profile, "tool": tool}
+
+
 def tool_definition(profile: str) -> dict[str, Any]:
-    """One profile's MCP tool definition; :class:`ToolError` if unknown."""
-    for name, tool in _native.definitions():
-        if name == profile:
-            return tool
-    raise ToolError(f"unknown profile `{profile}`", code="unknown_profile")
+    """One profile's MCP tool definition, by profile id or unique tool
+    name; :class:`ToolError` if unknown."""
+    tool: dict[str, Any] = find_profile(profile)["tool"]
+    return tool
+
+
+def check_spec(spec: Spec) -> None:
+    """Refuses, with :class:`SpecError` (``invalid_spec``), a spec that
+    :func:`wait` would refuse, without running anything.
+
+    >>> import waitfor
+    >>> try:
+    ...     waitfor.check_spec({"until": {"matches": "ok"}, "interval_ms": 5})
+    ... except waitfor.SpecError as err:
+    ...     (err.code, err.field, err.rule)
+    ('invalid_spec', 'interval_ms', 'out_of_range')
+    """
+    _native.check_spec(spec)
+
+
+def check_arguments(
+    profile: str, arguments: Mapping[str, Any] | str, *, grants: Grants | None = None
+) -> str:
+    """The profile id of a tool call :func:`call_tool` would accept;
+    refuses what it would refuse before running (:class:`SpecError`
+    ``invalid_arguments``, :class:`ToolError` ``unknown_profile``).
+
+    >>> import waitfor
+    >>> waitfor.check_arguments("wait_for", {"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}})
+    'aura/wait_for'
+    """
+    checked: str = _native.check_arguments(profile, arguments, grants=_native_grants(grants))
+    return checked
+
+
+def parse_pane_id(pane_id: str) -> int:
+    """The number of a tmux pane id, ``%`` then digits; :class:`SpecError`
+    (``invalid_arguments``, field ``pane_id``, rule ``invalid_pane_id``)
+    for anything else.
+
+    >>> import waitfor
+    >>> waitfor.parse_pane_id("%12")
+    12
+    """
+    number: int = _native.parse_pane_id(pane_id)
+    return number
 
 
 def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]:
@@ -555,4 +620,5 @@ def record_send_keys(
     """
     if isinstance(keys, str):
         raise TypeError("keys is a list of send-keys arguments, not a str")
+    parse_pane_id(pane_id)
     _native.record_send_keys(socket_name, pane_id, list(keys), literal=literal, enter=enter)
