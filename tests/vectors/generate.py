@@ -142,7 +142,7 @@ def argument_vectors():
         ("aura unknown field", AURA, {"probe": probe, "until": {"matches": "x"}, "verbose": True}, bad()),
         ("aura invalid regex", AURA, {"probe": probe, "until": {"matches": "(" }}, bad()),
         ("aura lookbehind", AURA, {"probe": probe, "until": {"matches": "(?<=BUILD )OK"}}, None),
-        ("aura huge max_wait", AURA, {"probe": probe, "until": {"matches": "x"}, "max_wait_sec": 1e12}, None),
+        ("aura huge fractional max_wait", AURA, {"probe": probe, "until": {"matches": "x"}, "max_wait_sec": 1e12 + 0.5}, None),
         # libtmux-mcp wait_for_text.
         ("libtmux-mcp pane id", TMUX_MCP, {"pane_id": "%1", "patterns": ["ready"]}, {"ok": TMUX_MCP}),
         ("libtmux-mcp no target", TMUX_MCP, {"patterns": ["ready"]}, None),
