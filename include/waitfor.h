@@ -5,8 +5,9 @@
  * Conventions of every function:
  * - Status: functions return an `int32_t` from the `WAITFOR_OK` /
  *   `WAITFOR_ERR_*` table (append-only; `waitfor_status_name` names a code).
- * - Errors: detail comes as JSON `{"status", "kind", "message", "field"?,
- *   "rule"?}` through `char **error_json`, which may be NULL; it is set to
+ * - Errors: detail comes as JSON `{"code", "field", "rule", "message",
+ *   "status", "kind"}` (core's error shape, plus the status and its name)
+ *   through `char **error_json`, which may be NULL; it is set to
  *   NULL on success. Never a thread-local "last error".
  * - Inputs: `(const char *ptr, size_t len)` UTF-8, validated; NULL is allowed
  *   when len is 0. Inputs are borrowed for the call only.
