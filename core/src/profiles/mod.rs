@@ -158,7 +158,8 @@ pub fn check(profile: &str, args: &Value, host: &Host) -> Result<&'static str, T
 impl From<&ToolError> for ErrorInfo {
     /// The shape every binding gives a failed profile call: code
     /// `unknown_profile`, `invalid_arguments` (with `field` and `rule`; the
-    /// message is the field's, `field: what`) or `runtime`.
+    /// message is the field's, `field: what`, as for a refused spec) or
+    /// `runtime`.
     fn from(err: &ToolError) -> Self {
         match err {
             ToolError::UnknownProfile(_) => {

@@ -407,8 +407,9 @@ def call_tool(
     on_progress: ProgressCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
-    """Runs a profile's tool call (``aura/wait_for``, ...) to its end and
-    gives the tool's output, as its ``outputSchema`` describes.
+    """Runs a profile's tool call (``aura/wait_for``, ...; a tool name only
+    one profile has, such as ``wait_for``, works too) to its end and gives
+    the tool's output, as its ``outputSchema`` describes.
 
     ``arguments`` are the agent's, passed through. ``tools(name,
     arguments)`` runs the server's other tools for the generic
