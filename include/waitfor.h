@@ -888,6 +888,30 @@ int32_t waitfor_pane_id_parse(const char *pane_id,
                               char **error_json);
 
 /**
+ * Checks an Ouro `wait/1` envelope (`ouro/wait`'s output): its shape, and
+ * that a wait that can go on says how to resume and a satisfied one
+ * carries its events. Gives `{"ok": bool, "errors": [...]}`, each error
+ * starting with its field.
+ *
+ * @param validation_json receives the JSON (owned by the caller,
+ *                        `waitfor_string_free`).
+ * @return `WAITFOR_OK` (also for an invalid envelope: see `ok`),
+ *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+ *         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `envelope` is NULL (with `len` 0) or points to `len` readable bytes;
+ * `validation_json` points to writable storage; `error_json` is NULL or
+ * points to writable storage.
+ */
+int32_t waitfor_ouro_validate_wait(const char *envelope,
+                                   size_t len,
+                                   char **validation_json,
+                                   char **error_json);
+
+/**
  * Runs one shared test vector (an object of the `vectors` list in the files of `tests/vectors`) on
  * virtual time, as every binding does, and gives its answer:
  * `{"result", "call_starts_ms", "progress", "output"?, "tool_error"?}`.

@@ -100,6 +100,9 @@ fn answer(vector: &Value) -> Value {
             Ok(n) => json!({ "ok": n }),
             Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidArguments, &err)),
         },
+        Some("envelope") => {
+            serde_json::to_value(waitfor::ouro::validate_wait(&vector["envelope"])).unwrap()
+        }
         Some(other) => panic!("unknown vector kind {other}"),
     }
 }

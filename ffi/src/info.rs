@@ -253,6 +253,40 @@ pub unsafe extern "C" fn waitfor_pane_id_parse(
     })
 }
 
+/// Checks an Ouro `wait/1` envelope (`ouro/wait`'s output): its shape, and
+/// that a wait that can go on says how to resume and a satisfied one
+/// carries its events. Gives `{"ok": bool, "errors": [...]}`, each error
+/// starting with its field.
+///
+/// @param validation_json receives the JSON (owned by the caller,
+///                        `waitfor_string_free`).
+/// @return `WAITFOR_OK` (also for an invalid envelope: see `ok`),
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `envelope` is NULL (with `len` 0) or points to `len` readable bytes;
+/// `validation_json` points to writable storage; `error_json` is NULL or
+/// points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_ouro_validate_wait(
+    envelope: *const c_char,
+    len: usize,
+    validation_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(validation_json, "validation_json")?;
+        // SAFETY: per the contract.
+        let envelope = unsafe { json(envelope, len, "envelope") }?;
+        let validation = serde_json::to_string(&waitfor::ouro::validate_wait(&envelope))
+            .map_err(|e| FfiError::new(status::WAITFOR_ERR_RUNTIME, e.to_string()))?;
+        give(slot, validation)
+    })
+}
+
 /// Runs one shared test vector (an object of the `vectors` list in the files of `tests/vectors`) on
 /// virtual time, as every binding does, and gives its answer:
 /// `{"result", "call_starts_ms", "progress", "output"?, "tool_error"?}`.

@@ -81,6 +81,12 @@ json answer(const json &vector) {
         if (waitfor_pane_id_parse(pane.data(), pane.size(), &number, &error) != WAITFOR_OK) return error_of(error);
         return {{"ok", number}};
     }
+    if (kind == "envelope") {
+        std::string envelope = vector["envelope"].dump();
+        if (waitfor_ouro_validate_wait(envelope.data(), envelope.size(), &out, &error) != WAITFOR_OK)
+            return error_of(error);
+        return json::parse(take(out));
+    }
     return {{"unknown kind", kind}};
 }
 

@@ -267,11 +267,54 @@ def rendering_vectors():
     return vectors
 
 
+def envelope_vectors():
+    """Ouro wait/1 envelopes checked: kind `envelope`."""
+    base = {"ax": "wait/1", "for": "the build", "target": None, "state": "timed-out", "since": "2026-01-01T00:00:00Z",
+            "until": None, "cursor": "c1", "events": [], "fresh": None,
+            "resume": {"command": "wait_for_event {\"path\": \"e.jsonl\", \"cursor\": \"c1\"}"},
+            "reason": None, "callback": None, "next": []}
+    event = {"cursor": "c2", "type": "build.done", "at": "2026-01-01T00:00:05Z", "by": "ci", "target": None, "summary": "ok"}
+    edits = [
+        ("timed out with resume", {}),
+        ("timed out without resume", {"resume": None}),
+        ("waiting without resume", {"state": "waiting", "resume": None}),
+        ("waiting with resume", {"state": "waiting"}),
+        ("satisfied with an event", {"state": "satisfied", "events": [event], "resume": None}),
+        ("satisfied without events", {"state": "satisfied", "resume": None}),
+        ("gone", {"state": "gone", "resume": None, "reason": "the file was removed"}),
+        ("unknown state", {"state": "done"}),
+        ("wrong version", {"ax": "wait/2"}),
+        ("unknown field", {"extra": 1}),
+        ("for not a string", {"for": 3}),
+        ("events not a list", {"events": {}}),
+        ("event missing type", {"state": "satisfied", "events": [{k: v for k, v in event.items() if k != "type"}]}),
+        ("event with unknown field", {"state": "satisfied", "events": [{**event, "colour": "red"}]}),
+        ("event with data and target", {"state": "satisfied", "events": [{**event, "data": {"n": 1}, "target": "web"}]}),
+        ("resume without command", {"resume": {"description": "again"}}),
+        ("resume a string", {"resume": "wait again"}),
+        ("next steps", {"next": [{"command": "tail e.jsonl", "description": "look"}]}),
+        ("next step with extra field", {"next": [{"command": "x", "why": "y"}]}),
+        ("fresh object", {"fresh": {"at": "2026-01-01T00:00:01Z"}}),
+        ("callback set", {"callback": {"command": "notify"}}),
+        ("since missing", {"since": None}),
+    ]
+    vectors = []
+    for name, edit in edits:
+        vectors.append({"name": f"envelope: {name}", "kind": "envelope", "envelope": {**base, **edit}})
+    for name, value in [("null", None), ("a list", []), ("a string", "wait/1"), ("empty object", {})]:
+        vectors.append({"name": f"envelope: {name}", "kind": "envelope", "envelope": value,
+                        "expect": {"ok": False}})
+    vectors[0]["expect"] = {"ok": True, "errors": []}
+    vectors[1]["expect"] = {"ok": False, "errors": ["resume: a timed-out wait must say how to resume it"]}
+    return vectors
+
+
 FILES = {
     "gen_spec_errors.json": ("Wait specs, checked without running: the error's code, field, rule and message", spec_vectors),
     "gen_arguments.json": ("Each profile's arguments, checked without running (by profile id or tool name)", argument_vectors),
     "gen_lookup.json": ("Profiles found by profile id or unique tool name", lookup_vectors),
     "gen_pane_ids.json": ("tmux pane ids (%N) parsed", pane_vectors),
+    "gen_envelopes.json": ("Ouro wait/1 envelopes checked (shape and rules)", envelope_vectors),
     "gen_profiles.json": ("Profile calls on virtual time, rendered as each tool's output", rendering_vectors),
 }
 

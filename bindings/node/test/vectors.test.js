@@ -7,6 +7,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 const { simulate, checkSpec, checkArguments, findProfile, parsePaneId, WaitforError } = require('..')
+const { validateWait } = require('../lib/ax.js')
 const { repo } = require('./helpers.js')
 
 /** No whitespace, sorted keys (JavaScript numbers print whole values as integers already). */
@@ -36,6 +37,8 @@ function answer(vector) {
       }
       case 'pane_id':
         return { ok: parsePaneId(vector.pane_id) }
+      case 'envelope':
+        return validateWait(vector.envelope)
       default:
         throw new Error(`unknown vector kind ${vector.kind}`)
     }

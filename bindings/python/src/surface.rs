@@ -1,5 +1,6 @@
 //! Core's shared surface, for `waitfor`: checking a spec or a tool call
-//! without running it, finding a profile, parsing a pane id.
+//! without running it, finding a profile, parsing a pane id, checking an
+//! Ouro `wait/1` envelope.
 
 use crate::{errors, json_input};
 use pyo3::prelude::*;
@@ -46,11 +47,26 @@ fn parse_pane_id(py: Python<'_>, pane_id: &str) -> PyResult<u32> {
         .map_err(|e| errors::raise(py, &ErrorInfo::spec(ErrorCode::InvalidArguments, &e), None))
 }
 
+/// `{"ok", "errors"}` for an Ouro `wait/1` envelope.
+#[pyfunction]
+fn validate_wait<'py>(
+    py: Python<'py>,
+    envelope: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // The envelope as a value: a `str` is a (wrong) envelope, not JSON text.
+    let value = crate::convert::to_json(envelope)
+        .map_err(|e| errors::not_json(py, &e, "invalid_arguments"))?;
+    let validation = serde_json::to_value(waitfor::ouro::validate_wait(&value))
+        .map_err(|e| errors::internal(py, &e.to_string()))?;
+    crate::convert::to_py(py, &validation)
+}
+
 /// Adds these functions to the native module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_spec, m)?)?;
     m.add_function(wrap_pyfunction!(check_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(find_profile, m)?)?;
     m.add_function(wrap_pyfunction!(parse_pane_id, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_wait, m)?)?;
     Ok(())
 }

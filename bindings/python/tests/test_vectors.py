@@ -49,6 +49,8 @@ def answer(vector: dict[str, Any]) -> dict[str, Any]:
             return {"ok": {"profile": found["profile"], "tool": found["tool"]["name"]}}
         if kind == "pane_id":
             return {"ok": waitfor.parse_pane_id(vector["pane_id"])}
+        if kind == "envelope":
+            return waitfor.validate_wait(vector["envelope"])
     except waitfor.WaitforError as err:
         return _error(err)
     raise AssertionError(f"unknown vector kind {kind}")

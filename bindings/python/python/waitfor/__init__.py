@@ -89,6 +89,7 @@ __all__ = [
     "start",
     "tool_definition",
     "tool_definitions",
+    "validate_wait",
     "wait",
     "wait_async",
 ]
@@ -600,6 +601,20 @@ def format_duration(duration: int | datetime.timedelta) -> str:
     if duration < 0:
         raise SpecError("a duration cannot be negative", field="duration", rule="out_of_range")
     return _native.format_duration(duration)
+
+
+def validate_wait(envelope: Any) -> dict[str, Any]:
+    """Checks an Ouro ``wait/1`` envelope (``ouro/wait``'s output): its
+    shape, and that a wait that can go on says how to resume and a
+    satisfied one carries its events. ``{"ok": bool, "errors": [...]}``,
+    each error starting with its field.
+
+    >>> import waitfor
+    >>> waitfor.validate_wait(None)
+    {'ok': False, 'errors': ['wait: must be an object']}
+    """
+    validation: dict[str, Any] = _native.validate_wait(envelope)
+    return validation
 
 
 def record_send_keys(
