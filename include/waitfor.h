@@ -5,8 +5,9 @@
  * Conventions of every function:
  * - Status: functions return an `int32_t` from the `WAITFOR_OK` /
  *   `WAITFOR_ERR_*` table (append-only; `waitfor_status_name` names a code).
- * - Errors: detail comes as JSON `{"status", "kind", "message", "field"?,
- *   "rule"?}` through `char **error_json`, which may be NULL; it is set to
+ * - Errors: detail comes as JSON `{"code", "field", "rule", "message",
+ *   "status", "kind"}` (core's error shape, plus the status and its name)
+ *   through `char **error_json`, which may be NULL; it is set to
  *   NULL on success. Never a thread-local "last error".
  * - Inputs: `(const char *ptr, size_t len)` UTF-8, validated; NULL is allowed
  *   when len is 0. Inputs are borrowed for the call only.
@@ -465,7 +466,8 @@ int32_t waitfor_observation_set_error(struct waitfor_observation *out,
  * @param enter       an `Enter` followed the keys.
  * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
  *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
- *         list of strings, or a pane id not of the form `%N`) or
+ *         list of strings, or a pane id not of the form `%N`: rule
+ *         `invalid_pane_id`, as `waitfor_pane_id_parse`) or
  *         `WAITFOR_ERR_PANIC`.
  *
  * Threads: any; records are process-wide and expire on their own.
@@ -894,6 +896,126 @@ const char *waitfor_result_schema(void);
  */
 int32_t waitfor_tool_definitions(char **definitions_json,
                                  char **error_json);
+
+/**
+ * Checks a wait spec without running it: what `waitfor_wait` would
+ * refuse, this refuses.
+ *
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_SPEC` (the error JSON names
+ *         `field` and `rule`; `code` is `invalid_spec`),
+ *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+ *         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `spec` is NULL (with `spec_len` 0) or points to `spec_len` readable
+ * bytes; `error_json` is NULL or points to writable storage.
+ */
+int32_t waitfor_check_spec(const char *spec,
+                           size_t spec_len,
+                           char **error_json);
+
+/**
+ * Checks a profile's tool call without running it, as
+ * `waitfor_call_tool_with_host` would before it starts, and gives the
+ * profile's id. `profile` is a profile id or a tool name only one profile
+ * has.
+ *
+ * @param host       NULL (with `host_len` 0) or the host's options JSON
+ *                   (`grants` decide what `not_granted` refuses).
+ * @param profile_id receives the profile's id (owned by the caller,
+ *                   `waitfor_string_free`).
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
+ *         `WAITFOR_ERR_INVALID_SPEC` (code `invalid_arguments`, with
+ *         `field` and `rule`), `WAITFOR_ERR_INVALID_JSON`,
+ *         `WAITFOR_ERR_INVALID_ARGUMENT` (bad host options),
+ *         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+ *         `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `profile`, `args` and `host` are NULL (with length 0) or point to that
+ * many readable bytes; `profile_id` points to writable storage;
+ * `error_json` is NULL or points to writable storage.
+ */
+int32_t waitfor_tool_check(const char *profile,
+                           size_t profile_len,
+                           const char *args,
+                           size_t args_len,
+                           const char *host,
+                           size_t host_len,
+                           char **profile_id,
+                           char **error_json);
+
+/**
+ * A profile by its id (`aura/wait_for`) or by a tool name only one
+ * profile has (`wait_for`), as JSON `{"profile", "tool"}` (the shape of
+ * `waitfor_tool_definitions`' items).
+ *
+ * @param definition_json receives the JSON (owned by the caller,
+ *                        `waitfor_string_free`).
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
+ *         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+ *         `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `name` is NULL (with `name_len` 0) or points to `name_len` readable
+ * bytes; `definition_json` points to writable storage; `error_json` is
+ * NULL or points to writable storage.
+ */
+int32_t waitfor_profile_find(const char *name,
+                             size_t name_len,
+                             char **definition_json,
+                             char **error_json);
+
+/**
+ * Parses a tmux pane id, `%` then digits (`%12`), into its number.
+ *
+ * @param number receives the number.
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
+ *         `invalid_arguments`, field `pane_id`, rule `invalid_pane_id`),
+ *         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+ *         `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `pane_id` is NULL (with `len` 0) or points to `len` readable bytes;
+ * `number` points to writable storage; `error_json` is NULL or points to
+ * writable storage.
+ */
+int32_t waitfor_pane_id_parse(const char *pane_id,
+                              size_t len,
+                              uint32_t *number,
+                              char **error_json);
+
+/**
+ * Checks an Ouro `wait/1` envelope (`ouro/wait`'s output): its shape, and
+ * that a wait that can go on says how to resume and a satisfied one
+ * carries its events. Gives `{"ok": bool, "errors": [...]}`, each error
+ * starting with its field.
+ *
+ * @param validation_json receives the JSON (owned by the caller,
+ *                        `waitfor_string_free`).
+ * @return `WAITFOR_OK` (also for an invalid envelope: see `ok`),
+ *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+ *         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `envelope` is NULL (with `len` 0) or points to `len` readable bytes;
+ * `validation_json` points to writable storage; `error_json` is NULL or
+ * points to writable storage.
+ */
+int32_t waitfor_ouro_validate_wait(const char *envelope,
+                                   size_t len,
+                                   char **validation_json,
+                                   char **error_json);
 
 /**
  * Runs one shared test vector (an object of the `vectors` list in the files of `tests/vectors`) on

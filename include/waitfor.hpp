@@ -58,9 +58,18 @@ public:
           status_(status), detail_(std::move(detail_json)) {}
     /** One of the WAITFOR_ERR_* codes. */
     int32_t status() const noexcept { return status_; }
-    /** The stable name of the code ("invalid_spec", ...). */
+    /** The stable name of the status ("invalid_spec", ...). */
     const char *kind() const noexcept { return waitfor_status_name(status_); }
-    /** The error JSON: {"status", "kind", "message", "field"?, "rule"?}. */
+    /** Core's error code, the same in every language ("invalid_spec",
+     *  "invalid_arguments", "unknown_profile", ...); "" when it has none. */
+    std::string code() const {
+        const std::string key = "\"code\":\"";
+        size_t at = detail_.find(key);
+        if (at == std::string::npos) return {};
+        at += key.size();
+        return detail_.substr(at, detail_.find('"', at) - at);
+    }
+    /** The error JSON: {"code", "field", "rule", "message", "status", "kind"}. */
     const std::string &detail_json() const noexcept { return detail_; }
 
 private:

@@ -44,7 +44,8 @@ step "C and C++ suites under valgrind"
 VALGRIND=(valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes --num-callers=40
   --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
   --suppressions="$ROOT/tests/c/valgrind.supp")
-"${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c" "$ROOT/tests/vectors"
+"${VALGRIND[@]}" "$BUILD/plain/test_waitfor_c"
+"${VALGRIND[@]}" "$BUILD/plain/test_vectors_c" "$ROOT/tests/vectors"
 "${VALGRIND[@]}" "$BUILD/plain/test_waitfor_cpp" --gtest_brief=1
 
 step "consumers of the installed tree: CMake package and pkg-config"

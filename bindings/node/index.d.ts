@@ -66,6 +66,12 @@ export declare class WaitChannel {
   takeEvents(into: Float64Array): TakenEvents | null
 }
 
+/**
+ * The profile id of a tool call that would be accepted; `args` and
+ * `grants` are JSON text.
+ */
+export declare function checkArguments(name: string, args: string, grants?: string | undefined | null): string
+
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
@@ -77,6 +83,9 @@ export declare function defaultPolicy(): Array<number>
  * thread: a wait from it sees only events appended afterwards.
  */
 export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
+
+/** `{profile, tool}` by profile id or unique tool name. */
+export declare function findProfile(name: string): any
 
 /**
  * Milliseconds as the shortest exact duration `parseDuration` reads back;
@@ -126,6 +135,9 @@ export declare function ouroWaitText(wait: any): string
  * `null` for anything else (or beyond what a JavaScript number holds).
  */
 export declare function parseDuration(text: string): number | null
+
+/** The number of a `%N` pane id. */
+export declare function parsePaneId(paneId: string): number
 
 /** Every profile and its MCP tool object: `[{profile, tool}]`. */
 export declare function profileDefinitions(): any

@@ -1,4 +1,7 @@
-//! Errors a wait can raise before it starts: the spec was not acceptable.
+//! Errors a wait can raise before it starts (the spec was not
+//! acceptable), and the one error surface every binding maps: a stable
+//! [`ErrorCode`] and the [`ErrorInfo`] shape (`code`, `field`, `rule`,
+//! `message`).
 
 use serde::Serialize;
 
@@ -39,6 +42,140 @@ pub enum Rule {
     /// The input asks for a probe this host's platform cannot run (a tmux
     /// pane on Windows).
     Unsupported,
+    /// A tmux pane id is not of the form `%N` (a `%` and decimal digits).
+    InvalidPaneId,
+}
+
+/// The kind of a refusal, with a stable code every binding gives as
+/// `code` (Python exception attribute, Node `Error` property, C error
+/// JSON). Hosts branch on the code; the message is for people.
+///
+/// A normal end of a wait (a timeout, a stop marker, a probe that kept
+/// failing) is a result, never one of these.
+///
+/// ```
+/// assert_eq!(waitfor::ErrorCode::InvalidSpec.as_str(), "invalid_spec");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// A wait spec (the engine's own spec language, as given to `wait`,
+    /// `start` or `check_spec`, or in a test vector) broke a rule; `field`
+    /// and `rule` say where and which. A spec reaching beyond the host's
+    /// grants is this code with rule `not_granted`.
+    InvalidSpec,
+    /// The arguments of a profile's tool call, or of a binding function
+    /// (a pane id, an option), broke a rule; `field` and `rule` say where
+    /// and which. Grant refusals carry rule `not_granted`.
+    InvalidArguments,
+    /// No profile has that profile id or tool name, or a tool name is
+    /// offered by more than one profile.
+    UnknownProfile,
+    /// A profile's wait ran and could not give its tool's output (its
+    /// probe failed, its output went over the cap, ...). MCP servers
+    /// return it as a tool result with `isError: true`.
+    Runtime,
+    /// A wait's probe failure, raised because the caller asked for it.
+    ProbeError,
+    /// An Ouro `wait/1` envelope is not valid (`errors` lists why).
+    InvalidWait,
+    /// An event cursor is damaged or belongs to another source.
+    BadCursor,
+    /// An event source was replaced or rewritten under a cursor.
+    SourceReplaced,
+    /// Reading an event source failed.
+    Io,
+    /// A bug in libwaitfor (a panic caught at the boundary).
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in a stable order.
+    pub const ALL: [ErrorCode; 10] = [
+        Self::InvalidSpec,
+        Self::InvalidArguments,
+        Self::UnknownProfile,
+        Self::Runtime,
+        Self::ProbeError,
+        Self::InvalidWait,
+        Self::BadCursor,
+        Self::SourceReplaced,
+        Self::Io,
+        Self::Internal,
+    ];
+
+    /// The stable code text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidSpec => "invalid_spec",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::UnknownProfile => "unknown_profile",
+            Self::Runtime => "runtime",
+            Self::ProbeError => "probe_error",
+            Self::InvalidWait => "invalid_wait",
+            Self::BadCursor => "bad_cursor",
+            Self::SourceReplaced => "source_replaced",
+            Self::Io => "io",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+/// An error as every binding exposes it: `code`, `field` and `rule`
+/// (`None`, JSON `null`, unless the error is about one field), and
+/// `message`.
+///
+/// ```
+/// use waitfor::{ErrorCode, ErrorInfo, Spec};
+/// let err = Spec::from_json(r#"{"regex": true, "until": {"matches": "("}}"#).unwrap_err();
+/// let info = ErrorInfo::spec(ErrorCode::InvalidSpec, &err);
+/// assert_eq!(serde_json::to_value(&info).unwrap()["rule"], "invalid_regex");
+/// let info = ErrorInfo::new(ErrorCode::UnknownProfile, "unknown profile `x`");
+/// assert_eq!(serde_json::to_value(&info).unwrap()["field"], serde_json::Value::Null);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorInfo {
+    /// The error's kind.
+    pub code: ErrorCode,
+    /// Path of the offending field (`""`: the input as a whole).
+    pub field: Option<String>,
+    /// The rule the field broke.
+    pub rule: Option<Rule>,
+    /// What was wrong, in words.
+    pub message: String,
+}
+
+impl ErrorInfo {
+    /// An error that is not about one field.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            field: None,
+            rule: None,
+            message: message.into(),
+        }
+    }
+
+    /// A refused input: `code` is [`ErrorCode::InvalidSpec`] for a wait
+    /// spec, [`ErrorCode::InvalidArguments`] for anything else.
+    pub fn spec(code: ErrorCode, err: &SpecError) -> Self {
+        Self {
+            code,
+            field: Some(err.field.clone()),
+            rule: Some(err.rule),
+            message: err.to_string(),
+        }
+    }
+
+    /// The error as JSON: `{"code", "field", "rule", "message"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.code,
+            "field": self.field,
+            "rule": self.rule,
+            "message": self.message,
+        })
+    }
 }
 
 /// A spec or tool input was rejected before any probe call.

@@ -44,6 +44,7 @@ mod machine;
 mod memory;
 mod observation;
 pub mod ouro;
+mod pane_id;
 mod pattern;
 mod policy;
 mod probe;
@@ -66,9 +67,10 @@ mod view;
 
 pub use cancel::CancelToken;
 pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions};
-pub use error::{Rule, SpecError};
+pub use error::{ErrorCode, ErrorInfo, Rule, SpecError};
 pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};
+pub use pane_id::parse_pane_id;
 pub use pattern::{
     Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERN_BYTES,
 };

@@ -307,7 +307,7 @@ fn drive(
 /// `output_cap_bytes`) or a `profile` with its `arguments`, plus a
 /// `script`. The answer holds `result` (the engine's result JSON),
 /// `call_starts_ms` and `progress`, and for a profile its `output` or its
-/// `tool_error` (`code` and `message`). Every binding runs the shared
+/// `tool_error` (`code`, `field`, `rule` as [`crate::ErrorInfo`], and the tool's own `message`). Every binding runs the shared
 /// vectors through this, so all languages answer identically.
 ///
 /// ```
@@ -345,12 +345,11 @@ pub fn simulate_json(vector: &serde_json::Value) -> Result<serde_json::Value, Sp
             Err(err) => answer["tool_error"] = tool_error_json(&err),
         }
     }
+    /// The error's shape, with the tool's own text (`invalid arguments:
+    /// ...` in AURA's words) as an MCP tool result would carry it.
     fn tool_error_json(err: &ToolError) -> serde_json::Value {
-        let mut json = serde_json::json!({"code": err.code(), "message": err.to_string()});
-        if let ToolError::InvalidArguments(spec) = err {
-            json["field"] = spec.field.clone().into();
-            json["rule"] = serde_json::to_value(spec.rule).unwrap_or_default();
-        }
+        let mut json = crate::error::ErrorInfo::from(err).to_json();
+        json["message"] = err.to_string().into();
         json
     }
     Ok(answer)

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "error", "duration", "cancel", "sync", "keyed", "memory", "file_id",
     ],
-    &["spec", "pattern", "resume", "result"],
+    &["spec", "pattern", "resume", "result", "pane_id"],
     &["observation"],
     &["condition", "view"],
     &["grants", "policy", "process"],

@@ -1,8 +1,17 @@
-//! Runs the shared test vectors (`tests/vectors/*.json`) on virtual time.
-//! The C, C++, Python and Node suites run the same files.
+//! Runs the shared test vectors (`tests/vectors/*.json`, described in
+//! `tests/vectors/README.md`) through the crate's public API. Each
+//! vector's whole answer must equal its `answer`, compared as canonical
+//! JSON, and hold every field of its `expect`. The C, Python and Node
+//! suites run the same files through their own public APIs.
+//!
+//! `WAITFOR_BLESS=1 cargo test -p waitfor --test vectors` writes each
+//! vector's `answer` from this crate (after a deliberate change), still
+//! checking `expect`.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::PathBuf;
+use waitfor::profiles::{self, Host};
+use waitfor::{ErrorCode, ErrorInfo, Spec};
 
 fn vector_files() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
@@ -33,36 +42,120 @@ fn contains(actual: &Value, expected: &Value, path: &str, failures: &mut Vec<Str
     }
 }
 
+/// Canonical JSON: no whitespace, object keys sorted, a number with an
+/// integral value below 2^53 written as an integer (JavaScript cannot tell
+/// `2.0` from `2`), other numbers in their shortest form.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let items: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                format!("{}", f as i64)
+            }
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn error(info: ErrorInfo) -> Value {
+    json!({ "error": info.to_json() })
+}
+
+/// The vector's whole answer, through the public API its `kind` names.
+fn answer(vector: &Value) -> Value {
+    let text = |key: &str| vector[key].as_str().unwrap_or_default().to_string();
+    match vector["kind"].as_str() {
+        None => match waitfor::simulate::simulate_json(vector) {
+            Ok(answer) => answer,
+            Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidSpec, &err)),
+        },
+        Some("spec") => match Spec::from_value(&vector["spec"]) {
+            Ok(_) => json!({"ok": true}),
+            Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidSpec, &err)),
+        },
+        Some("arguments") => {
+            match profiles::check(&text("tool"), &vector["arguments"], &Host::default()) {
+                Ok(profile) => json!({ "ok": profile }),
+                Err(err) => error(ErrorInfo::from(&err)),
+            }
+        }
+        Some("profile") => match profiles::find(&text("lookup")) {
+            Ok(def) => json!({"ok": {"profile": def.profile, "tool": def.tool["name"]}}),
+            Err(err) => error(ErrorInfo::from(&err)),
+        },
+        Some("pane_id") => match waitfor::parse_pane_id(&text("pane_id"), "pane_id") {
+            Ok(n) => json!({ "ok": n }),
+            Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidArguments, &err)),
+        },
+        Some("envelope") => {
+            serde_json::to_value(waitfor::ouro::validate_wait(&vector["envelope"])).unwrap()
+        }
+        Some(other) => panic!("unknown vector kind {other}"),
+    }
+}
+
 #[test]
-fn every_vector_gives_its_expected_answer() {
+fn every_vector_gives_its_whole_answer() {
+    let bless = std::env::var_os("WAITFOR_BLESS").is_some();
     let mut ran = 0;
     let mut failures = Vec::new();
     for file in vector_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        let doc: Value =
+        let mut doc: Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        for vector in doc["vectors"].as_array().expect("a `vectors` list") {
-            let name = format!(
-                "{} / {}",
-                file.file_name().unwrap().to_string_lossy(),
-                vector["name"]
-            );
-            match waitfor::simulate::simulate_json(vector) {
-                Ok(answer) => {
-                    let mut wrong = Vec::new();
-                    contains(&answer, &vector["expect"], "", &mut wrong);
-                    failures.extend(wrong.into_iter().map(|w| format!("{name}: {w}")));
-                }
-                Err(err) => failures.push(format!("{name}: {err}")),
+        let label = file.file_name().unwrap().to_string_lossy().to_string();
+        for vector in doc["vectors"].as_array_mut().expect("a `vectors` list") {
+            let name = format!("{label} / {}", vector["name"]);
+            let got = answer(vector);
+            let mut wrong = Vec::new();
+            if let Some(expect) = vector.get("expect") {
+                contains(&got, expect, "", &mut wrong);
             }
+            if bless {
+                vector["answer"] = got;
+            } else if canonical(&got) != canonical(&vector["answer"]) {
+                wrong.push(format!(
+                    "answer differs:\n  got  {}\n  want {}",
+                    canonical(&got),
+                    canonical(&vector["answer"])
+                ));
+            }
+            failures.extend(wrong.into_iter().map(|w| format!("{name}: {w}")));
             ran += 1;
         }
+        if bless {
+            let text = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+            std::fs::write(&file, text).unwrap();
+        }
     }
-    assert!(ran >= 50, "only {ran} vectors found");
+    assert!(ran >= 250, "only {ran} vectors found");
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+#[test]
+fn canonical_json_sorts_keys_and_writes_whole_numbers_as_integers() {
+    let value: Value =
+        serde_json::from_str(r#"{"b": [2.0, 0.5, -3], "a": {"y": "\n", "x": null}}"#).unwrap();
+    assert_eq!(
+        canonical(&value),
+        r#"{"a":{"x":null,"y":"\n"},"b":[2,0.5,-3]}"#
     );
 }

@@ -191,7 +191,7 @@ if COMMANDS:
         run_command,
     )
 
-if OPTIONS.allow_send_keys and PANE_PROFILE in waitfor.profiles():
+if OPTIONS.allow_send_keys and PANE_PROFILE in {p["profile"] for p in waitfor.profiles()}:
     TOOLS["send_keys"] = (
         types.Tool(
             name="send_keys",
@@ -253,7 +253,7 @@ def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[
 
 
 WAITS = {tool.name: (tool, handle) for tool, handle in
-         (wait_tool(p) for p in ("aura/wait_for", PANE_PROFILE) if p in waitfor.profiles())}
+         (wait_tool(p) for p in ("aura/wait_for", PANE_PROFILE) if p in {q["profile"] for q in waitfor.profiles()})}
 
 
 async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

@@ -19,7 +19,8 @@ use std::ffi::c_char;
 /// @param enter       an `Enter` followed the keys.
 /// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
 ///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
-///         list of strings, or a pane id not of the form `%N`) or
+///         list of strings, or a pane id not of the form `%N`: rule
+///         `invalid_pane_id`, as `waitfor_pane_id_parse`) or
 ///         `WAITFOR_ERR_PANIC`.
 ///
 /// Threads: any; records are process-wide and expire on their own.
@@ -46,15 +47,7 @@ pub unsafe extern "C" fn waitfor_echo_record_send_keys(
         let pane = unsafe { text(pane_id, pane_id_len, "pane_id") }?;
         // SAFETY: as above.
         let keys = unsafe { json(keys_json, keys_json_len, "keys_json") }?;
-        if !(pane.starts_with('%')
-            && pane.len() > 1
-            && pane[1..].bytes().all(|b| b.is_ascii_digit()))
-        {
-            return Err(FfiError::new(
-                WAITFOR_ERR_INVALID_ARGUMENT,
-                format!("`pane_id` must be a pane id such as %3, not `{pane}`"),
-            ));
-        }
+        waitfor::parse_pane_id(pane, "pane_id").map_err(|e| FfiError::arguments(&e))?;
         let keys: Vec<&str> = keys
             .as_array()
             .and_then(|list| list.iter().map(|k| k.as_str()).collect::<Option<Vec<_>>>())

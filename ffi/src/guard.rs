@@ -5,13 +5,13 @@
 //! with the panic's message in the error JSON.
 
 use crate::status::{
-    FfiError, WAITFOR_ERR_INVALID_JSON, WAITFOR_ERR_INVALID_UTF8, WAITFOR_ERR_PANIC,
-    WAITFOR_ERR_RUNTIME, WAITFOR_OK,
+    FfiError, WAITFOR_ERR_INVALID_UTF8, WAITFOR_ERR_PANIC, WAITFOR_ERR_RUNTIME, WAITFOR_OK,
 };
 use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use waitfor::{ErrorCode, ErrorInfo, Rule};
 
 /// What a fallible export body returns.
 pub type FfiResult<T> = Result<T, FfiError>;
@@ -91,10 +91,16 @@ pub unsafe fn json(ptr: *const c_char, len: usize, what: &str) -> FfiResult<Valu
     // SAFETY: forwarded from the caller.
     let text = unsafe { text(ptr, len, what) }?;
     serde_json::from_str(text).map_err(|e| {
-        FfiError::new(
-            WAITFOR_ERR_INVALID_JSON,
-            format!("`{what}` is not JSON: {e}"),
-        )
+        // A wait spec (or a test vector holding one) is the spec language's.
+        let code = match what {
+            "spec" | "vector" => ErrorCode::InvalidSpec,
+            _ => ErrorCode::InvalidArguments,
+        };
+        FfiError::info(&ErrorInfo {
+            field: Some(String::new()),
+            rule: Some(Rule::InvalidJson),
+            ..ErrorInfo::new(code, format!("`{what}` is not JSON: {e}"))
+        })
     })
 }
 

@@ -110,6 +110,183 @@ pub unsafe extern "C" fn waitfor_tool_definitions(
     })
 }
 
+/// Checks a wait spec without running it: what `waitfor_wait` would
+/// refuse, this refuses.
+///
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_SPEC` (the error JSON names
+///         `field` and `rule`; `code` is `invalid_spec`),
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `spec` is NULL (with `spec_len` 0) or points to `spec_len` readable
+/// bytes; `error_json` is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_check_spec(
+    spec: *const c_char,
+    spec_len: usize,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        // SAFETY: per the contract.
+        let spec = unsafe { json(spec, spec_len, "spec") }?;
+        waitfor::Spec::from_value(&spec)?;
+        Ok(())
+    })
+}
+
+/// Checks a profile's tool call without running it, as
+/// `waitfor_call_tool_with_host` would before it starts, and gives the
+/// profile's id. `profile` is a profile id or a tool name only one profile
+/// has.
+///
+/// @param host       NULL (with `host_len` 0) or the host's options JSON
+///                   (`grants` decide what `not_granted` refuses).
+/// @param profile_id receives the profile's id (owned by the caller,
+///                   `waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
+///         `WAITFOR_ERR_INVALID_SPEC` (code `invalid_arguments`, with
+///         `field` and `rule`), `WAITFOR_ERR_INVALID_JSON`,
+///         `WAITFOR_ERR_INVALID_ARGUMENT` (bad host options),
+///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `profile`, `args` and `host` are NULL (with length 0) or point to that
+/// many readable bytes; `profile_id` points to writable storage;
+/// `error_json` is NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_tool_check(
+    profile: *const c_char,
+    profile_len: usize,
+    args: *const c_char,
+    args_len: usize,
+    host: *const c_char,
+    host_len: usize,
+    profile_id: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(profile_id, "profile_id")?;
+        // SAFETY: per the contract.
+        let profile = unsafe { text(profile, profile_len, "profile") }?;
+        // SAFETY: as above.
+        let args = unsafe { json(args, args_len, "args") }?;
+        // SAFETY: as above.
+        let options = unsafe { crate::host::HostOptions::parse(host, host_len) }?;
+        let host = waitfor::profiles::Host {
+            grants: options.grants,
+            max_wait_ceiling: options.max_wait_ceiling,
+            ..Default::default()
+        };
+        let id = waitfor::profiles::check(profile, &args, &host).map_err(|e| FfiError::tool(&e))?;
+        give(slot, id.to_string())
+    })
+}
+
+/// A profile by its id (`aura/wait_for`) or by a tool name only one
+/// profile has (`wait_for`), as JSON `{"profile", "tool"}` (the shape of
+/// `waitfor_tool_definitions`' items).
+///
+/// @param definition_json receives the JSON (owned by the caller,
+///                        `waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
+///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `name` is NULL (with `name_len` 0) or points to `name_len` readable
+/// bytes; `definition_json` points to writable storage; `error_json` is
+/// NULL or points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_profile_find(
+    name: *const c_char,
+    name_len: usize,
+    definition_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(definition_json, "definition_json")?;
+        // SAFETY: per the contract.
+        let name = unsafe { text(name, name_len, "name") }?;
+        let def = waitfor::profiles::find(name).map_err(|e| FfiError::tool(&e))?;
+        let def = serde_json::to_string(&def)
+            .map_err(|e| FfiError::new(status::WAITFOR_ERR_RUNTIME, e.to_string()))?;
+        give(slot, def)
+    })
+}
+
+/// Parses a tmux pane id, `%` then digits (`%12`), into its number.
+///
+/// @param number receives the number.
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
+///         `invalid_arguments`, field `pane_id`, rule `invalid_pane_id`),
+///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `pane_id` is NULL (with `len` 0) or points to `len` readable bytes;
+/// `number` points to writable storage; `error_json` is NULL or points to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_pane_id_parse(
+    pane_id: *const c_char,
+    len: usize,
+    number: *mut u32,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let number = out(number, "number")?;
+        // SAFETY: per the contract.
+        let pane_id = unsafe { text(pane_id, len, "pane_id") }?;
+        *number =
+            waitfor::parse_pane_id(pane_id, "pane_id").map_err(|e| FfiError::arguments(&e))?;
+        Ok(())
+    })
+}
+
+/// Checks an Ouro `wait/1` envelope (`ouro/wait`'s output): its shape, and
+/// that a wait that can go on says how to resume and a satisfied one
+/// carries its events. Gives `{"ok": bool, "errors": [...]}`, each error
+/// starting with its field.
+///
+/// @param validation_json receives the JSON (owned by the caller,
+///                        `waitfor_string_free`).
+/// @return `WAITFOR_OK` (also for an invalid envelope: see `ok`),
+///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_UTF8`,
+///         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `envelope` is NULL (with `len` 0) or points to `len` readable bytes;
+/// `validation_json` points to writable storage; `error_json` is NULL or
+/// points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_ouro_validate_wait(
+    envelope: *const c_char,
+    len: usize,
+    validation_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(validation_json, "validation_json")?;
+        // SAFETY: per the contract.
+        let envelope = unsafe { json(envelope, len, "envelope") }?;
+        let validation = serde_json::to_string(&waitfor::ouro::validate_wait(&envelope))
+            .map_err(|e| FfiError::new(status::WAITFOR_ERR_RUNTIME, e.to_string()))?;
+        give(slot, validation)
+    })
+}
+
 /// Runs one shared test vector (an object of the `vectors` list in the files of `tests/vectors`) on
 /// virtual time, as every binding does, and gives its answer:
 /// `{"result", "call_starts_ms", "progress", "output"?, "tool_error"?}`.

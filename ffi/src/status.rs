@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 use std::ffi::c_char;
+use waitfor::{ErrorCode, ErrorInfo, Rule};
 
 /// Success.
 pub const WAITFOR_OK: i32 = 0;
@@ -66,8 +67,38 @@ pub(crate) fn c_name(code: i32) -> *const c_char {
     name_with_nul(code).as_ptr().cast()
 }
 
+/// Core's error code for a status, when the status is an error of the
+/// input or the wait (`None` for `WAITFOR_OK` and `WAITFOR_ERR_TIMEOUT`).
+fn code_of(status: i32) -> Option<ErrorCode> {
+    match status {
+        WAITFOR_ERR_INVALID_SPEC => Some(ErrorCode::InvalidSpec),
+        WAITFOR_ERR_INVALID_JSON
+        | WAITFOR_ERR_INVALID_UTF8
+        | WAITFOR_ERR_NULL_POINTER
+        | WAITFOR_ERR_INVALID_ARGUMENT => Some(ErrorCode::InvalidArguments),
+        WAITFOR_ERR_UNKNOWN_PROFILE => Some(ErrorCode::UnknownProfile),
+        WAITFOR_ERR_RUNTIME => Some(ErrorCode::Runtime),
+        WAITFOR_ERR_PANIC => Some(ErrorCode::Internal),
+        _ => None,
+    }
+}
+
+/// The status of each core error code.
+fn status_of(info: &ErrorInfo) -> i32 {
+    match info.code {
+        _ if info.rule == Some(Rule::InvalidJson) => WAITFOR_ERR_INVALID_JSON,
+        ErrorCode::InvalidSpec | ErrorCode::InvalidArguments => WAITFOR_ERR_INVALID_SPEC,
+        ErrorCode::UnknownProfile => WAITFOR_ERR_UNKNOWN_PROFILE,
+        ErrorCode::Internal => WAITFOR_ERR_PANIC,
+        _ => WAITFOR_ERR_RUNTIME,
+    }
+}
+
 /// An error on its way to the host: a status code and its JSON detail
-/// (`{"status", "kind", "message", ...}`).
+/// (`{"status", "kind", "code", "field", "rule", "message"}`: `kind` names
+/// the status, and `code`, `field`, `rule`, `message` are the shape core
+/// gives errors in every language; `code` is `null` only for
+/// `WAITFOR_ERR_TIMEOUT`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FfiError {
     /// One of the `WAITFOR_ERR_*` codes.
@@ -77,13 +108,24 @@ pub struct FfiError {
 }
 
 impl FfiError {
-    /// An error with a message and no further fields; `detail` is
-    /// `{"status", "kind", "message"}`.
+    /// An error with a message and no field.
     pub fn new(status: i32, message: impl Into<String>) -> Self {
         Self {
             status,
-            detail: json!({"status": status, "kind": name(status), "message": message.into()}),
+            detail: json!({
+                "status": status, "kind": name(status), "code": code_of(status),
+                "field": null, "rule": null, "message": message.into(),
+            }),
         }
+    }
+
+    /// An error of core's shape, with the status that fits its code.
+    pub fn info(info: &ErrorInfo) -> Self {
+        let status = status_of(info);
+        let mut detail = info.to_json();
+        detail["status"] = status.into();
+        detail["kind"] = name(status).into();
+        Self { status, detail }
     }
 
     /// A NULL pointer where `what` was required.
@@ -91,31 +133,24 @@ impl FfiError {
         Self::new(WAITFOR_ERR_NULL_POINTER, format!("`{what}` is NULL"))
     }
 
-    /// A rejected spec or argument set; invalid JSON keeps its own code.
+    /// A rejected spec; invalid JSON keeps its own status.
     pub fn spec(err: &waitfor::SpecError) -> Self {
-        let status = if err.rule == waitfor::Rule::InvalidJson {
-            WAITFOR_ERR_INVALID_JSON
-        } else {
-            WAITFOR_ERR_INVALID_SPEC
-        };
-        let mut e = Self::new(status, err.to_string());
-        e.detail["field"] = err.field.clone().into();
-        e.detail["rule"] = serde_json::to_value(err.rule).unwrap_or_default();
+        Self::info(&ErrorInfo::spec(ErrorCode::InvalidSpec, err))
+    }
+
+    /// A rejected scalar argument of an export (a pane id):
+    /// `WAITFOR_ERR_INVALID_ARGUMENT`, code `invalid_arguments`.
+    pub fn arguments(err: &waitfor::SpecError) -> Self {
+        let mut e = Self::info(&ErrorInfo::spec(ErrorCode::InvalidArguments, err));
+        e.status = WAITFOR_ERR_INVALID_ARGUMENT;
+        e.detail["status"] = e.status.into();
+        e.detail["kind"] = name(e.status).into();
         e
     }
 
     /// A profile call that gave no result.
     pub fn tool(err: &waitfor::profiles::ToolError) -> Self {
-        use waitfor::profiles::ToolError;
-        match err {
-            ToolError::UnknownProfile(_) => Self::new(WAITFOR_ERR_UNKNOWN_PROFILE, err.to_string()),
-            ToolError::InvalidArguments(spec) => {
-                let mut e = Self::spec(spec);
-                e.detail["message"] = err.to_string().into();
-                e
-            }
-            ToolError::Runtime(_) => Self::new(WAITFOR_ERR_RUNTIME, err.to_string()),
-        }
+        Self::info(&ErrorInfo::from(err))
     }
 }
 
@@ -153,5 +188,23 @@ mod tests {
         let e = FfiError::spec(&err);
         assert_eq!(e.status, WAITFOR_ERR_INVALID_SPEC);
         assert_eq!(e.detail["rule"], "missing_field");
+        assert_eq!(e.detail["code"], "invalid_spec");
+    }
+
+    #[test]
+    fn every_error_has_cores_shape() {
+        let err = FfiError::new(WAITFOR_ERR_PANIC, "boom");
+        assert_eq!(err.detail["code"], "internal");
+        assert!(err.detail["field"].is_null() && err.detail["rule"].is_null());
+        let unknown = waitfor::profiles::find("nope").unwrap_err();
+        let err = FfiError::tool(&unknown);
+        assert_eq!(
+            (err.status, &err.detail["code"]),
+            (WAITFOR_ERR_UNKNOWN_PROFILE, &json!("unknown_profile"))
+        );
+        assert_eq!(
+            FfiError::new(WAITFOR_ERR_TIMEOUT, "later").detail["code"],
+            Value::Null
+        );
     }
 }

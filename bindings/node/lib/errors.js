@@ -6,11 +6,14 @@
  */
 
 /**
- * A refusal: bad input (`invalid_arguments`, with `field` and `rule`), an
- * unknown profile (`unknown_profile`), a profile that could not finish
+ * A refusal, in the shape core gives errors in every language: `code`,
+ * `field` and `rule` (`null` unless the error is about one field of the
+ * input), `message`. The codes: a refused wait spec (`invalid_spec`), refused
+ * arguments of a tool call or a function (`invalid_arguments`), an unknown
+ * profile or tool name (`unknown_profile`), a profile that could not finish
  * (`runtime`), an invalid `wait/1` envelope (`invalid_wait`, with
- * `errors`), or an event source problem (`bad_cursor`, `source_replaced`,
- * `io`).
+ * `errors`), an event source problem (`bad_cursor`, `source_replaced`,
+ * `io`), a bug (`internal`).
  *
  * @example
  * try { await wait({ until: { matches: '(' }, regex: true }, () => '') }
@@ -26,8 +29,10 @@ class WaitforError extends Error {
     this.name = 'WaitforError'
     /** @type {string} */
     this.code = detail.code
-    if (detail.field !== undefined) this.field = detail.field
-    if (detail.rule !== undefined) this.rule = detail.rule
+    /** @type {string|null} */
+    this.field = detail.field ?? null
+    /** @type {string|null} */
+    this.rule = detail.rule ?? null
     if (detail.errors !== undefined) this.errors = detail.errors
   }
 }

@@ -210,6 +210,15 @@ export interface ToolDefinition {
 /** Every profile with its tool: `profile` is `family/tool`, such as `aura/wait_for`. */
 export declare function profiles(): { profile: string; tool: ToolDefinition }[]
 
+/** A profile by its id (`aura/wait_for`) or a tool name only one profile has (`wait_for`); throws `unknown_profile`. */
+export declare function findProfile(name: string): { profile: string; tool: ToolDefinition }
+
+/** The profile id of a tool call `callTool` would accept; throws what it would refuse before running. */
+export declare function checkArguments(name: string, args: object | string, options?: { grants?: Grants }): string
+
+/** The number of a tmux pane id (`%12` is 12); throws `invalid_arguments` (rule `invalid_pane_id`). */
+export declare function parsePaneId(paneId: string): number
+
 /** The MCP tool definitions of every profile. */
 export declare function toolDefinitions(): ToolDefinition[]
 
@@ -299,12 +308,12 @@ export declare const UNKNOWN_TOOL: string
 
 /** Every refusal of the package, with a stable `code`. */
 export declare class WaitforError extends Error {
-  /** `invalid_arguments`, `unknown_profile`, `runtime`, `invalid_wait`, `bad_cursor`, `source_replaced`, `io`. */
+  /** `invalid_spec`, `invalid_arguments`, `unknown_profile`, `runtime`, `probe_error`, `invalid_wait`, `bad_cursor`, `source_replaced`, `io`, `internal`. */
   readonly code: string
-  /** The offending field, for `invalid_arguments`. */
-  readonly field?: string
-  /** The rule it broke (stable snake_case), for `invalid_arguments`. */
-  readonly rule?: string
+  /** The offending field, for `invalid_spec` and `invalid_arguments`; otherwise `null`. */
+  readonly field: string | null
+  /** The rule it broke (stable snake_case), for `invalid_spec` and `invalid_arguments`; otherwise `null`. */
+  readonly rule: string | null
   /** Every broken rule, for `invalid_wait`. */
   readonly errors?: string[]
 }

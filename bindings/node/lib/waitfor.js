@@ -21,6 +21,7 @@ const binding = require('./native.js')
 const { WaitforError, native, toJson } = require('./errors.js')
 const { grantsJson } = require('./grants.js')
 const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')
+const { findProfile, checkArguments, parsePaneId } = require('./surface.js')
 
 const [specSchema, resultSchema] = binding.schemas()
 
@@ -344,6 +345,9 @@ module.exports = {
   profiles,
   simulate,
   recordSendKeys,
+  findProfile,
+  checkArguments,
+  parsePaneId,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
   UNKNOWN_TOOL,

@@ -1,10 +1,10 @@
-//! Errors handed to JavaScript: a JSON document in the message, which the
-//! JavaScript layer turns into a `WaitforError` with `code`, `field`,
-//! `rule` and `errors`.
+//! The one place core's errors ([`waitfor::ErrorInfo`]) become errors
+//! handed to JavaScript: a JSON document in the message (`code`, `field`,
+//! `rule`, `message`), which `lib/errors.js` turns into a `WaitforError`.
 
 use serde_json::{json, Value};
 use waitfor::profiles::{Notice, ToolError};
-use waitfor::SpecError;
+use waitfor::{ErrorCode, ErrorInfo, SpecError};
 
 /// An error whose message is `detail` as JSON (always with `code` and
 /// `message`).
@@ -12,32 +12,26 @@ pub fn typed(detail: Value) -> napi::Error {
     napi::Error::from_reason(detail.to_string())
 }
 
-/// A rejected spec or argument: code `invalid_arguments` with its field
-/// and rule.
+/// An error of core's shape.
+pub fn info(info: &ErrorInfo) -> napi::Error {
+    typed(info.to_json())
+}
+
+/// A rejected wait spec: code `invalid_spec` with its field and rule.
 pub fn spec(err: &SpecError) -> napi::Error {
-    typed(spec_detail(err))
+    info(&ErrorInfo::spec(ErrorCode::InvalidSpec, err))
 }
 
-fn spec_detail(err: &SpecError) -> Value {
-    json!({
-        "code": "invalid_arguments",
-        "message": err.to_string(),
-        "field": err.field,
-        "rule": err.rule,
-    })
-}
-
-fn tool_detail(err: &ToolError) -> Value {
-    match err {
-        ToolError::InvalidArguments(e) => spec_detail(e),
-        other => json!({"code": other.code(), "message": other.to_string()}),
-    }
+/// Rejected arguments of a function: code `invalid_arguments` with their
+/// field and rule.
+pub fn arguments(err: &SpecError) -> napi::Error {
+    info(&ErrorInfo::spec(ErrorCode::InvalidArguments, err))
 }
 
 /// A profile call that gave no result, and the notices its profile sends
 /// with the refusal (in `notices`, when there are any).
 pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
-    let mut detail = tool_detail(err);
+    let mut detail = ErrorInfo::from(err).to_json();
     if !notices.is_empty() {
         detail["notices"] = notices.iter().map(Notice::to_json).collect();
     }
@@ -46,5 +40,5 @@ pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
 
 /// Any other refusal, with its own code.
 pub fn other(code: &str, message: impl std::fmt::Display) -> napi::Error {
-    typed(json!({"code": code, "message": message.to_string()}))
+    typed(json!({"code": code, "field": null, "rule": null, "message": message.to_string()}))
 }

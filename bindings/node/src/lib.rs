@@ -24,6 +24,7 @@ mod events;
 mod ouro;
 mod profiles;
 mod replies;
+mod surface;
 mod waits;
 
 /// The add-on's own allocator. 10,000 waits polling and ending together

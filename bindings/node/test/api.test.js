@@ -149,9 +149,9 @@ test('policy: the host ceiling clamps max_wait_ms and is reported', async () => 
 })
 
 test('bad input is a typed WaitforError naming the field and rule', async () => {
-  await assert.rejects(wait({ until: { matches: '(' }, regex: true }, () => ''), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'until.matches' && e.rule === 'invalid_regex')
-  await assert.rejects(wait({ until: { matches: 'x' }, nope: 1 }, () => ''), (e) => e.code === 'invalid_arguments' && e.rule === 'unknown_field')
-  await assert.rejects(wait('{not json', () => ''), (e) => e.code === 'invalid_arguments' && e.rule === 'invalid_json')
+  await assert.rejects(wait({ until: { matches: '(' }, regex: true }, () => ''), (e) => e instanceof WaitforError && e.code === 'invalid_spec' && e.field === 'until.matches' && e.rule === 'invalid_regex')
+  await assert.rejects(wait({ until: { matches: 'x' }, nope: 1 }, () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'unknown_field')
+  await assert.rejects(wait('{not json', () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'invalid_json')
   await assert.rejects(wait({ until: { matches: 'x' } }), (e) => e.field === 'probe' && e.rule === 'missing_field')
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { signal: {} }), (e) => e.field === 'options.signal')

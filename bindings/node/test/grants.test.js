@@ -11,7 +11,8 @@ const { tempDir } = require('./helpers.js')
 const shell = { probe: { command: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_ms: 5000 }
 const shadow = { probe: { file: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_ms: 5000 }
 const aura = (tool, args) => ({ probe: { tool, args }, until: { matches: 'uid|root|ready' }, poll_sec: 1, max_wait_sec: 5 })
-const notGranted = (field) => (e) => e.code === 'invalid_arguments' && e.rule === 'not_granted' && e.field === field
+// A spec reaching beyond the grants is `invalid_spec`; a tool call's arguments, `invalid_arguments`.
+const notGranted = (field, code = 'invalid_spec') => (e) => e.code === code && e.rule === 'not_granted' && e.field === field
 
 test('the spec API runs no command and reads no file by default', async () => {
   await assert.rejects(wait(shell), notGranted('probe.command.argv'))
@@ -22,8 +23,8 @@ test('the spec API runs no command and reads no file by default', async () => {
 
 test("AURA's built-in run_command and read_file are off by default", async () => {
   await assert.rejects(callTool('aura/wait_for', aura('run_command', { argv: ['sh', '-c', 'id'] })), (e) =>
-    notGranted('probe.args.argv')(e) && /has not granted/.test(e.message))
-  await assert.rejects(callTool('aura/wait_for', aura('read_file', { path: '/etc/shadow' })), notGranted('probe.args.path'))
+    notGranted('probe.args.argv', 'invalid_arguments')(e) && /has not granted/.test(e.message))
+  await assert.rejects(callTool('aura/wait_for', aura('read_file', { path: '/etc/shadow' })), notGranted('probe.args.path', 'invalid_arguments'))
 })
 
 test('a grant opens exactly what it names', async () => {
@@ -35,7 +36,7 @@ test('a grant opens exactly what it names', async () => {
   assert.equal(read.last_observation, 'service ready\n')
   const ran = await callTool('aura/wait_for', aura('run_command', { argv: ['echo', 'ready'] }), { grants })
   assert.equal(ran.reason, 'matched')
-  await assert.rejects(callTool('aura/wait_for', aura('read_file', { path: '/etc/shadow' }), { grants }), notGranted('probe.args.path'))
+  await assert.rejects(callTool('aura/wait_for', aura('read_file', { path: '/etc/shadow' }), { grants }), notGranted('probe.args.path', 'invalid_arguments'))
   await assert.rejects(callTool('aura/wait_for', aura('read_file', { path: dir }), { grants }), (e) => /a directory/.test(e.message))
   const r = await wait({ probe: { command: { argv: ['echo', 'ready'] } }, until: { matches: 'ready' }, max_wait_ms: 5000 }, null, { grants })
   assert.equal(r.outcome, 'matched')

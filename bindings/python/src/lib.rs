@@ -12,6 +12,7 @@ mod invoke;
 mod observe;
 mod probe;
 mod ready;
+mod surface;
 mod sync;
 
 use handle::{Callbacks, NativeHandle};
@@ -253,6 +254,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;
     m.add_function(wrap_pyfunction!(record_send_keys, m)?)?;
     m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
+    surface::register(m)?;
     m.add_class::<NativeHandle>()?;
     m.add_class::<handle::PyProgress>()?;
     m.add_class::<handle::PyToolProgress>()?;

@@ -35,7 +35,7 @@ impl PyObservation {
         let mut inner = match json {
             Some(json) if !json.is_none() => {
                 let value = convert::to_json(json)
-                    .map_err(|e| crate::errors::not_json(py, &e, "invalid_observation"))?;
+                    .map_err(|e| crate::errors::not_json(py, &e, "invalid_arguments"))?;
                 waitfor::Observation::json(value)
             }
             _ => waitfor::Observation::default(),

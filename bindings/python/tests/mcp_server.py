@@ -20,7 +20,7 @@ from typing import Any
 import waitfor
 import waitfor.mcp
 
-PROFILES = ["aura/wait_for", "ouro/wait", *(p for p in ["libtmux-mcp/wait_for_text"] if p in waitfor.profiles())]
+PROFILES = ["aura/wait_for", "ouro/wait", *(p for p in ["libtmux-mcp/wait_for_text"] if p in {q["profile"] for q in waitfor.profiles()})]
 
 
 def status(path: str) -> str:

@@ -79,7 +79,7 @@ def test_tools_list_gives_each_profiles_exact_definition(framework: str) -> None
             return tools
 
     tools = asyncio.run(main())
-    registered = [p for p in waitfor.profiles() if p != "libtmux-cxx/wait_for_text"]
+    registered = [p["profile"] for p in waitfor.profiles() if p["profile"] != "libtmux-cxx/wait_for_text"]
     assert set(tools) == {"status", "hang"} | {waitfor.tool_definition(p)["name"] for p in registered}
     for profile in registered:
         definition = waitfor.tool_definition(profile)
@@ -115,7 +115,7 @@ def test_register_refuses_what_it_cannot_register() -> None:
 
     with pytest.raises(waitfor.ToolError):
         waitfor.mcp.register(Server("s"), ["no/such"])
-    if "libtmux-cxx/wait_for_text" in waitfor.profiles():
+    if "libtmux-cxx/wait_for_text" in {p["profile"] for p in waitfor.profiles()}:
         with pytest.raises(ValueError, match="both tool `wait_for_text`"):
             waitfor.mcp.register(Server("s"), ["libtmux-mcp/wait_for_text", "libtmux-cxx/wait_for_text"])
     with pytest.raises(TypeError, match="cannot register tools on a dict"):

@@ -69,7 +69,7 @@ PANE_ARGS = {
 
 @pytest.mark.parametrize("profile", sorted(PANE_ARGS))
 def test_pane_profile_sees_fresh_output(profile: str, pane: str) -> None:
-    assert profile in waitfor.profiles()
+    assert profile in {p["profile"] for p in waitfor.profiles()}
     out = wait_then(profile, PANE_ARGS[profile](pane, "MARK_A"), lambda: send(pane, "printf 'MARK_%s\\n' A"))
     assert out.get("found", out.get("matched")) is True, out
 

@@ -265,7 +265,7 @@ def test_deadline_abandons_a_hung_probe() -> None:
 def test_result_json_is_the_engines_and_fits_its_schema() -> None:
     r = waitfor.wait(spec(until={"patterns": ["a", "b"]}, stop=["err"]), lambda: "b\n")
     d = r.to_dict()
-    jsonschema.validate(d, json.loads(waitfor.RESULT_SCHEMA))
+    jsonschema.validate(d, waitfor.RESULT_SCHEMA)
     assert d["outcome"] == r.outcome and d["matched_index"] == r.matched_index == 1
     assert d["tail"] == {"lines": list(r.tail.lines), "truncated": r.tail.truncated}
     d["outcome"] = "changed"

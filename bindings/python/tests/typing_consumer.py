@@ -69,7 +69,7 @@ def blocking() -> None:
     print(out, waitfor.profiles(), waitfor.tool_definitions(), waitfor.tool_definition("aura/wait_for"))
     vector: dict[str, Any] = {"spec": {"until": {"matches": "x"}}, "script": {"steps": [{"text": "x"}]}}
     print(waitfor.simulate(vector), waitfor.parse_duration("2m"), waitfor.format_duration(120_000))
-    print(waitfor.RESULT_SCHEMA[:1], waitfor.SPEC_SCHEMA[:1])
+    print(waitfor.RESULT_SCHEMA["type"], waitfor.SPEC_SCHEMA["type"])
 
 
 async def nonblocking() -> None:

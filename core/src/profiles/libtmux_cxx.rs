@@ -122,10 +122,7 @@ fn timeout_ms(map: &Map<String, Value>) -> Result<u64, ToolError> {
 
 /// A `%N` id is taken exactly; anything else is a tmux target.
 fn pane_target(target: &str) -> PaneTarget {
-    let is_id = target.len() > 1
-        && target.starts_with('%')
-        && target[1..].bytes().all(|b| b.is_ascii_digit());
-    if is_id {
+    if crate::parse_pane_id(target, "target").is_ok() {
         PaneTarget {
             pane_id: Some(target.to_string()),
             ..Default::default()

@@ -23,6 +23,7 @@ pub use notice::{LogLevel, Notice, Report, ToolLog, ToolProgress};
 pub use tool::{Host, ToolCaller, ToolDefinition, ToolError, UNKNOWN_TOOL};
 
 use crate::engine::{Engine, WaitOptions};
+use crate::error::{ErrorCode, ErrorInfo};
 use crate::policy::Policy;
 use crate::probe::Probe;
 use crate::result::WaitResult;
@@ -108,7 +109,49 @@ pub fn definitions() -> Vec<ToolDefinition> {
         .collect()
 }
 
-/// Validates a call's arguments and makes it ready to run.
+/// Finds a profile by its id (`aura/wait_for`) or by its tool's name
+/// (`wait_for`), when only one profile has that tool name.
+fn entry(name: &str) -> Result<&'static Entry, ToolError> {
+    let unknown = || {
+        if TMUX_PROFILES.contains(&name) {
+            // Known, but not built off Unix: say why rather than "unknown".
+            ToolError::Runtime(crate::tmux::NEEDS_UNIX_HOST.to_string())
+        } else {
+            ToolError::UnknownProfile(name.to_string())
+        }
+    };
+    if let Some(entry) = PROFILES.iter().find(|p| p.id == name) {
+        return Ok(entry);
+    }
+    let mut by_tool = PROFILES
+        .iter()
+        .filter(|p| (p.definition)()["name"].as_str() == Some(name));
+    match (by_tool.next(), by_tool.next()) {
+        (Some(entry), None) => Ok(entry),
+        _ => Err(unknown()),
+    }
+}
+
+/// A profile's definition, by profile id or by a tool name only one
+/// profile has; [`ToolError::UnknownProfile`] otherwise (`wait_for_text`
+/// names two profiles: name the profile).
+///
+/// ```
+/// let def = waitfor::profiles::find("wait_for").unwrap();
+/// assert_eq!(def.profile, "aura/wait_for");
+/// assert_eq!(waitfor::profiles::find("aura/wait_for").unwrap(), def);
+/// assert_eq!(waitfor::profiles::find("nope").unwrap_err().code(), "unknown_profile");
+/// ```
+pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
+    let entry = entry(name)?;
+    Ok(ToolDefinition {
+        profile: entry.id,
+        tool: (entry.definition)(),
+    })
+}
+
+/// Validates a call's arguments and makes it ready to run. `profile` is a
+/// profile id or a tool name (see [`find`]).
 ///
 /// ```
 /// use waitfor::profiles::{prepare, Host};
@@ -116,15 +159,37 @@ pub fn definitions() -> Vec<ToolDefinition> {
 /// assert_eq!(err.err().unwrap().code(), "invalid_arguments");
 /// ```
 pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    let entry = PROFILES.iter().find(|p| p.id == profile).ok_or_else(|| {
-        if TMUX_PROFILES.contains(&profile) {
-            // Known, but not built off Unix: say why rather than "unknown".
-            ToolError::Runtime(crate::tmux::NEEDS_UNIX_HOST.to_string())
-        } else {
-            ToolError::UnknownProfile(profile.to_string())
+    (entry(profile)?.prepare)(args, host)
+}
+
+/// Validates a call's arguments without running it, and gives the
+/// profile's id: what [`call`] would refuse, this refuses.
+///
+/// ```
+/// use waitfor::profiles::{check, Host};
+/// let args = serde_json::json!({"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}});
+/// assert_eq!(check("wait_for", &args, &Host::default()).unwrap(), "aura/wait_for");
+/// ```
+pub fn check(profile: &str, args: &Value, host: &Host) -> Result<&'static str, ToolError> {
+    let entry = entry(profile)?;
+    (entry.prepare)(args, host)?;
+    Ok(entry.id)
+}
+
+impl From<&ToolError> for ErrorInfo {
+    /// The shape every binding gives a failed profile call: code
+    /// `unknown_profile`, `invalid_arguments` (with `field` and `rule`; the
+    /// message is the field's, `field: what`, as for a refused spec) or
+    /// `runtime`.
+    fn from(err: &ToolError) -> Self {
+        match err {
+            ToolError::UnknownProfile(_) => {
+                ErrorInfo::new(ErrorCode::UnknownProfile, err.to_string())
+            }
+            ToolError::InvalidArguments(spec) => ErrorInfo::spec(ErrorCode::InvalidArguments, spec),
+            ToolError::Runtime(_) => ErrorInfo::new(ErrorCode::Runtime, err.to_string()),
         }
-    })?;
-    (entry.prepare)(args, host)
+    }
 }
 
 /// The notices a profile sends when it refuses a call ([`prepare`] gave
@@ -138,10 +203,7 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
 /// assert!(refusal_notices("aura/wait_for", &err).is_empty());
 /// ```
 pub fn refusal_notices(profile: &str, error: &ToolError) -> Vec<Notice> {
-    PROFILES
-        .iter()
-        .find(|p| p.id == profile)
-        .map_or_else(Vec::new, |entry| (entry.refused)(error))
+    entry(profile).map_or_else(|_| Vec::new(), |entry| (entry.refused)(error))
 }
 
 /// Runs a profile call to its end on the global engine.

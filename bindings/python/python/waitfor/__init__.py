@@ -39,6 +39,7 @@ import atexit
 import datetime
 import functools
 import inspect
+import json
 import os
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -78,22 +79,27 @@ __all__ = [
     "WaitforError",
     "call_tool",
     "call_tool_async",
+    "check_arguments",
+    "check_spec",
+    "find_profile",
     "format_duration",
     "parse_duration",
+    "parse_pane_id",
     "profiles",
     "record_send_keys",
     "simulate",
     "start",
     "tool_definition",
     "tool_definitions",
+    "validate_wait",
     "wait",
     "wait_async",
 ]
 
-RESULT_SCHEMA: str = _native.RESULT_SCHEMA
-"""JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`."""
-SPEC_SCHEMA: str = _native.SPEC_SCHEMA
-"""JSON Schema (draft 2020-12) of a spec."""
+RESULT_SCHEMA: dict[str, Any] = json.loads(_native.RESULT_SCHEMA)
+"""JSON Schema (draft 2020-12) of :meth:`WaitResult.to_dict`, as a dict."""
+SPEC_SCHEMA: dict[str, Any] = json.loads(_native.SPEC_SCHEMA)
+"""JSON Schema (draft 2020-12) of a spec, as a dict."""
 UNKNOWN_TOOL: str = _native.UNKNOWN_TOOL
 """What a ``tools`` callable raises (as any exception's message) for a
 tool the server does not have: ``aura/wait_for`` then fails as AURA does,
@@ -420,8 +426,9 @@ def call_tool(
     on_log: LogCallback | None = None,
     max_wait_ceiling: float | datetime.timedelta | None = None,
 ) -> dict[str, Any]:
-    """Runs a profile's tool call (``aura/wait_for``, ...) to its end and
-    gives the tool's output, as its ``outputSchema`` describes.
+    """Runs a profile's tool call (``aura/wait_for``, ...; a tool name only
+    one profile has, such as ``wait_for``, works too) to its end and gives
+    the tool's output, as its ``outputSchema`` describes.
 
     ``on_progress`` and ``on_log`` hear the profile's notices as its
     original tool sends them (an MCP server forwards them as
@@ -507,9 +514,15 @@ async def call_tool_async(
     return output
 
 
-def profiles() -> list[str]:
-    """The profile names (``family/tool``) :func:`call_tool` accepts."""
-    return [profile for profile, _ in _native.definitions()]
+def profiles() -> list[dict[str, Any]]:
+    """Every profile, as ``{"profile": "family/tool", "tool": definition}``
+    (the same shape in every language).
+
+    >>> import waitfor
+    >>> [p["profile"] for p in waitfor.profiles()][0]
+    'aura/wait_for'
+    """
+    return [{"profile": profile, "tool": tool} for profile, tool in _native.definitions()]
 
 
 def tool_definitions() -> list[dict[str, Any]]:
@@ -524,12 +537,66 @@ def tool_definitions() -> list[dict[str, Any]]:
     return [tool for _, tool in _native.definitions()]
 
 
+def find_profile(name: str) -> dict[str, Any]:
+    """A profile, ``{"profile", "tool"}``, by its id (``aura/wait_for``) or
+    by a tool name only one profile has (``wait_for``);
+    :class:`ToolError` (``unknown_profile``) otherwise.
+
+    >>> import waitfor
+    >>> waitfor.find_profile("wait_for")["profile"]
+    'aura/wait_for'
+    """
+    profile, tool = _native.find_profile(name)
+    return {"profile": profile, "tool": tool}
+
+
 def tool_definition(profile: str) -> dict[str, Any]:
-    """One profile's MCP tool definition; :class:`ToolError` if unknown."""
-    for name, tool in _native.definitions():
-        if name == profile:
-            return tool
-    raise ToolError(f"unknown profile `{profile}`", code="unknown_profile")
+    """One profile's MCP tool definition, by profile id or unique tool
+    name; :class:`ToolError` if unknown."""
+    tool: dict[str, Any] = find_profile(profile)["tool"]
+    return tool
+
+
+def check_spec(spec: Spec) -> None:
+    """Refuses, with :class:`SpecError` (``invalid_spec``), a spec that
+    :func:`wait` would refuse, without running anything.
+
+    >>> import waitfor
+    >>> try:
+    ...     waitfor.check_spec({"until": {"matches": "ok"}, "interval_ms": 5})
+    ... except waitfor.SpecError as err:
+    ...     (err.code, err.field, err.rule)
+    ('invalid_spec', 'interval_ms', 'out_of_range')
+    """
+    _native.check_spec(spec)
+
+
+def check_arguments(
+    profile: str, arguments: Mapping[str, Any] | str, *, grants: Grants | None = None
+) -> str:
+    """The profile id of a tool call :func:`call_tool` would accept;
+    refuses what it would refuse before running (:class:`SpecError`
+    ``invalid_arguments``, :class:`ToolError` ``unknown_profile``).
+
+    >>> import waitfor
+    >>> waitfor.check_arguments("wait_for", {"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}})
+    'aura/wait_for'
+    """
+    checked: str = _native.check_arguments(profile, arguments, grants=_native_grants(grants))
+    return checked
+
+
+def parse_pane_id(pane_id: str) -> int:
+    """The number of a tmux pane id, ``%`` then digits; :class:`SpecError`
+    (``invalid_arguments``, field ``pane_id``, rule ``invalid_pane_id``)
+    for anything else.
+
+    >>> import waitfor
+    >>> waitfor.parse_pane_id("%12")
+    12
+    """
+    number: int = _native.parse_pane_id(pane_id)
+    return number
 
 
 def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]:
@@ -573,6 +640,20 @@ def format_duration(duration: int | datetime.timedelta) -> str:
     return _native.format_duration(duration)
 
 
+def validate_wait(envelope: Any) -> dict[str, Any]:
+    """Checks an Ouro ``wait/1`` envelope (``ouro/wait``'s output): its
+    shape, and that a wait that can go on says how to resume and a
+    satisfied one carries its events. ``{"ok": bool, "errors": [...]}``,
+    each error starting with its field.
+
+    >>> import waitfor
+    >>> waitfor.validate_wait(None)
+    {'ok': False, 'errors': ['wait: must be an object']}
+    """
+    validation: dict[str, Any] = _native.validate_wait(envelope)
+    return validation
+
+
 def record_send_keys(
     pane_id: str,
     keys: Sequence[str],
@@ -592,4 +673,5 @@ def record_send_keys(
     """
     if isinstance(keys, str):
         raise TypeError("keys is a list of send-keys arguments, not a str")
+    parse_pane_id(pane_id)
     _native.record_send_keys(socket_name, pane_id, list(keys), literal=literal, enter=enter)

@@ -15,7 +15,13 @@ class WaitforError(Exception):
     """Base of every waitfor exception.
 
     ``code`` is stable and made for branching on; the message is for
-    people.
+    people. Every exception has the shape core gives errors in every
+    language: ``code``, ``field`` and ``rule`` (``None`` unless the error
+    is about one field of the input) and ``message``. The codes:
+    ``invalid_spec`` (a wait spec), ``invalid_arguments`` (a tool call's
+    or a function's arguments), ``unknown_profile``, ``runtime``,
+    ``probe_error``, ``invalid_wait``, ``bad_cursor``, ``source_replaced``,
+    ``io``, ``internal``.
 
     >>> try:
     ...     raise ToolError("no such profile", code="unknown_profile")
@@ -25,12 +31,23 @@ class WaitforError(Exception):
     """
 
     code: str = "error"
+    field: str | None = None
+    rule: str | None = None
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        field: str | None = None,
+        rule: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        self.field = field
+        self.rule = rule
 
 
 class SpecError(WaitforError, ValueError):
@@ -38,9 +55,11 @@ class SpecError(WaitforError, ValueError):
 
     ``field`` is the path of the offending field (``until.matches``; ``""``
     for the input as a whole) and ``rule`` the stable name of the broken
-    rule (``invalid_regex``, ``unknown_field``, ...). ``code`` is
-    ``invalid_spec`` for :func:`waitfor.wait`, ``invalid_arguments`` for a
-    profile's arguments.
+    rule (``invalid_regex``, ``unknown_field``, ``not_granted``, ...).
+    ``code`` is ``invalid_spec`` for a wait spec (:func:`waitfor.wait`,
+    :func:`waitfor.check_spec`), ``invalid_arguments`` for a profile's
+    arguments and other function arguments (a pane id, an
+    :class:`~waitfor.Observation`'s ``json``).
 
     >>> import waitfor
     >>> try:
@@ -51,13 +70,18 @@ class SpecError(WaitforError, ValueError):
     """
 
     code = "invalid_spec"
+    field: str
+    rule: str
 
     def __init__(
-        self, message: str, *, field: str = "", rule: str = "", code: str | None = None
+        self,
+        message: str,
+        *,
+        field: str = "",
+        rule: str = "",
+        code: str | None = None,
     ) -> None:
-        super().__init__(message, code=code)
-        self.field = field
-        self.rule = rule
+        super().__init__(message, code=code, field=field, rule=rule)
 
 
 class ProbeError(WaitforError):
@@ -73,7 +97,8 @@ class ProbeError(WaitforError):
 class ToolError(WaitforError):
     """A profile call gave no tool output.
 
-    ``code`` is ``unknown_profile`` (no such profile) or ``runtime`` (the
+    ``code`` is ``unknown_profile`` (no profile has that id or tool
+    name) or ``runtime`` (the
     wait could not finish normally: an MCP server returns it as a tool
     result with ``isError: true``). A failing Python tool caller's
     exception is ``__cause__``.

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Writes the generated vector files of tests/vectors (gen_*.json): inputs
+and the hand-checked `expect` of each vector. Their `answer`s come from
+core: run `WAITFOR_BLESS=1 cargo test -p waitfor --test vectors` after this
+script, review the diff, commit both.
+
+Usage: python3 tests/vectors/generate.py
+"""
+
+import json
+import pathlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def err(code, field=None, rule=None):
+    e = {"code": code}
+    if field is not None:
+        e["field"] = field
+    if rule is not None:
+        e["rule"] = rule
+    return {"error": e}
+
+
+def spec_vectors():
+    """Wait specs refused (or accepted) by the engine: kind `spec`."""
+    ok = {"ok": True}
+    bad = lambda field, rule: err("invalid_spec", field, rule)  # noqa: E731
+    cases = [
+        ("empty spec", {}, bad("until", "missing_field")),
+        ("until only", {"until": {"matches": "x"}}, ok),
+        ("spec not an object", [], bad("", "wrong_type")),
+        ("spec a string", "until", bad("", "wrong_type")),
+        ("spec null", None, bad("", "wrong_type")),
+        ("unknown top-level field", {"until": {"matches": "x"}, "colour": 1}, bad("colour", "unknown_field")),
+        ("until not an object", {"until": "x"}, None),
+        ("until empty object", {"until": {}}, None),
+        ("matches a number", {"until": {"matches": 3}}, None),
+        ("matches empty", {"until": {"matches": ""}}, None),
+        ("regex that does not compile", {"regex": True, "until": {"matches": "("}}, bad("until.matches", "invalid_regex")),
+        ("regex lookaround", {"regex": True, "until": {"matches": "(?<=a)b"}}, None),
+        ("regex backreference", {"regex": True, "until": {"matches": "(a)\\1"}}, None),
+        ("literal parenthesis without regex", {"until": {"matches": "("}}, ok),
+        ("patterns list", {"until": {"patterns": ["a", "b"]}}, ok),
+        ("patterns empty list", {"until": {"patterns": []}}, None),
+        ("patterns with a number", {"until": {"patterns": ["a", 1]}}, None),
+        ("patterns invalid regex second", {"regex": True, "until": {"patterns": ["a", "["]}}, None),
+        ("any of two", {"until": {"any": [{"matches": "a"}, {"matches": "b"}]}}, ok),
+        ("any empty", {"until": {"any": []}}, None),
+        ("any with invalid regex", {"regex": True, "until": {"any": [{"matches": "a"}, {"matches": "("}]}}, bad("until.any[1].matches", "invalid_regex")),
+        ("all with unknown condition", {"until": {"all": [{"smells": "a"}]}}, None),
+        ("two conditions in one object", {"until": {"matches": "a", "patterns": ["b"]}}, None),
+        ("stop not a list", {"until": {"matches": "a"}, "stop": "error"}, None),
+        ("stop list", {"until": {"matches": "a"}, "stop": ["error", "fatal"]}, ok),
+        ("stop invalid regex", {"regex": True, "until": {"matches": "a"}, "stop": ["+"]}, None),
+        ("regex not a boolean", {"regex": "yes", "until": {"matches": "a"}}, bad("regex", "wrong_type")),
+        ("case_sensitive not a boolean", {"case_sensitive": 1, "until": {"matches": "a"}}, bad("case_sensitive", "wrong_type")),
+        ("interval_ms below the floor", {"until": {"matches": "a"}, "interval_ms": 5}, None),
+        ("interval_ms zero", {"until": {"matches": "a"}, "interval_ms": 0}, None),
+        ("interval_ms negative", {"until": {"matches": "a"}, "interval_ms": -1}, None),
+        ("interval_ms fractional", {"until": {"matches": "a"}, "interval_ms": 100.5}, None),
+        ("interval_ms a string", {"until": {"matches": "a"}, "interval_ms": "1s"}, None),
+        ("interval_ms at the floor", {"until": {"matches": "a"}, "interval_ms": 10}, ok),
+        ("interval_ms equal to max_wait_ms", {"until": {"matches": "a"}, "interval_ms": 1000, "max_wait_ms": 1000}, None),
+        ("interval_ms above max_wait_ms", {"until": {"matches": "a"}, "interval_ms": 2000, "max_wait_ms": 1000}, None),
+        ("max_wait_ms zero", {"until": {"matches": "a"}, "max_wait_ms": 0}, None),
+        ("max_wait_ms huge", {"until": {"matches": "a"}, "max_wait_ms": 10**15}, None),
+        ("max_wait_ms beyond u64", {"until": {"matches": "a"}, "max_wait_ms": 10**20}, None),
+        ("backoff missing max_interval_ms", {"until": {"matches": "a"}, "backoff": {"factor": 2}}, None),
+        ("backoff factor below one", {"until": {"matches": "a"}, "backoff": {"factor": 0.5, "max_interval_ms": 1000}}, None),
+        ("backoff valid", {"until": {"matches": "a"}, "backoff": {"factor": 2, "max_interval_ms": 1000}}, ok),
+        ("on_probe_error unknown word", {"until": {"matches": "a"}, "on_probe_error": "ignore"}, None),
+        ("on_probe_error tolerate negative", {"until": {"matches": "a"}, "on_probe_error": {"tolerate": -1}}, None),
+        ("on_probe_error tolerate", {"until": {"matches": "a"}, "on_probe_error": {"tolerate": 3}}, ok),
+        ("output_cap_bytes zero", {"until": {"matches": "a"}, "output_cap_bytes": 0}, None),
+        ("tail lines zero", {"until": {"matches": "a"}, "tail": {"lines": 0, "bytes": 10}}, None),
+        ("tail missing bytes", {"until": {"matches": "a"}, "tail": {"lines": 3}}, None),
+        ("progress_every_ms zero", {"until": {"matches": "a"}, "progress_every_ms": 0}, None),
+        ("view unknown", {"until": {"matches": "a"}, "view": "partial"}, None),
+        ("view fresh", {"until": {"matches": "a"}, "view": "fresh"}, ok),
+        ("resume garbage", {"until": {"matches": "a"}, "resume": "not-a-token"}, None),
+        ("resume empty", {"until": {"matches": "a"}, "resume": ""}, None),
+        ("probe unknown kind", {"until": {"matches": "a"}, "probe": {"http": {"url": "x"}}}, None),
+        ("probe command empty argv", {"until": {"matches": "a"}, "probe": {"command": {"argv": []}}}, None),
+        ("probe command argv a string", {"until": {"matches": "a"}, "probe": {"command": {"argv": "ls -l"}}}, None),
+        ("probe command unknown field", {"until": {"matches": "a"}, "probe": {"command": {"argv": ["ls"], "shell": True}}}, None),
+        ("probe file empty path", {"until": {"matches": "a"}, "probe": {"file": {"path": ""}}}, None),
+        ("probe tmux empty socket", {"until": {"matches": "a"}, "probe": {"tmux": {"socket_name": ""}}}, None),
+        ("probe two kinds", {"until": {"matches": "a"}, "probe": {"file": {"path": "a"}, "command": {"argv": ["ls"]}}}, None),
+        ("exit_code condition", {"until": {"exit_code": 0}}, ok),
+        ("exit_code a string", {"until": {"exit_code": "0"}}, None),
+        ("json condition", {"until": {"json": {"pointer": "/status", "equals": "ok"}}}, None),
+        ("json pointer without slash", {"until": {"json": {"pointer": "status", "equals": "ok"}}}, None),
+        ("quiet condition", {"until": {"quiet_for_ms": 500}}, None),
+        ("not condition", {"until": {"not": {"matches": "busy"}}}, None),
+        ("deeply nested any", {"until": {"any": [{"any": [{"any": [{"matches": "x"}]}]}]}}, None),
+        ("unicode pattern", {"until": {"matches": "準備完了"}}, ok),
+    ]
+    vectors = []
+    for name, spec, expect in cases:
+        v = {"name": name, "kind": "spec", "spec": spec}
+        if expect is not None:
+            v["expect"] = expect
+        vectors.append(v)
+    return vectors
+
+
+AURA = "aura/wait_for"
+TMUX_MCP = "libtmux-mcp/wait_for_text"
+TMUX_CXX = "libtmux-cxx/wait_for_text"
+OURO = "ouro/wait"
+
+
+def argument_vectors():
+    """Profile arguments validated without running: kind `arguments`."""
+    probe = {"tool": "status", "args": {}}
+    bad = lambda field=None, rule=None: err("invalid_arguments", field, rule)  # noqa: E731
+    cases = [
+        # Lookup by profile id or tool name.
+        ("aura by profile id", AURA, {"probe": probe, "until": {"matches": "x"}}, {"ok": AURA}),
+        ("aura by tool name", "wait_for", {"probe": probe, "until": {"matches": "x"}}, {"ok": AURA}),
+        ("unknown profile", "nope/wait", {}, err("unknown_profile")),
+        ("ambiguous tool name", "wait_for_text", {"pane_id": "%1", "patterns": ["x"]}, err("unknown_profile")),
+        # AURA wait_for.
+        ("aura not_matches", AURA, {"probe": probe, "until": {"not_matches": "busy"}}, {"ok": AURA}),
+        ("aura quiet", AURA, {"probe": probe, "until": {"quiet_for_sec": 2}, "max_wait_sec": 10}, None),
+        ("aura poll equal to bound", AURA, {"probe": probe, "until": {"matches": "x"}, "poll_sec": 10, "max_wait_sec": 10}, None),
+        ("aura poll above clamped bound", AURA, {"probe": probe, "until": {"matches": "x"}, "poll_sec": 310, "max_wait_sec": 400}, None),
+        ("aura quiet above bound", AURA, {"probe": probe, "until": {"quiet_for_sec": 20}, "max_wait_sec": 10}, None),
+        ("aura empty regex", AURA, {"probe": probe, "until": {"matches": ""}}, None),
+        ("aura anchors", AURA, {"probe": probe, "until": {"matches": "^ready$"}}, None),
+        ("aura probe without args", AURA, {"probe": {"tool": "status"}, "until": {"matches": "x"}}, None),
+        ("aura fractional poll", AURA, {"probe": probe, "until": {"matches": "x"}, "poll_sec": 0.5}, None),
+        ("aura negative max_wait", AURA, {"probe": probe, "until": {"matches": "x"}, "max_wait_sec": -1}, None),
+        ("aura max_wait as string", AURA, {"probe": probe, "until": {"matches": "x"}, "max_wait_sec": "60"}, None),
+        ("aura args a list", AURA, {"probe": {"tool": "t", "args": []}, "until": {"matches": "x"}}, None),
+        ("aura until a string", AURA, {"probe": probe, "until": "Running"}, None),
+        ("aura until two conditions", AURA, {"probe": probe, "until": {"matches": "a", "not_matches": "b"}}, None),
+        ("aura probe tool empty", AURA, {"probe": {"tool": "", "args": {}}, "until": {"matches": "x"}}, bad()),
+        ("aura arguments null", AURA, None, bad()),
+        ("aura arguments a list", AURA, [], bad()),
+        ("aura unknown field", AURA, {"probe": probe, "until": {"matches": "x"}, "verbose": True}, bad()),
+        ("aura invalid regex", AURA, {"probe": probe, "until": {"matches": "(" }}, bad()),
+        ("aura lookbehind", AURA, {"probe": probe, "until": {"matches": "(?<=BUILD )OK"}}, None),
+        ("aura huge fractional max_wait", AURA, {"probe": probe, "until": {"matches": "x"}, "max_wait_sec": 1e12 + 0.5}, None),
+        # libtmux-mcp wait_for_text.
+        ("libtmux-mcp pane id", TMUX_MCP, {"pane_id": "%1", "patterns": ["ready"]}, {"ok": TMUX_MCP}),
+        ("libtmux-mcp no target", TMUX_MCP, {"patterns": ["ready"]}, None),
+        ("libtmux-mcp session name", TMUX_MCP, {"session_name": "work", "patterns": ["ready"]}, None),
+        ("libtmux-mcp window id", TMUX_MCP, {"window_id": "@2", "patterns": ["ready"]}, None),
+        ("libtmux-mcp missing patterns", TMUX_MCP, {"pane_id": "%1"}, None),
+        ("libtmux-mcp empty patterns", TMUX_MCP, {"pane_id": "%1", "patterns": []}, None),
+        ("libtmux-mcp patterns a string", TMUX_MCP, {"pane_id": "%1", "patterns": "ready"}, None),
+        ("libtmux-mcp regex", TMUX_MCP, {"pane_id": "%1", "patterns": ["a.+b"], "regex": True}, None),
+        ("libtmux-mcp invalid regex", TMUX_MCP, {"pane_id": "%1", "patterns": ["("], "regex": True}, None),
+        ("libtmux-mcp lookahead", TMUX_MCP, {"pane_id": "%1", "patterns": ["a(?=b)"], "regex": True}, None),
+        ("libtmux-mcp stop", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "stop": ["FAIL"]}, None),
+        ("libtmux-mcp interval too small", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "interval": 0.001}, None),
+        ("libtmux-mcp interval a string", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "interval": "1"}, None),
+        ("libtmux-mcp timeout zero", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "timeout": 0}, None),
+        ("libtmux-mcp timeout negative", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "timeout": -3}, None),
+        ("libtmux-mcp timeout large", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "timeout": 100000}, None),
+        ("libtmux-mcp match_case a string", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "match_case": "yes"}, None),
+        ("libtmux-mcp unknown field", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "lines": 5}, bad()),
+        ("libtmux-mcp socket not granted", TMUX_MCP, {"pane_id": "%1", "patterns": ["ok"], "socket_name": "other"}, None),
+        ("libtmux-mcp pane id a number", TMUX_MCP, {"pane_id": 1, "patterns": ["ok"]}, None),
+        ("libtmux-mcp arguments null", TMUX_MCP, None, bad()),
+        # libtmux-cxx wait_for_text.
+        ("libtmux-cxx pane id", TMUX_CXX, {"target": "%1", "text": "ready"}, {"ok": TMUX_CXX}),
+        ("libtmux-cxx session target", TMUX_CXX, {"target": "work:0.1", "text": "ready"}, None),
+        ("libtmux-cxx missing target", TMUX_CXX, {"text": "ready"}, None),
+        ("libtmux-cxx missing text", TMUX_CXX, {"target": "%1"}, None),
+        ("libtmux-cxx text a number", TMUX_CXX, {"target": "%1", "text": 5}, None),
+        ("libtmux-cxx empty text", TMUX_CXX, {"target": "%1", "text": ""}, None),
+        ("libtmux-cxx long text", TMUX_CXX, {"target": "%1", "text": "x" * 5000}, None),
+        ("libtmux-cxx timeout zero", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": 0}, None),
+        ("libtmux-cxx timeout one", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": 1}, None),
+        ("libtmux-cxx timeout fractional", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": 1.5}, None),
+        ("libtmux-cxx timeout whole float", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": 100.0}, None),
+        ("libtmux-cxx timeout huge", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": 10**9}, None),
+        ("libtmux-cxx timeout a string", TMUX_CXX, {"target": "%1", "text": "ok", "timeout_ms": "100"}, None),
+        ("libtmux-cxx unknown field", TMUX_CXX, {"target": "%1", "text": "ok", "regex": True}, None),
+        # Ouro wait_for_event: the arguments of the wait/1 envelope's call.
+        ("ouro missing path", OURO, {}, bad()),
+        ("ouro empty path", OURO, {"path": ""}, None),
+        ("ouro path not granted", OURO, {"path": "/tmp/events.jsonl"}, None),
+        ("ouro path a number", OURO, {"path": 3}, None),
+        ("ouro unknown field", OURO, {"path": "e.jsonl", "since": "x"}, None),
+        ("ouro timeout text", OURO, {"path": "e.jsonl", "timeout": "90s"}, None),
+        ("ouro timeout bad text", OURO, {"path": "e.jsonl", "timeout": "soon"}, None),
+        ("ouro timeout above ceiling", OURO, {"path": "e.jsonl", "timeout": "10m"}, None),
+        ("ouro timeout fractional", OURO, {"path": "e.jsonl", "timeout": 1.5}, None),
+        ("ouro empty cursor", OURO, {"path": "e.jsonl", "cursor": ""}, None),
+        ("ouro bad regex", OURO, {"path": "e.jsonl", "summaryRegex": "("}, None),
+        ("ouro data not a list", OURO, {"path": "e.jsonl", "data": "x"}, None),
+        ("ouro bad data pointer", OURO, {"path": "e.jsonl", "data": [{"pointer": "x", "equals": 1}]}, None),
+        ("ouro ignoreCase a string", OURO, {"path": "e.jsonl", "ignoreCase": "yes"}, None),
+        ("ouro for a number", OURO, {"path": "e.jsonl", "for": 1}, None),
+    ]
+    vectors = []
+    for name, tool, args, expect in cases:
+        v = {"name": name, "kind": "arguments", "tool": tool, "arguments": args}
+        if expect is not None:
+            v["expect"] = expect
+        vectors.append(v)
+    return vectors
+
+
+def lookup_vectors():
+    """Profiles found by profile id or unique tool name: kind `profile`."""
+    cases = [
+        (AURA, {"ok": {"profile": AURA, "tool": "wait_for"}}),
+        ("wait_for", {"ok": {"profile": AURA, "tool": "wait_for"}}),
+        (TMUX_MCP, {"ok": {"profile": TMUX_MCP, "tool": "wait_for_text"}}),
+        (TMUX_CXX, {"ok": {"profile": TMUX_CXX, "tool": "wait_for_text"}}),
+        (OURO, {"ok": {"profile": OURO, "tool": "wait_for_event"}}),
+        ("wait_for_event", {"ok": {"profile": OURO, "tool": "wait_for_event"}}),
+        ("wait_for_text", err("unknown_profile")),
+        ("", err("unknown_profile")),
+        ("aura", err("unknown_profile")),
+        ("AURA/WAIT_FOR", err("unknown_profile")),
+        ("aura/wait_for ", err("unknown_profile")),
+        ("Wait_For", err("unknown_profile")),
+        ("aura/", err("unknown_profile")),
+        ("/wait_for", err("unknown_profile")),
+        ("ouro/wait_for_event", err("unknown_profile")),
+    ]
+    return [{"name": f"lookup {name!r}", "kind": "profile", "lookup": name, "expect": e} for name, e in cases]
+
+
+def pane_vectors():
+    """tmux pane ids parsed: kind `pane_id`."""
+    good = [("%0", 0), ("%1", 1), ("%12", 12), ("%007", 7), ("%4294967295", 4294967295)]
+    bad = ["", "%", "1", "%-1", "%+1", "% 1", "%1 ", " %1", "%1a", "%0x10", "%4294967296",
+           "%99999999999999999999", "@1", "$1", "%%1", "%1.5", "%١", "pane1", "%1\n"]
+    vectors = [{"name": f"pane id {t!r}", "kind": "pane_id", "pane_id": t, "expect": {"ok": n}} for t, n in good]
+    vectors += [{"name": f"not a pane id {t!r}", "kind": "pane_id", "pane_id": t,
+                 "expect": err("invalid_arguments", "pane_id", "invalid_pane_id")} for t in bad]
+    return vectors
+
+
+def rendering_vectors():
+    """Profile calls on virtual time, rendered as each tool's output. (The
+    tmux profiles render from their pane probe's report, which a scripted
+    probe does not fill: their timelines are in probe_facts.json.)"""
+    steps = lambda *texts: {"steps": [{"text": t} for t in texts]}  # noqa: E731
+    vectors = []
+    aura_cases = [
+        ("matches on the third sample", {"until": {"matches": "Running"}, "poll_sec": 1, "max_wait_sec": 10}, steps("a", "b", "Running")),
+        ("times out with samples at the bound", {"until": {"matches": "done"}, "poll_sec": 3, "max_wait_sec": 10}, steps("busy")),
+        ("not_matches at once", {"until": {"not_matches": "busy"}}, steps("idle")),
+        ("settles after a change", {"until": {"quiet_for_sec": 2}, "poll_sec": 1, "max_wait_sec": 20}, steps("a", "b", "b", "b", "b")),
+        ("probe error", {"until": {"matches": "x"}, "poll_sec": 1, "max_wait_sec": 5}, {"steps": [{"error": "tool failed"}]}),
+        ("fractional poll", {"until": {"matches": "ok"}, "poll_sec": 0.5, "max_wait_sec": 3}, steps("no", "no", "ok")),
+        ("json output as text", {"until": {"matches": "\"ready\":true"}, "poll_sec": 1, "max_wait_sec": 5}, {"steps": [{"json": {"ready": False}}, {"json": {"ready": True}}]}),
+        ("large output is capped", {"until": {"matches": "zzz"}, "poll_sec": 1, "max_wait_sec": 2}, {"steps": [{"text": "a", "fill": 3000}]}),
+    ]
+    for name, args, script in aura_cases:
+        vectors.append({"name": f"aura: {name}", "profile": AURA,
+                        "arguments": {"probe": {"tool": "status", "args": {}}, **args}, "script": script})
+    ouro = [
+        ("file outside the grants", {"path": "/var/log/events.jsonl"}),
+        ("timeout text outside the grants", {"path": "events.jsonl", "timeout": "5s"}),
+    ]
+    for name, args in ouro:
+        vectors.append({"name": f"ouro: {name}", "profile": OURO, "arguments": args, "script": steps("")})
+    return vectors
+
+
+def envelope_vectors():
+    """Ouro wait/1 envelopes checked: kind `envelope`."""
+    base = {"ax": "wait/1", "for": "the build", "target": None, "state": "timed-out", "since": "2026-01-01T00:00:00Z",
+            "until": None, "cursor": "c1", "events": [], "fresh": None,
+            "resume": {"command": "wait_for_event {\"path\": \"e.jsonl\", \"cursor\": \"c1\"}"},
+            "reason": None, "callback": None, "next": []}
+    event = {"cursor": "c2", "type": "build.done", "at": "2026-01-01T00:00:05Z", "by": "ci", "target": None, "summary": "ok"}
+    edits = [
+        ("timed out with resume", {}),
+        ("timed out without resume", {"resume": None}),
+        ("waiting without resume", {"state": "waiting", "resume": None}),
+        ("waiting with resume", {"state": "waiting"}),
+        ("satisfied with an event", {"state": "satisfied", "events": [event], "resume": None}),
+        ("satisfied without events", {"state": "satisfied", "resume": None}),
+        ("gone", {"state": "gone", "resume": None, "reason": "the file was removed"}),
+        ("unknown state", {"state": "done"}),
+        ("wrong version", {"ax": "wait/2"}),
+        ("unknown field", {"extra": 1}),
+        ("for not a string", {"for": 3}),
+        ("events not a list", {"events": {}}),
+        ("event missing type", {"state": "satisfied", "events": [{k: v for k, v in event.items() if k != "type"}]}),
+        ("event with unknown field", {"state": "satisfied", "events": [{**event, "colour": "red"}]}),
+        ("event with data and target", {"state": "satisfied", "events": [{**event, "data": {"n": 1}, "target": "web"}]}),
+        ("resume without command", {"resume": {"description": "again"}}),
+        ("resume a string", {"resume": "wait again"}),
+        ("next steps", {"next": [{"command": "tail e.jsonl", "description": "look"}]}),
+        ("next step with extra field", {"next": [{"command": "x", "why": "y"}]}),
+        ("fresh object", {"fresh": {"at": "2026-01-01T00:00:01Z"}}),
+        ("callback set", {"callback": {"command": "notify"}}),
+        ("since missing", {"since": None}),
+    ]
+    vectors = []
+    for name, edit in edits:
+        vectors.append({"name": f"envelope: {name}", "kind": "envelope", "envelope": {**base, **edit}})
+    for name, value in [("null", None), ("a list", []), ("a string", "wait/1"), ("empty object", {})]:
+        vectors.append({"name": f"envelope: {name}", "kind": "envelope", "envelope": value,
+                        "expect": {"ok": False}})
+    vectors[0]["expect"] = {"ok": True, "errors": []}
+    vectors[1]["expect"] = {"ok": False, "errors": ["resume: a timed-out wait must say how to resume it"]}
+    return vectors
+
+
+FILES = {
+    "gen_spec_errors.json": ("Wait specs, checked without running: the error's code, field, rule and message", spec_vectors),
+    "gen_arguments.json": ("Each profile's arguments, checked without running (by profile id or tool name)", argument_vectors),
+    "gen_lookup.json": ("Profiles found by profile id or unique tool name", lookup_vectors),
+    "gen_pane_ids.json": ("tmux pane ids (%N) parsed", pane_vectors),
+    "gen_envelopes.json": ("Ouro wait/1 envelopes checked (shape and rules)", envelope_vectors),
+    "gen_profiles.json": ("Profile calls on virtual time, rendered as each tool's output", rendering_vectors),
+}
+
+
+def main():
+    for file, (about, make) in FILES.items():
+        path = HERE / file
+        old = {}
+        if path.exists():
+            old = {v["name"]: v.get("answer") for v in json.loads(path.read_text())["vectors"]}
+        vectors = make()
+        names = [v["name"] for v in vectors]
+        assert len(names) == len(set(names)), f"{file}: duplicate names"
+        for v in vectors:
+            if old.get(v["name"]) is not None:
+                v["answer"] = old[v["name"]]
+        doc = {"about": about + " (written by generate.py)", "vectors": vectors}
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
