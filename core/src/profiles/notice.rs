@@ -96,7 +96,8 @@ impl Notice {
         serde_json::to_value(self).expect("plain data")
     }
 
-    /// A warning log notice.
+    /// A warning log notice (libtmux-mcp's, built on Unix only).
+    #[cfg(unix)]
     pub(crate) fn warning(message: impl Into<String>) -> Self {
         Self::Log(ToolLog {
             level: LogLevel::Warning,
