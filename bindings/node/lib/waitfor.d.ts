@@ -9,8 +9,8 @@
  * if (r.outcome === 'matched') { ... }
  */
 
-/** A pattern: literal text by default; `{regex, ignore_case}` per pattern. */
-export type Pattern = string | { pattern: string; regex?: boolean; ignore_case?: boolean }
+/** A pattern: literal text by default; `{text, regex, case_sensitive}` sets the flags per pattern. */
+export type Pattern = string | { text: string; regex?: boolean; case_sensitive?: boolean }
 
 /** The success condition tree. */
 export type Condition =

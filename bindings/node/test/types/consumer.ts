@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   handle.wake()
   recordSendKeys({ socketName: 'work', paneId: '%1', keys: ['make test'], literal: true, enter: true })
   const pane: boolean = (await wait({ probe: { tmux: { pane_id: '%1', socket_name: 'work' } }, until: { matches: 'ok' } })).alternate_screen
+  // A pattern object names its flags as the engine reads them.
+  checkSpec({ until: { matches: 'ready' }, stop: ['Error', { text: 'FAIL(ED)?', regex: true, case_sensitive: false }] })
   handle.cancel()
   await handle.result
   const tools: ToolDefinition[] = toolDefinitions()
