@@ -185,3 +185,38 @@ fn built_in_probes_reach_only_what_the_host_grants() {
         ("probe.tmux.socket_name", Rule::NotGranted)
     );
 }
+
+/// A command that starts a process in a session of its own (`setsid`) on
+/// every sample: none of them outlives the wait.
+#[cfg(target_os = "linux")]
+#[test]
+fn processes_that_left_the_group_end_with_the_wait() {
+    let dir = std::env::temp_dir().join(format!("waitfor-setsid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Each sample's shell waits until its escaped child has written its pid
+    // (to `pid.<the shell's pid>`), so the child has left the group by then.
+    let script = format!(
+        "setsid sh -c 'echo $$ > {dir}/pid.'$$'; exec sleep 300' >/dev/null & \
+         until [ -s {dir}/pid.$$ ]; do sleep 0.01; done; echo sampled",
+        dir = dir.display()
+    );
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["sh", "-c", script]}},
+        "until": {"matches": "never"}, "interval_ms": 100, "max_wait_ms": 500
+    });
+    let result = run(&spec.to_string());
+    assert_eq!(result.outcome, Outcome::Timeout);
+    let started: Vec<i32> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+        .collect();
+    assert!(!started.is_empty());
+    let end = Instant::now() + Duration::from_secs(20);
+    while started.iter().any(|&p| alive(p)) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<_> = started.iter().filter(|&&p| alive(p)).collect();
+    assert!(left.is_empty(), "outlived the wait: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -359,3 +359,42 @@ fn no_zombie_child_after_return() {
     let status = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     assert!(!status.contains(") Z "), "zombie left: {status}");
 }
+
+/// Whether process `pid` is gone (or a zombie waiting for init to reap it).
+fn process_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .is_some_and(|i| stat[i + 2..].starts_with('Z')),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_descendant_that_left_the_group_ends_with_its_mark() {
+    // `setsid` takes the child out of the process group the run kills; it
+    // still carries the wait's mark, and is ended when the mark goes.
+    let mark = waitfor::process::RunMark::new();
+    let options = RunOptions {
+        env: vec![mark.env()],
+        ..RunOptions::default()
+    };
+    let out = run_bounded(
+        &sh("setsid sh -c 'echo $$; exec sleep 300' &"),
+        &options,
+        LONG,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        !process_gone(pid),
+        "the setsid child lives while its wait does"
+    );
+    drop(mark);
+    assert!(
+        eventually(LONG, || process_gone(pid)),
+        "the setsid child {pid} outlived its mark"
+    );
+}

@@ -1,7 +1,8 @@
 //! The `command` probe: run a program, observe its output and exit status.
 
 use super::{Observation, Probe, ProbeContext, ProbeError};
-use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+use crate::process::{run_bounded, OverCap, RunError, RunMark, RunOptions};
+use std::sync::Arc;
 
 /// Runs `argv` (never through a shell) once per sample. The observation is
 /// stdout followed by stderr (unless left out), the exit status is a fact
@@ -9,7 +10,8 @@ use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 /// JSON, for pointer conditions. The process group is killed when the
 /// call's budget runs out or the wait ends, so nothing is left behind, and
 /// as soon as the observed output goes over the wait's cap (the wait then
-/// ends with its over-cap error).
+/// ends with its over-cap error); what left the group ends with the probe
+/// (see [`RunMark`]).
 ///
 /// ```
 /// use waitfor::probes::CommandProbe;
@@ -21,20 +23,36 @@ pub struct CommandProbe {
     argv: Vec<String>,
     options: RunOptions,
     stderr: bool,
+    /// Held for the probe's life: dropped with the wait, it ends what
+    /// escaped the runs' process groups.
+    _mark: Arc<RunMark>,
 }
 
 impl CommandProbe {
     /// A probe running `argv` in `cwd` (the current directory if `None`);
     /// `stderr` says whether stderr is part of the observation.
     pub fn new(argv: Vec<String>, cwd: Option<String>, stderr: bool) -> Self {
+        Self::marked(argv, cwd, stderr, RunMark::new())
+    }
+
+    /// The same, its runs marked with `mark` (shared with other runs of
+    /// the same wait).
+    pub fn marked(
+        argv: Vec<String>,
+        cwd: Option<String>,
+        stderr: bool,
+        mark: Arc<RunMark>,
+    ) -> Self {
         Self {
             argv,
             options: RunOptions {
                 cwd: cwd.map(Into::into),
+                env: vec![mark.env()],
                 discard_stderr: !stderr,
                 ..RunOptions::default()
             },
             stderr,
+            _mark: mark,
         }
     }
 }

@@ -174,6 +174,49 @@ impl Default for RunOptions {
     }
 }
 
+/// Marks the processes one wait's command runs start, so that those that
+/// leave their process group (`setsid`, a daemon) end with the wait, not
+/// later: each run's environment carries the mark, and dropping the last
+/// handle kills every process of this user that still carries it (Linux;
+/// a process that clears its environment escapes). Held by a wait's probe,
+/// so the sweep runs once a wait, not once a sample.
+///
+/// ```
+/// use waitfor::process::{run_bounded, RunMark, RunOptions};
+/// let mark = RunMark::new();
+/// let mut options = RunOptions::default();
+/// options.env.push(mark.env());
+/// let out = run_bounded(&["sh".into(), "-c".into(), "echo $WAITFOR_RUN".into()], &options,
+///     std::time::Duration::from_secs(5), &waitfor::CancelToken::new()).unwrap();
+/// assert_eq!(out.stdout.len(), 33); // 32 hex digits and a newline
+/// ```
+#[derive(Debug)]
+pub struct RunMark(String);
+
+/// The environment variable that carries a [`RunMark`].
+const MARK_VAR: &str = "WAITFOR_RUN";
+
+impl RunMark {
+    /// A mark no other wait has: random, so a command cannot guess another's.
+    pub fn new() -> std::sync::Arc<Self> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the operating system's random source works");
+        std::sync::Arc::new(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// The variable to add to a run's environment.
+    pub fn env(&self) -> (OsString, OsString) {
+        (MARK_VAR.into(), self.0.clone().into())
+    }
+}
+
+impl Drop for RunMark {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        unix::end_marked(MARK_VAR, &self.0);
+    }
+}
+
 /// What a finished child produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProcessOutput {

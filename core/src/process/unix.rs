@@ -1,5 +1,6 @@
 //! The Unix runner: the child leads a process group of its own, watched
-//! with `poll(2)` and killed as a group with `SIGKILL`.
+//! with `poll(2)` and killed as a group with `SIGKILL`. A descendant that
+//! left the group (`setsid`) is ended with its wait's [`super::RunMark`].
 
 use super::{output, OverCap, ProcessOutput, Run, RunError, Sink, Stream, DRAIN_GRACE};
 use std::io::{self, Read, Write};
@@ -223,6 +224,57 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Kills every process of this user that carries `mark`: descendants that
+/// escaped the process group (`setsid`) and outlived the run. Linux only
+/// (it reads `/proc/PID/environ`); one that clears its environment escapes.
+/// Each process is held by a pidfd while it is read, so a reused pid is
+/// never signalled.
+#[cfg(target_os = "linux")]
+pub(super) fn end_marked(var: &str, mark: &str) {
+    let needle = format!("{var}={mark}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    let me = std::process::id();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
+            continue;
+        };
+        // Other users' environments are not readable: nothing of ours there.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+        {
+            // SAFETY: plain syscall on a pidfd we own.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                );
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn end_marked(_var: &str, _mark: &str) {}
 
 /// Whether the child exited, without reaping it.
 fn has_exited(pid: libc::pid_t) -> bool {

@@ -8,14 +8,18 @@ use super::tool::{ToolCaller, ToolError, UNKNOWN_TOOL};
 use crate::error::Rule;
 use crate::grants::Grants;
 use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
+use crate::process::RunMark;
 use serde_json::Value;
 use std::io::{ErrorKind, Read};
+use std::sync::Arc;
 
 /// A built-in tool call, checked against the host's grants, that the
 /// wait makes on every sample.
 pub(crate) struct Builtin {
     call: Call,
     grants: Grants,
+    /// Marks every `run_command` run of the wait (see [`RunMark`]).
+    mark: Arc<RunMark>,
 }
 
 enum Call {
@@ -109,6 +113,7 @@ impl Builtin {
         Ok(Self {
             call,
             grants: grants.clone(),
+            mark: RunMark::new(),
         })
     }
 
@@ -117,9 +122,10 @@ impl Builtin {
     /// so the engine reports a larger file without it being read whole.
     fn run(&self, ctx: &ProbeContext) -> Result<String, ProbeError> {
         match &self.call {
-            Call::RunCommand { argv, cwd } => CommandProbe::new(argv.clone(), cwd.clone(), true)
-                .sample(ctx)
-                .map(|o| o.text),
+            Call::RunCommand { argv, cwd } => {
+                CommandProbe::marked(argv.clone(), cwd.clone(), true, self.mark.clone()).sample(ctx)
+            }
+            .map(|o| o.text),
             Call::ReadFile { path } => {
                 let cannot =
                     |e: std::io::Error| ProbeError::new(format!("cannot read {path}: {e}"));
