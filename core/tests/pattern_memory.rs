@@ -19,11 +19,12 @@ fn large_patterns_give_their_memory_back_when_their_waits_end() {
     let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
     Engine::global().wait(spec, ready).unwrap();
     let baseline = resident_mib();
-    // Three waits with 60 stop patterns of 60 KiB: about 40 MiB of
-    // automata each, freed by threads whose arenas glibc would otherwise
-    // keep. Each matches at its first sample, once its patterns compiled.
+    // Three waits with 20 stop patterns of 60 KiB: about 16 MiB of
+    // automata each (within a wait's limit), freed by threads whose arenas
+    // glibc would otherwise keep. Each matches at its first sample, once
+    // its patterns compiled.
     for i in 0..3 {
-        let stop = (0..60).map(|j| Pattern::regex(format!("{i}-{j}:") + &"[a-y]z".repeat(10_000)));
+        let stop = (0..20).map(|j| Pattern::regex(format!("{i}-{j}:") + &"[a-y]z".repeat(10_000)));
         let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
             .stop(stop)
             .max_wait(Duration::from_secs(600));
@@ -32,7 +33,7 @@ fn large_patterns_give_their_memory_back_when_their_waits_end() {
         assert_eq!(result.outcome, waitfor::Outcome::Matched);
     }
     // Given back on a thread of its own, soon: a generous bound, far below
-    // the 100 MiB and more kept without it.
+    // the 50 MiB kept without it.
     let until = Instant::now() + Duration::from_secs(60);
     while resident_mib() > baseline + 24 && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
