@@ -380,14 +380,16 @@ fn a_descendant_that_left_the_group_ends_with_its_mark() {
         env: vec![mark.env()],
         ..RunOptions::default()
     };
-    let out = run_bounded(
-        &sh("setsid sh -c 'echo $$; exec sleep 300' &"),
-        &options,
-        LONG,
-        &CancelToken::new(),
-    )
-    .unwrap();
-    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // The shell waits until its escaped child wrote its pid, so the child
+    // has left the group before the shell exits (and its group is killed).
+    let file = pid_file();
+    let script = format!(
+        "setsid sh -c 'echo $$ > \"{f}\"; exec sleep 300' >/dev/null & \
+         until [ -s \"{f}\" ]; do sleep 0.01; done",
+        f = file.display()
+    );
+    run_bounded(&sh(&script), &options, LONG, &CancelToken::new()).unwrap();
+    let pid = read_pid(&file);
     assert!(
         !process_gone(pid),
         "the setsid child lives while its wait does"
