@@ -22,11 +22,6 @@ pub(crate) struct ProbeJob {
 const ANSWER_WAIT: Duration = Duration::from_millis(1);
 
 impl ProbeJob {
-    /// The host lock the call needs, if any.
-    pub fn host_lock(&self) -> Option<&Arc<dyn crate::HostLock>> {
-        self.cell.host_lock.as_ref()
-    }
-
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
         let result = self.call();

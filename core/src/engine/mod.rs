@@ -195,7 +195,6 @@ impl Engine {
             |slot, control, ctx| {
                 probe.watch(control.waker());
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
-                    host_lock: probe.host_lock(),
                     probe: Mutex::new(Calling { probe, ctx }),
                     slot,
                 }))

@@ -97,15 +97,6 @@ impl<T> Queue<T> {
         }
     }
 
-    /// Takes the first item if `wanted` says so, without sleeping.
-    pub fn pop_if(&self, wanted: impl FnOnce(&T) -> bool) -> Option<T> {
-        let mut state = self.state.lock();
-        match state.items.front() {
-            Some(item) if wanted(item) => state.items.pop_front(),
-            _ => None,
-        }
-    }
-
     /// Takes every item waiting, without sleeping.
     pub fn drain(&self, into: &mut impl Extend<T>) {
         into.extend(self.state.lock().items.drain(..));

@@ -8,18 +8,11 @@
 //! stalled (its threads waiting for a CPU on a loaded machine) grows by
 //! little. A pool that has much to do keeps finishing calls and grows no
 //! further. Extra workers leave after a while idle.
-//!
-//! Calls that need a host lock ([`crate::HostLock`]: Python's interpreter
-//! lock) are made in runs: the worker that got the lock makes the queued
-//! calls that need it, one after another, before it lets go. While a
-//! worker waits for the lock, those queued calls are not a reason to grow:
-//! a new worker would wait for the same lock.
 
 use super::call::ProbeJob;
 use super::compile::CompileJob;
 use super::queue::Queue;
 use super::scheduler::Msg;
-use crate::HostLock;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -40,14 +33,6 @@ impl Task {
         match self {
             Task::Compile(job) => job.run(inbox),
             Task::Call(job) => job.run(inbox),
-        }
-    }
-
-    /// The host lock the task needs, if any.
-    fn host_lock(&self) -> Option<&Arc<dyn HostLock>> {
-        match self {
-            Task::Call(job) => job.host_lock(),
-            Task::Compile(_) => None,
         }
     }
 }
@@ -86,10 +71,6 @@ struct Counters {
     /// Workers inside a call.
     busy: AtomicUsize,
     completed: AtomicU64,
-    /// Workers waiting to take a host lock.
-    waiting_for_lock: AtomicUsize,
-    /// Queued calls that need a host lock.
-    queued_for_lock: AtomicUsize,
 }
 
 impl Workers {
@@ -111,10 +92,6 @@ impl Workers {
     /// there are tasks for sleeping workers.
     pub fn submit_all(&self, jobs: &mut Vec<Task>) {
         if !jobs.is_empty() {
-            let locked = jobs.iter().filter(|t| t.host_lock().is_some()).count();
-            self.shared
-                .queued_for_lock
-                .fetch_add(locked, Ordering::SeqCst);
             self.jobs.push_all(jobs.drain(..));
         }
     }
@@ -139,11 +116,7 @@ impl Workers {
     /// busy with a slow or hung call.
     pub fn relieve_starvation(&self, watch: &mut StarvationWatch, now: Instant) {
         let completed = self.shared.completed.load(Ordering::Relaxed);
-        let mut queued = self.queued();
-        if self.shared.waiting_for_lock.load(Ordering::SeqCst) > 0 {
-            // Those calls wait for the lock a worker waits for already.
-            queued = queued.saturating_sub(self.shared.queued_for_lock.load(Ordering::SeqCst));
-        }
+        let queued = self.queued();
         if completed != watch.completed || queued == 0 {
             watch.completed = completed;
             watch.stalled_since = None;
@@ -192,16 +165,11 @@ impl Workers {
 fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
-            Some(task) => {
+            Some(job) => {
                 shared.busy.fetch_add(1, Ordering::SeqCst);
-                match task.host_lock().cloned() {
-                    Some(lock) => run_holding(&*lock, task, jobs, shared, inbox),
-                    None => {
-                        task.run(inbox);
-                        shared.completed.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
+                job.run(inbox);
                 shared.busy.fetch_sub(1, Ordering::SeqCst);
+                shared.completed.fetch_add(1, Ordering::Relaxed);
             }
             None => {
                 let threads = shared.threads.load(Ordering::SeqCst);
@@ -221,35 +189,6 @@ fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
             }
         }
     }
-}
-
-/// Makes `first`, a call that needs `lock`, then each call at the head of
-/// the queue that needs the same lock, holding the lock throughout.
-fn run_holding(
-    lock: &dyn HostLock,
-    first: Task,
-    jobs: &Queue<Task>,
-    shared: &Counters,
-    inbox: &Queue<Msg>,
-) {
-    shared.queued_for_lock.fetch_sub(1, Ordering::SeqCst);
-    shared.waiting_for_lock.fetch_add(1, Ordering::SeqCst);
-    let same_lock = |task: &Task| {
-        task.host_lock()
-            .is_some_and(|other| std::ptr::addr_eq(Arc::as_ptr(other), lock))
-    };
-    let mut next = Some(first);
-    lock.hold(&mut || {
-        shared.waiting_for_lock.fetch_sub(1, Ordering::SeqCst);
-        while let Some(task) = next.take() {
-            task.run(inbox);
-            shared.completed.fetch_add(1, Ordering::Relaxed);
-            next = jobs.pop_if(same_lock);
-            if next.is_some() {
-                shared.queued_for_lock.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-    });
 }
 
 /// Threads that hand results and progress to the host, each serving the
