@@ -63,7 +63,11 @@ impl Pattern {
     pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
         self.check_length(field)?;
         if self.regex {
-            regex_syntax::ast::parse::ParserBuilder::new()
+            // Parsed and translated, as compiling does first, so that what
+            // passes here (an unknown Unicode class included) compiles.
+            regex_syntax::ParserBuilder::new()
+                .multi_line(true)
+                .case_insensitive(!self.case_sensitive)
                 .build()
                 .parse(&self.text)
                 .map_err(|e| invalid_regex(field, &e))?;
