@@ -330,8 +330,8 @@ fn results_match_the_result_schema() {
 /// refused when the spec is read, not when its wait compiles it.
 #[test]
 fn an_unknown_unicode_class_is_refused_with_the_spec() {
-    let err = Spec::from_json(r#"{"until": {"matches": {"text": "x\\pa", "regex": true}}}"#)
-        .unwrap_err();
+    let err =
+        Spec::from_json(r#"{"until": {"matches": {"text": "x\\pa", "regex": true}}}"#).unwrap_err();
     assert_eq!(err.rule, waitfor::Rule::InvalidRegex, "{err}");
     assert!(err.message.contains("Unicode property not found"), "{err}");
 }
