@@ -384,7 +384,10 @@ fn assemble(
     want_from: u64,
     invocations: u32,
 ) -> Result<PaneSnapshot, TmuxError> {
-    let end = facts.history_size + u64::from(facts.pane_height);
+    // Saturating: the facts are tmux output, which a test or a broken server may fill with anything.
+    let end = facts
+        .history_size
+        .saturating_add(u64::from(facts.pane_height));
     let nrows = end.saturating_sub(top) as usize;
     let all = split_lines(rest);
     if all.len() < nrows {
