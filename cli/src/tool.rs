@@ -32,9 +32,9 @@ pub fn run(args: &ToolArgs) -> ExitCode {
     let (Some(name), Some(arguments)) = (&args.name, &args.arguments) else {
         return fail(USAGE, "waitfor tool needs NAME and JSON (or --list)");
     };
-    let arguments: serde_json::Value = match serde_json::from_str(arguments) {
+    let arguments = match waitfor::input::parse(arguments) {
         Ok(value) => value,
-        Err(e) => return fail(USAGE, &format!("the arguments are not JSON: {e}")),
+        Err(e) => return fail(USAGE, &format!("the arguments: {}", e.message)),
     };
     // The user at their own shell grants the built-in tools all they can reach.
     let host = Host {

@@ -44,6 +44,8 @@ pub enum Rule {
     Unsupported,
     /// A tmux pane id is not of the form `%N` (a `%` and decimal digits).
     InvalidPaneId,
+    /// The input is larger than [`crate::input::MAX_INPUT_BYTES`].
+    TooLarge,
 }
 
 /// The kind of a refusal, with a stable code every binding gives as

@@ -39,6 +39,7 @@ mod engine;
 mod error;
 mod file_id;
 pub mod grants;
+pub mod input;
 mod keyed;
 mod machine;
 mod memory;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
-use waitfor::{ErrorCode, ErrorInfo, Rule};
+use waitfor::{ErrorCode, ErrorInfo};
 
 /// What a fallible export body returns.
 pub type FfiResult<T> = Result<T, FfiError>;
@@ -90,7 +90,7 @@ pub unsafe fn text<'a>(ptr: *const c_char, len: usize, what: &str) -> FfiResult<
 pub unsafe fn json(ptr: *const c_char, len: usize, what: &str) -> FfiResult<Value> {
     // SAFETY: forwarded from the caller.
     let text = unsafe { text(ptr, len, what) }?;
-    serde_json::from_str(text).map_err(|e| {
+    waitfor::input::parse(text).map_err(|e| {
         // A wait spec (or a test vector holding one) is the spec language's.
         let code = match what {
             "spec" | "vector" => ErrorCode::InvalidSpec,
@@ -98,8 +98,8 @@ pub unsafe fn json(ptr: *const c_char, len: usize, what: &str) -> FfiResult<Valu
         };
         FfiError::info(&ErrorInfo {
             field: Some(String::new()),
-            rule: Some(Rule::InvalidJson),
-            ..ErrorInfo::new(code, format!("`{what}` is not JSON: {e}"))
+            rule: Some(e.rule),
+            ..ErrorInfo::new(code, format!("`{what}`: {}", e.message))
         })
     })
 }

@@ -261,6 +261,15 @@ static void test_errors(void) {
     CHECK(waitfor_wait(S("{not json"), &cb, &result, &error) == WAITFOR_ERR_INVALID_JSON);
     CHECK(result == NULL && contains(error, "\"kind\":\"invalid_json\""));
     waitfor_string_free(error);
+    /* Past 1 MiB of JSON a spec is refused before it is read. */
+    size_t huge_len = (1u << 20) + 1;
+    char *huge = malloc(huge_len);
+    memset(huge, ' ', huge_len);
+    memcpy(huge, "{}", 2);
+    CHECK(waitfor_wait(huge, huge_len, &cb, &result, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(result == NULL && contains(error, "\"rule\":\"too_large\""));
+    waitfor_string_free(error);
+    free(huge);
     CHECK(waitfor_wait(S("{\"until\": \xff}"), &cb, &result, &error) == WAITFOR_ERR_INVALID_UTF8);
     waitfor_string_free(error);
     CHECK(waitfor_wait(NULL, 5, &cb, &result, &error) == WAITFOR_ERR_NULL_POINTER);
@@ -272,7 +281,7 @@ static void test_errors(void) {
     CHECK(contains(error, "\"field\":\"until.matches\"") && contains(error, "invalid_regex"));
     waitfor_string_free(error);
     /* every failed call above ran the finalizer exactly once */
-    CHECK(eventually_equals(&st.finalized, 5));
+    CHECK(eventually_equals(&st.finalized, 6));
     CHECK(atomic_load(&st.calls) == 0);
 
     CHECK(waitfor_selftest_panic(&error) == WAITFOR_ERR_PANIC);

@@ -38,6 +38,18 @@ pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
     typed(detail)
 }
 
+/// Caller JSON text named `what`, read within core's size bound; refused
+/// as `invalid_arguments` with the root's rule (`invalid_json`,
+/// `too_large`).
+pub fn input(what: &str, text: &str) -> napi::Result<Value> {
+    waitfor::input::parse(text).map_err(|e| {
+        info(&ErrorInfo {
+            message: format!("{what}: {}", e.message),
+            ..ErrorInfo::spec(ErrorCode::InvalidArguments, &e)
+        })
+    })
+}
+
 /// Any other refusal, with its own code.
 pub fn other(code: &str, message: impl std::fmt::Display) -> napi::Error {
     typed(json!({"code": code, "field": null, "rule": null, "message": message.to_string()}))

@@ -46,8 +46,7 @@ pub fn start_tool_call(
     grants: Option<String>,
 ) -> napi::Result<()> {
     let sink = Sink::new(channel, slot, key)?;
-    let args: Value = serde_json::from_str(&args)
-        .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
+    let args = errors::input("arguments", &args)?;
     let mut host = Host {
         grants: crate::waits::grants(grants.as_deref())?,
         ..Host::default()
@@ -111,8 +110,7 @@ fn error_json(err: &profiles::ToolError) -> Value {
 /// `tool_error` for profile vectors.
 #[napi]
 pub fn simulate(vector: String) -> napi::Result<Value> {
-    let vector: Value = serde_json::from_str(&vector)
-        .map_err(|e| errors::other("invalid_arguments", format!("vector: not JSON: {e}")))?;
+    let vector = errors::input("vector", &vector)?;
     waitfor::simulate::simulate_json(&vector).map_err(|e| errors::spec(&e))
 }
 

@@ -19,8 +19,7 @@ pub fn find_profile(name: String) -> napi::Result<Value> {
 /// `grants` are JSON text.
 #[napi]
 pub fn check_arguments(name: String, args: String, grants: Option<String>) -> napi::Result<String> {
-    let args: Value = serde_json::from_str(&args)
-        .map_err(|e| errors::other("invalid_arguments", format!("arguments: not JSON: {e}")))?;
+    let args = errors::input("arguments", &args)?;
     let host = Host {
         grants: crate::waits::grants(grants.as_deref())?,
         ..Host::default()

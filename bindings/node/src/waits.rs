@@ -114,12 +114,7 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     let Some(json) = json else {
         return Ok(Grants::none());
     };
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
-        errors::other(
-            "invalid_arguments",
-            format!("options.grants: not JSON: {e}"),
-        )
-    })?;
+    let value = errors::input("options.grants", json)?;
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 

@@ -3,7 +3,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { wait, start, checkSpec, callTool, toolDefinitions, profiles, WaitforError, RESULT_SCHEMA, SPEC_SCHEMA } = require('..')
+const { wait, start, checkSpec, checkArguments, callTool, toolDefinitions, profiles, WaitforError, RESULT_SCHEMA, SPEC_SCHEMA } = require('..')
 const { tempDir, eventually, repo } = require('./helpers.js')
 const Ajv = require('ajv/dist/2020')
 
@@ -156,6 +156,10 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { signal: {} }), (e) => e.field === 'options.signal')
   await assert.rejects(wait({ until: { matches: 'x' }, big: 1n }, () => ''), (e) => e.rule === 'invalid_json')
+  // Past 1 MiB of JSON an input is refused before it is read.
+  const huge = { until: { matches: 'x'.repeat(1 << 20) } }
+  await assert.rejects(wait(huge, () => ''), (e) => e.code === 'invalid_spec' && e.field === '' && e.rule === 'too_large')
+  assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: { pad: 'x'.repeat(1 << 20) } }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'too_large')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { policy: { maxWaitCeilingMs: -1 } }), (e) => e.code === 'invalid_arguments')
   assert.throws(() => checkSpec({ until: { matches: 'x' }, interval_ms: 1 }), (e) => e.field === 'interval_ms')
   checkSpec({ until: { matches: 'x' } })
@@ -238,4 +242,12 @@ test('require from the repository root and import as ESM give the same API', asy
   const ax = await import('libwaitfor/ax')
   assert.equal(typeof ax.waitFor, 'function')
   assert.equal(require('libwaitfor/ax').wait, ax.wait)
+})
+
+test('arguments as JSON text keep 2.0 apart from 2; an object cannot', () => {
+  const text = '{"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}, "max_wait_sec": 2.0}'
+  // AURA refuses a fractional-looking number of seconds, as its decoder does.
+  assert.throws(() => checkArguments('wait_for', text), (e) => e.field === 'max_wait_sec' && e.rule === 'wrong_type')
+  // JSON.parse turns 2.0 into 2: the same call as an object is accepted.
+  assert.equal(checkArguments('wait_for', JSON.parse(text)), 'aura/wait_for')
 })

@@ -2,7 +2,10 @@
 //!
 //! Python to JSON accepts what `json.dumps` accepts by default (dict with
 //! str keys, list, tuple, str, int, float, bool, None) and names the path
-//! of anything else, so a bad spec says where it went wrong.
+//! of anything else, so a bad spec says where it went wrong. Caller input
+//! ([`input_to_json`]) is measured as it is converted and refused past
+//! core's `MAX_INPUT_BYTES`, so a huge spec costs the interpreter lock
+//! milliseconds, never its whole size.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -12,11 +15,14 @@ use serde_json::{Map, Number, Value};
 /// Deepest nesting accepted, so a self-referencing list fails cleanly.
 const MAX_DEPTH: usize = 128;
 
-/// A Python value JSON cannot hold, and where it was.
+/// A Python value JSON cannot hold (or, for caller input, one too large),
+/// and where it was.
 #[derive(Debug)]
 pub struct NotJson {
     /// Path from the root, such as `$.until.matches` or `$[2]`.
     pub path: String,
+    /// The rule it broke: `wrong_type`, or `too_large` for caller input.
+    pub rule: waitfor::Rule,
     /// What was wrong.
     pub message: String,
 }
@@ -25,6 +31,7 @@ impl NotJson {
     fn new(path: &str, message: impl Into<String>) -> Self {
         Self {
             path: path.to_string(),
+            rule: waitfor::Rule::WrongType,
             message: message.into(),
         }
     }
@@ -42,18 +49,34 @@ impl From<NotJson> for PyErr {
     }
 }
 
-/// A Python object as JSON, or where it holds something JSON cannot.
+/// A host's Python object as JSON, or where it holds something JSON cannot.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    to_json_at(obj, "$", 0)
+    let mut unbounded = usize::MAX;
+    to_json_at(obj, "$", 0, &mut unbounded)
 }
 
-fn to_json_at(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<Value, NotJson> {
+/// A caller's input (a spec, a tool call's arguments, an envelope) as
+/// JSON, refused with rule `too_large` once it passes core's
+/// `MAX_INPUT_BYTES` (each value counts its text, or 8 bytes).
+pub fn input_to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
+    let mut budget = waitfor::input::MAX_INPUT_BYTES;
+    to_json_at(obj, "$", 0, &mut budget)
+}
+
+/// `budget`: bytes of JSON still allowed; every value takes its share.
+fn to_json_at(
+    obj: &Bound<'_, PyAny>,
+    path: &str,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<Value, NotJson> {
     if depth > MAX_DEPTH {
         return Err(NotJson::new(
             path,
             format!("nested deeper than {MAX_DEPTH} levels"),
         ));
     }
+    spend(budget, 8)?;
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -61,7 +84,9 @@ fn to_json_at(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<Value,
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return text(s, path).map(Value::String);
+        let s = text(s, path)?;
+        spend(budget, s.len())?;
+        return Ok(Value::String(s));
     }
     if obj.cast::<PyInt>().is_ok() {
         if let Ok(i) = obj.extract::<i64>() {
@@ -84,16 +109,17 @@ fn to_json_at(obj: &Bound<'_, PyAny>, path: &str, depth: usize) -> Result<Value,
                 .cast::<PyString>()
                 .map_err(|_| NotJson::new(path, "dict keys must be str for JSON"))?;
             let key = text(key, path)?;
+            spend(budget, key.len())?;
             let at = format!("{path}.{key}");
-            map.insert(key, to_json_at(&v, &at, depth + 1)?);
+            map.insert(key, to_json_at(&v, &at, depth + 1, budget)?);
         }
         return Ok(Value::Object(map));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return items(l.iter(), path, depth);
+        return items(l.iter(), path, depth, budget);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return items(t.iter(), path, depth);
+        return items(t.iter(), path, depth, budget);
     }
     let kind = obj
         .get_type()
@@ -111,13 +137,24 @@ fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
         .map_err(|_| NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)"))
 }
 
+/// Takes `bytes` from the budget, or refuses the input as too large.
+fn spend(budget: &mut usize, bytes: usize) -> Result<(), NotJson> {
+    *budget = budget.checked_sub(bytes).ok_or_else(|| NotJson {
+        path: "$".to_string(),
+        rule: waitfor::Rule::TooLarge,
+        message: waitfor::input::too_large(waitfor::input::MAX_INPUT_BYTES).message,
+    })?;
+    Ok(())
+}
+
 fn items<'py>(
     iter: impl Iterator<Item = Bound<'py, PyAny>>,
     path: &str,
     depth: usize,
+    budget: &mut usize,
 ) -> Result<Value, NotJson> {
     iter.enumerate()
-        .map(|(i, v)| to_json_at(&v, &format!("{path}[{i}]"), depth + 1))
+        .map(|(i, v)| to_json_at(&v, &format!("{path}[{i}]"), depth + 1, budget))
         .collect::<Result<Vec<_>, _>>()
         .map(Value::Array)
 }

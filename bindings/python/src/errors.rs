@@ -56,7 +56,7 @@ pub fn spec_error(py: Python<'_>, err: &waitfor::SpecError, code: &str) -> PyErr
 /// `SpecError` for input that is not JSON at all.
 pub fn not_json(py: Python<'_>, err: &NotJson, code: &str) -> PyErr {
     let field = err.path.trim_start_matches('$').trim_start_matches('.');
-    let spec = waitfor::SpecError::new(field, waitfor::Rule::WrongType, err.to_string());
+    let spec = waitfor::SpecError::new(field, err.rule, err.to_string());
     let info = ErrorInfo {
         message: err.to_string(),
         ..ErrorInfo::spec(code_of(code), &spec)

@@ -29,15 +29,9 @@ use waitfor::{Policy, Spec};
 /// input raises `SpecError` with `code`.
 fn json_input(py: Python<'_>, input: &Bound<'_, PyAny>, code: &str) -> PyResult<serde_json::Value> {
     if let Ok(text) = input.cast::<PyString>() {
-        return serde_json::from_str(text.to_str()?).map_err(|e| {
-            errors::spec_error(
-                py,
-                &waitfor::SpecError::new("", waitfor::Rule::InvalidJson, e.to_string()),
-                code,
-            )
-        });
+        return waitfor::input::parse(text.to_str()?).map_err(|e| errors::spec_error(py, &e, code));
     }
-    convert::to_json(input).map_err(|e| errors::not_json(py, &e, code))
+    convert::input_to_json(input).map_err(|e| errors::not_json(py, &e, code))
 }
 
 /// What built-in probes may reach: `grants` is the dict that

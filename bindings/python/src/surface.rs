@@ -54,7 +54,7 @@ fn validate_wait<'py>(
     envelope: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     // The envelope as a value: a `str` is a (wrong) envelope, not JSON text.
-    let value = crate::convert::to_json(envelope)
+    let value = crate::convert::input_to_json(envelope)
         .map_err(|e| errors::not_json(py, &e, "invalid_arguments"))?;
     let validation = serde_json::to_value(waitfor::ouro::validate_wait(&value))
         .map_err(|e| errors::internal(py, &e.to_string()))?;

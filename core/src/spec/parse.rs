@@ -130,9 +130,7 @@ struct PatternDefaults {
 }
 
 pub(super) fn parse(text: &str) -> Result<Spec, SpecError> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| SpecError::from_serde(String::new(), &e))?;
-    parse_value(&value)
+    parse_value(&crate::input::parse(text)?)
 }
 
 pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
