@@ -1,5 +1,6 @@
 //! The spec: everything a wait needs, validated before the first probe call.
 
+mod pane;
 mod parse;
 mod validate;
 
@@ -8,6 +9,7 @@ use crate::pattern::Pattern;
 use serde_json::Value;
 use std::time::Duration;
 
+pub use pane::PaneTarget;
 pub use parse::SPEC_SCHEMA;
 
 /// The smallest poll interval a wait accepts.
@@ -134,8 +136,8 @@ pub enum ProbeSpec {
     /// probe keeps its own anchor, so the whole view sees only fresh rows).
     Tmux {
         /// Which pane: the first field given wins, in the order of
-        /// [`crate::tmux::PaneTarget`]; none means the first session's.
-        pane: crate::tmux::PaneTarget,
+        /// [`PaneTarget`]; none means the first session's.
+        pane: PaneTarget,
         /// `tmux -L` socket name; the default server if `None`.
         socket_name: Option<String>,
         /// Wake on the pane's output through a control-mode client

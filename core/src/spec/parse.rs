@@ -160,7 +160,7 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
             socket_name,
             push,
         } => ProbeSpec::Tmux {
-            pane: crate::tmux::PaneTarget {
+            pane: super::PaneTarget {
                 pane_id,
                 window_id,
                 session_id,
