@@ -67,7 +67,7 @@ pub mod tmux;
 mod view;
 
 pub use cancel::CancelToken;
-pub use engine::{Engine, Reply, WaitControl, WaitHandle, WaitOptions};
+pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
 pub use error::{ErrorCode, ErrorInfo, Rule, SpecError};
 pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};
@@ -77,7 +77,7 @@ pub use pattern::{
 };
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CallsBegun, FnProbe, Probe, ProbeContext, ProbeError, Waker,
+    probe_fn, AsyncProbe, CallsBegun, FnProbe, Probe, ProbeContext, ProbeError, Reply, Waker,
 };
 pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};

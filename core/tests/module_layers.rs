@@ -25,8 +25,6 @@ const LAYERS: &[&[&str]] = &[
 
 /// The edges against the layers that docs/ARCHITECTURE.md names.
 const NAMED_EXCEPTIONS: &[(&str, &str)] = &[
-    // `AsyncProbe` answers through the engine's `Reply`.
-    ("probe", "engine"),
     // The test vectors run profiles.
     ("simulate", "profiles"),
 ];

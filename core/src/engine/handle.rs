@@ -2,7 +2,7 @@
 
 use super::queue::Queue;
 use super::scheduler::Msg;
-use crate::probe::{Inbox, Waker};
+use crate::probe::{Answer, Inbox, Waker};
 use crate::result::WaitResult;
 use crate::sync::{Condvar, Mutex};
 use std::sync::Arc;
@@ -123,6 +123,14 @@ impl WaitControl {
 impl Inbox for Queue<Msg> {
     fn wake(&self, ids: &mut dyn Iterator<Item = u64>) {
         self.push_all(ids.map(Msg::Wake));
+    }
+
+    fn answer(&self, answers: &mut dyn Iterator<Item = Answer>) {
+        self.push_all(answers.map(|a| Msg::ProbeDone {
+            id: a.id,
+            call: a.call,
+            result: a.result,
+        }));
     }
 }
 

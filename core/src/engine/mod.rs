@@ -5,13 +5,11 @@ mod call;
 mod compile;
 mod handle;
 mod queue;
-mod reply;
 mod scheduler;
 mod timers;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle};
-pub use reply::Reply;
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};

@@ -1,7 +1,7 @@
 //! Probes that answer later, from a thread of their own choosing.
 
+use super::Reply;
 use super::{ProbeContext, ProbeMode};
-use crate::engine::Reply;
 
 /// A probe that answers later: for hosts whose probe functions run on an
 /// event loop (a JavaScript or asyncio loop), where a worker thread

@@ -5,6 +5,7 @@ mod command;
 mod deferred;
 mod file;
 mod file_watch;
+mod reply;
 mod waker;
 
 pub use callback::{probe_fn, FnProbe};
@@ -13,6 +14,8 @@ pub use deferred::{AsyncProbe, CallsBegun};
 pub use file::FileProbe;
 #[doc(hidden)]
 pub use file_watch::hooks as file_watch_hooks;
+pub(crate) use reply::Answer;
+pub use reply::Reply;
 pub(crate) use waker::Inbox;
 pub use waker::Waker;
 

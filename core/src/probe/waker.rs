@@ -1,12 +1,16 @@
 //! How a probe's push source asks for a sample: a [`Waker`] posts to the
 //! inbox of whatever runs the wait (the engine) without depending on it.
 
+use super::reply::Answer;
 use std::sync::Arc;
 
-/// Where a [`Waker`] posts: the inbox of the engine running the wait.
+/// Where a [`Waker`] and a [`Reply`](super::Reply) post: the inbox of the
+/// engine running the wait.
 pub(crate) trait Inbox: Send + Sync {
     /// Asks for a sample of each of these waits now, with one hand-off.
     fn wake(&self, ids: &mut dyn Iterator<Item = u64>);
+    /// Delivers these probe answers, with one hand-off.
+    fn answer(&self, answers: &mut dyn Iterator<Item = Answer>);
 }
 
 /// Wakes one wait, and can do nothing else: what a probe's push source

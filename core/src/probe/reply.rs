@@ -1,8 +1,9 @@
-//! The way back for an answer of an [`AsyncProbe`](crate::AsyncProbe).
+//! The way back for an answer of an [`AsyncProbe`](crate::AsyncProbe):
+//! posted to the inbox of whatever runs the wait (the engine), as a
+//! [`Waker`](super::Waker) posts, without depending on it.
 
-use super::queue::Queue;
-use super::scheduler::Msg;
-use crate::probe::{Observation, ProbeError};
+use super::waker::Inbox;
+use super::{Observation, ProbeError};
 use std::sync::Arc;
 
 /// Where one call of an [`AsyncProbe`](crate::AsyncProbe) sends its
@@ -26,21 +27,32 @@ pub struct Reply {
 struct Target {
     id: u64,
     call: u64,
-    inbox: Arc<Queue<Msg>>,
+    inbox: Arc<dyn Inbox>,
 }
 
 impl Target {
-    fn message(&self, answer: Result<Observation, ProbeError>) -> Msg {
-        Msg::ProbeDone {
+    fn answer(&self, result: Result<Observation, ProbeError>) -> Answer {
+        Answer {
             id: self.id,
             call: self.call,
-            result: answer,
+            result,
         }
     }
 }
 
+/// One probe call's answer, on its way to the inbox of the wait `id`.
+pub(crate) struct Answer {
+    /// The wait.
+    pub id: u64,
+    /// The call (its sample number).
+    pub call: u64,
+    /// What the probe answered.
+    pub result: Result<Observation, ProbeError>,
+}
+
 impl Reply {
-    pub(crate) fn new(id: u64, call: u64, inbox: Arc<Queue<Msg>>) -> Self {
+    /// The reply to call `call` of wait `id`, posting to `inbox`.
+    pub(crate) fn new(id: u64, call: u64, inbox: Arc<dyn Inbox>) -> Self {
         Self {
             target: Some(Target { id, call, inbox }),
         }
@@ -50,7 +62,9 @@ impl Reply {
     /// call the wait abandoned, is ignored.
     pub fn send(mut self, answer: Result<Observation, ProbeError>) {
         if let Some(target) = self.target.take() {
-            target.inbox.push(target.message(answer));
+            target
+                .inbox
+                .answer(&mut std::iter::once(target.answer(answer)));
         }
     }
 
@@ -64,8 +78,8 @@ impl Reply {
     /// }
     /// ```
     pub fn send_all(answers: impl IntoIterator<Item = (Reply, Result<Observation, ProbeError>)>) {
-        let mut batch: Vec<Msg> = Vec::new();
-        let mut inbox: Option<Arc<Queue<Msg>>> = None;
+        let mut batch: Vec<Answer> = Vec::new();
+        let mut inbox: Option<Arc<dyn Inbox>> = None;
         for (mut reply, answer) in answers {
             let Some(target) = reply.target.take() else {
                 continue;
@@ -74,14 +88,14 @@ impl Reply {
             // what was gathered so far.
             if let Some(current) = &inbox {
                 if !Arc::ptr_eq(current, &target.inbox) {
-                    current.push_all(batch.drain(..));
+                    current.answer(&mut batch.drain(..));
                 }
             }
-            batch.push(target.message(answer));
+            batch.push(target.answer(answer));
             inbox = Some(target.inbox);
         }
         if let Some(inbox) = inbox {
-            inbox.push_all(batch);
+            inbox.answer(&mut batch.into_iter());
         }
     }
 }
@@ -90,7 +104,9 @@ impl Drop for Reply {
     fn drop(&mut self) {
         if let Some(target) = self.target.take() {
             let lost = ProbeError::new("the probe dropped its call without answering");
-            target.inbox.push(target.message(Err(lost)));
+            target
+                .inbox
+                .answer(&mut std::iter::once(target.answer(Err(lost))));
         }
     }
 }
