@@ -64,6 +64,10 @@ def spec_vectors():
         ("interval_ms equal to max_wait_ms", {"until": {"matches": "a"}, "interval_ms": 1000, "max_wait_ms": 1000}, None),
         ("interval_ms above max_wait_ms", {"until": {"matches": "a"}, "interval_ms": 2000, "max_wait_ms": 1000}, None),
         ("max_wait_ms zero", {"until": {"matches": "a"}, "max_wait_ms": 0}, None),
+        # null is not "the default" (JavaScript's NaN becomes null in JSON).
+        ("max_wait_ms null", {"until": {"matches": "a"}, "max_wait_ms": None}, bad("max_wait_ms", "wrong_type")),
+        ("interval_ms null", {"until": {"matches": "a"}, "interval_ms": None}, bad("interval_ms", "wrong_type")),
+        ("tmux socket_name null", {"until": {"matches": "a"}, "probe": {"tmux": {"socket_name": None}}}, bad("probe.tmux.socket_name", "wrong_type")),
         ("max_wait_ms huge", {"until": {"matches": "a"}, "max_wait_ms": 10**15}, None),
         ("max_wait_ms beyond u64", {"until": {"matches": "a"}, "max_wait_ms": 10**20}, None),
         ("backoff missing max_interval_ms", {"until": {"matches": "a"}, "backoff": {"factor": 2}}, None),

@@ -64,12 +64,18 @@ function native(fn) {
   }
 }
 
+/** JSON.stringify would write NaN and Infinity as null, which would read as "not given". */
+function finiteOnly(key, value) {
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`${key || 'the value'} is ${value}, which JSON cannot hold`)
+  return value
+}
+
 /** A value as JSON text, or a typed error naming `field`. */
 function toJson(field, value) {
   if (typeof value === 'string') return value
   let text
   try {
-    text = JSON.stringify(value)
+    text = JSON.stringify(value, finiteOnly)
   } catch (err) {
     throw new WaitforError({ code: 'invalid_arguments', message: `${field}: not JSON: ${err.message}`, field, rule: 'invalid_json' }, { cause: err })
   }

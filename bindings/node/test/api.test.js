@@ -156,6 +156,8 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { signal: {} }), (e) => e.field === 'options.signal')
   await assert.rejects(wait({ until: { matches: 'x' }, big: 1n }, () => ''), (e) => e.rule === 'invalid_json')
+  // NaN is not "the default": JSON.stringify would have written null.
+  await assert.rejects(wait({ until: { matches: 'x' }, max_wait_ms: NaN }, () => ''), (e) => e.rule === 'invalid_json' && /max_wait_ms is NaN/.test(e.message))
   // Past 1 MiB of JSON an input is refused before it is read.
   const huge = { until: { matches: 'x'.repeat(1 << 20) } }
   await assert.rejects(wait(huge, () => ''), (e) => e.code === 'invalid_spec' && e.field === '' && e.rule === 'too_large')

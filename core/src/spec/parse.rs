@@ -13,9 +13,9 @@ pub const SPEC_SCHEMA: &str = include_str!("spec.schema.json");
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     probe: Option<RawProbe>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     view: Option<RawView>,
     until: Value,
     #[serde(default)]
@@ -24,21 +24,21 @@ struct RawSpec {
     regex: bool,
     #[serde(default = "yes")]
     case_sensitive: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     interval_ms: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     backoff: Option<RawBackoff>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     max_wait_ms: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     on_probe_error: Option<RawErrorPolicy>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     output_cap_bytes: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     tail: Option<RawTail>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     progress_every_ms: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     resume: Option<String>,
 }
 
@@ -51,7 +51,7 @@ fn yes() -> bool {
 enum RawProbe {
     Command {
         argv: Vec<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         cwd: Option<String>,
         #[serde(default = "yes")]
         stderr: bool,
@@ -60,17 +60,17 @@ enum RawProbe {
         path: String,
     },
     Tmux {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         pane_id: Option<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         window_id: Option<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         session_id: Option<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         session_name: Option<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         target: Option<String>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "present")]
         socket_name: Option<String>,
         #[serde(default = "yes")]
         push: bool,
@@ -95,9 +95,9 @@ enum RawPattern {
 #[serde(deny_unknown_fields)]
 struct RawPatternObject {
     text: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     regex: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     case_sensitive: Option<bool>,
 }
 
@@ -359,15 +359,20 @@ fn single_entry<'a>(
 #[serde(deny_unknown_fields)]
 struct RawJsonTest {
     pointer: String,
-    // `"equals": null` tests for null, so presence cannot be `Option`'s None.
+    // `"equals": null` tests for null: present, as `Some(Value::Null)`.
     #[serde(default, deserialize_with = "present")]
     equals: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     exists: Option<bool>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// An optional field that, when given, must hold a value of its type:
+/// `null` is refused as the schema refuses it (a JavaScript `NaN` arrives
+/// as `null` and must not mean "the default").
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 fn parse_json_test(value: &Value, field: &str) -> Result<Condition, SpecError> {
