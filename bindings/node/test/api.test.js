@@ -246,10 +246,10 @@ test('require from the repository root and import as ESM give the same API', asy
   assert.equal(require('libwaitfor/ax').wait, ax.wait)
 })
 
-test('arguments as JSON text keep 2.0 apart from 2; an object cannot', () => {
-  const text = '{"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}, "max_wait_sec": 2.0}'
+test('arguments as JSON text keep 5.0 apart from 5; an object cannot', () => {
+  const text = '{"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}, "max_wait_sec": 5.0}'
   // AURA refuses a fractional-looking number of seconds, as its decoder does.
   assert.throws(() => checkArguments('wait_for', text), (e) => e.field === 'max_wait_sec' && e.rule === 'wrong_type')
-  // JSON.parse turns 2.0 into 2: the same call as an object is accepted.
+  // JSON.parse turns 5.0 into 5: the same call as an object is accepted.
   assert.equal(checkArguments('wait_for', JSON.parse(text)), 'aura/wait_for')
 })
