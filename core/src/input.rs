@@ -9,14 +9,14 @@
 use crate::error::{Rule, SpecError};
 use serde_json::Value;
 
-/// The largest JSON text a caller input may be: 1 MiB. Far above any real
+/// The largest JSON text a caller input may be: 4 MiB. Far above any real
 /// spec or tool call (a pattern is at most 64 KiB), far below what takes
 /// visible time to parse.
 ///
 /// ```
-/// assert_eq!(waitfor::input::MAX_INPUT_BYTES, 1 << 20);
+/// assert_eq!(waitfor::input::MAX_INPUT_BYTES, 4 << 20);
 /// ```
-pub const MAX_INPUT_BYTES: usize = 1 << 20;
+pub const MAX_INPUT_BYTES: usize = 4 << 20;
 
 /// Parses caller JSON text, refusing text longer than [`MAX_INPUT_BYTES`]
 /// (rule `too_large`) before reading it, and text that is not JSON (rule
@@ -52,7 +52,7 @@ pub fn too_large(bytes: usize) -> SpecError {
         "",
         Rule::TooLarge,
         format!(
-            "input is {bytes} bytes of JSON or more; at most {MAX_INPUT_BYTES} bytes (1 MiB) are accepted"
+            "input is {bytes} bytes of JSON or more; at most {MAX_INPUT_BYTES} bytes (4 MiB) are accepted"
         ),
     )
 }

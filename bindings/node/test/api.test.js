@@ -158,10 +158,10 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   await assert.rejects(wait({ until: { matches: 'x' }, big: 1n }, () => ''), (e) => e.rule === 'invalid_json')
   // NaN is not "the default": JSON.stringify would have written null.
   await assert.rejects(wait({ until: { matches: 'x' }, max_wait_ms: NaN }, () => ''), (e) => e.rule === 'invalid_json' && /max_wait_ms is NaN/.test(e.message))
-  // Past 1 MiB of JSON an input is refused before it is read.
-  const huge = { until: { matches: 'x'.repeat(1 << 20) } }
+  // Past 4 MiB of JSON an input is refused before it is read.
+  const huge = { until: { matches: 'x'.repeat(4 << 20) } }
   await assert.rejects(wait(huge, () => ''), (e) => e.code === 'invalid_spec' && e.field === '' && e.rule === 'too_large')
-  assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: { pad: 'x'.repeat(1 << 20) } }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'too_large')
+  assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: { pad: 'x'.repeat(4 << 20) } }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'too_large')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { policy: { maxWaitCeilingMs: -1 } }), (e) => e.code === 'invalid_arguments')
   assert.throws(() => checkSpec({ until: { matches: 'x' }, interval_ms: 1 }), (e) => e.field === 'interval_ms')
   checkSpec({ until: { matches: 'x' } })

@@ -17,11 +17,11 @@ import waitfor
         ({}, "until", "missing_field"),
         ('{"until": ', "", "invalid_json"),
         ({"until": {"matches": object()}}, "until.matches", "wrong_type"),
-        # Input past 1 MiB of JSON is refused as it is converted: ten million
-        # entries cost the interpreter lock no more than a megabyte's worth.
+        # Input past 4 MiB of JSON is refused as it is converted: ten million
+        # entries cost the interpreter lock no more than 4 MiB's worth.
         ({"until": {"matches": "x"}, "pad": [0] * 10_000_000}, "", "too_large"),
-        ({"until": {"matches": "x" * (1 << 20)}}, "", "too_large"),
-        ('{"until": {"matches": "' + "x" * (1 << 20) + '"}}', "", "too_large"),
+        ({"until": {"matches": "x" * (4 << 20)}}, "", "too_large"),
+        ('{"until": {"matches": "' + "x" * (4 << 20) + '"}}', "", "too_large"),
     ],
 )
 def test_spec_errors_name_field_and_rule(bad_spec: Any, field: str, rule: str) -> None:
