@@ -46,7 +46,9 @@
 #include <utility>
 #include <vector>
 
-using nlohmann::json;
+// Objects keep their members in the order they came: a wait echoes its
+// arguments (a resume command) as the agent wrote them.
+using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -313,8 +315,10 @@ private:
                     {"structuredContent", output},
                     {"isError", false}};
         }
-        std::string message = json::parse(answer).value("message", answer);
-        return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
+        // `code: message`, as the other example servers and bindings word a refusal.
+        json detail = json::parse(answer);
+        std::string text = detail.value("code", "") + ": " + detail.value("message", answer);
+        return {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}};
     }
 
     void cancel(const json &request_id) {
