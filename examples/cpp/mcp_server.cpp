@@ -10,7 +10,8 @@
 // `wait_for` (profile aura/wait_for, probing with the built-in run_command
 // and read_file tools) and libtmux-cxx's `wait_for_text` on tmux panes
 // (profile libtmux-cxx/wait_for_text), or the profiles named with
-// --profile; plus, with --allow-send-keys, `send_keys`, which types into a
+// --profile (one tool per name: libtmux-mcp's and libtmux-cxx's
+// wait_for_text cannot be served together); plus, with --allow-send-keys, `send_keys`, which types into a
 // pane and records the keys with the library so that `wait_for_text`
 // discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
 // for a private server).
@@ -360,6 +361,23 @@ private:
     std::condition_variable idle_;
 };
 
+/// Why these profiles cannot be served together (a name no profile has, or
+/// two profiles whose tools have the same name); "" when they can.
+std::string unservable(const std::set<std::string> &profiles) {
+    std::set<std::string> known;
+    std::map<std::string, std::string> served;  // tool name -> profile
+    for (auto &def : json::parse(waitfor::tool_definitions())) {
+        const std::string profile = def["profile"], name = def["tool"]["name"];
+        known.insert(profile);
+        if (profiles.count(profile) == 0) continue;
+        auto [other, fresh] = served.emplace(name, profile);
+        if (!fresh) return "--profile " + other->second + " and " + profile + " both name their tool `" + name + "`";
+    }
+    for (auto &profile : profiles)
+        if (known.count(profile) == 0) return "unknown profile " + profile;
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -383,6 +401,11 @@ int main(int argc, char **argv) {
         }
     }
     if (options.profiles.empty()) options.profiles = {"aura/wait_for", "libtmux-cxx/wait_for_text"};
+    const std::string why = unservable(options.profiles);
+    if (!why.empty()) {
+        std::cerr << "waitfor_mcp_server: " << why << std::endl;
+        return 2;
+    }
 
     Output out;
     Server server(out, std::move(options));
