@@ -11,9 +11,9 @@
 // and read_file tools) and libtmux-cxx's `wait_for_text` on tmux panes
 // (profile libtmux-cxx/wait_for_text), or the profiles named with
 // --profile (one tool per name: libtmux-mcp's and libtmux-cxx's
-// wait_for_text cannot be served together); plus, with --allow-send-keys, `send_keys`, which types into a
-// pane and records the keys with the library so that `wait_for_text`
-// discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
+// wait_for_text cannot be served together); plus, with --allow-send-keys,
+// `send_keys`, which types into a pane and records the keys with the
+// library so that `wait_for_text` discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
 // for a private server).
 //
 // By default an agent can run no program and read no file: run_command
