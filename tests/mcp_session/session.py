@@ -54,6 +54,7 @@ class Fixtures:
     (byte for byte the same, at the same paths) before each server starts."""
 
     work: Path
+    run: str = ""
 
     @property
     def granted(self) -> Path:
@@ -77,18 +78,21 @@ class Fixtures:
 
     @property
     def tmux_tmpdir(self) -> Path:
-        return self.work / "tmux"
+        # A tmux server of each run's own: a new one never races the last
+        # one's exit on the same socket.
+        return self.work / f"tmux-{self.run}"
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
         env["TMUX_TMPDIR"] = str(self.tmux_tmpdir)
         return subprocess.run(["tmux", "-f", "/dev/null", *args], env=env, capture_output=True, text=True)
 
-    def reset(self) -> None:
+    def reset(self, run: str) -> None:
         self.tmux("kill-server")
+        self.run = run
         shutil.rmtree(self.granted, ignore_errors=True)
         self.granted.mkdir(parents=True)
-        self.tmux_tmpdir.mkdir(exist_ok=True)
+        self.tmux_tmpdir.mkdir()
         self.events.write_text(event("deploy.started", "deploy started"))
         self.outside.write_text(event("deploy.started", "deploy started"))
         self.status.write_text("starting\n")
@@ -191,6 +195,11 @@ async def call(session: ClientSession, step: Step, logs: list[Any]) -> Record:
 
     logs.clear()
     result = await session.call_tool(step.tool, step.args, progress_callback=on_progress)
+    # The SDK hands notifications to their callbacks in tasks of their own,
+    # which may run after the call has returned; they have all run once a
+    # ping went out and came back (the servers send a call's notices before
+    # its result).
+    await session.send_ping()
     texts = [c.text for c in result.content if c.type == "text"]
     # A result's text is its structuredContent as JSON: compared parsed, as
     # the JSON formatting (spaces, key order) is each SDK's own.
@@ -218,7 +227,7 @@ async def run_session(server: Server, fx: Fixtures) -> tuple[dict[str, Any], dic
     """Starts `server` with the session's grants and the SDK's default
     environment (plus where the private tmux server listens), and runs every
     step whose tool it serves."""
-    fx.reset()
+    fx.reset(server.name)
     env = get_default_environment()
     env["TMUX_TMPDIR"] = str(fx.tmux_tmpdir)
     grants = ["--root", str(fx.granted), "--allow-command", "cat"]
