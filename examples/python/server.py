@@ -12,6 +12,8 @@ Tools:
   this server's own tools of those names reach (the same grants) and are
   checked before the wait starts, so the three example servers (Python,
   Node, C++) answer every ``wait_for`` call alike.
+- ``wait_for_event`` (profile ``ouro/wait``): waits for an event in a JSON
+  Lines log inside a ``--root`` directory; returns the ``wait/1`` envelope.
 - ``wait_for_text`` (profile ``libtmux-mcp/wait_for_text``): waits for
   fresh output in a real tmux pane; with ``--allow-send-keys`` also
   ``send_keys``, which types into a pane (keys this server types are
@@ -241,7 +243,8 @@ def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[
 
 
 WAITS = {tool.name: (tool, handle) for tool, handle in
-         (wait_tool(p) for p in ("aura/wait_for", PANE_PROFILE) if p in {q["profile"] for q in waitfor.profiles()})}
+         (wait_tool(p) for p in ("ouro/wait", "aura/wait_for", PANE_PROFILE)
+          if p in {q["profile"] for q in waitfor.profiles()})}
 
 
 async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

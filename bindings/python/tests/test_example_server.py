@@ -176,7 +176,7 @@ def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -
             return tools, errors, [outside.content[0].text]  # type: ignore[union-attr]
 
     tools, errors, outside = asyncio.run(main())
-    assert "run_command" not in tools and "send_keys" not in tools
+    assert "run_command" not in tools and "send_keys" not in tools and "wait_for_event" in tools
     # wait_for's built-in tools are refused before the wait starts.
     assert errors[0].startswith("invalid_arguments: ") and "the host grants no commands" in errors[0]
     assert errors[1].startswith("invalid_arguments: ") and "the host grants no file access" in errors[1]
@@ -184,7 +184,7 @@ def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -
     assert errors[3] == "unknown tool `run_command`" and errors[4] == "unknown tool `send_keys`"
     assert "outside the readable directories" in outside[0]
     # What the tools can do with these defaults: observe, nothing more.
-    for name in ("wait_for", "read_file", "wait_for_text"):
+    for name in ("wait_for", "wait_for_event", "read_file", "wait_for_text"):
         if name in tools:
             hints = tools[name]["annotations"]
             assert (hints["readOnlyHint"], hints["destructiveHint"], hints["openWorldHint"]) == (True, False, False), name
