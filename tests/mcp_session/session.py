@@ -48,39 +48,18 @@ Record = dict[str, Any]
 DEFINITION = {"name", "title", "description", "input_schema", "output_schema", "annotations"}
 
 
-@dataclass
 class Fixtures:
     """The files and the tmux pane every server runs against, made afresh
     (byte for byte the same, at the same paths) before each server starts."""
 
-    work: Path
-    run: str = ""
-
-    @property
-    def granted(self) -> Path:
-        return self.work / "granted"
-
-    @property
-    def events(self) -> Path:
-        return self.granted / "events.jsonl"
-
-    @property
-    def status(self) -> Path:
-        return self.granted / "status"
-
-    @property
-    def pane_log(self) -> Path:
-        return self.granted / "pane.log"
-
-    @property
-    def outside(self) -> Path:
-        return self.work / "outside.jsonl"
-
-    @property
-    def tmux_tmpdir(self) -> Path:
-        # A tmux server of each run's own: a new one never races the last
-        # one's exit on the same socket.
-        return self.work / f"tmux-{self.run}"
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.granted = work / "granted"  # the servers' --root
+        self.events = self.granted / "events.jsonl"
+        self.status = self.granted / "status"
+        self.pane_log = self.granted / "pane.log"
+        self.outside = work / "outside.jsonl"
+        self.tmux_tmpdir = work / "tmux"
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "TMUX"}
@@ -89,7 +68,9 @@ class Fixtures:
 
     def reset(self, run: str) -> None:
         self.tmux("kill-server")
-        self.run = run
+        # A tmux server of each run's own: a new one never races the last
+        # one's exit on the same socket.
+        self.tmux_tmpdir = self.work / f"tmux-{run}"
         shutil.rmtree(self.granted, ignore_errors=True)
         self.granted.mkdir(parents=True)
         self.tmux_tmpdir.mkdir()
@@ -123,7 +104,7 @@ class Step:
     name: str
     tool: str
     args: dict[str, Any]
-    on_first_progress: Callable[[], None] | None = None
+    on_first_progress: Callable[[], object] | None = None
 
 
 def steps(fx: Fixtures) -> list[Step]:
@@ -159,10 +140,11 @@ def steps(fx: Fixtures) -> list[Step]:
     ]
 
 
-# Normalised, because they depend on time: seconds elapsed (in results and
-# progress values), the envelope's since/until/fresh.asOf timestamps, and the seconds
-# in libtmux-mcp's progress messages ("Xs elapsed, Ys left"). Everything
-# else is compared as the servers sent it.
+# Normalised, because they depend on time: seconds elapsed in results, the
+# Ouro envelope's since/until/fresh.asOf timestamps, the seconds in
+# libtmux-mcp's progress messages ("Xs elapsed, Ys left"); progress values
+# (seconds elapsed) are left out. Everything else is compared as the
+# servers sent it.
 ELAPSED = {"elapsed_sec", "elapsed_seconds", "since", "until", "asOf"}
 
 
@@ -186,11 +168,11 @@ def seconds_out(message: str | None) -> str | None:
 
 
 async def call(session: ClientSession, step: Step, logs: list[Any]) -> Record:
-    progress: list[Any] = []
+    notices: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((total, seconds_out(message)))
-        if len(progress) == 1 and step.on_first_progress is not None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notices.append((total, seconds_out(message)))
+        if len(notices) == 1 and step.on_first_progress is not None:
             step.on_first_progress()
 
     logs.clear()
@@ -212,7 +194,7 @@ async def call(session: ClientSession, step: Step, logs: list[Any]) -> Record:
         "structuredContent": normalised(result.structured_content),
         # How many polls a wait makes depends on time: the distinct notices
         # are compared, and that there was one.
-        "progress": sorted(set(progress), key=repr),
+        "progress": sorted(set(notices), key=repr),
         "logs": list(logs),
     }
 
