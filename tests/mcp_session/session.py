@@ -6,10 +6,10 @@ wherever two servers serve the same profile their answers must be equal.
 For each wait tool (`wait_for_event` = ouro/wait, `wait_for` =
 aura/wait_for, `wait_for_text` = libtmux-mcp/wait_for_text) the session
 compares the tool's definition from tools/list, then calls it for: a match
-at entry, a match after entry, a timeout, invalid arguments and a refused
-target (a file outside the roots, a program not granted, a socket path), and
-compares each whole answer: error flag, text content, structuredContent,
-progress and log notifications.
+at entry, a match after entry (for wait_for also a settle), a timeout,
+invalid arguments and a refused target (a file outside the roots, a program
+not granted, a socket path), and compares each whole answer: error flag,
+text content, structuredContent, progress and log notifications.
 
 Run (the servers built first, see scripts/test-examples.sh):
     python tests/mcp_session/session.py --cpp BUILD/waitfor_mcp_server
@@ -126,6 +126,7 @@ def steps(fx: Fixtures) -> list[Step]:
         Step("probe at entry", "wait_for", probe(["cat", status], {"matches": "starting"}, poll_sec=1, max_wait_sec=10)),
         Step("probe after entry", "wait_for", probe(["cat", status], {"matches": "running"}, poll_sec=2, max_wait_sec=30),
              lambda: fx.status.write_text("running\n")),
+        Step("probe settled", "wait_for", probe(["cat", status], {"quiet_for_sec": 1}, poll_sec=1, max_wait_sec=10)),
         Step("probe timeout", "wait_for", probe(["cat", status], {"matches": "never"}, poll_sec=1, max_wait_sec=2)),
         Step("probe invalid arguments", "wait_for", probe(["cat", status], {"matches": "x"}, poll_sec=5, max_wait_sec=2)),
         Step("probe not granted", "wait_for", probe(["sh", "-c", "id"], {"matches": "uid"}, max_wait_sec=5)),
