@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 started=$(date +%s)
 failed=()
-for area in core ffi python node; do
+for area in core ffi python node examples; do
   script="scripts/test-$area.sh"
   [ -f "$script" ] || continue
   printf '\n######## %s ########\n' "$area"

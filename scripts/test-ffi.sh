@@ -69,8 +69,7 @@ if ldd "$BUILD/consumer/pc_static" | grep -q libwaitfor; then
 fi
 
 step "C++ MCP server example, driven by the official Python MCP SDK"
-cmake --no-warn-unused-cli -S "$ROOT/examples/cpp" -B "$BUILD/example" -DCMAKE_PREFIX_PATH="$PREFIX" -Dwaitfor_DIR="$PREFIX/lib/cmake/waitfor" >/dev/null
-cmake --build "$BUILD/example" -j "$JOBS" >/dev/null
+build_cpp_example "$PREFIX" "$BUILD"
 [ -x "$BUILD/venv/bin/python" ] || python3 -m venv "$BUILD/venv"
 "$BUILD/venv/bin/pip" install -q --disable-pip-version-check "mcp==1.27.2" "pytest==8.3.5"
 WAITFOR_MCP_SERVER="$BUILD/example/waitfor_mcp_server" \

@@ -6,10 +6,10 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-py="${PYTHON:-python3}"
 work="${WAITFOR_PY_WORK:-$root/target/python}"
 venv="$work/venv"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+source "$root/scripts/lib.sh"
 
 # Pinned test tools.
 pins=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 mcp==2.3.0 fastmcp==4.1.6 jsonschema==4.26.0
@@ -22,15 +22,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 
 # A fresh venv for every run: the wheel is tested as a user installs it.
-rm -rf "$venv"
-mkdir -p "$work"
-"$py" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
-
-rm -rf "$work/wheels"
-(cd "$root/bindings/python" &&
-    "$venv/bin/maturin" build --release --quiet --out "$work/wheels" --interpreter "$venv/bin/python")
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$work"/wheels/libwaitfor-*.whl
+python_wheel_venv "$venv" "${pins[@]}"
 
 cd "$root"
 # Tests import the installed wheel, never the source tree.

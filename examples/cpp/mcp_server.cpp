@@ -10,9 +10,10 @@
 // `wait_for` (profile aura/wait_for, probing with the built-in run_command
 // and read_file tools) and libtmux-cxx's `wait_for_text` on tmux panes
 // (profile libtmux-cxx/wait_for_text), or the profiles named with
-// --profile; plus, with --allow-send-keys, `send_keys`, which types into a
-// pane and records the keys with the library so that `wait_for_text`
-// discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
+// --profile (one tool per name: libtmux-mcp's and libtmux-cxx's
+// wait_for_text cannot be served together); plus, with --allow-send-keys,
+// `send_keys`, which types into a pane and records the keys with the
+// library so that `wait_for_text` discounts their echo. tmux runs on its default socket (set TMUX_TMPDIR
 // for a private server).
 //
 // By default an agent can run no program and read no file: run_command
@@ -46,7 +47,9 @@
 #include <utility>
 #include <vector>
 
-using nlohmann::json;
+// Objects keep their members in the order they came: a wait echoes its
+// arguments (a resume command) as the agent wrote them.
+using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -313,8 +316,10 @@ private:
                     {"structuredContent", output},
                     {"isError", false}};
         }
-        std::string message = json::parse(answer).value("message", answer);
-        return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
+        // `code: message`, as the other example servers and bindings word a refusal.
+        json detail = json::parse(answer);
+        std::string text = detail.value("code", "") + ": " + detail.value("message", answer);
+        return {{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", true}};
     }
 
     void cancel(const json &request_id) {
@@ -356,6 +361,23 @@ private:
     std::condition_variable idle_;
 };
 
+/// Why these profiles cannot be served together (a name no profile has, or
+/// two profiles whose tools have the same name); "" when they can.
+std::string unservable(const std::set<std::string> &profiles) {
+    std::set<std::string> known;
+    std::map<std::string, std::string> served;  // tool name -> profile
+    for (auto &def : json::parse(waitfor::tool_definitions())) {
+        const std::string profile = def["profile"], name = def["tool"]["name"];
+        known.insert(profile);
+        if (profiles.count(profile) == 0) continue;
+        auto [other, fresh] = served.emplace(name, profile);
+        if (!fresh) return "--profile " + other->second + " and " + profile + " both name their tool `" + name + "`";
+    }
+    for (auto &profile : profiles)
+        if (known.count(profile) == 0) return "unknown profile " + profile;
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -379,6 +401,11 @@ int main(int argc, char **argv) {
         }
     }
     if (options.profiles.empty()) options.profiles = {"aura/wait_for", "libtmux-cxx/wait_for_text"};
+    const std::string why = unservable(options.profiles);
+    if (!why.empty()) {
+        std::cerr << "waitfor_mcp_server: " << why << std::endl;
+        return 2;
+    }
 
     Output out;
     Server server(out, std::move(options));

@@ -287,3 +287,14 @@ def test_a_granted_server_refuses_what_it_did_not_grant():
             assert shadow.isError and "outside the directories" in shadow.content[0].text
 
         run(scenario, options=["--allow-command", "echo", "--root", root])
+
+
+def test_profiles_it_cannot_serve_together_stop_it_at_start():
+    """One tool per name: libtmux-mcp's and libtmux-cxx's wait_for_text
+    cannot be listed side by side, and an unknown profile is no profile."""
+    refused = [(["libtmux-cxx/wait_for_text", "libtmux-mcp/wait_for_text"], "both name their tool `wait_for_text`"),
+               (["aura/wait_for", "no/such"], "unknown profile no/such")]
+    for profiles, why in refused:
+        args = [a for p in profiles for a in ("--profile", p)]
+        done = subprocess.run([SERVER, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and why in done.stderr, (profiles, done.stderr)

@@ -2,7 +2,8 @@
 // An MCP server over stdio, built on the TypeScript SDK's McpServer, offering
 // libwaitfor's waits (see README.md):
 //   wait_for_event  typed event wait over a JSON Lines log (wait/1 envelope)
-//   wait_for        AURA's generic wait; its probe calls this server's run_command
+//   wait_for        AURA's generic wait; its probe is libwaitfor's built-in
+//                   run_command or read_file, within the same grants
 //   wait_for_text   libtmux-mcp's wait for new pane output
 //   send_keys       types into a pane and records the echo (--allow-send-keys)
 //   run_command     runs argv, bounded (--allow-command PROG)
@@ -91,11 +92,12 @@ if (options['allow-send-keys']) {
   })
 }
 
-// wait_for probes only run_command: never send_keys, never a wait.
+// wait_for probes libwaitfor's built-in run_command and read_file (never
+// send_keys, never a wait), which reach what this server's own tools reach
+// and are checked before the wait starts, as in the Python and C++ servers.
 const waits = registerWaitTools(server, {
   profiles: ['ouro/wait', 'aura/wait_for', 'libtmux-mcp/wait_for_text'],
-  grants: { fileRoots: options.root.map((root) => fs.realpathSync(root)) },
-  tools: ['run_command'],
+  grants: { fileRoots: options.root.map((root) => fs.realpathSync(root)), commands: COMMANDS },
 })
 for (const [name, tool] of Object.entries(waits)) {
   // Annotations for what this server granted (see SECURITY.md): the pane

@@ -7,8 +7,13 @@ Tools:
   given with ``--root DIR`` (none by default: every read is refused).
 - ``run_command``: runs a program the server was given with
   ``--allow-command PROG`` (argv, no shell); offered only then.
-- ``wait_for`` (profile ``aura/wait_for``): polls another tool of this same
-  server (``read_file``, ``run_command``) until a condition holds.
+- ``wait_for`` (profile ``aura/wait_for``): polls libwaitfor's built-in
+  ``read_file`` or ``run_command`` until a condition holds. They reach what
+  this server's own tools of those names reach (the same grants) and are
+  checked before the wait starts, so the three example servers (Python,
+  Node, C++) answer every ``wait_for`` call alike.
+- ``wait_for_event`` (profile ``ouro/wait``): waits for an event in a JSON
+  Lines log inside a ``--root`` directory; returns the ``wait/1`` envelope.
 - ``wait_for_text`` (profile ``libtmux-mcp/wait_for_text``): waits for
   fresh output in a real tmux pane; with ``--allow-send-keys`` also
   ``send_keys``, which types into a pane (keys this server types are
@@ -68,7 +73,8 @@ def options(argv: list[str]) -> argparse.Namespace:
 OPTIONS = options(sys.argv[1:])
 ROOTS = [root.resolve() for root in OPTIONS.root]
 COMMANDS: list[str] = OPTIONS.allow_command
-# What libwaitfor's own probes may reach: the same as this server's tools.
+# What libwaitfor's built-in probes (wait_for's read_file and run_command,
+# the pane reads) may reach: the same as this server's tools.
 GRANTS = waitfor.Grants(commands=COMMANDS, file_roots=ROOTS)
 
 
@@ -215,19 +221,6 @@ if OPTIONS.allow_send_keys and PANE_PROFILE in {p["profile"] for p in waitfor.pr
     )
 
 
-PROBES = [name for name in ("read_file", "run_command") if name in TOOLS]
-
-
-async def probe_tool(name: str, arguments: dict[str, Any]) -> str:
-    """The ``wait_for`` probe: one of this server's own tools that observe
-    (never ``send_keys``), as text."""
-    entry = TOOLS.get(name)
-    if entry is None or name not in PROBES:
-        raise LookupError(f"wait_for cannot probe `{name}`; tools it can probe: {', '.join(PROBES)}")
-    answer = await entry[1](arguments)
-    return str(answer.get("output", answer.get("text", json.dumps(answer))))
-
-
 def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[Any], dict[str, Any]], Awaitable[dict[str, Any]]]]:
     """A profile's tool, answered by ``waitfor.call_tool_async``."""
     definition = waitfor.tool_definition(profile)
@@ -241,19 +234,17 @@ def wait_tool(profile: str) -> tuple[types.Tool, Callable[[ServerRequestContext[
             await ctx.session.send_log_message(level_name, message, logger="waitfor",
                                                related_request_id=ctx.request_id)
 
-        return await waitfor.call_tool_async(
-            profile, arguments, tools=probe_tool if profile == "aura/wait_for" else None,
-            grants=GRANTS, on_progress=report, on_log=log,
-        )
+        return await waitfor.call_tool_async(profile, arguments, grants=GRANTS, on_progress=report, on_log=log)
 
-    tool = types.Tool.model_validate(definition)
-    # wait_for does what the tools it probes can do; the pane wait reads panes.
+    # wait_for does what its run_command can do; the pane wait reads panes.
     runs = profile == "aura/wait_for" and "run_command" in TOOLS
-    return tool.model_copy(update={"annotations": RUNS_PROGRAMS if runs else READ_ONLY}), handle
+    hints = (RUNS_PROGRAMS if runs else READ_ONLY).model_dump(by_alias=True, exclude_none=True)
+    return types.Tool.model_validate({**definition, "annotations": {**definition["annotations"], **hints}}), handle
 
 
 WAITS = {tool.name: (tool, handle) for tool, handle in
-         (wait_tool(p) for p in ("aura/wait_for", PANE_PROFILE) if p in {q["profile"] for q in waitfor.profiles()})}
+         (wait_tool(p) for p in ("ouro/wait", "aura/wait_for", PANE_PROFILE)
+          if p in {q["profile"] for q in waitfor.profiles()})}
 
 
 async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

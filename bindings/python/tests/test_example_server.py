@@ -49,7 +49,7 @@ async def call(session: ClientSession, tools: dict[str, dict[str, Any]], name: s
     return out
 
 
-def test_wait_for_probes_another_tool_of_the_server_with_progress(tmp_path: Path) -> None:
+def test_wait_for_probes_a_granted_file_and_command_with_progress(tmp_path: Path) -> None:
     flag = tmp_path / "state"
     flag.write_text("starting\n")
     progress: list[tuple[float, float | None, str | None]] = []
@@ -96,7 +96,8 @@ def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
 
     bad, loop = asyncio.run(main())
     assert bad.startswith("invalid_arguments:")
-    assert loop.startswith("runtime:") and "cannot probe" in loop
+    # wait_for probes libwaitfor's built-in tools: a wait is none of them.
+    assert loop == "runtime: probe tool 'wait_for' is not exposed by any connected MCP server"
 
 
 def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
@@ -175,14 +176,15 @@ def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -
             return tools, errors, [outside.content[0].text]  # type: ignore[union-attr]
 
     tools, errors, outside = asyncio.run(main())
-    assert "run_command" not in tools and "send_keys" not in tools
-    assert "cannot probe `run_command`" in errors[0]
-    assert "outside the readable directories" in errors[1] and "--root" in errors[1]
+    assert "run_command" not in tools and "send_keys" not in tools and "wait_for_event" in tools
+    # wait_for's built-in tools are refused before the wait starts.
+    assert errors[0].startswith("invalid_arguments: ") and "the host grants no commands" in errors[0]
+    assert errors[1].startswith("invalid_arguments: ") and "the host grants no file access" in errors[1]
     assert "outside the readable directories" in errors[2]
     assert errors[3] == "unknown tool `run_command`" and errors[4] == "unknown tool `send_keys`"
     assert "outside the readable directories" in outside[0]
     # What the tools can do with these defaults: observe, nothing more.
-    for name in ("wait_for", "read_file", "wait_for_text"):
+    for name in ("wait_for", "wait_for_event", "read_file", "wait_for_text"):
         if name in tools:
             hints = tools[name]["annotations"]
             assert (hints["readOnlyHint"], hints["destructiveHint"], hints["openWorldHint"]) == (True, False, False), name

@@ -105,7 +105,7 @@ test('wait_for_event: nothing matching is a timed-out envelope that says how to 
   assert.match(w.resume.command, /^wait_for_event \{.*"cursor":/)
 })
 
-test('wait_for (AURA) probes run_command of the same server until the output matches', async () => {
+test('wait_for (AURA) probes a granted command until the output matches', async () => {
   const status = path.join(dir, 'status')
   fs.writeFileSync(status, 'starting\n')
   const { result, progressed } = callWithProgress('wait_for', {
@@ -197,8 +197,9 @@ test('with its defaults an agent runs no command and reads no file', async () =>
       assert.deepEqual([readOnlyHint, destructiveHint, openWorldHint], [true, false, false], t.name)
     }
     const refusals = [
-      ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /Tool run_command not found/],
-      ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /no probe-able tool `read_file`; wait_for may probe: run_command/],
+      // wait_for's built-in tools are refused before the wait starts.
+      ['wait_for', { probe: { tool: 'run_command', args: { argv: ['sh', '-c', 'id'] } }, until: { matches: 'uid' }, max_wait_sec: 5 }, /^invalid_arguments: .*the host grants no commands/],
+      ['wait_for', { probe: { tool: 'read_file', args: { path: '/etc/shadow' } }, until: { matches: 'root' }, max_wait_sec: 5 }, /^invalid_arguments: .*the host grants no file access/],
       ['wait_for_event', { path: '/etc/shadow', type: 'x', timeout: '1s' }, /not_granted|grants no file access/],
       ['run_command', { argv: ['sh', '-c', 'id'] }, /Tool run_command not found/],
       ['send_keys', { pane_id: '%0', keys: 'id' }, /Tool send_keys not found/],
