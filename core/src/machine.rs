@@ -19,6 +19,10 @@ pub(crate) struct ProbeCall {
     pub sample: u64,
     pub elapsed: Duration,
     pub budget: Duration,
+    /// The sample at the deadline ([`Spec::sample_at_deadline`]), begun
+    /// when the deadline has passed: the driver must fire the deadline
+    /// again, or a call that ignores its (empty) budget holds the wait.
+    pub at_deadline: bool,
 }
 
 /// What the driver does next.
@@ -269,6 +273,7 @@ impl Machine {
             sample: self.calls,
             elapsed: now.saturating_sub(self.started),
             budget: self.deadline.saturating_sub(now),
+            at_deadline: false,
         })
     }
 
@@ -306,6 +311,7 @@ impl Machine {
             sample: self.calls,
             elapsed: now.saturating_sub(self.started),
             budget: Duration::ZERO,
+            at_deadline: true,
         })
     }
 

@@ -433,6 +433,49 @@ fn on_the_engine_a_wait_sampling_at_the_bound_ends_at_the_bound() {
     assert!((2..=3).contains(&samples), "{out}");
 }
 
+/// Answers "working", but from the third call on blocks until the test
+/// drops the sender: a host tool that ignores its budget.
+struct BlocksAtTheBound {
+    calls: AtomicU64,
+    release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl ToolCaller for BlocksAtTheBound {
+    fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) >= 2 {
+            let _ = self.release.lock().unwrap().recv();
+        }
+        Ok("working".into())
+    }
+}
+
+/// A host tool that does not return at the sample at the bound (it
+/// ignores its empty budget) is abandoned there: the wait still ends at
+/// its bound, as a timeout with the samples before.
+#[test]
+fn a_host_tool_blocking_at_the_bound_does_not_hold_the_wait() {
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let tool = Arc::new(BlocksAtTheBound {
+        calls: AtomicU64::new(0),
+        release: std::sync::Mutex::new(blocked),
+    });
+    let host = Host {
+        tools: Some(tool.clone()),
+        ..Host::default()
+    };
+    let arguments = json!({"probe": {"tool": "status", "args": {}},
+                           "until": {"matches": "done"}, "poll_sec": 1, "max_wait_sec": 2});
+    let started = Instant::now();
+    let out = call("aura/wait_for", &arguments, &host).unwrap();
+    let took = started.elapsed();
+    drop(release);
+    // Generous: the bound is 2 s; before, the wait lasted as long as the call.
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert_eq!(out["reason"], "timeout");
+    assert_eq!(out["samples"], 2, "{out}");
+    assert_eq!(tool.calls.load(Ordering::SeqCst), 3);
+}
+
 /// The same with the built-in `run_command`: the command run at the bound
 /// has no time and is killed at once; that call is abandoned, and the
 /// wait is a timeout, not a failed probe.

@@ -342,6 +342,11 @@ impl Scheduler {
         };
         active.call = call.sample;
         active.timer_seq = 0;
+        if call.at_deadline {
+            // Begun by the deadline timer, which has fired: armed again, it
+            // abandons this call at once unless its answer came first.
+            self.timers.arm_deadline(active.machine.deadline(), id);
+        }
         match &mut active.probe {
             ProbeHolder::Blocking(cell) => {
                 let job = ProbeJob {
