@@ -327,7 +327,8 @@ impl JsonlSource {
         Ok(JsonlCursor::at(&self.key, end, lines, (dev, ino), &window).to_string())
     }
 
-    /// Reads the events after `cursor` (`None`: from the start of the file).
+    /// Reads the events after `cursor` (`None`: from the start of the file;
+    /// [`CURSOR_END`]: no events, the cursor at the file's current end).
     ///
     /// - Only complete lines count: a last line without its newline yet is
     ///   left for the next read.
@@ -349,10 +350,9 @@ impl JsonlSource {
         self.read_until(cursor, &CancelToken::new())
     }
 
-    /// [`JsonlSource::read`], which also takes [`CURSOR_END`] (no events;
-    /// the cursor at the file's current end) and gives up with an
-    /// `Interrupted` [`JsonlError::Io`] once `cancel` is cancelled, so a
-    /// read the wait no longer wants stops promptly.
+    /// [`JsonlSource::read`], which gives up with an `Interrupted`
+    /// [`JsonlError::Io`] once `cancel` is cancelled, so a read the wait no
+    /// longer wants stops promptly.
     ///
     /// ```
     /// let dir = std::env::temp_dir().join(format!("waitfor-doc-until-{}", std::process::id()));
