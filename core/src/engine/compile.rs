@@ -69,7 +69,9 @@ impl CompileJob {
         if self.ended.is_cancelled() || !GATE.enter(&self.ended) {
             return;
         }
-        let compiled = catch_unwind(AssertUnwindSafe(|| Conditions::compile(&self.spec)));
+        let compiled = catch_unwind(AssertUnwindSafe(|| {
+            crate::pattern::until_wait_ends(&self.ended, || Conditions::compile(&self.spec))
+        }));
         GATE.leave();
         let compiled = match compiled {
             Ok(Ok(conditions)) => Ok(conditions),
