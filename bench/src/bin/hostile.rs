@@ -9,7 +9,9 @@
 //! blur another's figures, and a class that never ends or eats memory is
 //! killed and reported as such. The table goes to stdout and to its
 //! section of bench/RESULTS.md.
-//! Run: `cargo run --release -p waitfor-bench --bin hostile [CLASS...]`.
+//! Run: `cargo run --release -p waitfor-bench --bin hostile [CLASS...]`;
+//! with `HOSTILE_MEMORY=1`, each class also says on stderr where its
+//! resident memory is, before and after.
 
 use serde_json::{json, Value};
 use std::io::Read;
