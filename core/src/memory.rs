@@ -5,12 +5,20 @@
 //! left (workers grown for hung calls) would stay in the process's resident
 //! size for good. The few places that free that much ask for a trim here.
 
+#[cfg(test)]
+thread_local! {
+    /// Give-backs this thread asked for (for tests).
+    pub(crate) static GIVE_BACKS_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Returns the allocator's free memory to the system (glibc only; other
 /// allocators return large blocks themselves), soon and on a thread of its
 /// own: a trim takes up to milliseconds, and programs are dropped on the
 /// scheduler's and delivery's threads, sometimes sixty at once. Requests
 /// made while a trim runs are served by one more trim.
 pub(crate) fn give_back_freed_memory() {
+    #[cfg(test)]
+    GIVE_BACKS_ASKED.set(GIVE_BACKS_ASKED.get() + 1);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

@@ -1,5 +1,6 @@
 //! Patterns: literal text or a regular expression, case-sensitive or not.
 
+use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
 use crate::sync::Mutex;
 use regex_automata::meta;
@@ -105,6 +106,14 @@ impl Pattern {
         if let Some(compiled) = key.as_ref().and_then(|key| COMPILED.lock().get(key)) {
             return Ok(compiled);
         }
+        if WAIT_ENDED.with_borrow(|ended| ended.as_ref().is_some_and(CancelToken::is_cancelled)) {
+            // The rule matters to no one: the wait is over.
+            return Err(SpecError::new(
+                field,
+                Rule::OutOfRange,
+                "the wait ended before this pattern was compiled",
+            ));
+        }
         let (compiled, cacheable) = self.build(field, key.is_some())?;
         if let (Some(key), true) = (key, cacheable) {
             COMPILED.lock().insert(key, compiled.clone());
@@ -183,6 +192,23 @@ pub(crate) fn within_wait_budget<R>(compile: impl FnOnce() -> R) -> R {
     WAIT_BYTES_LEFT.set(MAX_COMPILED_WAIT_BYTES);
     let compiled = compile();
     WAIT_BYTES_LEFT.set(usize::MAX);
+    compiled
+}
+
+thread_local! {
+    /// Cancelled once the wait whose patterns this thread compiles ended
+    /// (see [`until_wait_ends`]).
+    static WAIT_ENDED: std::cell::RefCell<Option<CancelToken>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `compile`, the compiling of one wait's patterns, which stops
+/// before its next pattern to build once `ended` is cancelled: a wait past
+/// its deadline has no use for the rest, which could take seconds and
+/// tens of megabytes (60 patterns of 60 KiB) after it returned.
+pub(crate) fn until_wait_ends<R>(ended: &CancelToken, compile: impl FnOnce() -> R) -> R {
+    WAIT_ENDED.set(Some(ended.clone()));
+    let compiled = compile();
+    WAIT_ENDED.set(None);
     compiled
 }
 
@@ -550,6 +576,23 @@ mod tests {
         assert!(err.message.contains("limit for one wait"), "{err}");
         // Outside a wait's compile, no budget applies.
         assert!(patterns[1].compile("p").is_ok());
+    }
+
+    #[test]
+    fn a_wait_that_ended_compiles_no_more_patterns() {
+        let ended = CancelToken::new();
+        let first = Pattern::regex(r"first of an ended wait \d+");
+        let second = Pattern::regex(r"second of an ended wait \d+");
+        let (first_compiled, second_compiled) = until_wait_ends(&ended, || {
+            let compiled = first.compile("stop[0]");
+            ended.cancel();
+            (compiled, second.compile("stop[1]"))
+        });
+        assert!(first_compiled.is_ok());
+        let err = second_compiled.unwrap_err();
+        assert!(err.message.contains("wait ended"), "{err}");
+        // Outside a wait's compile, nothing stops it.
+        assert!(second.compile("p").is_ok());
     }
 
     #[test]

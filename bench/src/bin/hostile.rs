@@ -9,7 +9,9 @@
 //! blur another's figures, and a class that never ends or eats memory is
 //! killed and reported as such. The table goes to stdout and to its
 //! section of bench/RESULTS.md.
-//! Run: `cargo run --release -p waitfor-bench --bin hostile [CLASS...]`.
+//! Run: `cargo run --release -p waitfor-bench --bin hostile [CLASS...]`;
+//! with `HOSTILE_MEMORY=1`, each class also says on stderr where its
+//! resident memory is, before and after.
 
 use serde_json::{json, Value};
 use std::io::Read;
@@ -36,6 +38,9 @@ const GOAL: Duration = Duration::from_millis(50);
 const HUNG: Duration = Duration::from_secs(5);
 /// A class still running after this is killed.
 const CLASS_LIMIT: Duration = Duration::from_secs(40);
+/// How long after its inputs a class's memory may take to come back: the
+/// engine's extra workers leave after 10 s idle, then it trims.
+const SETTLE: Duration = Duration::from_secs(12);
 /// A class whose resident memory passes this is killed.
 const MEMORY_LIMIT: u64 = 3 << 30;
 
@@ -794,19 +799,21 @@ fn run_class(name: &str) {
         )
         .unwrap();
     let (baseline, baseline_threads) = (resident_bytes(), threads());
+    memory_report("baseline", baseline_threads);
     let mut tally = Tally::default();
     class(&mut tally);
     // Memory may take a while to come back: extra workers leave after
-    // about 10 s idle. Nothing more will leave once the threads are back.
-    let settle_until = Instant::now() + Duration::from_secs(11);
+    // about 10 s idle, and work a wait started can outlive it (a compile
+    // runs to its end on a worker the pool always keeps), so the threads
+    // being back says nothing: memory is watched until it is back or the
+    // settling time is over.
+    let settle_until = Instant::now() + SETTLE;
     let mut after = resident_bytes();
-    while !memory_back(baseline, after)
-        && threads() > baseline_threads
-        && Instant::now() < settle_until
-    {
+    while !memory_back(baseline, after) && Instant::now() < settle_until {
         std::thread::sleep(Duration::from_millis(100));
         after = resident_bytes();
     }
+    memory_report("after", baseline_threads);
     let _ = std::fs::remove_dir_all(granted_dir());
     let (p99, max) = (
         percentile(&mut tally.past, 99.0),
@@ -943,5 +950,67 @@ fn main() {
     println!("\n{table}");
     if args.is_empty() {
         write_section(&results_path(), "hostile", &table).expect("bench/RESULTS.md written");
+    }
+}
+
+/// With `HOSTILE_MEMORY=1`, where the resident memory is, on stderr: the
+/// anonymous part, what the allocator holds in use and free, and resident
+/// bytes by kind of mapping (glibc's thread arenas are the anonymous
+/// mappings at 64 MiB boundaries, thread stacks the ones of a stack's size).
+fn memory_report(when: &str, baseline_threads: u64) {
+    if std::env::var_os("HOSTILE_MEMORY").is_none() {
+        return;
+    }
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    let anonymous = rollup.lines().find(|l| l.starts_with("Anonymous:"));
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    eprintln!(
+        "[{when}] RSS {} KiB, {} | threads {} (baseline {baseline_threads}) | allocator: \
+         {} KiB in use, {} KiB free, {} KiB mapped alone",
+        resident_bytes() >> 10,
+        anonymous
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        threads(),
+        info.uordblks >> 10,
+        info.fordblks >> 10,
+        info.hblkhd >> 10,
+    );
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut kinds: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut kind = String::new();
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let Some(rss) = line.strip_prefix("Rss:") {
+            let kib: u64 = rss
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            let entry = kinds.entry(kind.clone()).or_default();
+            entry.0 += kib;
+            entry.1 += 1;
+        } else if let Some((start, end)) = fields.first().and_then(|r| r.split_once('-')) {
+            let (Ok(start), Ok(end)) =
+                (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16))
+            else {
+                continue;
+            };
+            let kib = (end - start) >> 10;
+            kind = match fields.get(5) {
+                Some(name) if name.starts_with('[') => name.to_string(),
+                Some(_) => "files".into(),
+                None if start % (64 << 20) == 0 => "thread arenas".into(),
+                None if (2040..=2060).contains(&kib) => "thread stacks".into(),
+                None => "other anonymous".into(),
+            };
+        }
+    }
+    for (kind, (kib, count)) in kinds.iter().filter(|(_, (kib, _))| *kib > 0) {
+        eprintln!("    {kib:6} KiB in {count:4} {kind}");
     }
 }

@@ -6,8 +6,9 @@ use super::queue::Queue;
 use super::scheduler::Msg;
 use crate::cancel::CancelToken;
 use crate::machine::Conditions;
-use crate::spec::Spec;
+use crate::spec::{Condition, Spec};
 use crate::sync::{Condvar, Mutex};
+use crate::Pattern;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -65,25 +66,91 @@ pub(crate) type Compiled = Result<Conditions, String>;
 impl CompileJob {
     /// Compiles, and queues the outcome in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
+        let Self { id, spec, ended } = self;
         // A wait that ended before its compile began has no use for it.
-        if self.ended.is_cancelled() || !GATE.enter(&self.ended) {
-            return;
-        }
-        let compiled = catch_unwind(AssertUnwindSafe(|| Conditions::compile(&self.spec)));
-        GATE.leave();
+        let compiled = (!ended.is_cancelled() && GATE.enter(&ended)).then(|| {
+            let compiled = catch_unwind(AssertUnwindSafe(|| {
+                crate::pattern::until_wait_ends(&ended, || Conditions::compile(&spec))
+            }));
+            GATE.leave();
+            compiled
+        });
+        drop_spec(spec);
         let compiled = match compiled {
-            Ok(Ok(conditions)) => Ok(conditions),
-            Ok(Err(error)) => Err(format!(
+            None => return,
+            Some(Ok(Ok(conditions))) => Ok(conditions),
+            Some(Ok(Err(error))) => Err(format!(
                 "the spec's patterns could not be compiled: {error}"
             )),
-            Err(panic) => Err(format!(
+            Some(Err(panic)) => Err(format!(
                 "compiling the spec's patterns panicked: {}",
                 panic_message(panic.as_ref())
             )),
         };
         inbox.push(Msg::Compiled {
-            id: self.id,
+            id,
             conditions: compiled,
         });
+    }
+}
+
+/// Pattern text above this is given back when its spec is freed.
+const LARGE_TEXT_BYTES: usize = 256 << 10;
+
+/// Frees `spec`. Its patterns' text can be megabytes (60 of 60 KiB), freed
+/// after whatever trim its compile asked for, or with none if the compile
+/// was skipped: so a large one asks for a trim of its own.
+fn drop_spec(spec: Box<Spec>) {
+    let large = pattern_text_bytes(&spec) > LARGE_TEXT_BYTES;
+    drop(spec);
+    if large {
+        crate::memory::give_back_freed_memory();
+    }
+}
+
+fn pattern_text_bytes(spec: &Spec) -> usize {
+    fn text(patterns: &[Pattern]) -> usize {
+        patterns.iter().map(|p| p.text.len()).sum()
+    }
+    fn condition(c: &Condition) -> usize {
+        match c {
+            Condition::Matches(p) | Condition::NotMatches(p) => p.text.len(),
+            Condition::Patterns(list) => text(list),
+            Condition::Any(list) | Condition::All(list) => list.iter().map(condition).sum(),
+            _ => 0,
+        }
+    }
+    condition(&spec.until) + text(&spec.stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_spec_asks_for_its_memory_back_even_when_its_compile_is_skipped() {
+        let inbox = Queue::new();
+        let ended = CancelToken::new();
+        ended.cancel();
+        let long = Pattern::literal("x".repeat(60 << 10));
+        let skipped = |id, patterns| CompileJob {
+            id,
+            spec: Box::new(Spec::new(Condition::Patterns(vec![long.clone(); patterns]))),
+            ended: ended.clone(),
+        };
+        let asked = crate::memory::GIVE_BACKS_ASKED.get();
+        skipped(1, 1).run(&inbox);
+        assert_eq!(
+            crate::memory::GIVE_BACKS_ASKED.get(),
+            asked,
+            "60 KiB of text"
+        );
+        skipped(2, 60).run(&inbox);
+        assert_eq!(
+            crate::memory::GIVE_BACKS_ASKED.get(),
+            asked + 1,
+            "3.6 MiB of text"
+        );
+        assert_eq!(inbox.len(), 0);
     }
 }

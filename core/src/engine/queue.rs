@@ -97,6 +97,11 @@ impl<T> Queue<T> {
         }
     }
 
+    /// Gives back room for more than `room` items (at least those waiting).
+    pub fn shrink_to(&self, room: usize) {
+        self.state.lock().items.shrink_to(room);
+    }
+
     /// Takes every item waiting, without sleeping.
     pub fn drain(&self, into: &mut impl Extend<T>) {
         into.extend(self.state.lock().items.drain(..));

@@ -56,6 +56,11 @@ const MESSAGES_PER_TURN: usize = 1024;
 /// before the turn ends.
 const HAND_OUT_CHUNK: usize = 128;
 
+/// Items each of the scheduler's collections keeps room for once no wait
+/// is left: a burst grows them (1,000 waits with hung calls: over half a
+/// megabyte), and they would keep that room for good.
+const ROOM_KEPT_IDLE: usize = 64;
+
 pub(crate) enum Msg {
     /// A new wait, and its spec to compile.
     Start(u64, Box<Active>, Box<Spec>),
@@ -175,6 +180,22 @@ impl Scheduler {
         self.workers
             .relieve_starvation(&mut self.starvation, Instant::now());
         self.compact_timers();
+        if self.waits.is_empty() {
+            self.give_back_room();
+        }
+    }
+
+    /// Shrinks every collection a burst of waits grew past
+    /// [`ROOM_KEPT_IDLE`] (a comparison each when none did).
+    fn give_back_room(&mut self) {
+        self.waits.shrink_to(ROOM_KEPT_IDLE);
+        self.inbox_batch.shrink_to(ROOM_KEPT_IDLE);
+        self.due.shrink_to(ROOM_KEPT_IDLE);
+        self.calls.shrink_to(ROOM_KEPT_IDLE);
+        self.timers.shrink_to(ROOM_KEPT_IDLE);
+        self.inbox.shrink_to(ROOM_KEPT_IDLE);
+        self.workers.shrink_to(ROOM_KEPT_IDLE);
+        self.delivery.shrink_to(ROOM_KEPT_IDLE);
     }
 
     /// Runs the scheduler on the calling thread, for ever: each turn

@@ -95,6 +95,17 @@ impl Timers {
         }
     }
 
+    /// Gives back room for more than `room` entries, and the spare
+    /// bucket vectors beyond `room`.
+    pub fn shrink_to(&mut self, room: usize) {
+        self.deadlines.shrink_to(room);
+        self.spare.truncate(room);
+        self.spare.shrink_to(room);
+        for bucket in &mut self.spare {
+            bucket.shrink_to(room);
+        }
+    }
+
     /// Entries held, stale ones included.
     pub fn len(&self) -> usize {
         self.samples + self.deadlines.len()

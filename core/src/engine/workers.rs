@@ -96,6 +96,11 @@ impl Workers {
         }
     }
 
+    /// Gives back the queue's room for more than `room` tasks.
+    pub fn shrink_to(&self, room: usize) {
+        self.jobs.shrink_to(room);
+    }
+
     /// Calls waiting for a worker.
     pub fn queued(&self) -> usize {
         self.jobs.len()
@@ -243,6 +248,14 @@ impl Delivery {
     pub fn add(&mut self, id: u64, job: Job) {
         let lane = (id % self.lanes.len() as u64) as usize;
         self.pending[lane].push(job);
+    }
+
+    /// Gives back room for more than `room` deliveries, in each lane.
+    pub fn shrink_to(&mut self, room: usize) {
+        for (lane, pending) in self.lanes.iter().zip(&mut self.pending) {
+            lane.shrink_to(room);
+            pending.shrink_to(room);
+        }
     }
 
     /// Deliveries added and not handed over yet.
