@@ -441,6 +441,12 @@ fn target(map: &Map<String, Value>) -> Result<PaneTarget, ToolError> {
 }
 
 pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new())
+}
+
+/// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
+/// server, or a tmux program).
+pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(
         map,
@@ -510,7 +516,6 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     // The original reports progress at every poll.
     spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
-    let mut tmux = Tmux::new();
     if let Some(name) = socket_name {
         host.grants
             .check_tmux_socket_name(&name)
