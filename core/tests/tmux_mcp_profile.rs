@@ -368,6 +368,49 @@ fn progress_and_the_no_match_warning_read_as_libtmux_mcp_sends_them() {
     );
 }
 
+/// The seconds of each progress notice, in order.
+fn progress_secs(notices: &[Notice]) -> Vec<f64> {
+    notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Progress(p) => Some(p.progress),
+            Notice::Log(_) => None,
+        })
+        .collect()
+}
+
+/// libtmux-mcp reports progress at the top of its poll loop, before every
+/// poll, the one that finds the text included: one notice a sample, the
+/// last at the moment the wait ended.
+#[test]
+fn progress_comes_before_every_poll_the_deciding_one_included() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["READY"], "timeout": 10}));
+    s.type_line("echo READY");
+    let (out, result, notices) = running.finish_all();
+    let out = out.unwrap();
+    assert_eq!(out["outcome"], "matched");
+    let secs = progress_secs(&notices);
+    assert_eq!(secs.len() as u64, result.samples, "{notices:?}");
+    assert_eq!(json!(secs.last().unwrap()), out["elapsed_seconds"]);
+}
+
+/// A wait that times out: libtmux-mcp polls once more when its last sleep
+/// reaches the deadline, after one more progress notice (at the timeout).
+#[test]
+fn a_timeout_sends_the_progress_of_its_last_poll_at_the_deadline() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 0.5}));
+    let (out, result, notices) = running.finish_all();
+    assert_eq!(out.unwrap()["outcome"], "timeout");
+    let secs = progress_secs(&notices);
+    assert_eq!(secs.len() as u64, result.samples + 1, "{notices:?}");
+    let end = result.elapsed_ms as f64 / 1000.0;
+    assert!(end >= 0.5 && secs.last() == Some(&end), "{notices:?}");
+}
+
 /// libtmux-mcp logs "No match" whenever the result is not found (a stop
 /// marker included), and nothing for a match.
 #[test]
