@@ -139,6 +139,7 @@ impl RawStep {
 
     /// The first field of a probe's answer the step gives, if any (a
     /// pane's probe works them out from the pane).
+    #[cfg(unix)]
     fn answer_field(&self) -> Option<&'static str> {
         [
             ("text", self.text.is_some()),

@@ -180,6 +180,7 @@ pub(crate) fn prepare_on_tmux(
 }
 
 /// Whether `profile` names a profile whose probe is a tmux pane.
+#[cfg(unix)]
 pub(crate) fn reads_a_pane(profile: &str) -> bool {
     entry(profile).is_ok_and(|e| TMUX_PROFILES.contains(&e.id))
 }
