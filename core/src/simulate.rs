@@ -117,6 +117,8 @@ struct RawStep {
     pid: Option<u32>,
     #[serde(default)]
     dead: bool,
+    #[serde(default)]
+    typed: Option<String>,
 }
 
 impl RawStep {
@@ -132,6 +134,7 @@ impl RawStep {
             ("pane_id", self.pane_id.is_some()),
             ("pid", self.pid.is_some()),
             ("dead", self.dead),
+            ("typed", self.typed.is_some()),
         ]
         .into_iter()
         .find_map(|(name, given)| given.then_some(name))
@@ -190,15 +193,17 @@ impl Script {
     /// at each call instead, as tmux reports it to the pane probe, which
     /// works out the answer itself: `{after_ms, screen, height?, history?,
     /// history_size?, history_limit?, cursor_row?, pane_id?, pid?, dead?,
-    /// alternate_screen?}`, or `{gone: true}` (the pane is gone), `{error}`
-    /// (every tmux command fails with that text), `{hang: true}`. `screen`
-    /// is the visible rows, one line each (no soft wraps), padded with
+    /// alternate_screen?, typed?}`, or `{gone: true}` (the pane is gone),
+    /// `{error}` (every tmux command fails with that text), `{hang: true}`.
+    /// `screen` is the visible rows, one line each (no soft wraps), padded with
     /// blank rows to `height`; `history` the rows right above it, oldest
     /// first, in a history of `history_size` rows (default: as many as
     /// listed; older ones are blank) out of `history_limit` (2000); the
     /// cursor is on `cursor_row` (default: the last non-blank row);
     /// `pane_id` is `%1` and `pid` 1000 unless given; `dead`: the
-    /// program exited. These facts are refused here, and `text`, `json`,
+    /// program exited; `typed`: text the host typed into the pane right
+    /// before the call, as a `send_keys` tool records it (a `\n` submits
+    /// the line). These facts are refused here, and `text`, `json`,
     /// `fill`, `exit_code` and `at_entry` are refused in a pane's script.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         let value: serde_json::Value =
@@ -549,6 +554,7 @@ mod pane {
     struct PaneStep {
         takes: Duration,
         shows: Option<PaneAnswer>,
+        typed: Option<String>,
     }
 
     const ANSWERS: &str = "the pane probe works out its answer from the pane: describe the pane";
@@ -594,6 +600,7 @@ mod pane {
                 return Err(misplaced(i, field, ANSWERS));
             }
             let takes = Duration::from_millis(step.after_ms);
+            let typed = step.typed.clone();
             let shows = if step.hang {
                 None
             } else if let Some(message) = step.error.clone() {
@@ -603,7 +610,11 @@ mod pane {
             } else {
                 Some(PaneAnswer::Shows(pane_state(step)))
             };
-            steps.push(PaneStep { takes, shows });
+            steps.push(PaneStep {
+                takes,
+                shows,
+                typed,
+            });
         }
         Ok((steps, controls))
     }
@@ -626,6 +637,9 @@ mod pane {
                 let Some(shows) = &step.shows else {
                     return (None, Err(ProbeError::new("hung")));
                 };
+                if let (Some(text), PaneAnswer::Shows(pane)) = (&step.typed, shows) {
+                    server.typed(&pane.pane_id, text);
+                }
                 server.show(shows.clone());
                 (Some(step.takes), sample(probe, call))
             })

@@ -208,6 +208,11 @@ impl Tmux {
         }
     }
 
+    /// The echo log of the scripted server, if this client reaches one.
+    pub(crate) fn scripted_echo_log(&self) -> Option<Arc<EchoLog>> {
+        self.scripted.as_ref().map(|server| server.echo_log())
+    }
+
     /// Uses `-L name` (a socket in tmux's socket directory).
     pub fn with_socket_name(mut self, name: impl Into<String>) -> Self {
         self.socket_name = Some(name.into());

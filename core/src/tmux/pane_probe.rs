@@ -242,6 +242,7 @@ impl PaneProbe {
     /// with push on, text at entry not counted, and the process-wide echo
     /// log ([`super::echo_log`]).
     pub fn new(tmux: Tmux, target: PaneTarget) -> Self {
+        let echo = tmux.scripted_echo_log().unwrap_or_else(echo_log);
         Self {
             tmux,
             target,
@@ -250,7 +251,7 @@ impl PaneProbe {
             pick: PanePick::Active,
             freshness: Freshness::ByRow,
             observe_rows: None,
-            echo: echo_log(),
+            echo,
             waker: None,
             anchor: None,
             hint: 0,

@@ -6,10 +6,25 @@
 //!
 //! The pane has no soft wraps: each row is one line, and the pane is as
 //! wide as its longest row (at least 80 columns). History rows older than
-//! the ones a step lists are blank.
+//! the ones a step lists are blank. Keys typed into it are recorded in the
+//! server's own echo log, which the probes of its panes read instead of
+//! the process-wide one.
 
+use super::echo::{EchoLog, Key, ServerIdentity};
+use super::echo_registry::echo_key;
 use super::snapshot::capture_top;
 use crate::sync::Mutex;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Who the scripted server says it is.
+fn identity() -> ServerIdentity {
+    ServerIdentity {
+        socket_path: "/simulated/tmux".into(),
+        pid: 1,
+        start_time: 1_700_000_000,
+    }
+}
 
 /// What the pane shows at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,9 +95,9 @@ impl PaneState {
             "pane_dead" => flag(self.dead),
             "pane_pid" => self.pid.to_string(),
             "pane_in_mode" => "0".into(),
-            "pid" => "1".into(),
-            "start_time" => "1700000000".into(),
-            "socket_path" => "/simulated/tmux".into(),
+            "pid" => identity().pid.to_string(),
+            "start_time" => identity().start_time.to_string(),
+            "socket_path" => identity().socket_path,
             _ => String::new(),
         }
     }
@@ -122,13 +137,27 @@ pub(crate) type Printed = (i32, String, String);
 #[derive(Debug)]
 pub(crate) struct ScriptedServer {
     now: Mutex<PaneAnswer>,
+    echo: Arc<EchoLog>,
 }
 
 impl ScriptedServer {
     pub(crate) fn new() -> Self {
         Self {
             now: Mutex::new(PaneAnswer::Gone),
+            echo: Arc::new(EchoLog::new()),
         }
+    }
+
+    /// The echo log the probes of this server's panes read.
+    pub(crate) fn echo_log(&self) -> Arc<EchoLog> {
+        self.echo.clone()
+    }
+
+    /// Records, now, that the host typed `text` into pane `pane_id` (a
+    /// `\n` in it submits the line), as a `send_keys` tool records it.
+    pub(crate) fn typed(&self, pane_id: &str, text: &str) {
+        let key = echo_key(&identity(), pane_id);
+        self.echo.record(&key, &[Key::text(text)], Instant::now());
     }
 
     /// Answers from now on as `answer` says.
@@ -194,7 +223,6 @@ mod tests {
     use super::*;
     use crate::tmux::{PaneTarget, Rows, Tmux};
     use crate::CancelToken;
-    use std::sync::Arc;
     use std::time::Duration;
 
     fn pane() -> PaneState {
