@@ -181,6 +181,42 @@ fn matched_rows_are_whole_rows_prompt_included() {
     assert_eq!(out["matched_lines"][0], "$ echo READY", "{out}");
 }
 
+/// The visible rows as tmux holds them, trailing spaces kept.
+fn screen_rows(s: &Server) -> Vec<String> {
+    let rows = s.cmd(&["capture-pane", "-p", "-N", "-t", &s.pane]);
+    rows.lines().map(str::to_string).collect()
+}
+
+/// The shared vectors run this profile on scripted panes
+/// (`simulate_json`): the screens of a real wait, scripted, give the
+/// output the real pane gave, its elapsed time aside.
+#[test]
+fn a_scripted_pane_gives_the_output_the_real_pane_gives() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let entry = screen_rows(&s);
+    let args = json!({"pane_id": s.pane, "patterns": ["never"], "timeout": 3});
+    let running = call(&s, args.clone());
+    s.type_line("echo hello; echo world");
+    let mut real = done(running);
+    let after = screen_rows(&s);
+    let vector = json!({
+        "profile": PY,
+        "arguments": args,
+        "script": {"steps": [
+            {"pane_id": s.pane, "screen": entry},
+            {"pane_id": s.pane, "screen": after},
+        ]},
+    });
+    let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+    let mut simulated = answer["output"].clone();
+    for out in [&mut real, &mut simulated] {
+        out["elapsed_seconds"] = Value::Null;
+    }
+    assert_eq!(real["tail"][1], "hello", "{real}");
+    assert_eq!(simulated, real);
+}
+
 /// libtmux-mcp clamps the host's ceiling to 1..=120 s, as it clamps
 /// `LIBTMUX_MCP_WAIT_MAX_SECONDS`.
 #[test]
