@@ -559,18 +559,40 @@ mod pane {
 
     const ANSWERS: &str = "the pane probe works out its answer from the pane: describe the pane";
 
-    fn pane_state(step: RawStep) -> PaneState {
+    /// Most rows a scripted pane's screen, and its history, may have.
+    const MAX_ROWS: usize = 10_000;
+
+    fn pane_state(i: usize, step: RawStep) -> Result<PaneState, SpecError> {
+        let too_many = |field: &str| {
+            SpecError::new(
+                format!("script.steps[{i}].{field}"),
+                crate::error::Rule::OutOfRange,
+                format!("a scripted pane has at most {MAX_ROWS} rows of screen and of history"),
+            )
+        };
         let mut screen = step.screen.unwrap_or_default();
-        let height = step.height.unwrap_or(screen.len()).max(1);
-        screen.resize(height.max(screen.len()), String::new());
+        let height = step.height.unwrap_or(screen.len()).max(screen.len()).max(1);
+        if height > MAX_ROWS {
+            return Err(too_many("height"));
+        }
+        screen.resize(height, String::new());
         let history = step.history.unwrap_or_default();
-        let cursor_y = step.cursor_row.unwrap_or_else(|| {
-            let last = screen.iter().rposition(|r| !r.trim().is_empty());
-            u32::try_from(last.unwrap_or(0)).unwrap_or(u32::MAX)
-        });
-        PaneState {
+        let history_size = step.history_size.unwrap_or(0).max(history.len() as u64);
+        if history_size > MAX_ROWS as u64 {
+            return Err(too_many("history_size"));
+        }
+        let last_written = screen.iter().rposition(|r| !r.trim().is_empty());
+        let cursor_y = step.cursor_row.unwrap_or(last_written.unwrap_or(0) as u32);
+        if cursor_y as usize >= height {
+            return Err(SpecError::new(
+                format!("script.steps[{i}].cursor_row"),
+                crate::error::Rule::OutOfRange,
+                "the cursor is on a row of the screen",
+            ));
+        }
+        Ok(PaneState {
             pane_id: step.pane_id.unwrap_or_else(|| "%1".into()),
-            history_size: step.history_size.unwrap_or(0).max(history.len() as u64),
+            history_size,
             history,
             screen,
             history_limit: step.history_limit.unwrap_or(2000),
@@ -578,7 +600,7 @@ mod pane {
             pid: step.pid.unwrap_or(1000),
             dead: step.dead,
             alternate: step.alternate_screen,
-        }
+        })
     }
 
     fn pane_steps(script: &serde_json::Value) -> Result<PaneScript, SpecError> {
@@ -608,7 +630,7 @@ mod pane {
             } else if step.gone {
                 Some(PaneAnswer::Gone)
             } else {
-                Some(PaneAnswer::Shows(pane_state(step)))
+                Some(PaneAnswer::Shows(pane_state(i, step)?))
             };
             steps.push(PaneStep {
                 takes,
@@ -694,6 +716,33 @@ mod tests {
                 simulate_json(&vector).unwrap_err().field,
                 "script.steps[0].text"
             );
+        }
+    }
+
+    /// A scripted pane is as large as a pane may sensibly be, no larger:
+    /// a script cannot make the simulator print billions of rows.
+    #[cfg(unix)]
+    #[test]
+    fn a_scripted_pane_is_bounded() {
+        let args = json!({"target": "%1", "text": "x"});
+        for (step, field) in [
+            (
+                json!({"screen": ["$"], "height": 1_000_000_000u64}),
+                "height",
+            ),
+            (
+                json!({"screen": ["$"], "history_size": u64::MAX}),
+                "history_size",
+            ),
+            (json!({"screen": ["$"], "cursor_row": 1}), "cursor_row"),
+        ] {
+            let vector = json!({
+                "profile": "libtmux-cxx/wait_for_text",
+                "arguments": args,
+                "script": {"steps": [step]},
+            });
+            let err = simulate_json(&vector).unwrap_err();
+            assert_eq!(err.field, format!("script.steps[0].{field}"));
         }
     }
 
