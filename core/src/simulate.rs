@@ -98,6 +98,82 @@ struct RawStep {
     error: Option<String>,
     #[serde(default)]
     hang: bool,
+    // A tmux pane's facts (the tmux profiles' scripts).
+    #[serde(default)]
+    screen: Option<Vec<String>>,
+    #[serde(default)]
+    height: Option<usize>,
+    #[serde(default)]
+    history: Option<Vec<String>>,
+    #[serde(default)]
+    history_size: Option<u64>,
+    #[serde(default)]
+    history_limit: Option<u64>,
+    #[serde(default)]
+    cursor_row: Option<u32>,
+    #[serde(default)]
+    pane_id: Option<String>,
+    #[serde(default)]
+    pid: Option<u32>,
+    #[serde(default)]
+    dead: bool,
+    #[serde(default)]
+    typed: Option<String>,
+}
+
+impl RawStep {
+    /// The first pane fact the step gives, if any.
+    fn pane_fact(&self) -> Option<&'static str> {
+        [
+            ("screen", self.screen.is_some()),
+            ("height", self.height.is_some()),
+            ("history", self.history.is_some()),
+            ("history_size", self.history_size.is_some()),
+            ("history_limit", self.history_limit.is_some()),
+            ("cursor_row", self.cursor_row.is_some()),
+            ("pane_id", self.pane_id.is_some()),
+            ("pid", self.pid.is_some()),
+            ("dead", self.dead),
+            ("typed", self.typed.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
+
+    /// The first field of a probe's answer the step gives, if any (a
+    /// pane's probe works them out from the pane).
+    #[cfg(unix)]
+    fn answer_field(&self) -> Option<&'static str> {
+        [
+            ("text", self.text.is_some()),
+            ("fill", self.fill > 0),
+            ("json", self.json.is_some()),
+            ("exit_code", self.exit_code.is_some()),
+            ("at_entry", self.at_entry.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
+}
+
+/// A step field that does not belong in this kind of script.
+fn misplaced(step: usize, field: &str, why: &str) -> SpecError {
+    SpecError::new(
+        format!("script.steps[{step}].{field}"),
+        crate::error::Rule::UnknownField,
+        why,
+    )
+}
+
+fn raw_script(value: &serde_json::Value) -> Result<RawScript, SpecError> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| SpecError::from_serde(format!("script.{}", e.path()), e.inner()))
+}
+
+fn controls_of(raw: &[RawControl]) -> Vec<(Duration, Control)> {
+    raw.iter()
+        .map(|c| (Duration::from_millis(c.at_ms), c.action))
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -112,6 +188,23 @@ impl Script {
     /// `{after_ms, text | json | error | hang, fill?, exit_code?, gone?,
     /// alternate_screen?, at_entry?}`,
     /// `mode` (`snapshot` or `stream`), `controls` of `{at_ms, action}`.
+    ///
+    /// A tmux profile's script (for [`simulate_json`]) describes the pane
+    /// at each call instead, as tmux reports it to the pane probe, which
+    /// works out the answer itself: `{after_ms, screen, height?, history?,
+    /// history_size?, history_limit?, cursor_row?, pane_id?, pid?, dead?,
+    /// alternate_screen?, typed?}`, or `{gone: true}` (the pane is gone),
+    /// `{error}` (every tmux command fails with that text), `{hang: true}`.
+    /// `screen` is the visible rows, one line each (no soft wraps), padded with
+    /// blank rows to `height`; `history` the rows right above it, oldest
+    /// first, in a history of `history_size` rows (default: as many as
+    /// listed; older ones are blank) out of `history_limit` (2000); the
+    /// cursor is on `cursor_row` (default: the last non-blank row);
+    /// `pane_id` is `%1` and `pid` 1000 unless given; `dead`: the
+    /// program exited; `typed`: text the host typed into the pane right
+    /// before the call, as a `send_keys` tool records it (a `\n` submits
+    /// the line). These facts are refused here, and `text`, `json`,
+    /// `fill`, `exit_code` and `at_entry` are refused in a pane's script.
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| SpecError::from_serde(String::new(), &e))?;
@@ -120,8 +213,16 @@ impl Script {
 
     /// Reads the JSON form from a decoded value.
     pub fn from_value(value: &serde_json::Value) -> Result<Self, SpecError> {
-        let raw: RawScript = serde_path_to_error::deserialize(value)
-            .map_err(|e| SpecError::from_serde(format!("script.{}", e.path()), e.inner()))?;
+        let raw = raw_script(value)?;
+        for (i, step) in raw.steps.iter().enumerate() {
+            if let Some(field) = step.pane_fact() {
+                return Err(misplaced(
+                    i,
+                    field,
+                    "pane facts are for the tmux profiles' scripts",
+                ));
+            }
+        }
         let mode = match raw.mode.as_deref() {
             None | Some("snapshot") => ProbeMode::Snapshot,
             Some("stream") => ProbeMode::Stream,
@@ -133,6 +234,7 @@ impl Script {
                 ))
             }
         };
+        let controls = controls_of(&raw.controls);
         let steps = raw
             .steps
             .into_iter()
@@ -158,11 +260,6 @@ impl Script {
                 }
             })
             .collect();
-        let controls = raw
-            .controls
-            .into_iter()
-            .map(|c| (Duration::from_millis(c.at_ms), c.action))
-            .collect();
         Ok(Self {
             mode,
             steps,
@@ -183,15 +280,21 @@ impl Script {
 /// assert_eq!(sim.call_starts_ms, vec![0, 2000, 4000]);
 /// ```
 pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulation, SpecError> {
+    simulate_reporting(spec, policy, script, &mut |_| {})
+}
+
+/// [`simulate`], handing each progress report to `report` as it is made.
+fn simulate_reporting(
+    spec: &Spec,
+    policy: &Policy,
+    script: &Script,
+    report: &mut dyn FnMut(&Progress),
+) -> Result<Simulation, SpecError> {
     if script.steps.is_empty() {
-        return Err(SpecError::new(
-            "script.steps",
-            crate::error::Rule::Empty,
-            "needs at least one step",
-        ));
+        return Err(no_steps());
     }
     let mut calls = 0usize;
-    drive(spec, policy, script.mode, &script.controls, |_| {
+    drive(spec, policy, script.mode, &script.controls, report, |_| {
         let scripted = &script.steps[calls.min(script.steps.len() - 1)];
         calls += 1;
         match &scripted.answer {
@@ -199,6 +302,14 @@ pub fn simulate(spec: &Spec, policy: &Policy, script: &Script) -> Result<Simulat
             None => (None, Err(ProbeError::new("hung"))),
         }
     })
+}
+
+fn no_steps() -> SpecError {
+    SpecError::new(
+        "script.steps",
+        crate::error::Rule::Empty,
+        "needs at least one step",
+    )
 }
 
 /// Runs a wait on virtual time with a live probe: each call answers at
@@ -224,9 +335,20 @@ pub fn simulate_probe(
     probe: &mut dyn Probe,
     controls: &[(Duration, Control)],
 ) -> Result<Simulation, SpecError> {
+    let mut sample = live_sampler(spec, policy);
+    drive(spec, policy, probe.mode(), controls, &mut |_| {}, |call| {
+        (Some(Duration::ZERO), sample(probe, call))
+    })
+}
+
+/// Calls a live probe with the context of a virtual call.
+fn live_sampler(
+    spec: &Spec,
+    policy: &Policy,
+) -> impl FnMut(&mut dyn Probe, &ProbeCall) -> Result<Observation, ProbeError> {
     let cancel = CancelToken::new();
     let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
-    drive(spec, policy, probe.mode(), controls, |call| {
+    move |probe, call| {
         let ctx = ProbeContext {
             sample: call.sample,
             elapsed: call.elapsed,
@@ -234,17 +356,19 @@ pub fn simulate_probe(
             cancel: cancel.clone(),
             output_cap,
         };
-        (Some(Duration::ZERO), probe.sample(&ctx))
-    })
+        probe.sample(&ctx)
+    }
 }
 
 /// The virtual-time loop: `answer` is asked for each probe call and says
-/// how long the call takes (`None`: it never returns) and what it answers.
+/// how long the call takes (`None`: it never returns) and what it answers;
+/// `report` gets each progress report when the wait makes it.
 fn drive(
     spec: &Spec,
     policy: &Policy,
     mode: ProbeMode,
     controls: &[(Duration, Control)],
+    report: &mut dyn FnMut(&Progress),
     mut answer: impl FnMut(&ProbeCall) -> (Option<Duration>, Result<Observation, ProbeError>),
 ) -> Result<Simulation, SpecError> {
     let mut machine = Machine::new(spec, policy, mode, Duration::ZERO)?;
@@ -288,7 +412,10 @@ fn drive(
         step = if answer_at == Some(next) {
             let (_, answer) = in_flight.take().expect("an answer is due");
             let step = machine.on_probe(now, answer);
-            progress.extend(machine.take_progress());
+            if let Some(made) = machine.take_progress() {
+                report(&made);
+                progress.push(made);
+            }
             step
         } else if control_at == Some(next) {
             let (_, control) = controls.next().expect("a control is due");
@@ -307,8 +434,16 @@ fn drive(
 /// `output_cap_bytes`) or a `profile` with its `arguments`, plus a
 /// `script`. The answer holds `result` (the engine's result JSON),
 /// `call_starts_ms` and `progress`, and for a profile its `output` or its
-/// `tool_error` (`code`, `field`, `rule` as [`crate::ErrorInfo`], and the tool's own `message`). Every binding runs the shared
-/// vectors through this, so all languages answer identically.
+/// `tool_error` (`code`, `field`, `rule` as [`crate::ErrorInfo`], and the
+/// tool's own `message`) and its `notices` (each [`crate::profiles::Notice`]
+/// the host would send, in order: progress and log notices while the wait
+/// runs, then the ones at its end, or the ones for a refused call).
+///
+/// A tmux profile's script describes the pane (see [`Script::from_json`]):
+/// a scripted tmux server shows it, and the profile's own pane probe
+/// reads it through the same tmux invocations as on a real server, so
+/// its output is the one a real pane gives. Every binding runs the
+/// shared vectors through this, so all languages answer identically.
 ///
 /// ```
 /// let answer = waitfor::simulate::simulate_json(&serde_json::json!({
@@ -318,33 +453,52 @@ fn drive(
 /// assert_eq!(answer["result"]["elapsed_ms"], 100);
 /// ```
 pub fn simulate_json(vector: &serde_json::Value) -> Result<serde_json::Value, SpecError> {
-    use crate::profiles::{self, Host, ToolError};
-    let (spec, policy, render) = match vector.get("profile").and_then(|p| p.as_str()) {
-        Some(profile) => {
-            let args = vector.get("arguments").cloned().unwrap_or_default();
-            match profiles::prepare(profile, &args, &Host::default()) {
-                Ok(prepared) => (prepared.spec, prepared.policy, Some(prepared.render)),
-                Err(err) => return Ok(serde_json::json!({ "tool_error": tool_error_json(&err) })),
-            }
-        }
-        None => {
-            let spec = Spec::from_value(vector.get("spec").unwrap_or(&serde_json::Value::Null))?;
-            (spec, policy_from(vector.get("policy"))?, None)
-        }
+    let script = vector.get("script").unwrap_or(&serde_json::Value::Null);
+    let Some(profile) = vector.get("profile").and_then(|p| p.as_str()) else {
+        let spec = Spec::from_value(vector.get("spec").unwrap_or(&serde_json::Value::Null))?;
+        let policy = policy_from(vector.get("policy"))?;
+        let sim = simulate(&spec, &policy, &Script::from_value(script)?)?;
+        return Ok(sim.to_json());
     };
-    let script = Script::from_value(vector.get("script").unwrap_or(&serde_json::Value::Null))?;
-    let sim = simulate(&spec, &policy, &script)?;
-    let mut answer = serde_json::json!({
-        "result": sim.result.to_json(),
-        "call_starts_ms": sim.call_starts_ms,
-        "progress": sim.progress,
-    });
-    if let Some(render) = render {
-        match render(&sim.result) {
-            Ok(output) => answer["output"] = output,
-            Err(err) => answer["tool_error"] = tool_error_json(&err),
-        }
+    let args = vector.get("arguments").cloned().unwrap_or_default();
+    #[cfg(unix)]
+    if crate::profiles::reads_a_pane(profile) {
+        return pane::simulate_json(profile, &args, script);
     }
+    let prepared = crate::profiles::prepare(profile, &args, &Default::default());
+    profile_answer(profile, prepared, &mut |spec, policy, _, report| {
+        simulate_reporting(spec, policy, &Script::from_value(script)?, report)
+    })
+}
+
+impl Simulation {
+    /// `{result, call_starts_ms, progress}`.
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "result": self.result.to_json(),
+            "call_starts_ms": self.call_starts_ms,
+            "progress": self.progress,
+        })
+    }
+}
+
+/// What simulates a prepared profile call: its spec, policy and probe,
+/// and where each progress report goes.
+type RunPrepared<'a> = &'a mut dyn FnMut(
+    &Spec,
+    &Policy,
+    &mut dyn Probe,
+    &mut dyn FnMut(&Progress),
+) -> Result<Simulation, SpecError>;
+
+/// A profile vector's answer: `run` simulates the prepared call; the
+/// answer adds the rendered output or the tool's error, and the notices.
+fn profile_answer(
+    profile: &str,
+    prepared: Result<crate::profiles::Prepared, crate::profiles::ToolError>,
+    run: RunPrepared,
+) -> Result<serde_json::Value, SpecError> {
+    use crate::profiles::{refusal_notices, Notice, Prepared, ToolError};
     /// The error's shape, with the tool's own text (`invalid arguments:
     /// ...` in AURA's words) as an MCP tool result would carry it.
     fn tool_error_json(err: &ToolError) -> serde_json::Value {
@@ -352,7 +506,167 @@ pub fn simulate_json(vector: &serde_json::Value) -> Result<serde_json::Value, Sp
         json["message"] = err.to_string().into();
         json
     }
+    let notices_json =
+        |notices: &[Notice]| -> serde_json::Value { notices.iter().map(Notice::to_json).collect() };
+    let Prepared {
+        spec,
+        mut probe,
+        policy,
+        render,
+        report,
+    } = match prepared {
+        Ok(prepared) => prepared,
+        Err(err) => {
+            return Ok(serde_json::json!({
+                "tool_error": tool_error_json(&err),
+                "notices": notices_json(&refusal_notices(profile, &err)),
+            }))
+        }
+    };
+    let mut notices = Vec::new();
+    let sim = run(&spec, &policy, probe.as_mut(), &mut |progress| {
+        notices.extend(report.progress(progress))
+    })?;
+    notices.extend(report.end(&sim.result));
+    let mut answer = sim.to_json();
+    match render(&sim.result) {
+        Ok(output) => answer["output"] = output,
+        Err(err) => answer["tool_error"] = tool_error_json(&err),
+    }
+    answer["notices"] = notices_json(&notices);
     Ok(answer)
+}
+
+/// The tmux profiles' vectors: a scripted tmux server shows the pane each
+/// step describes, and the profile's own probe reads it.
+#[cfg(unix)]
+mod pane {
+    use super::*;
+    use crate::tmux::scripted::{PaneAnswer, PaneState, ScriptedServer};
+    use crate::tmux::Tmux;
+    use std::sync::Arc;
+
+    /// A pane script's steps and host actions.
+    type PaneScript = (Vec<PaneStep>, Vec<(Duration, Control)>);
+
+    /// One probe call: how long it takes and what the pane shows while it
+    /// runs (`None`: the call never returns).
+    struct PaneStep {
+        takes: Duration,
+        shows: Option<PaneAnswer>,
+        typed: Option<String>,
+    }
+
+    const ANSWERS: &str = "the pane probe works out its answer from the pane: describe the pane";
+
+    /// Most rows a scripted pane's screen, and its history, may have.
+    const MAX_ROWS: usize = 10_000;
+
+    fn pane_state(i: usize, step: RawStep) -> Result<PaneState, SpecError> {
+        let too_many = |field: &str| {
+            SpecError::new(
+                format!("script.steps[{i}].{field}"),
+                crate::error::Rule::OutOfRange,
+                format!("a scripted pane has at most {MAX_ROWS} rows of screen and of history"),
+            )
+        };
+        let mut screen = step.screen.unwrap_or_default();
+        let height = step.height.unwrap_or(screen.len()).max(screen.len()).max(1);
+        if height > MAX_ROWS {
+            return Err(too_many("height"));
+        }
+        screen.resize(height, String::new());
+        let history = step.history.unwrap_or_default();
+        let history_size = step.history_size.unwrap_or(0).max(history.len() as u64);
+        if history_size > MAX_ROWS as u64 {
+            return Err(too_many("history_size"));
+        }
+        let last_written = screen.iter().rposition(|r| !r.trim().is_empty());
+        let cursor_y = step.cursor_row.unwrap_or(last_written.unwrap_or(0) as u32);
+        if cursor_y as usize >= height {
+            return Err(SpecError::new(
+                format!("script.steps[{i}].cursor_row"),
+                crate::error::Rule::OutOfRange,
+                "the cursor is on a row of the screen",
+            ));
+        }
+        Ok(PaneState {
+            pane_id: step.pane_id.unwrap_or_else(|| "%1".into()),
+            history_size,
+            history,
+            screen,
+            history_limit: step.history_limit.unwrap_or(2000),
+            cursor_y,
+            pid: step.pid.unwrap_or(1000),
+            dead: step.dead,
+            alternate: step.alternate_screen,
+        })
+    }
+
+    fn pane_steps(script: &serde_json::Value) -> Result<PaneScript, SpecError> {
+        let raw = raw_script(script)?;
+        if raw.mode.is_some() {
+            return Err(SpecError::new(
+                "script.mode",
+                crate::error::Rule::UnknownField,
+                "the pane probe has its own mode",
+            ));
+        }
+        if raw.steps.is_empty() {
+            return Err(no_steps());
+        }
+        let controls = controls_of(&raw.controls);
+        let mut steps = Vec::new();
+        for (i, step) in raw.steps.into_iter().enumerate() {
+            if let Some(field) = step.answer_field() {
+                return Err(misplaced(i, field, ANSWERS));
+            }
+            let takes = Duration::from_millis(step.after_ms);
+            let typed = step.typed.clone();
+            let shows = if step.hang {
+                None
+            } else if let Some(message) = step.error.clone() {
+                Some(PaneAnswer::Fails(message))
+            } else if step.gone {
+                Some(PaneAnswer::Gone)
+            } else {
+                Some(PaneAnswer::Shows(pane_state(i, step)?))
+            };
+            steps.push(PaneStep {
+                takes,
+                shows,
+                typed,
+            });
+        }
+        Ok((steps, controls))
+    }
+
+    pub(super) fn simulate_json(
+        profile: &str,
+        args: &serde_json::Value,
+        script: &serde_json::Value,
+    ) -> Result<serde_json::Value, SpecError> {
+        let server = Arc::new(ScriptedServer::new());
+        let tmux = Tmux::scripted(server.clone());
+        let prepared = crate::profiles::prepare_on_tmux(profile, args, &Default::default(), tmux);
+        profile_answer(profile, prepared, &mut |spec, policy, probe, report| {
+            let (steps, controls) = pane_steps(script)?;
+            let mut sample = live_sampler(spec, policy);
+            let mut calls = 0usize;
+            drive(spec, policy, probe.mode(), &controls, report, |call| {
+                let step = &steps[calls.min(steps.len() - 1)];
+                calls += 1;
+                let Some(shows) = &step.shows else {
+                    return (None, Err(ProbeError::new("hung")));
+                };
+                if let (Some(text), PaneAnswer::Shows(pane)) = (&step.typed, shows) {
+                    server.typed(&pane.pane_id, text);
+                }
+                server.show(shows.clone());
+                (Some(step.takes), sample(probe, call))
+            })
+        })
+    }
 }
 
 fn policy_from(value: Option<&serde_json::Value>) -> Result<Policy, SpecError> {
@@ -379,4 +693,76 @@ fn policy_from(value: Option<&serde_json::Value>) -> Result<Policy, SpecError> {
         policy.output_cap = usize::try_from(bytes).unwrap_or(usize::MAX);
     }
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pane_facts_and_probe_answers_stay_in_their_own_scripts() {
+        let spec = json!({"until": {"matches": "x"}});
+        let err = simulate_json(&json!({"spec": spec, "script": {"steps": [{"screen": ["$"]}]}}));
+        assert_eq!(err.unwrap_err().field, "script.steps[0].screen");
+        #[cfg(unix)]
+        {
+            let vector = json!({
+                "profile": "libtmux-cxx/wait_for_text",
+                "arguments": {"target": "%1", "text": "x"},
+                "script": {"steps": [{"text": "x"}]},
+            });
+            assert_eq!(
+                simulate_json(&vector).unwrap_err().field,
+                "script.steps[0].text"
+            );
+        }
+    }
+
+    /// A scripted pane is as large as a pane may sensibly be, no larger:
+    /// a script cannot make the simulator print billions of rows.
+    #[cfg(unix)]
+    #[test]
+    fn a_scripted_pane_is_bounded() {
+        let args = json!({"target": "%1", "text": "x"});
+        for (step, field) in [
+            (
+                json!({"screen": ["$"], "height": 1_000_000_000u64}),
+                "height",
+            ),
+            (
+                json!({"screen": ["$"], "history_size": u64::MAX}),
+                "history_size",
+            ),
+            (json!({"screen": ["$"], "cursor_row": 1}), "cursor_row"),
+        ] {
+            let vector = json!({
+                "profile": "libtmux-cxx/wait_for_text",
+                "arguments": args,
+                "script": {"steps": [step]},
+            });
+            let err = simulate_json(&vector).unwrap_err();
+            assert_eq!(err.field, format!("script.steps[0].{field}"));
+        }
+    }
+
+    /// The profile's own probe reads the scripted pane: the rows written
+    /// after entry match, whole, and the entry prompt does not.
+    #[cfg(unix)]
+    #[test]
+    fn a_tmux_profile_reads_the_scripted_pane_through_its_probe() {
+        let answer = simulate_json(&json!({
+            "profile": "libtmux-mcp/wait_for_text",
+            "arguments": {"pane_id": "%1", "patterns": ["ready"], "timeout": 1},
+            "script": {"steps": [
+                {"screen": ["$ "], "height": 4},
+                {"screen": ["$ ./serve", "ready"], "height": 4},
+            ]},
+        }))
+        .unwrap();
+        assert_eq!(answer["output"]["outcome"], "matched");
+        assert_eq!(answer["output"]["matched_lines"], json!(["ready"]));
+        assert_eq!(answer["output"]["tail"], json!(["$ ./serve", "ready"]));
+        assert_eq!(answer["call_starts_ms"], json!([0, 50]));
+    }
 }

@@ -102,6 +102,7 @@ fn the_cxx_profile_on_a_real_pane() {
     assert_eq!(out["matched_at_entry"], false);
 
     a_short_timeout_is_waited_exactly(&s);
+    a_scripted_pane_gives_the_output_the_real_pane_gives(&s);
     a_lookup_past_the_deadline_is_a_pane_lookup_timeout(&s);
 
     // A target tmux resolves.
@@ -122,6 +123,43 @@ fn the_cxx_profile_on_a_real_pane() {
     assert_eq!(running.finish().0.unwrap_err().code(), "runtime");
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shared vectors run this profile on scripted panes
+/// (`simulate_json`): the screens of a real wait, scripted, give the
+/// output the real pane gave, but for its elapsed time and its mode (the
+/// simulator has no control client: it polls).
+fn a_scripted_pane_gives_the_output_the_real_pane_gives(s: &Server) {
+    s.wait_prompt();
+    let rows = || -> Vec<String> {
+        let text = s.cmd(&["capture-pane", "-p", "-N", "-t", &s.pane]);
+        text.lines().map(str::to_string).collect()
+    };
+    let entry = rows();
+    let running = call(s, "never-there", 1500);
+    s.type_line("echo scripted");
+    let mut real = done(running);
+    let after = rows();
+    let vector = json!({
+        "profile": CXX,
+        "arguments": {"target": s.pane, "text": "never-there", "timeout_ms": 1500},
+        "script": {"steps": [
+            {"pane_id": s.pane, "screen": entry},
+            {"pane_id": s.pane, "screen": after},
+        ]},
+    });
+    let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+    let mut simulated = answer["output"].clone();
+    assert_eq!(simulated["mode"], "capture-polling");
+    for out in [&mut real, &mut simulated] {
+        out["elapsed_ms"] = Value::Null;
+        out["mode"] = Value::Null;
+    }
+    assert!(
+        real["text"].as_str().unwrap().contains("\nscripted\n"),
+        "{real}"
+    );
+    assert_eq!(simulated, real);
 }
 
 /// libtmux-cxx's deadline is `timeout_ms` itself, however short (not the

@@ -181,6 +181,42 @@ fn matched_rows_are_whole_rows_prompt_included() {
     assert_eq!(out["matched_lines"][0], "$ echo READY", "{out}");
 }
 
+/// The visible rows as tmux holds them, trailing spaces kept.
+fn screen_rows(s: &Server) -> Vec<String> {
+    let rows = s.cmd(&["capture-pane", "-p", "-N", "-t", &s.pane]);
+    rows.lines().map(str::to_string).collect()
+}
+
+/// The shared vectors run this profile on scripted panes
+/// (`simulate_json`): the screens of a real wait, scripted, give the
+/// output the real pane gave, its elapsed time aside.
+#[test]
+fn a_scripted_pane_gives_the_output_the_real_pane_gives() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let entry = screen_rows(&s);
+    let args = json!({"pane_id": s.pane, "patterns": ["never"], "timeout": 3});
+    let running = call(&s, args.clone());
+    s.type_line("echo hello; echo world");
+    let mut real = done(running);
+    let after = screen_rows(&s);
+    let vector = json!({
+        "profile": PY,
+        "arguments": args,
+        "script": {"steps": [
+            {"pane_id": s.pane, "screen": entry},
+            {"pane_id": s.pane, "screen": after},
+        ]},
+    });
+    let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+    let mut simulated = answer["output"].clone();
+    for out in [&mut real, &mut simulated] {
+        out["elapsed_seconds"] = Value::Null;
+    }
+    assert_eq!(real["tail"][1], "hello", "{real}");
+    assert_eq!(simulated, real);
+}
+
 /// libtmux-mcp clamps the host's ceiling to 1..=120 s, as it clamps
 /// `LIBTMUX_MCP_WAIT_MAX_SECONDS`.
 #[test]
@@ -366,6 +402,49 @@ fn progress_and_the_no_match_warning_read_as_libtmux_mcp_sends_them() {
         logs(&notices),
         [format!("No match in pane {} before 1.0s timeout", s.pane)]
     );
+}
+
+/// The seconds of each progress notice, in order.
+fn progress_secs(notices: &[Notice]) -> Vec<f64> {
+    notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::Progress(p) => Some(p.progress),
+            Notice::Log(_) => None,
+        })
+        .collect()
+}
+
+/// libtmux-mcp reports progress at the top of its poll loop, before every
+/// poll, the one that finds the text included: one notice a sample, the
+/// last at the moment the wait ended.
+#[test]
+fn progress_comes_before_every_poll_the_deciding_one_included() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["READY"], "timeout": 10}));
+    s.type_line("echo READY");
+    let (out, result, notices) = running.finish_all();
+    let out = out.unwrap();
+    assert_eq!(out["outcome"], "matched");
+    let secs = progress_secs(&notices);
+    assert_eq!(secs.len() as u64, result.samples, "{notices:?}");
+    assert_eq!(json!(secs.last().unwrap()), out["elapsed_seconds"]);
+}
+
+/// A wait that times out: libtmux-mcp polls once more when its last sleep
+/// reaches the deadline, after one more progress notice (at the timeout).
+#[test]
+fn a_timeout_sends_the_progress_of_its_last_poll_at_the_deadline() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 0.5}));
+    let (out, result, notices) = running.finish_all();
+    assert_eq!(out.unwrap()["outcome"], "timeout");
+    let secs = progress_secs(&notices);
+    assert_eq!(secs.len() as u64, result.samples + 1, "{notices:?}");
+    let end = result.elapsed_ms as f64 / 1000.0;
+    assert!(end >= 0.5 && secs.last() == Some(&end), "{notices:?}");
 }
 
 /// libtmux-mcp logs "No match" whenever the result is not found (a stop

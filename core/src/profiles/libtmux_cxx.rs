@@ -136,6 +136,12 @@ fn pane_target(target: &str) -> PaneTarget {
 }
 
 pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new())
+}
+
+/// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
+/// server, or a tmux program).
+pub(crate) fn prepare_on(args: &Value, host: &Host, tmux: Tmux) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(map, "", &["target", "text", "timeout_ms"])?;
     let target = bounded_string(map, "target", MAX_TARGET_CHARS)?;
@@ -151,7 +157,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         .interval(INTERVAL)
         .max_wait(longer_than(Duration::from_millis(timeout), INTERVAL));
     spec.validate()?;
-    let probe = PaneProbe::new(Tmux::new(), pane_target(&target)).credit_entry(true);
+    let probe = PaneProbe::new(tmux, pane_target(&target)).credit_entry(true);
     let report = probe.report();
     // The deadline is `timeout_ms` exactly, even below the poll interval.
     let ceiling = host

@@ -19,14 +19,15 @@
 //!   within 1..=120 s;
 //! - errors use the original's words (a lost baseline, a dead or
 //!   respawned pane, an unresponsive tmux);
-//! - notices as the original sends them: progress after every sample
-//!   that decided nothing (seconds elapsed, the timeout as the total,
-//!   "Waiting on pane %N: Xs elapsed, Ys left"), and warnings for an
+//! - notices as the original sends them: progress before every poll
+//!   (seconds elapsed, the timeout as the total, "Waiting on pane %N: Xs
+//!   elapsed, Ys left"), the poll that ends the wait and the ones under a
+//!   full-screen program included; and warnings for an
 //!   invalid regex, for a wait that ends without a match, and once for a
 //!   pane whose history is in the last tenth of its `history-limit`.
 
 use super::aura::{invalid, object, reject_unknown};
-use super::notice::{elapsed, Notice, Report};
+use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
@@ -441,6 +442,12 @@ fn target(map: &Map<String, Value>) -> Result<PaneTarget, ToolError> {
 }
 
 pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new())
+}
+
+/// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
+/// server, or a tmux program).
+pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(
         map,
@@ -510,7 +517,6 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     // The original reports progress at every poll.
     spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
-    let mut tmux = Tmux::new();
     if let Some(name) = socket_name {
         host.grants
             .check_tmux_socket_name(&name)
@@ -595,16 +601,22 @@ fn notices(seen: PaneReportHandle, effective: f64) -> Report {
         move |progress| {
             let (pane_id, warning) = risk.check();
             let secs = progress.elapsed_ms as f64 / 1000.0;
-            let message = format!(
-                "Waiting on pane {pane_id}: {secs:.1}s elapsed, {:.1}s left",
-                (effective - secs).max(0.0)
-            );
-            let progress = Notice::Progress(elapsed(progress, effective, Some(message)));
+            let progress = Notice::Progress(poll_progress(secs, effective, &pane_id));
             std::iter::once(progress).chain(warning).collect()
         },
         move |result| {
             let (pane_id, warning) = at_end.check();
-            let mut sent: Vec<Notice> = warning.into_iter().collect();
+            // The original reports progress before every poll, the one
+            // that ends the wait (or the poll at its deadline) included;
+            // the engine reports after each sample that decided nothing.
+            // Polls start once the pane was captured at entry; a
+            // cancelled wait sends nothing more.
+            let polled = at_end.seen.read(|seen| seen.captures > 0);
+            let last_poll = (polled && result.outcome != Outcome::Cancelled).then(|| {
+                let secs = result.elapsed_ms as f64 / 1000.0;
+                Notice::Progress(poll_progress(secs, effective, &pane_id))
+            });
+            let mut sent: Vec<Notice> = last_poll.into_iter().chain(warning).collect();
             let not_found = at_end
                 .seen
                 .read(|seen| ended(result, seen))
@@ -618,6 +630,19 @@ fn notices(seen: PaneReportHandle, effective: f64) -> Report {
             sent
         },
     )
+}
+
+/// The original's progress at a poll `secs` into a wait of `effective`
+/// seconds on `pane_id`.
+fn poll_progress(secs: f64, effective: f64, pane_id: &str) -> ToolProgress {
+    ToolProgress {
+        progress: secs,
+        total: Some(effective),
+        message: Some(format!(
+            "Waiting on pane {pane_id}: {secs:.1}s elapsed, {:.1}s left",
+            (effective - secs).max(0.0)
+        )),
+    }
 }
 
 /// The pane a call resolved, as the original names it (`%N`).

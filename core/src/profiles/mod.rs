@@ -162,6 +162,29 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
     (entry(profile)?.prepare)(args, host)
 }
 
+/// [`prepare`], with the tmux profiles reaching their pane through `tmux`
+/// (the simulator's scripted server).
+#[cfg(unix)]
+pub(crate) fn prepare_on_tmux(
+    profile: &str,
+    args: &Value,
+    host: &Host,
+    tmux: crate::tmux::Tmux,
+) -> Result<Prepared, ToolError> {
+    let entry = entry(profile)?;
+    match entry.id {
+        libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux),
+        libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux),
+        _ => (entry.prepare)(args, host),
+    }
+}
+
+/// Whether `profile` names a profile whose probe is a tmux pane.
+#[cfg(unix)]
+pub(crate) fn reads_a_pane(profile: &str) -> bool {
+    entry(profile).is_ok_and(|e| TMUX_PROFILES.contains(&e.id))
+}
+
 /// Validates a call's arguments without running it, and gives the
 /// profile's id: what [`call`] would refuse, this refuses.
 ///

@@ -35,6 +35,7 @@ pub mod control;
 pub mod echo;
 pub mod echo_registry;
 pub mod pane_probe;
+pub(crate) mod scripted;
 pub mod snapshot;
 
 pub use control::{decode_output, ControlClient, ControlState, WakeFn};
@@ -50,6 +51,8 @@ pub use pane_probe::{
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+use scripted::ScriptedServer;
+use std::sync::Arc;
 
 /// Most bytes one tmux invocation may print; more is an error
 /// ([`RunError::OutputOverCap`]), never a silently cut capture.
@@ -147,6 +150,8 @@ pub struct Tmux {
     program: String,
     socket_name: Option<String>,
     config_file: Option<String>,
+    /// The simulator's server, answering instead of the `tmux` program.
+    scripted: Option<Arc<ScriptedServer>>,
 }
 
 impl Default for Tmux {
@@ -190,7 +195,22 @@ impl Tmux {
             program: "tmux".into(),
             socket_name: None,
             config_file: None,
+            scripted: None,
         }
+    }
+
+    /// A client of the simulator's scripted server instead of a tmux
+    /// program: every invocation is answered by `server`.
+    pub(crate) fn scripted(server: Arc<ScriptedServer>) -> Self {
+        Self {
+            scripted: Some(server),
+            ..Self::new()
+        }
+    }
+
+    /// The echo log of the scripted server, if this client reaches one.
+    pub(crate) fn scripted_echo_log(&self) -> Option<Arc<EchoLog>> {
+        self.scripted.as_ref().map(|server| server.echo_log())
     }
 
     /// Uses `-L name` (a socket in tmux's socket directory).
@@ -250,17 +270,27 @@ impl Tmux {
         budget: Duration,
         cancel: &CancelToken,
     ) -> Result<String, TmuxError> {
-        let opts = RunOptions {
-            output_cap: TMUX_OUTPUT_CAP,
-            over_cap: OverCap::Fail,
-            ..RunOptions::default()
+        let (status, stdout, stderr) = match &self.scripted {
+            Some(server) => {
+                let (status, stdout, stderr) = server.run(args);
+                (Some(status), stdout, stderr)
+            }
+            None => {
+                let opts = RunOptions {
+                    output_cap: TMUX_OUTPUT_CAP,
+                    over_cap: OverCap::Fail,
+                    ..RunOptions::default()
+                };
+                let out = run_bounded(&self.argv(args), &opts, budget, cancel)?;
+                let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+                (out.status, text(&out.stdout), text(&out.stderr))
+            }
         };
-        let out = run_bounded(&self.argv(args), &opts, budget, cancel)?;
-        if out.success() {
-            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+        if status == Some(0) {
+            return Ok(stdout);
         }
-        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(self.classify(args.first().copied().unwrap_or(""), out.status, stderr))
+        let stderr = stderr.trim().to_string();
+        Err(self.classify(args.first().copied().unwrap_or(""), status, stderr))
     }
 
     fn classify(&self, command: &str, status: Option<i32>, stderr: String) -> TmuxError {

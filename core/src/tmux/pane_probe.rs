@@ -34,7 +34,10 @@
 //!   an "anchor lost" error, since no row number can be trusted;
 //! - the alternate screen (a pager, an editor): the observation is
 //!   marked [`Observation::alternate_screen`], matching is suppressed while
-//!   it lasts, and the report remembers it.
+//!   it lasts, and the report remembers it. With [`Freshness::ByContent`]
+//!   (libtmux-mcp's rule) its rows are read and reported as any others
+//!   (`region`, `fresh_rows`), but the observation holds none of them, so
+//!   each such sample is an ordinary one that matches nothing.
 //!
 //! # Push
 //!
@@ -239,6 +242,7 @@ impl PaneProbe {
     /// with push on, text at entry not counted, and the process-wide echo
     /// log ([`super::echo_log`]).
     pub fn new(tmux: Tmux, target: PaneTarget) -> Self {
+        let echo = tmux.scripted_echo_log().unwrap_or_else(echo_log);
         Self {
             tmux,
             target,
@@ -247,7 +251,7 @@ impl PaneProbe {
             pick: PanePick::Active,
             freshness: Freshness::ByRow,
             observe_rows: None,
-            echo: echo_log(),
+            echo,
             waker: None,
             anchor: None,
             hint: 0,
@@ -533,9 +537,11 @@ impl PaneProbe {
         }
         if snap.alternate_on {
             self.report.update(|r| r.alternate_screen = true);
-            let mut obs = self.previous().with_alternate_screen();
-            obs.gone = snap.pane_dead;
-            return Ok(obs);
+            if self.freshness == Freshness::ByRow {
+                let mut obs = self.previous().with_alternate_screen();
+                obs.gone = snap.pane_dead;
+                return Ok(obs);
+            }
         }
         if snap.history_size < entry_history && snap.pane_height <= entry_height {
             let message = format!(
@@ -567,9 +573,11 @@ impl PaneProbe {
                     .filter(|r| !stale.contains(*r))
                     .cloned()
                     .collect();
+                // A full-screen program's rows are read, never matched.
+                let matchable = if snap.alternate_on { &[][..] } else { &fresh };
                 let text = match &self.observe_rows {
-                    Some(observe) => observe(&fresh)?,
-                    None => fresh.iter().map(|r| format!("{r}\n")).collect(),
+                    Some(observe) => observe(matchable)?,
+                    None => matchable.iter().map(|r| format!("{r}\n")).collect(),
                 };
                 self.report.update(|r| {
                     r.region = EchoMask::unmasked(&rows);

@@ -247,11 +247,12 @@ fn parse_facts(line: &str) -> Result<Facts, TmuxError> {
     })
 }
 
-/// The top row tmux's `capture-pane -S start` picks, as an absolute row.
-fn capture_top(start: Option<i64>, facts: &Facts) -> u64 {
+/// The top row tmux's `capture-pane -S start` picks, as an absolute row,
+/// on a pane of `history_size` and `pane_height`.
+pub(crate) fn capture_top(start: Option<i64>, history_size: u64, pane_height: u32) -> u64 {
     // Saturating: the numbers come from tmux's output, whatever it says.
-    let hs = i64::try_from(facts.history_size).unwrap_or(i64::MAX);
-    let last = hs.saturating_add(i64::from(facts.pane_height.max(1)) - 1);
+    let hs = i64::try_from(history_size).unwrap_or(i64::MAX);
+    let last = hs.saturating_add(i64::from(pane_height.max(1)) - 1);
     let top = match start {
         None => 0,
         Some(n) => hs.saturating_add(n),
@@ -271,25 +272,7 @@ impl Tmux {
         cancel: &CancelToken,
     ) -> Result<PaneSnapshot, TmuxError> {
         let deadline = Instant::now() + budget;
-        let mut hint = match rows {
-            Rows::From { history_hint, .. } => history_hint,
-            _ => 0,
-        };
-        let mut invocations = 0;
-        loop {
-            let start: Option<i64> = match rows {
-                Rows::Visible => Some(0),
-                Rows::All => None,
-                // Never below the top of the screen: the whole visible
-                // screen is always captured (`screen_rows`).
-                Rows::From { row, .. } => Some(
-                    (row as i64)
-                        .saturating_sub(hint as i64)
-                        .saturating_sub(MARGIN as i64)
-                        .min(0),
-                ),
-            };
-            let s_arg = start.map_or_else(|| "-".to_string(), |n| n.to_string());
+        snapshot_through(rows, |s_arg| {
             let args = [
                 "display-message",
                 "-p",
@@ -303,7 +286,7 @@ impl Tmux {
                 "-t",
                 pane_id,
                 "-S",
-                &s_arg,
+                s_arg,
                 ";",
                 "capture-pane",
                 "-p",
@@ -311,32 +294,64 @@ impl Tmux {
                 "-t",
                 pane_id,
                 "-S",
-                &s_arg,
+                s_arg,
             ];
             let remaining = deadline.saturating_duration_since(Instant::now());
-            let out = self.run(&args, remaining, cancel)?;
-            invocations += 1;
-            let (facts_line, rest) = out
-                .split_once('\n')
-                .ok_or_else(|| TmuxError::Parse("empty capture".into()))?;
-            let facts = parse_facts(facts_line)?;
-            let top = capture_top(start, &facts);
-            if let Rows::From { row, .. } = rows {
-                if top > row
-                    && invocations == 1
-                    && row < facts.history_size + u64::from(facts.pane_height)
-                {
-                    // History grew by more than the margin since the hint.
-                    hint = facts.history_size;
-                    continue;
-                }
+            self.run(&args, remaining, cancel)
+        })
+    }
+}
+
+/// A snapshot of `rows`, taken through `invoke`: one tmux invocation of
+/// the facts and the two captures from `-S` its argument (a row number,
+/// or `-`), giving what tmux printed. A real server's invocation
+/// ([`Tmux::snapshot`]) or the simulator's scripted pane: both are read
+/// the same way.
+pub(crate) fn snapshot_through(
+    rows: Rows,
+    mut invoke: impl FnMut(&str) -> Result<String, TmuxError>,
+) -> Result<PaneSnapshot, TmuxError> {
+    let mut hint = match rows {
+        Rows::From { history_hint, .. } => history_hint,
+        _ => 0,
+    };
+    let mut invocations = 0;
+    loop {
+        let start: Option<i64> = match rows {
+            Rows::Visible => Some(0),
+            Rows::All => None,
+            // Never below the top of the screen: the whole visible
+            // screen is always captured (`screen_rows`).
+            Rows::From { row, .. } => Some(
+                (row as i64)
+                    .saturating_sub(hint as i64)
+                    .saturating_sub(MARGIN as i64)
+                    .min(0),
+            ),
+        };
+        let s_arg = start.map_or_else(|| "-".to_string(), |n| n.to_string());
+        let out = invoke(&s_arg)?;
+        invocations += 1;
+        let (facts_line, rest) = out
+            .split_once('\n')
+            .ok_or_else(|| TmuxError::Parse("empty capture".into()))?;
+        let facts = parse_facts(facts_line)?;
+        let top = capture_top(start, facts.history_size, facts.pane_height);
+        if let Rows::From { row, .. } = rows {
+            if top > row
+                && invocations == 1
+                && row < facts.history_size + u64::from(facts.pane_height)
+            {
+                // History grew by more than the margin since the hint.
+                hint = facts.history_size;
+                continue;
             }
-            let want_from = match rows {
-                Rows::From { row, .. } => row.max(top),
-                _ => top,
-            };
-            return assemble(facts, rest, top, want_from, invocations);
         }
+        let want_from = match rows {
+            Rows::From { row, .. } => row.max(top),
+            _ => top,
+        };
+        return assemble(facts, rest, top, want_from, invocations);
     }
 }
 
@@ -359,7 +374,7 @@ pub fn parse_capture(
         .split_once('\n')
         .ok_or_else(|| TmuxError::Parse("empty capture".into()))?;
     let facts = parse_facts(facts_line)?;
-    let top = capture_top(start, &facts);
+    let top = capture_top(start, facts.history_size, facts.pane_height);
     assemble(
         facts,
         rest,
@@ -519,15 +534,13 @@ mod tests {
 
     #[test]
     fn capture_top_follows_tmux_clamping() {
-        let f = facts(10, 5);
-        assert_eq!(capture_top(None, &f), 0);
-        assert_eq!(capture_top(Some(-50), &f), 0);
-        assert_eq!(capture_top(Some(-3), &f), 7);
-        assert_eq!(capture_top(Some(2), &f), 12);
-        assert_eq!(capture_top(Some(99), &f), 14);
+        assert_eq!(capture_top(None, 10, 5), 0);
+        assert_eq!(capture_top(Some(-50), 10, 5), 0);
+        assert_eq!(capture_top(Some(-3), 10, 5), 7);
+        assert_eq!(capture_top(Some(2), 10, 5), 12);
+        assert_eq!(capture_top(Some(99), 10, 5), 14);
         // Whatever numbers tmux prints, the sum saturates instead of panicking.
-        let huge = facts(u64::MAX, 5);
-        assert_eq!(capture_top(Some(i64::MAX), &huge), i64::MAX as u64);
-        assert_eq!(capture_top(Some(i64::MIN), &huge), 0);
+        assert_eq!(capture_top(Some(i64::MAX), u64::MAX, 5), i64::MAX as u64);
+        assert_eq!(capture_top(Some(i64::MIN), u64::MAX, 5), 0);
     }
 }

@@ -221,10 +221,16 @@ impl Running {
 
     /// The output or error, and every notice of the call, its end's too.
     pub fn finish_with_notices(self) -> (Result<Value, ToolError>, Vec<Notice>) {
+        let (out, _, notices) = self.finish_all();
+        (out, notices)
+    }
+
+    /// The output or error, the engine's result, and every notice.
+    pub fn finish_all(self) -> (Result<Value, ToolError>, WaitResult, Vec<Notice>) {
         let result = self.handle.wait();
         let mut notices = std::mem::take(&mut *self.notices.lock().unwrap());
         notices.extend(self.report.end(&result));
-        ((self.render)(&result), notices)
+        ((self.render)(&result), result, notices)
     }
 }
 
