@@ -15,6 +15,10 @@ use std::time::Duration;
 
 pub use crate::sampler::Sampler;
 
+/// The most bytes the `fill` of a script's steps may add in all: the
+/// vectors' large outputs fit, a hostile script cannot ask for gigabytes.
+const MAX_SCRIPT_FILL: usize = 16 << 20;
+
 /// One scripted probe call: how long it takes and what it answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptStep {
@@ -81,7 +85,7 @@ struct RawStep {
     #[serde(default)]
     text: Option<String>,
     /// Appends this many `x` bytes to `text`: large outputs without large
-    /// vector files.
+    /// vector files (at most [`MAX_SCRIPT_FILL`] in all).
     #[serde(default)]
     fill: usize,
     #[serde(default)]
@@ -235,6 +239,19 @@ impl Script {
             }
         };
         let controls = controls_of(&raw.controls);
+        let filled = raw
+            .steps
+            .iter()
+            .fold(0usize, |sum, s| sum.saturating_add(s.fill));
+        if filled > MAX_SCRIPT_FILL {
+            return Err(SpecError::new(
+                "script.steps",
+                crate::error::Rule::OutOfRange,
+                format!(
+                    "`fill` may add at most {MAX_SCRIPT_FILL} bytes in all, these add {filled}"
+                ),
+            ));
+        }
         let steps = raw
             .steps
             .into_iter()
@@ -717,6 +734,24 @@ mod tests {
                 "script.steps[0].text"
             );
         }
+    }
+
+    /// What `fill` adds is bounded in all: a script of a few bytes cannot
+    /// ask for gigabytes.
+    #[test]
+    fn a_scripts_fill_is_bounded() {
+        let spec = json!({"until": {"matches": "x"}});
+        let huge = json!({"spec": spec, "script": {"steps": [{"fill": 1u64 << 40}]}});
+        let err = simulate_json(&huge).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            ("script.steps", crate::error::Rule::OutOfRange)
+        );
+        let many =
+            json!({"spec": spec, "script": {"steps": [{"fill": 10 << 20}, {"fill": 10 << 20}]}});
+        assert!(simulate_json(&many).is_err());
+        let fits = json!({"spec": spec, "script": {"steps": [{"fill": 1 << 20}]}});
+        assert!(simulate_json(&fits).is_ok());
     }
 
     /// A scripted pane is as large as a pane may sensibly be, no larger:
