@@ -64,6 +64,7 @@ pub mod tmux;
 #[cfg(not(unix))]
 #[path = "tmux/target.rs"]
 pub mod tmux;
+pub mod vectors;
 mod view;
 
 pub use cancel::CancelToken;

@@ -12,13 +12,13 @@ use waitfor::profiles::{
     call, definitions, prepare, refusal_notices, Host, Notice, ToolCaller, ToolProgress,
     UNKNOWN_TOOL,
 };
-use waitfor::simulate::simulate_json;
+use waitfor::vectors;
 use waitfor::{ProbeContext, ProbeError};
 
 /// A call of the profile on virtual time: `steps` is the simulator's
 /// script (each `{after_ms?, text | error | hang}`).
 fn simulate(arguments: Value, steps: Value) -> Value {
-    simulate_json(&json!({
+    vectors::run(&json!({
         "profile": "aura/wait_for",
         "arguments": arguments,
         "script": {"steps": steps}
@@ -42,7 +42,7 @@ fn texts(texts: &[&str]) -> Value {
 /// The refusal of a call: (field, rule, message); the message reads
 /// "invalid arguments: FIELD: " and AURA's own words.
 fn refusal(arguments: Value) -> (String, String, String) {
-    let answer = simulate_json(&json!({"profile": "aura/wait_for", "arguments": arguments}))
+    let answer = vectors::run(&json!({"profile": "aura/wait_for", "arguments": arguments}))
         .expect("a vector");
     let error = &answer["tool_error"];
     assert_eq!(error["code"], "invalid_arguments", "{answer}");

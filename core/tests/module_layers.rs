@@ -1,7 +1,7 @@
 //! The module layers docs/ARCHITECTURE.md draws: each module of the crate
-//! uses only its own layer and the layers above it, but for the few edges
-//! that page names. Read from the source, so a new `use` that points the
-//! wrong way (a probe importing the engine) fails here.
+//! uses only its own layer and the layers above it. Read from the source,
+//! so a new `use` that points the wrong way (a probe importing the engine)
+//! fails here.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -21,12 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["engine"],
     &["simulate", "sampler"],
     &["ouro", "profiles"],
-];
-
-/// The edges against the layers that docs/ARCHITECTURE.md names.
-const NAMED_EXCEPTIONS: &[(&str, &str)] = &[
-    // The test vectors run profiles.
-    ("simulate", "profiles"),
+    &["vectors"],
 ];
 
 fn layer_of(module: &str) -> usize {
@@ -132,7 +127,6 @@ fn every_module_uses_only_its_layer_and_the_layers_above() {
     let mut files = Vec::new();
     sources(&src, &mut files);
     let mut wrong = Vec::new();
-    let mut excepted = BTreeSet::new();
     for file in files {
         let relative = file.strip_prefix(&src).unwrap();
         let first = relative.components().next().unwrap().as_os_str();
@@ -142,17 +136,8 @@ fn every_module_uses_only_its_layer_and_the_layers_above() {
         }
         let layer = layer_of(module);
         for used in uses(&fs::read_to_string(&file).unwrap(), &exports) {
-            if used == module || layer_of(&used) <= layer {
-                continue;
-            }
-            match NAMED_EXCEPTIONS
-                .iter()
-                .find(|e| **e == (module, used.as_str()))
-            {
-                Some(exception) => {
-                    excepted.insert(*exception);
-                }
-                None => wrong.push(format!("{} uses `{used}`", relative.display())),
+            if used != module && layer_of(&used) > layer {
+                wrong.push(format!("{} uses `{used}`", relative.display()));
             }
         }
     }
@@ -161,12 +146,6 @@ fn every_module_uses_only_its_layer_and_the_layers_above() {
         "uses against docs/ARCHITECTURE.md's layers:\n{}",
         wrong.join("\n")
     );
-    for exception in NAMED_EXCEPTIONS {
-        assert!(
-            excepted.contains(exception),
-            "{exception:?} is no longer used: drop it here and in docs/ARCHITECTURE.md"
-        );
-    }
 }
 
 #[test]

@@ -319,7 +319,7 @@ fn results_match_the_result_schema() {
         json!({"spec": {"until": {"matches": "ok"}, "interval_ms": 100, "view": "fresh"}, "script": {"steps": [{"text": "a"}]}}),
         json!({"spec": {"until": {"matches": "ok"}, "interval_ms": 100}, "script": {"steps": [{"error": "boom"}]}}),
     ] {
-        let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+        let answer = waitfor::vectors::run(&vector).unwrap();
         let result = &answer["result"];
         let errors: Vec<String> = schema.iter_errors(result).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{result}: {errors:?}");

@@ -126,7 +126,7 @@ fn the_cxx_profile_on_a_real_pane() {
 }
 
 /// The shared vectors run this profile on scripted panes
-/// (`simulate_json`): the screens of a real wait, scripted, give the
+/// (`vectors::run`): the screens of a real wait, scripted, give the
 /// output the real pane gave, but for its elapsed time and its mode (the
 /// simulator has no control client: it polls).
 fn a_scripted_pane_gives_the_output_the_real_pane_gives(s: &Server) {
@@ -148,7 +148,7 @@ fn a_scripted_pane_gives_the_output_the_real_pane_gives(s: &Server) {
             {"pane_id": s.pane, "screen": after},
         ]},
     });
-    let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+    let answer = waitfor::vectors::run(&vector).unwrap();
     let mut simulated = answer["output"].clone();
     assert_eq!(simulated["mode"], "capture-polling");
     for out in [&mut real, &mut simulated] {

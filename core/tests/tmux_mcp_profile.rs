@@ -188,7 +188,7 @@ fn screen_rows(s: &Server) -> Vec<String> {
 }
 
 /// The shared vectors run this profile on scripted panes
-/// (`simulate_json`): the screens of a real wait, scripted, give the
+/// (`vectors::run`): the screens of a real wait, scripted, give the
 /// output the real pane gave, its elapsed time aside.
 #[test]
 fn a_scripted_pane_gives_the_output_the_real_pane_gives() {
@@ -208,7 +208,7 @@ fn a_scripted_pane_gives_the_output_the_real_pane_gives() {
             {"pane_id": s.pane, "screen": after},
         ]},
     });
-    let answer = waitfor::simulate::simulate_json(&vector).unwrap();
+    let answer = waitfor::vectors::run(&vector).unwrap();
     let mut simulated = answer["output"].clone();
     for out in [&mut real, &mut simulated] {
         out["elapsed_seconds"] = Value::Null;

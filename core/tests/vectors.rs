@@ -78,7 +78,7 @@ fn error(info: ErrorInfo) -> Value {
 fn answer(vector: &Value) -> Value {
     let text = |key: &str| vector[key].as_str().unwrap_or_default().to_string();
     match vector["kind"].as_str() {
-        None => match waitfor::simulate::simulate_json(vector) {
+        None => match waitfor::vectors::run(vector) {
             Ok(answer) => answer,
             Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidSpec, &err)),
         },

@@ -314,7 +314,7 @@ pub unsafe extern "C" fn waitfor_simulate(
         let slot = out_ptr(answer_json, "answer_json")?;
         // SAFETY: per the contract.
         let vector = unsafe { json(vector, vector_len, "vector") }?;
-        give(slot, waitfor::simulate::simulate_json(&vector)?.to_string())
+        give(slot, waitfor::vectors::run(&vector)?.to_string())
     })
 }
 

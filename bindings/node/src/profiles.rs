@@ -111,7 +111,7 @@ fn error_json(err: &profiles::ToolError) -> Value {
 #[napi]
 pub fn simulate(vector: String) -> napi::Result<Value> {
     let vector = errors::input("vector", &vector)?;
-    waitfor::simulate::simulate_json(&vector).map_err(|e| errors::spec(&e))
+    waitfor::vectors::run(&vector).map_err(|e| errors::spec(&e))
 }
 
 /// What a host tool throws (as an Error's message) for a tool the server

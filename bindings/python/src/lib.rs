@@ -205,7 +205,7 @@ fn definitions(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 fn simulate<'py>(py: Python<'py>, vector: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let vector = json_input(py, vector, "invalid_spec")?;
     let answer = py
-        .detach(|| waitfor::simulate::simulate_json(&vector))
+        .detach(|| waitfor::vectors::run(&vector))
         .map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
     convert::to_py(py, &answer)
 }
