@@ -76,7 +76,7 @@ pub use pattern::{
 };
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, CallsBegun, FnProbe, Probe, ProbeContext, ProbeError, Waker,
+    probe_fn, AsyncProbe, CallsBegun, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Waker,
 };
 pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};
