@@ -67,8 +67,14 @@ struct Interpreter;
 
 impl HostLock for Interpreter {
     fn hold(&self, calls: &mut dyn FnMut()) {
+        crate::handoff::waiting();
+        let held = attached(|_| {
+            crate::handoff::done_waiting(true);
+            calls();
+        });
         // Exiting: the calls run without it, and each says so.
-        if attached(|_| calls()).is_none() {
+        if held.is_none() {
+            crate::handoff::done_waiting(false);
             calls();
         }
     }
