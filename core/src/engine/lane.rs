@@ -9,12 +9,14 @@
 //! and a drainer (a worker's task) takes the lock once and makes every
 //! queued call before it lets go.
 //!
-//! One drainer runs while calls flow. While a drainer waits for the lock,
-//! the lane adds none: another would only wait beside it. When no call
-//! was made for a starvation window although calls wait and no drainer
-//! waits for the lock, every drainer is inside a slow or hung call (a
-//! probe in `time.sleep`): the lane doubles its drainers, so a hung call
-//! holds one thread and delays the others by a window, as in the pool.
+//! Calls coming while no drainer waits for the lock start one: it takes
+//! over once the drainer holding the lock lets go, or when that one hangs
+//! in a call. While a drainer waits for the lock, the lane adds none:
+//! another would only wait beside it. When no call was begun for a
+//! starvation window although calls wait and no drainer waits for the
+//! lock, every drainer is inside a slow or hung call (a probe in
+//! `time.sleep`): the lane doubles its drainers, so hung calls hold a
+//! thread each and delay the others by a window at most, as in the pool.
 
 use super::call::ProbeJob;
 use super::queue::Queue;
