@@ -71,6 +71,7 @@ pub fn survive_fork() {
         HELD.with(|held| drop(held.borrow_mut().take()));
     }
     extern "C" fn child() {
+        crate::handoff::forget();
         HELD.with(|held| {
             if let Some(mut threads) = held.borrow_mut().take() {
                 threads.clear();
@@ -83,9 +84,14 @@ pub fn survive_fork() {
     });
 }
 
+/// Whether the interpreter is exiting (no engine thread attaches).
+pub fn shutting_down() -> bool {
+    SHUTTING_DOWN.load(Ordering::Relaxed)
+}
+
 /// Runs `f` attached to the interpreter, unless it is going away.
 pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
-    if SHUTTING_DOWN.load(Ordering::Relaxed) {
+    if shutting_down() {
         return None;
     }
     ENGINE_THREAD.with(|thread| {

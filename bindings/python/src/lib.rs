@@ -8,6 +8,7 @@ mod convert;
 mod engine;
 mod errors;
 mod handle;
+mod handoff;
 mod invoke;
 mod observe;
 mod probe;

@@ -4,8 +4,9 @@ use crate::invoke::{attached, SharedCalls};
 use crate::observe::{observation, PyProbeContext};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use std::sync::{Arc, LazyLock};
 use waitfor::profiles::ToolCaller;
-use waitfor::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use waitfor::{HostLock, Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 
 fn shutting_down() -> ProbeError {
     ProbeError::new("the Python interpreter is shutting down")
@@ -47,6 +48,35 @@ impl Probe for PyProbe {
 
     fn name(&self) -> &str {
         "python"
+    }
+
+    /// The interpreter lock, for a blocking wait's probe. A coroutine
+    /// probe (an asyncio wait's) waits for its loop, not the lock: calls
+    /// queued behind it would wait too.
+    fn host_lock(&self) -> Option<Arc<dyn HostLock>> {
+        static INTERPRETER: LazyLock<Arc<dyn HostLock>> = LazyLock::new(|| Arc::new(Interpreter));
+        self.calls.event_loop.is_none().then(|| INTERPRETER.clone())
+    }
+}
+
+/// Python's interpreter lock as the engine's [`HostLock`]: a worker that
+/// took it makes the queued probe calls in a row, instead of each call
+/// waiting its turn for the lock (milliseconds while the host's own
+/// threads run Python code) on a thread of its own.
+struct Interpreter;
+
+impl HostLock for Interpreter {
+    fn hold(&self, calls: &mut dyn FnMut()) {
+        crate::handoff::waiting();
+        let held = attached(|_| {
+            crate::handoff::done_waiting(true);
+            calls();
+        });
+        // Exiting: the calls run without it, and each says so.
+        if held.is_none() {
+            crate::handoff::done_waiting(false);
+            calls();
+        }
     }
 }
 

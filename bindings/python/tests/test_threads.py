@@ -8,6 +8,7 @@ import signal
 import subprocess
 import textwrap
 import threading
+import time
 import warnings
 
 import pytest
@@ -186,3 +187,75 @@ def test_a_forked_child_can_still_wait() -> None:
     assert os.waitstatus_to_exitcode(status[0]) == 0
     after = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
     assert after.outcome == "matched"
+
+
+def engine_threads(pid: int) -> int:
+    """The engine's threads in process `pid`, counted by name."""
+    names = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as comm:
+                names.append(comm.read())
+        except OSError:
+            pass  # the thread just ended
+    return sum(name.startswith("waitfor") for name in names)
+
+
+def test_a_busy_main_thread_does_not_grow_the_engine_a_thread_per_probe() -> None:
+    # While the host's main thread runs Python code, every probe call waits
+    # milliseconds for the interpreter lock; the calls queue and are made
+    # in runs by a worker holding the lock, not on a thread each. This
+    # process counts the child's threads, so the child's main thread does
+    # nothing but run Python code.
+    child = run_child(
+        """
+        import time, waitfor
+        spec = {"until": {"matches": "never"}, "interval_ms": 20, "max_wait_ms": 2000}
+        handles = [waitfor.start(spec, lambda: "not yet") for _ in range(200)]
+        print("started", flush=True)
+        until = time.monotonic() + 2.2
+        while time.monotonic() < until:
+            pass
+        print(min(h.result().samples for h in handles), flush=True)
+        """
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "started"
+    most = 0
+    while child.poll() is None:
+        most = max(most, engine_threads(child.pid))
+        time.sleep(0.05)  # a sampling period, not a synchronisation
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    # The scheduler, two delivery lanes, two workers, and room for more
+    # workers while a drainer is stuck; a thread per waiting call is 200.
+    assert most <= 12, f"{most} engine threads"
+    assert int(out) > 0, "a wait took no sample"
+
+
+def test_probes_hung_in_python_do_not_hold_up_other_python_probes() -> None:
+    # One probe sleeps (letting go of the interpreter lock) and one spins
+    # (holding it by turns), each inside a run of calls made under the
+    # lock; other workers take the queued calls.
+    child = run_child(
+        """
+        import threading, waitfor
+        entered = threading.Barrier(3, timeout=20)
+        def sleeper():
+            entered.wait()
+            threading.Event().wait()
+        def spinner():
+            entered.wait()
+            while True:
+                pass
+        hung = {"until": {"matches": "never"}, "max_wait_ms": 600000}
+        waitfor.start(hung, sleeper)
+        waitfor.start(hung, spinner)
+        entered.wait()
+        quick = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 20000}
+        handles = [waitfor.start(quick, lambda: "ready") for _ in range(20)]
+        print(sorted({h.result().outcome for h in handles}), flush=True)
+        """
+    )
+    out, err = child.communicate(timeout=60)
+    assert out.strip() == "['matched']", err

@@ -45,6 +45,8 @@ impl Slot {
 pub(crate) struct ProbeCell {
     pub probe: Mutex<Calling>,
     pub slot: Arc<Slot>,
+    /// The lock every call needs (see [`crate::HostLock`]).
+    pub host_lock: Option<Arc<dyn crate::HostLock>>,
 }
 
 /// A blocking probe with the context its calls get: the context lives as

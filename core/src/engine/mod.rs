@@ -4,6 +4,7 @@ mod begun;
 mod call;
 mod compile;
 mod handle;
+mod lane;
 mod queue;
 mod scheduler;
 mod timers;
@@ -193,6 +194,7 @@ impl Engine {
             |slot, control, ctx| {
                 probe.watch(control.waker());
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
+                    host_lock: probe.host_lock(),
                     probe: Mutex::new(Calling { probe, ctx }),
                     slot,
                 }))

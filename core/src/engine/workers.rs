@@ -8,9 +8,13 @@
 //! stalled (its threads waiting for a CPU on a loaded machine) grows by
 //! little. A pool that has much to do keeps finishing calls and grows no
 //! further. Extra workers leave after a while idle.
+//!
+//! Calls that need a host lock go to its lane instead (`lane.rs`), whose
+//! drainers run here as tasks.
 
 use super::call::ProbeJob;
 use super::compile::CompileJob;
+use super::lane::Lane;
 use super::queue::Queue;
 use super::scheduler::Msg;
 use std::collections::VecDeque;
@@ -26,6 +30,8 @@ pub(crate) enum Task {
     Compile(CompileJob),
     /// Makes a probe call.
     Call(ProbeJob),
+    /// Makes the queued calls of a lane.
+    Drain(Arc<Lane>),
 }
 
 impl Task {
@@ -33,6 +39,7 @@ impl Task {
         match self {
             Task::Compile(job) => job.run(inbox),
             Task::Call(job) => job.run(inbox),
+            Task::Drain(lane) => lane.drain(inbox),
         }
     }
 }
@@ -63,6 +70,10 @@ pub(crate) struct Workers {
     inbox: Arc<Queue<Msg>>,
     /// The most workers this pool starts.
     cap: usize,
+    /// A lane per host lock that calls need (see `lane.rs`).
+    lanes: Vec<Arc<Lane>>,
+    /// Tasks being handed to the workers (kept for its capacity).
+    handing: Vec<Task>,
 }
 
 #[derive(Default)]
@@ -81,6 +92,8 @@ impl Workers {
             shared: Arc::default(),
             inbox,
             cap,
+            lanes: Vec::new(),
+            handing: Vec::new(),
         };
         for _ in 0..MIN_WORKERS.min(cap) {
             workers.spawn();
@@ -89,10 +102,30 @@ impl Workers {
     }
 
     /// Queues tasks, all at once: one lock and no more wake-ups than
-    /// there are tasks for sleeping workers.
-    pub fn submit_all(&self, jobs: &mut Vec<Task>) {
-        if !jobs.is_empty() {
-            self.jobs.push_all(jobs.drain(..));
+    /// there are tasks for sleeping workers. A call that needs a host
+    /// lock goes to its lane, with a drainer if none runs.
+    pub fn submit_all(&mut self, jobs: &mut Vec<Task>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        for task in jobs.drain(..) {
+            let lock = match &task {
+                Task::Call(call) => call.cell.host_lock.clone(),
+                _ => None,
+            };
+            match (task, lock) {
+                (Task::Call(call), Some(lock)) => {
+                    let lane = self.lane(lock);
+                    if lane.push(call, now) {
+                        self.handing.push(Task::Drain(lane));
+                    }
+                }
+                (task, _) => self.handing.push(task),
+            }
+        }
+        if !self.handing.is_empty() {
+            self.jobs.push_all(self.handing.drain(..));
         }
     }
 
@@ -101,9 +134,19 @@ impl Workers {
         self.jobs.shrink_to(room);
     }
 
-    /// Calls waiting for a worker.
+    /// The lane of calls that need `lock`.
+    fn lane(&mut self, lock: Arc<dyn crate::probe::HostLock>) -> Arc<Lane> {
+        if let Some(lane) = self.lanes.iter().find(|lane| lane.serves(&lock)) {
+            return lane.clone();
+        }
+        let lane = Arc::new(Lane::new(lock));
+        self.lanes.push(lane.clone());
+        lane
+    }
+
+    /// Calls and tasks waiting for a worker or a lane's drainer.
     pub fn queued(&self) -> usize {
-        self.jobs.len()
+        self.jobs.len() + self.lanes.iter().map(|lane| lane.queued()).sum::<usize>()
     }
 
     /// The most workers this pool starts.
@@ -113,15 +156,25 @@ impl Workers {
 
     /// Whether calls wait for a worker that the cap keeps from starting.
     pub fn at_cap(&self) -> bool {
-        self.shared.threads.load(Ordering::SeqCst) >= self.cap && self.queued() > 0
+        self.shared.threads.load(Ordering::SeqCst) >= self.cap && self.jobs.len() > 0
     }
 
     /// Grows the pool (see the module's doc) when calls are queued and
     /// none has finished for a whole starvation window: every worker is
-    /// busy with a slow or hung call.
-    pub fn relieve_starvation(&self, watch: &mut StarvationWatch, now: Instant) {
+    /// busy with a slow or hung call. Adds drainers to a lane whose
+    /// drainers are all stuck in calls.
+    pub fn relieve_starvation(&mut self, watch: &mut StarvationWatch, now: Instant) {
+        self.lanes.retain(|lane| !lane.idle());
+        for lane in &self.lanes {
+            for _ in 0..lane.stuck_drainers(now) {
+                self.handing.push(Task::Drain(lane.clone()));
+            }
+        }
+        if !self.handing.is_empty() {
+            self.jobs.push_all(self.handing.drain(..));
+        }
         let completed = self.shared.completed.load(Ordering::Relaxed);
-        let queued = self.queued();
+        let queued = self.jobs.len();
         if completed != watch.completed || queued == 0 {
             watch.completed = completed;
             watch.stalled_since = None;

@@ -124,4 +124,46 @@ pub trait Probe: Send + 'static {
     fn resume_point(&self) -> Option<crate::resume::ResumeToken> {
         None
     }
+
+    /// The host lock every call of this probe needs, if any (see
+    /// [`HostLock`]). Asked once, when the wait starts.
+    fn host_lock(&self) -> Option<std::sync::Arc<dyn HostLock>> {
+        None
+    }
+}
+
+/// A lock the host's code needs to run, shared by many probes: Python's
+/// interpreter lock. While another thread holds it (a host whose main
+/// thread runs Python code), taking it costs milliseconds, so the engine
+/// makes such calls in runs: the calls that need one lock queue together,
+/// and a worker that took the lock makes every queued call before it lets
+/// go. A call may let go of the lock while it blocks (as Python's
+/// `time.sleep` does); one that hangs holds its worker, and another takes
+/// the queue.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use waitfor::{HostLock, Observation, Probe, ProbeContext, ProbeError};
+/// /// Stands in for an interpreter lock.
+/// struct Interpreter(Mutex<()>);
+/// impl HostLock for Interpreter {
+///     fn hold(&self, calls: &mut dyn FnMut()) {
+///         let _held = self.0.lock().unwrap();
+///         calls();
+///     }
+/// }
+/// struct Scripted(Arc<Interpreter>);
+/// impl Probe for Scripted {
+///     fn sample(&mut self, _: &ProbeContext) -> Result<Observation, ProbeError> {
+///         Ok(Observation::text("ready"))
+///     }
+///     fn host_lock(&self) -> Option<Arc<dyn HostLock>> {
+///         Some(self.0.clone())
+///     }
+/// }
+/// ```
+pub trait HostLock: Send + Sync + 'static {
+    /// Calls `calls` once, holding the lock; when the lock cannot be had
+    /// any more (the interpreter is exiting), calls it without.
+    fn hold(&self, calls: &mut dyn FnMut());
 }
