@@ -32,7 +32,7 @@ pub const MAX_INPUT_BYTES: usize = 4 << 20;
 /// ```
 pub fn parse(text: &str) -> Result<Value, SpecError> {
     if text.len() > MAX_INPUT_BYTES {
-        return Err(too_large(text.len()));
+        return Err(too_large());
     }
     serde_json::from_str(text).map_err(|e| {
         let err = SpecError::from_serde(String::new(), &e);
@@ -40,19 +40,19 @@ pub fn parse(text: &str) -> Result<Value, SpecError> {
     })
 }
 
-/// The refusal of an input of `bytes` bytes (or at least that many, for a
-/// host value measured as it is converted).
+/// The refusal of an input past [`MAX_INPUT_BYTES`], in the same words
+/// whether it came as text or as a host value measured while converted
+/// (which stops counting at the bound).
 ///
 /// ```
-/// let err = waitfor::input::too_large(5 << 20);
+/// let err = waitfor::input::too_large();
 /// assert_eq!((err.field.as_str(), err.rule), ("", waitfor::Rule::TooLarge));
+/// assert!(err.message.contains("4 MiB"));
 /// ```
-pub fn too_large(bytes: usize) -> SpecError {
+pub fn too_large() -> SpecError {
     SpecError::new(
         "",
         Rule::TooLarge,
-        format!(
-            "input is {bytes} bytes of JSON or more; at most {MAX_INPUT_BYTES} bytes (4 MiB) are accepted"
-        ),
+        format!("input is larger than {MAX_INPUT_BYTES} bytes (4 MiB) of JSON, the most accepted"),
     )
 }

@@ -39,6 +39,9 @@ impl NotJson {
 
 impl std::fmt::Display for NotJson {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            return f.write_str(&self.message);
+        }
         write!(f, "{}: {}", self.path, self.message)
     }
 }
@@ -140,9 +143,10 @@ fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
 /// Takes `bytes` from the budget, or refuses the input as too large.
 fn spend(budget: &mut usize, bytes: usize) -> Result<(), NotJson> {
     *budget = budget.checked_sub(bytes).ok_or_else(|| NotJson {
-        path: "$".to_string(),
+        // The whole input, not one place in it: no path in the message.
+        path: String::new(),
         rule: waitfor::Rule::TooLarge,
-        message: waitfor::input::too_large(waitfor::input::MAX_INPUT_BYTES).message,
+        message: waitfor::input::too_large().message,
     })?;
     Ok(())
 }
