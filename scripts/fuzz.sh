@@ -17,20 +17,23 @@ source scripts/lib.sh
 
 seconds="${1:-600}"
 cargo_fuzz_version=0.13.2
+# cargo fuzz needs a nightly compiler; a dated one, so that a new nightly
+# cannot change what a run builds.
+nightly=nightly-2026-10-29
 target_dir="${CARGO_TARGET_DIR:+$CARGO_TARGET_DIR/fuzz}"
 target_dir="${target_dir:-fuzz/target}"
 
-if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-  step "installing the nightly toolchain (cargo fuzz needs it)"
-  rustup toolchain install nightly --profile minimal
+if ! rustup run "$nightly" rustc --version >/dev/null 2>&1; then
+  step "installing the $nightly toolchain"
+  retry rustup toolchain install "$nightly" --profile minimal
 fi
 if ! cargo fuzz --version 2>/dev/null | grep -qF " $cargo_fuzz_version"; then
   step "installing cargo-fuzz $cargo_fuzz_version"
-  cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked
+  retry cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked
 fi
 
 targets="${FUZZ_TARGETS:-$(cargo fuzz list)}"
-fuzz=(cargo +nightly fuzz)
+fuzz=(cargo "+$nightly" fuzz)
 read -r -a build_flags <<<"${FUZZ_BUILD_FLAGS:---sanitizer address}"
 build_flags+=(--target-dir "$target_dir")
 

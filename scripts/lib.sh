@@ -1,5 +1,17 @@
 # Shared helpers for the test scripts: source it, don't run it.
 
+# Runs a download-and-install command up to three times: a registry's
+# passing hiccup should not fail a whole test run.
+retry() {
+  local try
+  for try in 1 2; do
+    "$@" && return 0
+    echo "failed (try $try of 3), again in 10 s: $*" >&2
+    sleep 10
+  done
+  "$@"
+}
+
 # Installs the Debian packages that are missing, quietly; `apt-get update`
 # runs only when something must be installed.
 need_apt() {
@@ -10,8 +22,8 @@ need_apt() {
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing from apt: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    retry apt-get update -qq
+    retry apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
 }
 
@@ -31,7 +43,7 @@ python_wheel_venv() {
   rm -rf "$venv" "$work/wheels"
   mkdir -p "$work"
   "${PYTHON:-python3}" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  retry "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
   (cd "$root/bindings/python" &&
     "$venv/bin/maturin" build --release --quiet --out "$work/wheels" --interpreter "$venv/bin/python")
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$work"/wheels/libwaitfor-*.whl

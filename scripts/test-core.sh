@@ -23,15 +23,17 @@ cargo clippy -p waitfor-bench --all-targets --locked -- -D warnings
 PORTABLE_TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc)
 installed_targets=$(rustup target list --installed)
 for target in "${PORTABLE_TARGETS[@]}"; do
-  grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
+  grep -qx "$target" <<<"$installed_targets" || retry rustup target add "$target"
 done
 for target in "${PORTABLE_TARGETS[@]}"; do
   step "cargo check for $target (core, cli, C ABI), with clippy's lints"
   cargo clippy -p waitfor -p waitfor-cli -p waitfor-ffi --target "$target" --locked -- -D warnings
 done
-step "cargo check of the Windows host tests (they run on Windows only)"
-cargo clippy -p waitfor --test windows_host --target x86_64-pc-windows-msvc --locked -- -D warnings
+step "cargo check of the unit tests and the Windows host tests for Windows (they run there only)"
+cargo clippy -p waitfor --lib --profile test --test windows_host --target x86_64-pc-windows-msvc --locked -- -D warnings
+step "cargo doc of core: no broken links"
+RUSTDOCFLAGS="-D warnings" cargo doc -p waitfor --no-deps --locked
 step "cargo test (default members)"
-cargo test --locked
+cargo test --locked --no-fail-fast
 step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"
 FUZZ_BUILD_FLAGS="--dev --sanitizer none" bash scripts/fuzz.sh 5

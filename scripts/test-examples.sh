@@ -25,10 +25,10 @@ fi
 
 step "Node server: the npm package built in place, the example's dependencies"
 if ! compgen -G "$ROOT/bindings/node/*.node" >/dev/null; then
-  (cd "$ROOT/bindings/node" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+  (cd "$ROOT/bindings/node" && retry npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
 fi
 if [ ! -d "$ROOT/examples/node/node_modules" ]; then
-  (cd "$ROOT/examples/node" && npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$ROOT/examples/node" && retry npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 step "C++ server: built against the installed C ABI (scripts/test-ffi.sh's tree)"

@@ -7,20 +7,19 @@
 # Needs: cargo, node >= 20 with npm, git, tmux. Everything else comes from npm.
 set -euo pipefail
 
-if ! command -v tmux >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq tmux >/dev/null
-fi
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$here/scripts/lib.sh"
+if ! command -v tmux >/dev/null; then
+  need_apt tmux
+fi
 cd "$here/bindings/node"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
-npm ci --no-audit --no-fund --loglevel=error
+retry npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build
 npm test
 
 # The example MCP server, driven by the SDK's client over stdio.
 cd "$here/examples/node"
-npm ci --no-audit --no-fund --loglevel=error
+retry npm ci --no-audit --no-fund --loglevel=error
 npm test

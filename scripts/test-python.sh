@@ -15,10 +15,8 @@ source "$root/scripts/lib.sh"
 pins=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 mcp==2.3.0 fastmcp==4.1.6 jsonschema==4.26.0
       tenacity==9.2.1 polling2==0.5.0)
 
-if ! command -v tmux >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
-    fi
+if ! command -v tmux >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    need_apt tmux
 fi
 
 # A fresh venv for every run: the wheel is tested as a user installs it.
