@@ -191,7 +191,7 @@ impl ErrorInfo {
 /// assert_eq!(err.rule, waitfor::Rule::InvalidRegex);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[error("{field}: {message}")]
+#[error("{}{message}", field_prefix(.field))]
 pub struct SpecError {
     /// Path of the offending field (`""` for the input as a whole).
     pub field: String,
@@ -199,6 +199,16 @@ pub struct SpecError {
     pub rule: Rule,
     /// What was wrong, in words.
     pub message: String,
+}
+
+/// `"field: "`, or nothing for the input as a whole (`": message"` reads
+/// as a typo).
+fn field_prefix(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
 }
 
 impl SpecError {

@@ -2,7 +2,7 @@
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};
-use crate::sync::Mutex;
+use crate::sync::{Mutex, MutexGuard};
 use regex_automata::meta;
 use regex_automata::nfa::thompson::WhichCaptures;
 use regex_automata::util::syntax;
@@ -103,7 +103,7 @@ impl Pattern {
         self.check_length(field)?;
         let key = (self.text.len() <= CACHED_PATTERN_BYTES)
             .then(|| (self.text.clone(), self.regex, self.case_sensitive));
-        if let Some(compiled) = key.as_ref().and_then(|key| COMPILED.lock().get(key)) {
+        if let Some(compiled) = key.as_ref().and_then(|key| compile_cache()?.get(key)) {
             return Ok(compiled);
         }
         if WAIT_ENDED.with_borrow(|ended| ended.as_ref().is_some_and(CancelToken::is_cancelled)) {
@@ -115,8 +115,8 @@ impl Pattern {
             ));
         }
         let (compiled, cacheable) = self.build(field, key.is_some())?;
-        if let (Some(key), true) = (key, cacheable) {
-            COMPILED.lock().insert(key, compiled.clone());
+        if let (Some(key), true, Some(mut cache)) = (key, cacheable, compile_cache()) {
+            cache.insert(key, compiled.clone());
         }
         Ok(compiled)
     }
@@ -298,7 +298,18 @@ fn build_regex(
 /// the same few patterns, and compiling one costs far more than a wait's
 /// whole start otherwise. Waits on one pattern share its regex, scratch
 /// space included (see [`CompiledPattern::regex`]).
-static COMPILED: LazyLock<Mutex<PatternCache>> = LazyLock::new(Default::default);
+///
+/// Shared by every engine of the process that made it. A forked child
+/// compiles without it: a parent's thread may have held its lock at the
+/// fork, and then holds it in the child for good.
+static COMPILED: LazyLock<(u32, Mutex<PatternCache>)> =
+    LazyLock::new(|| (std::process::id(), Mutex::default()));
+
+/// The compile cache, unless this is a forked child of its process.
+fn compile_cache() -> Option<MutexGuard<'static, PatternCache>> {
+    let (owner, cache) = &*COMPILED;
+    (*owner == std::process::id()).then(|| cache.lock())
+}
 
 /// A pattern's text, whether it is a regex, and whether case matters.
 type CacheKey = (String, bool, bool);
@@ -561,6 +572,36 @@ mod tests {
             &compiled(),
             &other.compile("p").unwrap().regex
         ));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_forked_child_compiles_without_the_cache_its_parent_held() {
+        let held = compile_cache().unwrap();
+        // SAFETY: the child only compiles and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let compiled = Pattern::literal("compiled in a child").compile("p");
+            // SAFETY: ends the child without running the parent's exit code.
+            unsafe { libc::_exit(if compiled.is_ok() { 0 } else { 2 }) };
+        }
+        drop(held);
+        assert!(pid > 0, "fork failed");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut status = 0;
+        // SAFETY: our own child, waited for without blocking.
+        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
+            if std::time::Instant::now() > deadline {
+                // SAFETY: our own child, which must not outlive the test.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child's compile waited for the cache");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     }
 
     #[test]

@@ -7,10 +7,12 @@ use crate::cancel::CancelToken;
 use crate::error::SpecError;
 use crate::machine::{Conditions, Machine, ProbeCall, Progress, Step};
 use crate::policy::Policy;
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use crate::probe::{Answer, Inbox, Observation, Probe, ProbeContext, ProbeError, ProbeMode, Waker};
 use crate::result::WaitResult;
 use crate::spec::Spec;
 use serde::Deserialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::sampler::Sampler;
@@ -193,7 +195,7 @@ impl Script {
     /// alternate_screen?, at_entry?}`,
     /// `mode` (`snapshot` or `stream`), `controls` of `{at_ms, action}`.
     ///
-    /// A tmux profile's script (for [`simulate_json`]) describes the pane
+    /// A tmux profile's script (read by `vectors::run`) describes the pane
     /// at each call instead, as tmux reports it to the pane probe, which
     /// works out the answer itself: `{after_ms, screen, height?, history?,
     /// history_size?, history_limit?, cursor_row?, pane_id?, pid?, dead?,
@@ -315,8 +317,8 @@ pub(crate) fn simulate_reporting(
         let scripted = &script.steps[calls.min(script.steps.len() - 1)];
         calls += 1;
         match &scripted.answer {
-            Some(answer) => (Some(scripted.takes), answer.clone()),
-            None => (None, Err(ProbeError::new("hung"))),
+            Some(answer) => (Some(scripted.takes), answer.clone(), false),
+            None => (None, Err(ProbeError::new("hung")), false),
         }
     })
 }
@@ -331,7 +333,9 @@ fn no_steps() -> SpecError {
 
 /// Runs a wait on virtual time with a live probe: each call answers at
 /// once (it takes no virtual time), sees the virtual `elapsed` and `budget`
-/// in its context, and `controls` act at their virtual times. For hosts
+/// in its context, and `controls` act at their virtual times. The probe's
+/// [`Waker`], woken during a call, asks for the next call at once, as on
+/// the engine. For hosts
 /// that build their own probe (such as the Ouro event wait)
 /// and want their state machine tested exactly.
 ///
@@ -352,10 +356,30 @@ pub fn simulate_probe(
     probe: &mut dyn Probe,
     controls: &[(Duration, Control)],
 ) -> Result<Simulation, SpecError> {
+    let woken = Arc::new(Woken::default());
+    probe.watch(Waker::new(0, woken.clone()));
     let mut sample = live_sampler(spec, policy);
     drive(spec, policy, probe.mode(), controls, &mut |_| {}, |call| {
-        (Some(Duration::ZERO), sample(probe, call))
+        let answer = sample(probe, call);
+        (
+            Some(Duration::ZERO),
+            answer,
+            woken.0.swap(false, Ordering::SeqCst),
+        )
     })
+}
+
+/// Where a simulated probe's [`Waker`] posts: whether it was woken.
+#[derive(Default)]
+struct Woken(AtomicBool);
+
+impl Inbox for Woken {
+    fn wake(&self, _: &mut dyn Iterator<Item = u64>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// A simulated probe answers its calls itself; nothing comes here.
+    fn answer(&self, _: &mut dyn Iterator<Item = Answer>) {}
 }
 
 /// Calls a live probe with the context of a virtual call.
@@ -378,15 +402,16 @@ fn live_sampler(
 }
 
 /// The virtual-time loop: `answer` is asked for each probe call and says
-/// how long the call takes (`None`: it never returns) and what it answers;
-/// `report` gets each progress report when the wait makes it.
+/// how long the call takes (`None`: it never returns), what it answers and
+/// whether the probe asked for the next call at once; `report` gets each
+/// progress report when the wait makes it.
 fn drive(
     spec: &Spec,
     policy: &Policy,
     mode: ProbeMode,
     controls: &[(Duration, Control)],
     report: &mut dyn FnMut(&Progress),
-    mut answer: impl FnMut(&ProbeCall) -> (Option<Duration>, Result<Observation, ProbeError>),
+    mut answer: impl FnMut(&ProbeCall) -> (Option<Duration>, Result<Observation, ProbeError>, bool),
 ) -> Result<Simulation, SpecError> {
     let mut machine = Machine::new(spec, policy, mode, Duration::ZERO)?;
     let mut controls = controls.to_vec();
@@ -409,8 +434,11 @@ fn drive(
             }
             Step::Probe(call) => {
                 call_starts_ms.push(now.as_millis() as u64);
-                let (takes, result) = answer(&call);
+                let (takes, result, woken) = answer(&call);
                 in_flight = Some((takes.map(|t| now.saturating_add(t)), result));
+                if woken {
+                    machine.on_wake(now);
+                }
             }
             Step::Idle => {}
         }
@@ -576,13 +604,13 @@ pub(crate) mod pane {
             let step = &steps[calls.min(steps.len() - 1)];
             calls += 1;
             let Some(shows) = &step.shows else {
-                return (None, Err(ProbeError::new("hung")));
+                return (None, Err(ProbeError::new("hung")), false);
             };
             if let (Some(text), PaneAnswer::Shows(pane)) = (&step.typed, shows) {
                 server.typed(&pane.pane_id, text);
             }
             server.show(shows.clone());
-            (Some(step.takes), sample(probe, call))
+            (Some(step.takes), sample(probe, call), false)
         })
     }
 }

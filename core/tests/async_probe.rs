@@ -2,12 +2,11 @@
 //! worker thread waits for them, deadlines still hold, and lost or late
 //! answers break nothing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 use waitfor::{
-    AsyncProbe, CallsBegun, CancelToken, Condition, Engine, ErrorPolicy, Observation, Outcome,
-    Pattern, ProbeContext, Reply, Rule, Spec, WaitOptions,
+    AsyncProbe, CancelToken, Condition, Engine, ErrorPolicy, Observation, Outcome, Pattern,
+    ProbeContext, Reply, Rule, Spec, WaitOptions,
 };
 
 mod threads;
@@ -185,103 +184,6 @@ fn a_spec_with_a_builtin_probe_is_refused() {
     assert_eq!((err.field.as_str(), err.rule), ("probe", Rule::Conflict));
 }
 
-/// A host that holds its calls until the scheduler says a batch is begun,
-/// then answers them all at once ("ready").
-#[derive(Default)]
-struct AnswersWhenTold {
-    held: Mutex<Vec<Reply>>,
-    calls: AtomicUsize,
-    told: AtomicUsize,
-}
-
-impl CallsBegun for AnswersWhenTold {
-    fn calls_begun(&self) {
-        self.told.fetch_add(1, Ordering::Relaxed);
-        let batch = std::mem::take(&mut *self.held.lock().unwrap());
-        Reply::send_all(
-            batch
-                .into_iter()
-                .map(|r| (r, Ok(Observation::text("ready")))),
-        );
-    }
-}
-
-struct HeldUntilTold(Arc<AnswersWhenTold>);
-
-impl AsyncProbe for HeldUntilTold {
-    fn begin(&mut self, _: &ProbeContext, reply: Reply) {
-        self.0.calls.fetch_add(1, Ordering::Relaxed);
-        self.0.held.lock().unwrap().push(reply);
-    }
-}
-
-#[test]
-fn a_host_told_once_a_batch_of_calls_is_begun_answers_every_call_then() {
-    const WAITS: usize = 2000;
-    // An engine of its own: the global one serves other tests' probes.
-    let engine = Engine::new();
-    let host = Arc::new(AnswersWhenTold::default());
-    let hook: Arc<dyn CallsBegun> = host.clone();
-    engine.on_calls_begun(Arc::downgrade(&hook));
-    let handles: Vec<_> = (0..WAITS)
-        .map(|_| {
-            let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
-            engine
-                .start_async(spec, HeldUntilTold(host.clone()), WaitOptions::default())
-                .unwrap()
-        })
-        .collect();
-    for handle in handles {
-        // Only the hook answers: a call begun without a later hook call
-        // would never be answered, and this wait would time out.
-        let result = handle.wait();
-        assert_eq!((result.outcome, result.samples), (Outcome::Matched, 1));
-    }
-    let (calls, told) = (
-        host.calls.load(Ordering::Relaxed),
-        host.told.load(Ordering::Relaxed),
-    );
-    assert_eq!(calls, WAITS);
-    // Generous: told once a turn (or per chunk of a long turn), not per call.
-    assert!(told * 5 <= calls, "told {told} times for {calls} calls");
-}
-
-/// Panics whenever it is told.
-struct Panics;
-
-impl CallsBegun for Panics {
-    fn calls_begun(&self) {
-        panic!("a host's hook panicked");
-    }
-}
-
-/// Answers each call at once.
-struct Ready;
-
-impl AsyncProbe for Ready {
-    fn begin(&mut self, _: &ProbeContext, reply: Reply) {
-        reply.send(Ok(Observation::text("ready")));
-    }
-}
-
-#[test]
-fn a_host_that_panics_when_told_or_is_gone_does_not_stop_the_scheduler() {
-    let engine = Engine::new();
-    let panics: Arc<dyn CallsBegun> = Arc::new(Panics);
-    engine.on_calls_begun(Arc::downgrade(&panics));
-    let gone: Arc<dyn CallsBegun> = Arc::new(AnswersWhenTold::default());
-    engine.on_calls_begun(Arc::downgrade(&gone));
-    drop(gone);
-    for _ in 0..3 {
-        let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
-        let result = engine
-            .start_async(spec, Ready, WaitOptions::default())
-            .unwrap()
-            .wait();
-        assert_eq!(result.outcome, Outcome::Matched);
-    }
-}
-
 /// The name of the thread this runs on.
 fn thread_name() -> String {
     std::thread::current()
@@ -302,39 +204,33 @@ impl AsyncProbe for ReadyOnThird {
 }
 
 #[test]
-fn quick_callbacks_are_called_on_the_scheduler_in_order() {
-    for (quick, thread) in [(false, "waitfor-delivery"), (true, "waitfor-scheduler")] {
-        let (tx, heard) = mpsc::channel();
-        let reports = tx.clone();
-        let mut spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
-        spec.progress_every = Duration::from_millis(1);
-        let options = WaitOptions::default()
-            .quick_callbacks(quick)
-            .on_progress(move |_| drop(reports.send(("progress", thread_name()))))
-            .on_done(move |_| drop(tx.send(("done", thread_name()))));
-        let handle = Engine::global()
-            .start_async(spec, ReadyOnThird(0), options)
-            .unwrap();
-        assert_eq!(handle.wait().outcome, Outcome::Matched);
-        // Every callback has run before the handle hears.
-        let heard: Vec<_> = heard.try_iter().collect();
-        assert_eq!(
-            heard.last(),
-            Some(&("done", thread.to_string())),
-            "{heard:?}"
-        );
-        assert!(heard.len() >= 2, "no progress report: {heard:?}");
-        assert!(heard.iter().all(|(_, t)| t == thread), "{heard:?}");
-    }
+fn an_async_probes_callbacks_are_called_on_a_delivery_thread_in_order() {
+    let (tx, heard) = mpsc::channel();
+    let reports = tx.clone();
+    let mut spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+    spec.progress_every = Duration::from_millis(1);
+    let options = WaitOptions::default()
+        .on_progress(move |_| drop(reports.send(("progress", thread_name()))))
+        .on_done(move |_| drop(tx.send(("done", thread_name()))));
+    let handle = Engine::global()
+        .start_async(spec, ReadyOnThird(0), options)
+        .unwrap();
+    assert_eq!(handle.wait().outcome, Outcome::Matched);
+    // Every callback has run before the handle hears, never on the
+    // scheduler (its `begin` runs there).
+    let heard: Vec<_> = heard.try_iter().collect();
+    let thread = "waitfor-delivery".to_string();
+    assert_eq!(heard.last(), Some(&("done", thread.clone())), "{heard:?}");
+    assert!(heard.len() >= 2, "no progress report: {heard:?}");
+    assert!(heard.iter().all(|(_, t)| *t == thread), "{heard:?}");
 }
 
 #[test]
-fn a_panicking_quick_callback_does_not_stop_the_scheduler() {
+fn a_panicking_callback_does_not_stop_the_scheduler() {
     for _ in 0..2 {
         let mut spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
         spec.progress_every = Duration::from_millis(1);
         let options = WaitOptions::default()
-            .quick_callbacks(true)
             .on_progress(|_| panic!("host bug in on_progress"))
             .on_done(|_| panic!("host bug in on_done"));
         let result = Engine::global()

@@ -320,9 +320,8 @@ fn a_panicking_done_callback_breaks_nothing() {
 }
 
 #[test]
-fn quick_callbacks_hear_of_a_blocking_probe_once_it_is_closed() {
-    /// Ready on its second call: the first proves it quick, so the
-    /// second may run on the scheduler thread, the first on a worker.
+fn the_host_hears_on_a_delivery_thread_once_the_probe_is_closed() {
+    /// Ready on its second call.
     struct ClosedOnDrop(Arc<AtomicBool>);
     impl Probe for ClosedOnDrop {
         fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
@@ -341,12 +340,10 @@ fn quick_callbacks_hear_of_a_blocking_probe_once_it_is_closed() {
     let closed = Arc::new(AtomicBool::new(false));
     let seen = closed.clone();
     let (tx, heard) = mpsc::channel();
-    let options = WaitOptions::default()
-        .quick_callbacks(true)
-        .on_done(move |_| {
-            let thread = std::thread::current().name().map(str::to_string);
-            drop(tx.send((thread, seen.load(Ordering::SeqCst))));
-        });
+    let options = WaitOptions::default().on_done(move |_| {
+        let thread = std::thread::current().name().map(str::to_string);
+        drop(tx.send((thread, seen.load(Ordering::SeqCst))));
+    });
     let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
     let probe = Box::new(ClosedOnDrop(closed));
     let handle = Engine::global()

@@ -332,3 +332,16 @@ fn resume_template_quotes_odd_cursors() {
         "waitfor events 'my log.jsonl' --cursor ''"
     );
 }
+
+#[test]
+fn a_step_keeps_the_fields_of_its_tool() {
+    let step = json!({"command": "ax wait --cursor c1", "description": "again", "tool": "ax", "args": ["--cursor", "c1"]});
+    let mut f = WaitFields::new("build 7", WaitState::TimedOut, SINCE);
+    f.resume = Some(serde_json::from_value(step.clone()).unwrap());
+    f.next = vec![serde_json::from_value(step.clone()).unwrap()];
+    let v = as_json(&wait(f).unwrap());
+    assert_eq!((&v["resume"], &v["next"][0]), (&step, &step));
+    assert!(validate_wait(&v).ok);
+    let back: Wait = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(as_json(&back), v);
+}

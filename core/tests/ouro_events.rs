@@ -309,3 +309,53 @@ fn the_profile_refuses_a_cursor_that_does_not_fit_as_invalid_resume() {
     let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
     assert_eq!(out["state"], "timed-out", "{out}");
 }
+
+/// `count` `build.done` events numbered from 0, as JSON lines.
+fn backlog(count: usize) -> String {
+    (0..count)
+        .map(|i| line("build.done", &format!("build {i}")))
+        .collect()
+}
+
+#[test]
+fn a_backlog_is_returned_a_thousand_events_a_wait() {
+    let dir = TempDir::new("backlog");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("other", "skipped") + &backlog(2500)));
+    let mut q = query(&path, "build.done", 5000);
+    let mut seen = Vec::new();
+    for expected in [1000, 1000, 500] {
+        let done = wait_for(q.options(resume()).unwrap()).unwrap();
+        assert_eq!(done.wait.state, WaitState::Satisfied);
+        assert_eq!(done.wait.events.len(), expected);
+        // One read: the event of another type did not count.
+        assert_eq!(done.reads, 1);
+        seen.extend(done.wait.events.iter().map(|e| e.summary.clone()));
+        q.cursor = Some(resume_cursor(&done.wait));
+    }
+    let all: Vec<String> = (0..2500).map(|i| format!("build {i}")).collect();
+    assert_eq!(seen, all, "each event once, in order");
+}
+
+#[test]
+fn a_stream_reads_a_backlog_without_waiting_an_interval_a_read() {
+    let dir = TempDir::new("stream-backlog");
+    let path = dir.file("log.jsonl");
+    append(&path, &backlog(2500));
+    let mut q = query(&path, "build.done", 60_000);
+    q.interval = Some(Duration::from_secs(3600));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let running = waitfor::ouro::start_follow(q.options(resume()).unwrap(), move |line| {
+        if let waitfor::ouro::FollowLine::Event(e) = line {
+            let _ = tx.send(e.summary.clone());
+        }
+    })
+    .unwrap();
+    // Generous: three reads take milliseconds; the next interval is an hour.
+    let streamed: Vec<String> = (0..2500)
+        .map_while(|_| rx.recv_timeout(Duration::from_secs(30)).ok())
+        .collect();
+    running.cancel();
+    assert_eq!(streamed.len(), 2500);
+    assert_eq!(streamed.last().map(String::as_str), Some("build 2499"));
+}

@@ -486,3 +486,122 @@ fn a_cursor_from_another_process_or_moved_offset_does_not_fit() {
     // Its own cursor still fits.
     assert_eq!(summaries(&mine.read(Some(&after_one)).unwrap()), ["two"]);
 }
+
+#[test]
+fn a_read_stops_at_its_most_events_and_says_there_is_more() {
+    let dir = TempDir::new("most-events");
+    let path = dir.file("log.jsonl");
+    let five: String = (1..=5).map(|i| line("a", &i.to_string())).collect();
+    append(&path, &five);
+    let src = JsonlSource::new(&path).with_max_events(2);
+    let first = src.read(None).unwrap();
+    assert_eq!(summaries(&first), ["1", "2"]);
+    assert!(first.more);
+    assert_eq!(
+        first.cursor.as_deref(),
+        Some(first.events[1].cursor.as_str())
+    );
+    let second = src.read(first.cursor.as_deref()).unwrap();
+    assert_eq!((summaries(&second), second.more), (vec!["3", "4"], true));
+    let last = src.read(second.cursor.as_deref()).unwrap();
+    assert_eq!((summaries(&last), last.more), (vec!["5"], false));
+    // By default, a thousand.
+    let many: String = (0..1500).map(|i| line("a", &i.to_string())).collect();
+    append(&path, &many);
+    let read = jsonl::read(&path, last.cursor.as_deref()).unwrap();
+    assert_eq!(
+        (read.events.len(), read.more),
+        (waitfor::ouro::DEFAULT_MAX_EVENTS, true)
+    );
+}
+
+#[test]
+fn a_read_that_takes_its_most_bytes_says_there_is_more() {
+    let dir = TempDir::new("most-bytes");
+    let path = dir.file("log.jsonl");
+    append(&path, &(line("a", "one") + &line("a", "two")));
+    let src = JsonlSource::new(&path).with_max_read_bytes(line("a", "one").len() as u64 + 4);
+    let first = src.read(None).unwrap();
+    assert_eq!((summaries(&first), first.more), (vec!["one"], true));
+    let second = src.read(first.cursor.as_deref()).unwrap();
+    assert_eq!((summaries(&second), second.more), (vec!["two"], false));
+}
+
+#[test]
+fn a_long_line_without_its_newline_yet_is_no_more_to_read() {
+    let dir = TempDir::new("long-partial");
+    let path = dir.file("log.jsonl");
+    append(&path, &"x".repeat(100));
+    let read = JsonlSource::new(&path)
+        .with_max_read_bytes(10)
+        .read(None)
+        .unwrap();
+    assert!(read.events.is_empty());
+    assert!(!read.more, "nothing consumed: no more to read at once");
+}
+
+#[test]
+fn a_matching_read_skips_other_events_without_counting_them() {
+    let dir = TempDir::new("only");
+    let path = dir.file("log.jsonl");
+    let others: String = (0..50).map(|i| line("other", &i.to_string())).collect();
+    append(
+        &path,
+        &(others + &line("wanted", "w1") + &line("closed", "run closed")),
+    );
+    let wanted = waitfor::ouro::EventMatcher::from_json(&json!({"type": "wanted"})).unwrap();
+    let src = JsonlSource::new(&path)
+        .with_max_events(1)
+        .only_matching(wanted);
+    let read = src.read(None).unwrap();
+    assert_eq!(summaries(&read), ["w1"]);
+    assert_eq!(
+        JsonlCursor::parse(read.cursor.as_deref().unwrap())
+            .unwrap()
+            .line,
+        51
+    );
+    // A terminal event that does not match still ends the read as gone.
+    let end = src.read(read.cursor.as_deref()).unwrap();
+    assert!(end.events.is_empty() && !end.more);
+    assert!(end.gone.unwrap().contains("closed"));
+}
+
+/// Bytes this thread has read from files so far.
+fn bytes_read_by_this_thread() -> u64 {
+    let io = fs::read_to_string("/proc/thread-self/io").unwrap();
+    let rchar = io.lines().find_map(|l| l.strip_prefix("rchar: ")).unwrap();
+    rchar.trim().parse().unwrap()
+}
+
+#[test]
+fn a_read_takes_only_what_its_events_need() {
+    let dir = TempDir::new("read-what-needed");
+    let path = dir.file("log.jsonl");
+    // 60,000 events, over 4 MiB.
+    let events: String = (0..60_000).map(|i| line("a", &i.to_string())).collect();
+    append(&path, &events);
+    let before = bytes_read_by_this_thread();
+    let read = jsonl::read(&path, None).unwrap();
+    let took = bytes_read_by_this_thread() - before;
+    assert_eq!((read.events.len(), read.more), (1000, true));
+    // A few hundred KiB, not the 8 MiB one read may take.
+    assert!(took < 1 << 20, "read {took} bytes for 1,000 events");
+}
+
+#[test]
+fn a_matching_read_goes_past_its_first_part_for_an_event() {
+    let dir = TempDir::new("past-first-part");
+    let path = dir.file("log.jsonl");
+    // Over 256 KiB of other events before the one wanted.
+    let others: String = (0..5000).map(|i| line("other", &i.to_string())).collect();
+    assert!(others.len() > 256 << 10);
+    append(&path, &(others + &line("wanted", "w1")));
+    let wanted = waitfor::ouro::EventMatcher::from_json(&json!({"type": "wanted"})).unwrap();
+    let read = JsonlSource::new(&path)
+        .only_matching(wanted)
+        .read(None)
+        .unwrap();
+    assert_eq!(summaries(&read), ["w1"]);
+    assert!(!read.more);
+}

@@ -75,6 +75,11 @@ impl Follower {
         let read = self.source.read(self.cursor.as_deref())?;
         let moved =
             read.cursor != self.cursor || !read.events.is_empty() || !read.malformed.is_empty();
+        // "More" comes only from a read that consumed something.
+        assert!(
+            !read.more || read.cursor != self.cursor,
+            "more, but the cursor stayed"
+        );
         self.events.extend(read.events);
         self.malformed.extend(read.malformed);
         self.cursor = read.cursor;
@@ -140,7 +145,10 @@ libfuzzer_sys::fuzz_target!(|input: Input| {
         .open(&path)
         .expect("the scratch file can be made");
     let mut len = 0usize;
-    let source = JsonlSource::new(&path).with_max_read_bytes(u64::from(input.max_read) + 1);
+    // Reads stop at a few bytes and at one to eight events.
+    let source = JsonlSource::new(&path)
+        .with_max_read_bytes(u64::from(input.max_read) + 1)
+        .with_max_events(usize::from(input.max_read >> 5) + 1);
     let mut follower = Follower::new(&source);
     for op in &input.ops {
         match op {

@@ -13,6 +13,9 @@
 #include "waitfor.h" /* included twice on purpose: the guard must hold */
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +229,42 @@ static void test_c_probe(void) {
                   " \"max_wait_ms\": 20000}", MODE_JSON, &st);
     CHECK(contains(r, "\"outcome\":\"matched\"") && contains(r, "\"exit_code\":3"));
     waitfor_string_free(r);
+}
+
+/* A forked child has none of its parent's engine threads: its waits run
+ * on an engine of its own (they used to hang on the parent's, gone). The
+ * child answers through a pipe: under valgrind its exit code is
+ * valgrind's, which counts the parent's engine as leaked in the child. */
+static void test_fork(void) {
+    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                       " \"max_wait_ms\": 10000}";
+    probe_state st;
+    waitfor_string_free(wait_with(spec, MODE_COUNT, &st)); /* the parent's engine runs */
+    int answer[2];
+    CHECK(pipe(answer) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char *r = wait_with(spec, MODE_COUNT, &st);
+        char ok = contains(r, "\"outcome\":\"matched\"") && contains(r, "\"samples\":3");
+        if (!ok) fprintf(stderr, "the forked child's wait: %s\n", r ? r : "(none)");
+        ssize_t written = write(answer[1], &ok, 1);
+        _exit(written == 1 ? 0 : 1);
+    }
+    close(answer[1]);
+    int status = 0;
+    double deadline = now_s() + 30.0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (now_s() > deadline) {
+            kill(pid, SIGKILL); /* the child must not outlive the test */
+            waitpid(pid, &status, 0);
+            break;
+        }
+        sleep_ms(10);
+    }
+    char ok = 0;
+    CHECK(read(answer[0], &ok, 1) == 1 && ok);
+    close(answer[0]);
 }
 
 static void test_probe_failures(void) {
@@ -641,6 +680,7 @@ int main(void) {
     test_durations();
     test_builtin_probe();
     test_c_probe();
+    test_fork();
     test_probe_failures();
     test_errors();
     test_tools();

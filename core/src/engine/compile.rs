@@ -10,7 +10,7 @@ use crate::spec::{Condition, Spec};
 use crate::sync::{Condvar, Mutex};
 use crate::Pattern;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The conditions of wait `id` to compile.
@@ -19,28 +19,38 @@ pub(crate) struct CompileJob {
     pub spec: Box<Spec>,
     /// Cancelled when the wait ends: a compile not begun by then is skipped.
     pub ended: CancelToken,
+    /// The engine's gate, which the compile passes.
+    pub gate: Arc<CompileGate>,
 }
 
-/// Compiles running at once, at most one per core (cached patterns pass
-/// in microseconds). Why: a burst of costly patterns (`\w{150}` runs to
-/// the size limit) on every worker at once would leave the scheduler
-/// thread no CPU to end waits at their deadlines.
-struct Gate {
+/// An engine's compiles running at once, at most one per core (cached
+/// patterns pass in microseconds). Why: a burst of costly patterns
+/// (`\w{150}` runs to the size limit) on every worker at once would leave
+/// the scheduler thread no CPU to end waits at their deadlines.
+///
+/// One per engine, not per process: a child forked while its parent
+/// compiled would otherwise inherit the parent's places as taken for good,
+/// and its own engine's waits would never compile.
+pub(crate) struct CompileGate {
     running: Mutex<usize>,
     freed: Condvar,
     limit: usize,
 }
 
-static GATE: LazyLock<Gate> = LazyLock::new(|| Gate {
-    running: Mutex::new(0),
-    freed: Condvar::new(),
-    limit: std::thread::available_parallelism().map_or(1, |n| n.get()),
-});
+impl Default for CompileGate {
+    fn default() -> Self {
+        Self {
+            running: Mutex::new(0),
+            freed: Condvar::new(),
+            limit: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
 
 /// How often a compile waiting for the gate looks whether its wait ended.
 const GATE_CHECK: Duration = Duration::from_millis(10);
 
-impl Gate {
+impl CompileGate {
     /// Waits for a place, or gives up (`false`) once `ended` is cancelled.
     fn enter(&self, ended: &CancelToken) -> bool {
         let mut running = self.running.lock();
@@ -66,13 +76,18 @@ pub(crate) type Compiled = Result<Conditions, String>;
 impl CompileJob {
     /// Compiles, and queues the outcome in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
-        let Self { id, spec, ended } = self;
+        let Self {
+            id,
+            spec,
+            ended,
+            gate,
+        } = self;
         // A wait that ended before its compile began has no use for it.
-        let compiled = (!ended.is_cancelled() && GATE.enter(&ended)).then(|| {
+        let compiled = (!ended.is_cancelled() && gate.enter(&ended)).then(|| {
             let compiled = catch_unwind(AssertUnwindSafe(|| {
                 crate::pattern::until_wait_ends(&ended, || Conditions::compile(&spec))
             }));
-            GATE.leave();
+            gate.leave();
             compiled
         });
         drop_spec(spec);
@@ -137,6 +152,7 @@ mod tests {
             id,
             spec: Box::new(Spec::new(Condition::Patterns(vec![long.clone(); patterns]))),
             ended: ended.clone(),
+            gate: Arc::default(),
         };
         let asked = crate::memory::GIVE_BACKS_ASKED.get();
         skipped(1, 1).run(&inbox);

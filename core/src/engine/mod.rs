@@ -1,6 +1,5 @@
 //! The engine: one scheduler thread and a few workers run every wait.
 
-mod begun;
 mod call;
 mod compile;
 mod handle;
@@ -17,15 +16,15 @@ use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
 use crate::probe::ProbeContext;
-use crate::probe::{AsyncProbe, CallsBegun, Probe, ProbeMode};
+use crate::probe::{AsyncProbe, Probe, ProbeMode};
 use crate::result::WaitResult;
 use crate::spec::{Spec, ViewKind};
 use crate::sync::Mutex;
 use handle::{Calling, DeferredCell, ProbeCell, ProbeHolder, Slot};
 use queue::Queue;
 use scheduler::{Active, Msg, Scheduler};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Options of one wait besides its spec and probe.
@@ -41,7 +40,6 @@ pub struct WaitOptions {
     pub(crate) policy: Policy,
     pub(crate) on_progress: Option<scheduler::ProgressFn>,
     pub(crate) on_done: Option<scheduler::DoneFn>,
-    pub(crate) quick_callbacks: bool,
 }
 
 impl WaitOptions {
@@ -51,57 +49,17 @@ impl WaitOptions {
         self
     }
 
-    /// Called (on a delivery thread, or the scheduler's with
-    /// [`WaitOptions::quick_callbacks`]; throttled by the spec's
+    /// Called (on a delivery thread; throttled by the spec's
     /// `progress_every`) after samples that decided nothing.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(report));
         self
     }
 
-    /// Called once with the result (on a delivery thread, or the
-    /// scheduler's with [`WaitOptions::quick_callbacks`]) before the handle
-    /// sees it: for hosts that resolve a future or a promise.
+    /// Called once with the result (on a delivery thread) before the
+    /// handle sees it: for hosts that resolve a future or a promise.
     pub fn on_done(mut self, done: impl FnOnce(&WaitResult) + Send + 'static) -> Self {
         self.on_done = Some(Box::new(done));
-        self
-    }
-
-    /// Says the host's callbacks are quick: they only hand their argument
-    /// on (push it to a queue, wake a loop) and never block, take a lock
-    /// held for long, or wait for another wait. The scheduler then calls
-    /// them itself instead of handing them to a delivery thread. A wait
-    /// with an async probe (see [`Engine::start_async`], whose `begin`
-    /// runs on the scheduler already) is also finished there: its result
-    /// built, the wait dropped and `on_done` called as it ends. A wait
-    /// with a blocking probe still has its probe dropped, then `on_done`
-    /// called, on a delivery thread, since closing a built-in push source
-    /// may take a while and must be done before the host hears.
-    ///
-    /// Why: thousands of waits ending together cost a hand-over each to a
-    /// delivery thread (a queue, a thread wake, the wait's memory moved to
-    /// another core). The Node package's callbacks only append to a
-    /// buffer; its README gives what this saves in such a burst.
-    ///
-    /// ```
-    /// use std::sync::mpsc;
-    /// use waitfor::{AsyncProbe, Condition, Engine, Observation, Outcome, Pattern, ProbeContext, Reply, Spec, WaitOptions};
-    /// struct Ready;
-    /// impl AsyncProbe for Ready {
-    ///     fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
-    ///         reply.send(Ok(Observation::text("ready")));
-    ///     }
-    /// }
-    /// let (tx, rx) = mpsc::channel();
-    /// let options = WaitOptions::default()
-    ///     .quick_callbacks(true)
-    ///     .on_done(move |result| drop(tx.send(result.outcome)));
-    /// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
-    /// Engine::global().start_async(spec, Ready, options).unwrap();
-    /// assert_eq!(rx.recv().unwrap(), Outcome::Matched);
-    /// ```
-    pub fn quick_callbacks(mut self, quick: bool) -> Self {
-        self.quick_callbacks = quick;
         self
     }
 }
@@ -150,10 +108,46 @@ impl Engine {
         }
     }
 
-    /// The process-wide engine, started on first use.
+    /// The process-wide engine, started on first use, and again in a
+    /// forked child: a child has only the thread that forked, so a wait
+    /// started on its parent's engine would never end. The parent's engine
+    /// is left alone in the child (its threads are gone; it is never
+    /// touched again).
+    ///
+    /// ```
+    /// use waitfor::Engine;
+    /// assert!(std::ptr::eq(Engine::global(), Engine::global()));
+    /// ```
     pub fn global() -> &'static Engine {
-        static GLOBAL: OnceLock<Engine> = OnceLock::new();
-        GLOBAL.get_or_init(Engine::new)
+        /// An engine and the process that started it, in one pointer so
+        /// that a reader never pairs one engine with another's process.
+        struct Started {
+            engine: Engine,
+            pid: u32,
+        }
+        static GLOBAL: AtomicPtr<Started> = AtomicPtr::new(std::ptr::null_mut());
+        // Held only while an engine starts: a fork at that very moment is
+        // the one case this does not cover.
+        static STARTING: Mutex<()> = Mutex::new(());
+        let pid = std::process::id();
+        let ours = || {
+            // SAFETY: engines are leaked, never freed.
+            let started = unsafe { GLOBAL.load(Ordering::Acquire).as_ref()? };
+            (started.pid == pid).then_some(&started.engine)
+        };
+        if let Some(engine) = ours() {
+            return engine;
+        }
+        let _starting = STARTING.lock();
+        if let Some(engine) = ours() {
+            return engine;
+        }
+        let started = Box::leak(Box::new(Started {
+            engine: Engine::new(),
+            pid,
+        }));
+        GLOBAL.store(started, Ordering::Release);
+        &started.engine
     }
 
     /// Starts a wait with a host probe; returns at once.
@@ -234,13 +228,6 @@ impl Engine {
         })
     }
 
-    /// Tells `hook` each time the scheduler has begun calls of async
-    /// probes (see [`CallsBegun`], which has an example), for as long as
-    /// anything else holds it.
-    pub fn on_calls_begun(&self, hook: Weak<dyn CallsBegun>) {
-        self.tx.push(Msg::CallsBegun(hook));
-    }
-
     /// Hands a wait whose probe is ready to the scheduler. Its time runs
     /// from `started`, when the host called: what it does from then on,
     /// compiling its patterns (on a worker) included, counts.
@@ -280,7 +267,6 @@ impl Engine {
             slot: slot.clone(),
             on_progress: options.on_progress,
             on_done: options.on_done,
-            quick_callbacks: options.quick_callbacks,
             span,
             resumable: spec.view == ViewKind::Fresh,
             mode,

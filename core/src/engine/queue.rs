@@ -5,7 +5,7 @@
 //! itself when a wait samples 20 times a second. This queue takes a lock,
 //! and wakes a sleeper only when one sleeps.
 
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -38,9 +38,8 @@ impl<T> Queue<T> {
     pub fn push(&self, item: T) {
         let mut state = self.state.lock();
         state.items.push_back(item);
-        if state.sleepers > 0 {
-            self.ready.notify_one();
-        }
+        let wake = usize::from(state.sleepers > 0);
+        self.unlock_and_wake(state, wake);
     }
 
     /// Adds several items under one lock, waking as many sleepers as
@@ -49,8 +48,20 @@ impl<T> Queue<T> {
         let mut state = self.state.lock();
         let before = state.items.len();
         state.items.extend(items);
-        let added = state.items.len() - before;
-        for _ in 0..added.min(state.sleepers) {
+        let wake = (state.items.len() - before).min(state.sleepers);
+        self.unlock_and_wake(state, wake);
+    }
+
+    /// Lets go of the lock, then wakes `sleepers` of those asleep. In that
+    /// order: a sleeper woken while the lock is held is often run at once
+    /// on the waker's core, finds the lock taken and sleeps again, and
+    /// the waker is then put off until it has run: two more switches per
+    /// hand-over (see docs/ARCHITECTURE.md, "Wake-ups"). Nothing is lost:
+    /// a sleeper counted here stays asleep until notified or timed out,
+    /// and one that timed out takes its item under the lock.
+    fn unlock_and_wake(&self, state: MutexGuard<'_, State<T>>, sleepers: usize) {
+        drop(state);
+        for _ in 0..sleepers {
             self.ready.notify_one();
         }
     }
@@ -63,9 +74,8 @@ impl<T> Queue<T> {
     pub fn push_unless_awake_by(&self, item: T, by: Instant) {
         let mut state = self.state.lock();
         state.items.push_back(item);
-        if state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by) {
-            self.ready.notify_one();
-        }
+        let wake = usize::from(state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by));
+        self.unlock_and_wake(state, wake);
     }
 
     /// Items waiting.
@@ -133,6 +143,54 @@ mod tests {
             queue.pop(Some(Instant::now() + Duration::from_millis(1))),
             None
         );
+    }
+
+    #[test]
+    fn no_item_is_left_behind_sleeping_takers() {
+        // Pushers wake takers after letting go of the lock: every item
+        // still reaches a taker, however the threads interleave.
+        const PUSHERS: usize = 4;
+        const ITEMS: usize = 2_000;
+        let queue = Arc::new(Queue::new());
+        let takers: Vec<_> = (0..2)
+            .map(|_| {
+                let queue = queue.clone();
+                std::thread::spawn(move || {
+                    let mut taken = 0;
+                    let patience = Duration::from_secs(20);
+                    while let Some(item) = queue.pop(Some(Instant::now() + patience)) {
+                        if item == usize::MAX {
+                            return taken;
+                        }
+                        taken += 1;
+                    }
+                    panic!("an item was left in the queue with its taker asleep");
+                })
+            })
+            .collect();
+        let pushers: Vec<_> = (0..PUSHERS)
+            .map(|n| {
+                let queue = queue.clone();
+                std::thread::spawn(move || {
+                    for item in 0..ITEMS {
+                        if item % 2 == 0 {
+                            queue.push(item);
+                        } else {
+                            queue.push_all([item]);
+                        }
+                        if item % 100 == n {
+                            std::thread::yield_now();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for pusher in pushers {
+            pusher.join().unwrap();
+        }
+        queue.push_all([usize::MAX, usize::MAX]);
+        let taken: usize = takers.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(taken, PUSHERS * ITEMS);
     }
 
     #[test]

@@ -1,24 +1,22 @@
 //! The scheduler: keeps every wait's next sample and deadline, decides
 //! each probe call and hands it to the workers, and hands results to the
-//! delivery threads (or delivers them itself to hosts whose callbacks are
-//! quick). Host probe calls never run on its thread.
+//! delivery threads. Host probe calls never run on its thread.
 
-use super::begun::BegunHooks;
 use super::call::{panic_message, panicked, ProbeJob};
-use super::compile::{CompileJob, Compiled};
+use super::compile::{CompileGate, CompileJob, Compiled};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::timers::{Due, Timers};
 use super::workers::{Delivery, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
-use crate::probe::{CallsBegun, Observation, ProbeContext, ProbeError, ProbeMode, Reply};
+use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode, Reply};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::Spec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) type Answer = Result<Observation, ProbeError>;
@@ -32,9 +30,6 @@ pub(crate) struct Active {
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressFn>,
     pub on_done: Option<DoneFn>,
-    /// The host's callbacks are called on the scheduler thread (see
-    /// `WaitOptions::quick_callbacks`).
-    pub quick_callbacks: bool,
     pub span: tracing::Span,
     /// Whether the result carries a resume token (fresh view).
     pub resumable: bool,
@@ -76,8 +71,6 @@ pub(crate) enum Msg {
     },
     Cancel(u64),
     Wake(u64),
-    /// A host to tell when calls of async probes were begun.
-    CallsBegun(Weak<dyn CallsBegun>),
 }
 
 pub(crate) struct Scheduler {
@@ -99,8 +92,7 @@ pub(crate) struct Scheduler {
     /// handed to the workers together at its end.
     calls: Vec<Task>,
     starvation: StarvationWatch,
-    /// Hosts of async probes told once their calls of a turn are begun.
-    begun: BegunHooks,
+    compile_gate: Arc<CompileGate>,
 }
 
 impl Scheduler {
@@ -118,7 +110,7 @@ impl Scheduler {
             delivery: Delivery::new(),
             calls: Vec::new(),
             starvation: StarvationWatch::default(),
-            begun: BegunHooks::default(),
+            compile_gate: Arc::default(),
         }
     }
 
@@ -168,7 +160,6 @@ impl Scheduler {
         if self.delivery.pending() >= HAND_OUT_CHUNK {
             self.delivery.submit_all();
         }
-        self.begun.tell(HAND_OUT_CHUNK);
     }
 
     /// One turn's second half: hands out the calls and deliveries the
@@ -176,7 +167,6 @@ impl Scheduler {
     fn flush(&mut self) {
         self.workers.submit_all(&mut self.calls);
         self.delivery.submit_all();
-        self.begun.tell(1);
         self.workers
             .relieve_starvation(&mut self.starvation, Instant::now());
         self.compact_timers();
@@ -211,7 +201,6 @@ impl Scheduler {
     /// Handles `msg` at `now` (time since the epoch).
     fn handle(&mut self, msg: Msg, now: Duration) {
         let id = match msg {
-            Msg::CallsBegun(hook) => return self.begun.add(hook),
             Msg::Start(id, ..)
             | Msg::Compiled { id, .. }
             | Msg::ProbeDone { id, .. }
@@ -249,8 +238,12 @@ impl Scheduler {
                 let ended = active.call_cancel.clone();
                 self.waits.insert(id, active);
                 self.timers.arm_deadline(deadline, id);
-                self.calls
-                    .push(Task::Compile(CompileJob { id, spec, ended }));
+                self.calls.push(Task::Compile(CompileJob {
+                    id,
+                    spec,
+                    ended,
+                    gate: self.compile_gate.clone(),
+                }));
             }
             Msg::Compiled { id, conditions } => {
                 let step = self.waits.get_mut(&id).map(|a| match conditions {
@@ -275,7 +268,6 @@ impl Scheduler {
                 let step = self.waits.get_mut(&id).map(|a| a.machine.on_wake(now));
                 self.apply(id, step);
             }
-            Msg::CallsBegun(_) => {}
         }
     }
 
@@ -389,7 +381,6 @@ impl Scheduler {
                 let begun = catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
                 }));
-                self.begun.count();
                 if let Err(panic) = begun {
                     // The reply, dropped while unwinding, has already
                     // answered; this answer names the panic instead.
@@ -409,11 +400,6 @@ impl Scheduler {
         if let (Some(progress), Some(report)) =
             (active.machine.take_progress(), &active.on_progress)
         {
-            if active.quick_callbacks {
-                // A host callback that panics loses its own report.
-                let _ = catch_unwind(AssertUnwindSafe(|| report(&progress)));
-                return;
-            }
             let report = report.clone();
             // Reported off the scheduler: a slow host callback never stalls it.
             self.delivery.add(id, Box::new(move || report(&progress)));
@@ -442,10 +428,7 @@ impl Scheduler {
         // a watch) may take a while and must be done when the host hears;
         // a slow host callback (or one waiting for an interpreter lock)
         // never stalls the scheduler, and hung probes holding every worker
-        // never delay a result. Unless the host's callbacks are quick and
-        // the probe is async: its methods run on this thread already, so
-        // the wait is finished here, sparing the hand-over.
-        let here = active.quick_callbacks && matches!(active.probe, ProbeHolder::Deferred(_));
+        // never delay a result.
         let deliver = move || {
             let built = catch_unwind(AssertUnwindSafe(|| active.machine.result(ending)));
             let mut result = built.unwrap_or_else(|panic| unbuilt_result(panic.as_ref()));
@@ -466,11 +449,7 @@ impl Scheduler {
                 slot.fill(result);
             }
         };
-        if here {
-            deliver();
-        } else {
-            self.delivery.add(id, Box::new(deliver));
-        }
+        self.delivery.add(id, Box::new(deliver));
     }
 
     /// Finished waits leave their deadline entries behind; drop them when

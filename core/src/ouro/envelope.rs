@@ -148,14 +148,18 @@ pub struct Fresh {
 /// The seed does not show `NextStep`; this library's shape is
 /// `{ "command": string, "description"?: string }`: `command` is a complete
 /// command line, ready to run, and `description` (left out when absent) says
-/// what it does. Other fields a tool adds to a step are accepted (as the
-/// seed accepts them) and not kept.
+/// what it does. Other fields a tool adds to a step are kept as given (the
+/// seed's steps are the tool's own objects), after these two.
 ///
 /// ```
 /// use waitfor::ouro::NextStep;
 /// let step = NextStep::new("waitfor events log.jsonl --cursor j1.0.0.0.0");
 /// assert_eq!(serde_json::to_value(&step).unwrap(),
 ///            serde_json::json!({"command": "waitfor events log.jsonl --cursor j1.0.0.0.0"}));
+/// let own = serde_json::json!({"command": "ax wait", "tool": "ax", "args": ["--cursor", "c1"]});
+/// let step: NextStep = serde_json::from_value(own.clone()).unwrap();
+/// assert_eq!(step.extra["tool"], "ax");
+/// assert_eq!(serde_json::to_value(&step).unwrap(), own);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NextStep {
@@ -164,6 +168,9 @@ pub struct NextStep {
     /// What running it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The tool's own fields, if any.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 impl NextStep {
@@ -176,6 +183,7 @@ impl NextStep {
         NextStep {
             command: command.into(),
             description: None,
+            extra: Map::new(),
         }
     }
 

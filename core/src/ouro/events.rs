@@ -9,7 +9,7 @@ use super::cursor::JsonlCursor;
 use super::envelope::AxRef;
 use super::jsonl::{JsonlError, JsonlSource};
 use super::matcher::{EventMatchSpec, EventMatcher};
-use super::wait_for::{EventFilter, Resume, WaitForError, WaitForOptions, DEFAULT_INTERVAL};
+use super::wait_for::{Resume, WaitForError, WaitForOptions, DEFAULT_INTERVAL};
 use crate::grants::Grants;
 use crate::keyed::CursorKey;
 
@@ -127,6 +127,9 @@ impl EventsQuery {
                 field: "filter",
                 message: e.to_string(),
             })?;
+        // The source keeps only the events that match, so a read's limit
+        // counts what the wait returns.
+        let source = source.only_matching(matcher);
         // "end" is the end the file has now (one stat), found by the
         // first read; events appended after this call count.
         let mark = (self.cursor.as_deref() == Some(CURSOR_END)).then(|| source.mark_end());
@@ -143,7 +146,6 @@ impl EventsQuery {
                 .cursor(Some(self.cursor.clone().unwrap_or_else(|| {
                     JsonlCursor::file_start(&self.key).to_string()
                 })))
-                .filter(EventFilter::Matcher(matcher))
                 .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
         )
     }

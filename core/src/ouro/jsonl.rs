@@ -12,13 +12,14 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::clock::rfc3339;
 use super::cursor::{JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
 use super::events::CURSOR_END;
+use super::matcher::EventMatcher;
 use crate::cancel::CancelToken;
 use crate::grants::Grants;
 use crate::keyed::CursorKey;
@@ -39,17 +40,45 @@ pub const DEFAULT_TERMINAL_TYPES: [&str; 4] = ["deleted", "left", "closed", "gon
 /// ```
 pub const DEFAULT_MAX_READ_BYTES: u64 = 8 << 20;
 
+/// The most malformed lines a read reports, and a wait keeps, the first
+/// ones: the rest are consumed unreported. A record costs far more than
+/// its line ("x\n" is two bytes), and whoever can append to a log can
+/// write millions of them.
+///
+/// ```
+/// assert_eq!(waitfor::ouro::MAX_MALFORMED, 100);
+/// ```
+pub const MAX_MALFORMED: usize = 100;
+
+/// The most events one read returns by default: the read stops after the
+/// last of them, and its cursor with it; the next read goes on from there.
+/// What a read returns costs many times its lines (8 MiB of short events
+/// made a 14 MiB answer and took 240 MiB to build), and an agent's answer
+/// should fit its context.
+///
+/// ```
+/// assert_eq!(waitfor::ouro::DEFAULT_MAX_EVENTS, 1000);
+/// ```
+pub const DEFAULT_MAX_EVENTS: usize = 1000;
+
 /// What one read of the source returns: the events after the cursor, the new
 /// cursor, freshness, whether the target is gone (and why), and the lines
 /// that could not be read.
 ///
+/// A host that reads its source elsewhere (another process, a JavaScript
+/// function) hands a read over as JSON: absent fields are empty.
+///
 /// ```
 /// let r = waitfor::ouro::WaitRead::default();
 /// assert!(r.events.is_empty() && r.gone.is_none());
+/// let r: waitfor::ouro::WaitRead = serde_json::from_str(r#"{"cursor": "c1", "gone": "closed"}"#).unwrap();
+/// assert_eq!((r.cursor.as_deref(), r.gone.as_deref()), (Some("c1"), Some("closed")));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WaitRead {
-    /// The events after the cursor, in file order.
+    /// The events after the cursor, in file order: at most the source's
+    /// limit ([`DEFAULT_MAX_EVENTS`]).
     pub events: Vec<AxEvent>,
     /// The cursor after everything consumed (events, blank and malformed
     /// lines); the given cursor when nothing was.
@@ -58,8 +87,13 @@ pub struct WaitRead {
     pub fresh: Option<Fresh>,
     /// Why the target can no longer change, when it cannot.
     pub gone: Option<String>,
-    /// Lines consumed but not read as events.
+    /// Lines consumed but not read as events (at most [`MAX_MALFORMED`]).
     pub malformed: Vec<Malformed>,
+    /// The read consumed lines and stopped at its most events or bytes,
+    /// not at the end of the file: read again from its cursor for the
+    /// rest. A wait does so at once when the cursor moved.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub more: bool,
 }
 
 /// A line that is not an event. It is consumed (the cursor moves past it),
@@ -69,7 +103,7 @@ pub struct WaitRead {
 /// let m = waitfor::ouro::Malformed { line: 3, offset: 80, reason: "not JSON".into() };
 /// assert_eq!(m.line, 3);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Malformed {
     /// 1-based line number in the file.
     pub line: u64,
@@ -129,6 +163,9 @@ pub struct JsonlSource {
     path: PathBuf,
     terminal_types: Vec<String>,
     max_read_bytes: u64,
+    max_events: usize,
+    /// Events that do not match are consumed but not returned.
+    only: Option<EventMatcher>,
     grants: Grants,
     key: CursorKey,
 }
@@ -165,6 +202,8 @@ impl JsonlSource {
             path: path.into(),
             terminal_types: DEFAULT_TERMINAL_TYPES.map(String::from).to_vec(),
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            max_events: DEFAULT_MAX_EVENTS,
+            only: None,
             grants: Grants::all(),
             key: CursorKey::process(),
         }
@@ -225,6 +264,50 @@ impl JsonlSource {
     /// ```
     pub fn with_max_read_bytes(mut self, bytes: u64) -> JsonlSource {
         self.max_read_bytes = bytes.max(1);
+        self
+    }
+
+    /// The same source returning at most `events` (at least 1) per read
+    /// (see [`DEFAULT_MAX_EVENTS`]).
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("waitfor-doc-max-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("log.jsonl");
+    /// let line = r#"{"type":"a","at":"t","by":"b","summary":"s"}"#;
+    /// std::fs::write(&path, format!("{line}\n{line}\n{line}\n")).unwrap();
+    /// let src = waitfor::ouro::JsonlSource::new(&path).with_max_events(2);
+    /// let first = src.read(None).unwrap();
+    /// assert_eq!(first.events.len(), 2);
+    /// assert_eq!(src.read(first.cursor.as_deref()).unwrap().events.len(), 1);
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn with_max_events(mut self, events: usize) -> JsonlSource {
+        self.max_events = events.max(1);
+        self
+    }
+
+    /// The same source returning only the events `matcher` matches: the
+    /// others are consumed (the cursor moves past them) and do not count
+    /// towards [`JsonlSource::with_max_events`]. A terminal event still
+    /// ends the read as `gone`.
+    ///
+    /// ```
+    /// use waitfor::ouro::{EventMatcher, JsonlSource};
+    /// let dir = std::env::temp_dir().join(format!("waitfor-doc-only-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("log.jsonl");
+    /// std::fs::write(&path, concat!(
+    ///     r#"{"type":"a","at":"t","by":"b","summary":"s"}"#, "\n",
+    ///     r#"{"type":"b","at":"t","by":"b","summary":"s"}"#, "\n")).unwrap();
+    /// let only_b = EventMatcher::from_json(&serde_json::json!({"type": "b"})).unwrap();
+    /// let read = JsonlSource::new(&path).only_matching(only_b).read(None).unwrap();
+    /// assert_eq!(read.events.len(), 1);
+    /// assert_eq!(read.events[0].kind, "b");
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn only_matching(mut self, matcher: EventMatcher) -> JsonlSource {
+        self.only = Some(matcher);
         self
     }
 
@@ -405,23 +488,34 @@ impl JsonlSource {
                 ..WaitRead::default()
             });
         }
-        let (dev, ino, _) = identity(&file).map_err(|e| self.io(e))?;
+        let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
         let from = start.map_or(0, |c| c.offset);
         let window_start = from.saturating_sub(WINDOW as u64);
         file.seek(SeekFrom::Start(window_start))
             .map_err(|e| self.io(e))?;
+        let base = from - window_start;
+        let most = base.saturating_add(self.max_read_bytes);
+        // A first part, then the rest of the read only if the scan gets
+        // through it short of its event limit: 1,000 short events are a
+        // few hundred KiB, and a read need not take 8 MiB to return them.
+        let first = base.saturating_add(self.max_read_bytes.min(FIRST_PART_BYTES));
+        // Room for what the file holds up to `upto` at once: grown by
+        // doubling, the buffers it outgrew would stay with the allocator.
+        let read_more = |file: &mut File, bytes: &mut Vec<u8>, upto: u64| {
+            let want = upto.saturating_sub(bytes.len() as u64);
+            let left = len.saturating_sub(window_start.saturating_add(bytes.len() as u64));
+            bytes.reserve_exact(usize::try_from(want.min(left)).unwrap_or(0));
+            file.take(want).read_to_end(bytes).map_err(|e| self.io(e))
+        };
         let mut bytes = Vec::new();
-        file.by_ref()
-            .take((from - window_start).saturating_add(self.max_read_bytes))
-            .read_to_end(&mut bytes)
-            .map_err(|e| self.io(e))?;
-        let base = (from - window_start) as usize;
+        read_more(&mut file, &mut bytes, first)?;
+        let base = base as usize;
         if let Some(c) = start {
             self.check(&c, (dev, ino), &bytes, base)?;
         }
         let mut scan = Scan {
             source: self,
-            bytes: &bytes,
+            bytes,
             file_offset: window_start,
             pos: base,
             line: start.map_or(0, |c| c.line),
@@ -430,10 +524,20 @@ impl JsonlSource {
             out: WaitRead::default(),
         };
         scan.lines();
-        if scan.pos == base && bytes.len() - base == self.max_read_bytes as usize {
+        if scan.wants_more() && scan.bytes.len() as u64 == first && first < most {
+            read_more(&mut file, &mut scan.bytes, most)?;
+            scan.lines();
+        }
+        let full = scan.bytes.len() - base == self.max_read_bytes as usize;
+        if scan.pos == base && full {
             scan.skip_long_line(&mut file, cancel)
                 .map_err(|e| self.io(e))?;
         }
+        let stopped_early = scan.out.gone.is_none() && scan.out.events.len() == self.max_events;
+        // Only a read that consumed something has more after it: a long
+        // line still without its newline stays where it is.
+        let consumed = scan.out.cursor.is_some();
+        scan.out.more = consumed && (stopped_early || full);
         let mut out = scan.out;
         // Nothing consumed: the cursor stays as given (or the file's start).
         if out.cursor.is_none() {
@@ -491,7 +595,7 @@ impl JsonlSource {
 struct Scan<'a> {
     source: &'a JsonlSource,
     /// The window before the cursor, then the bytes read after it.
-    bytes: &'a [u8],
+    bytes: Vec<u8>,
     /// Where `bytes[0]` is in the file.
     file_offset: u64,
     /// Index in `bytes` of the first byte not consumed.
@@ -504,17 +608,30 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
+    /// Reports `line`, unless [`MAX_MALFORMED`] are reported already.
+    fn malformed(&mut self, line: Malformed) {
+        if self.out.malformed.len() < MAX_MALFORMED {
+            self.out.malformed.push(line);
+        }
+    }
+
+    /// Whether the scan would go on with more lines: no terminal event and
+    /// fewer events than the read's limit so far.
+    fn wants_more(&self) -> bool {
+        self.out.gone.is_none() && self.out.events.len() < self.source.max_events
+    }
+
+    /// Consumes the complete lines after `pos` while [`Scan::wants_more`].
     fn lines(&mut self) {
-        while self.out.gone.is_none() {
-            let rest = &self.bytes[self.pos..];
-            let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
+        while self.wants_more() {
+            let Some(newline) = self.bytes[self.pos..].iter().position(|&b| b == b'\n') else {
                 return; // a partial last line waits for its newline
             };
             let start = self.pos;
             self.pos += newline + 1;
             self.line = self.line.saturating_add(1);
             let cursor = self.cursor();
-            let text = &rest[..newline];
+            let text = &self.bytes[start..start + newline];
             let text = text.strip_suffix(b"\r").unwrap_or(text);
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -527,9 +644,11 @@ impl Scan<'_> {
                             event.kind, self.line, event.summary
                         ));
                     }
-                    self.out.events.push(event);
+                    if self.source.only.as_ref().is_none_or(|m| m.matches(&event)) {
+                        self.out.events.push(event);
+                    }
                 }
-                Err(reason) => self.out.malformed.push(Malformed {
+                Err(reason) => self.malformed(Malformed {
                     line: self.line,
                     offset: self.file_offset + start as u64,
                     reason,
@@ -561,7 +680,7 @@ impl Scan<'_> {
             end += n as u64;
         }
         self.line = self.line.saturating_add(1);
-        self.out.malformed.push(Malformed {
+        self.malformed(Malformed {
             line: self.line,
             offset: start,
             reason: format!("line is longer than {} bytes", self.source.max_read_bytes),
@@ -595,6 +714,9 @@ impl Scan<'_> {
 
 /// How much a scan reads at a time (and so how soon it sees a cancel).
 const BLOCK: usize = 64 * 1024;
+
+/// The first part of a read (see [`JsonlSource::read_until`]'s limits).
+const FIRST_PART_BYTES: u64 = 256 * 1024;
 
 fn check_cancel(cancel: &CancelToken) -> io::Result<()> {
     if cancel.is_cancelled() {

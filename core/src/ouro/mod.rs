@@ -2,7 +2,7 @@
 //! codes, command templates for resuming, the built-in JSON Lines event
 //! source with a declarative event matcher, and the wait itself
 //! ([`wait_for`], [`start`], [`follow`], on the engine; [`simulate_wait_for`]
-//! on virtual time) with the JSONL query behind `waitfor events`
+//! on virtual time; [`Stepper`] on the host's own clock) with the JSONL query behind `waitfor events`
 //! ([`EventsQuery`]).
 //!
 //! The contract is `shared/seeds/ouro-ax-wait.md`; the seed's camelCase
@@ -19,6 +19,7 @@ mod exit;
 mod flags;
 pub mod jsonl;
 mod matcher;
+mod stepper;
 mod template;
 mod text;
 mod validate;
@@ -37,9 +38,11 @@ pub use exit::{
 };
 pub use flags::WAIT_FLAGS;
 pub use jsonl::{
-    JsonlError, JsonlSource, Malformed, WaitRead, DEFAULT_MAX_READ_BYTES, DEFAULT_TERMINAL_TYPES,
+    JsonlError, JsonlSource, Malformed, WaitRead, DEFAULT_MAX_EVENTS, DEFAULT_MAX_READ_BYTES,
+    DEFAULT_TERMINAL_TYPES, MAX_MALFORMED,
 };
 pub use matcher::{DataCondition, EventMatchSpec, EventMatcher, MatchError};
+pub use stepper::{Action, Ended, Stepper};
 pub use template::{shell_quote, CommandTemplate, TemplateError};
 pub use text::wait_text;
 pub use validate::{is_wait, validate_wait, Validation};
@@ -47,5 +50,5 @@ pub(crate) use wait_for::prepare_parts;
 pub use wait_for::{
     follow, simulate_follow, simulate_wait_for, start, start_follow, wait_for, EventFilter,
     EventWait, FollowLine, NextFn, ReadError, ReadFn, Resume, ResumeFn, WaitForError,
-    WaitForOptions, Waited, DEFAULT_INTERVAL, MIN_TIMEOUT,
+    WaitForOptions, WaitPlan, Waited, DEFAULT_INTERVAL, MIN_TIMEOUT,
 };

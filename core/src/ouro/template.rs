@@ -155,9 +155,10 @@ impl CommandTemplate {
         cursor: Option<&str>,
         description: Option<&str>,
     ) -> Result<NextStep, TemplateError> {
-        Ok(NextStep {
-            command: self.render(cursor)?,
-            description: description.map(str::to_string),
+        let step = NextStep::new(self.render(cursor)?);
+        Ok(match description {
+            Some(d) => step.with_description(d),
+            None => step,
         })
     }
 }

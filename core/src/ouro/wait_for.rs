@@ -1,8 +1,10 @@
 //! [`wait_for`]: the seed's `waitFor`, run on the engine.
 //!
 //! The wait reads its event source through the host's `read` function, as
-//! an engine probe: the engine owns timing, the deadline, cancel and wake,
-//! exactly as for every other wait. The probe keeps the cursor between
+//! an engine probe on an engine worker: the engine owns timing, the
+//! deadline, cancel and wake, exactly as for every other wait. A host that
+//! keeps its own clock and reads on its own loop drives the same machine
+//! step by step with a [`super::Stepper`]. The probe keeps the cursor between
 //! reads, applies the matcher, and answers the engine with a small JSON
 //! observation (`{"matched": n, "cursor": c}` once something matched) and `gone` when
 //! the source says the target can no longer change; the wait's condition is
@@ -33,7 +35,7 @@ use serde_json::json;
 use crate::cancel::CancelToken;
 use crate::engine::{Engine, WaitControl, WaitHandle, WaitOptions};
 use crate::policy::Policy;
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError};
+use crate::probe::{Observation, Probe, ProbeContext, ProbeError, Waker};
 use crate::result::{Outcome, WaitResult};
 use crate::simulate::{simulate_probe, Control, Simulation};
 use crate::spec::{Condition, JsonTest, Spec, MIN_INTERVAL};
@@ -42,8 +44,9 @@ use super::clock::rfc3339;
 use super::envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState,
 };
-use super::jsonl::{Malformed, WaitRead};
+use super::jsonl::{Malformed, WaitRead, MAX_MALFORMED};
 use super::matcher::EventMatcher;
+use super::stepper::Ended;
 use super::template::{CommandTemplate, TemplateError};
 
 /// Why a read of the event source failed (any error type of the host's).
@@ -88,8 +91,10 @@ const NO_LIMIT: Duration = Duration::from_secs(10 * 365 * 86_400);
 /// let failed = EventFilter::predicate(|e| e.summary.contains("failed"));
 /// # let _ = (by_ci, any, failed);
 /// ```
+#[derive(Default)]
 pub enum EventFilter {
     /// Every event.
+    #[default]
     Any,
     /// A declarative match ([`EventMatcher`]).
     Matcher(EventMatcher),
@@ -145,9 +150,18 @@ impl Resume {
     }
 }
 
-/// What [`wait_for`] takes (the seed's `WaitForOptions`). Build it with
-/// [`WaitForOptions::new`] and the builder methods.
-pub struct WaitForOptions {
+/// What a wait is about and how long it runs: the options of [`wait_for`]
+/// that are not the host's functions, which is all a [`Stepper`](super::Stepper) takes.
+///
+/// ```
+/// use std::time::Duration;
+/// let plan = waitfor::ouro::WaitPlan {
+///     cursor: Some("c0".into()),
+///     ..waitfor::ouro::WaitPlan::new("build 7", Some(Duration::from_secs(90)))
+/// };
+/// assert_eq!(plan.interval, waitfor::ouro::DEFAULT_INTERVAL);
+/// ```
+pub struct WaitPlan {
     /// What is awaited, in words (the envelope's `for`).
     pub for_: String,
     /// The reference the wait is about.
@@ -156,14 +170,8 @@ pub struct WaitForOptions {
     pub cursor: Option<String>,
     /// The time limit; `None` waits until a match, `gone` or cancel.
     pub timeout: Option<Duration>,
-    /// Reads the source.
-    pub read: ReadFn,
     /// Which events count.
     pub filter: EventFilter,
-    /// How to resume.
-    pub resume: Resume,
-    /// Next steps after a satisfied wait.
-    pub next: Option<NextFn>,
     /// Where the host reports the outcome later, if anywhere.
     pub callback: Option<String>,
     /// Time between reads (at least [`MIN_INTERVAL`]).
@@ -171,6 +179,37 @@ pub struct WaitForOptions {
     /// Wall-clock time of the start (`since`); `None`: now. Virtual-time
     /// tests set it so envelopes are exact.
     pub started_at: Option<SystemTime>,
+}
+
+impl WaitPlan {
+    /// A plan with the required parts; every event matches, no cursor,
+    /// the default interval.
+    pub fn new(for_: impl Into<String>, timeout: Option<Duration>) -> WaitPlan {
+        WaitPlan {
+            for_: for_.into(),
+            target: None,
+            cursor: None,
+            timeout,
+            filter: EventFilter::Any,
+            callback: None,
+            interval: DEFAULT_INTERVAL,
+            started_at: None,
+        }
+    }
+}
+
+/// What [`wait_for`] takes (the seed's `WaitForOptions`): the plan and the
+/// host's functions. Build it with [`WaitForOptions::new`] and the builder
+/// methods.
+pub struct WaitForOptions {
+    /// What the wait is about and how long it runs.
+    pub plan: WaitPlan,
+    /// Reads the source.
+    pub read: ReadFn,
+    /// How to resume.
+    pub resume: Resume,
+    /// Next steps after a satisfied wait.
+    pub next: Option<NextFn>,
 }
 
 impl WaitForOptions {
@@ -183,7 +222,7 @@ impl WaitForOptions {
     /// let resume = Resume::Template(CommandTemplate::parse("again --cursor {cursor}").unwrap());
     /// let options = WaitForOptions::new("build 7", Some(Duration::from_secs(90)),
     ///     |_cursor| Ok(WaitRead::default()), resume);
-    /// assert_eq!(options.for_, "build 7");
+    /// assert_eq!(options.plan.for_, "build 7");
     /// ```
     pub fn new(
         for_: impl Into<String>,
@@ -213,35 +252,28 @@ impl WaitForOptions {
         resume: Resume,
     ) -> WaitForOptions {
         WaitForOptions {
-            for_: for_.into(),
-            target: None,
-            cursor: None,
-            timeout,
+            plan: WaitPlan::new(for_, timeout),
             read: Box::new(read),
-            filter: EventFilter::Any,
             resume,
             next: None,
-            callback: None,
-            interval: DEFAULT_INTERVAL,
-            started_at: None,
         }
     }
 
     /// Sets the target.
     pub fn target(mut self, target: Option<AxRef>) -> Self {
-        self.target = target;
+        self.plan.target = target;
         self
     }
 
     /// Sets the starting cursor.
     pub fn cursor(mut self, cursor: Option<String>) -> Self {
-        self.cursor = cursor;
+        self.plan.cursor = cursor;
         self
     }
 
     /// Sets which events count.
     pub fn filter(mut self, filter: EventFilter) -> Self {
-        self.filter = filter;
+        self.plan.filter = filter;
         self
     }
 
@@ -256,19 +288,19 @@ impl WaitForOptions {
 
     /// Sets the callback.
     pub fn callback(mut self, callback: Option<String>) -> Self {
-        self.callback = callback;
+        self.plan.callback = callback;
         self
     }
 
     /// Sets the time between reads.
     pub fn interval(mut self, interval: Duration) -> Self {
-        self.interval = interval;
+        self.plan.interval = interval;
         self
     }
 
     /// Sets the wall-clock start.
     pub fn started_at(mut self, at: SystemTime) -> Self {
-        self.started_at = Some(at);
+        self.plan.started_at = Some(at);
         self
     }
 }
@@ -305,7 +337,8 @@ pub enum WaitForError {
 pub struct Waited {
     /// The `wait/1` envelope.
     pub wait: Wait,
-    /// Lines the source could not read as events (reported once each).
+    /// Lines the source could not read as events (reported once each; the
+    /// first [`MAX_MALFORMED`](super::MAX_MALFORMED)).
     pub malformed: Vec<Malformed>,
     /// Reads of the source that finished.
     pub reads: u64,
@@ -324,8 +357,12 @@ pub enum FollowLine {
 
 /// What the probe and the envelope builder share.
 #[derive(Default)]
-struct Shared {
-    cursor: Option<String>,
+pub(super) struct Shared {
+    pub(super) cursor: Option<String>,
+    filter: EventFilter,
+    /// Where matching events go as they are read ([`follow`]); `None`:
+    /// into `matched`.
+    emit: Option<EmitFn>,
     matched: Vec<AxEvent>,
     gone: Option<String>,
     fresh: Option<Fresh>,
@@ -338,61 +375,92 @@ struct Shared {
 
 type EmitFn = Box<dyn FnMut(&AxEvent) + Send>;
 
+/// Keeps what a read brought, unless the wait no longer wants it (it
+/// ended, or the engine abandoned the call: `cancel`), and says what the
+/// engine sees.
+pub(super) fn take(
+    shared: &Mutex<Shared>,
+    read: Result<WaitRead, ReadError>,
+    cancel: &CancelToken,
+) -> Result<Observation, ProbeError> {
+    let mut guard = shared.lock();
+    let s = &mut *guard;
+    // Abandoned (the deadline, a cancel): the read's result, or the
+    // error it gave up with, is no longer wanted.
+    if s.closed || cancel.is_cancelled() {
+        return Err(ProbeError::new("the wait already ended"));
+    }
+    let read = match read {
+        Ok(read) => read,
+        Err(e) => {
+            let message = e.to_string();
+            s.error = Some(Arc::new(e));
+            return Err(ProbeError::new(message));
+        }
+    };
+    s.reads += 1;
+    let mut found = 0usize;
+    for event in read.events {
+        if s.filter.matches(&event) {
+            found += 1;
+            match &mut s.emit {
+                Some(emit) => emit(&event),
+                None => s.matched.push(event),
+            }
+        }
+    }
+    if read.cursor.is_some() {
+        s.cursor = read.cursor;
+    }
+    if read.fresh.is_some() {
+        s.fresh = read.fresh;
+    }
+    let room = MAX_MALFORMED.saturating_sub(s.malformed.len());
+    s.malformed.extend(read.malformed.into_iter().take(room));
+    let gone = read.gone.is_some();
+    s.gone = read.gone;
+    // What the engine sees (and keeps as its last observation): how
+    // many matched and where the cursor is; the events stay here.
+    let key = if s.emit.is_none() && found > 0 {
+        "matched"
+    } else {
+        "streamed"
+    };
+    let mut observation = Observation::json(json!({ key: found, "cursor": s.cursor }));
+    observation.gone = gone;
+    Ok(observation)
+}
+
+/// Whether `read`, made from `cursor`, is to be followed by the next
+/// read at once: it says it stopped short, and it moved the cursor (a
+/// source saying so without moving would be read on for good).
+pub(super) fn reads_on(cursor: Option<&str>, read: &Result<WaitRead, ReadError>) -> bool {
+    matches!(read, Ok(r) if r.more && r.cursor.is_some() && r.cursor.as_deref() != cursor)
+}
+
 struct EventProbe {
     read: ReadFn,
-    filter: EventFilter,
     shared: Arc<Mutex<Shared>>,
-    emit: Option<EmitFn>,
+    /// Asks for the next read at once when a read stopped at its limit.
+    waker: Option<Waker>,
 }
 
 impl Probe for EventProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
         let cursor = self.shared.lock().cursor.clone();
         let read = (self.read)(cursor.as_deref(), &ctx.cancel);
-        let mut s = self.shared.lock();
-        // Abandoned (the deadline, a cancel): the read's result, or the
-        // error it gave up with, is no longer wanted.
-        if s.closed || ctx.cancel.is_cancelled() {
-            return Err(ProbeError::new("the wait already ended"));
+        let more = reads_on(cursor.as_deref(), &read);
+        let observation = take(&self.shared, read, &ctx.cancel)?;
+        // A backlog is read at the speed of reading, not a read an interval
+        // (a stream's; a wait that matched ends with this read).
+        if let Some(waker) = self.waker.as_ref().filter(|_| more) {
+            waker.wake();
         }
-        let read = match read {
-            Ok(read) => read,
-            Err(e) => {
-                let message = e.to_string();
-                s.error = Some(Arc::new(e));
-                return Err(ProbeError::new(message));
-            }
-        };
-        s.reads += 1;
-        let mut found = 0usize;
-        for event in read.events {
-            if self.filter.matches(&event) {
-                found += 1;
-                match &mut self.emit {
-                    Some(emit) => emit(&event),
-                    None => s.matched.push(event),
-                }
-            }
-        }
-        if read.cursor.is_some() {
-            s.cursor = read.cursor;
-        }
-        if read.fresh.is_some() {
-            s.fresh = read.fresh;
-        }
-        s.malformed.extend(read.malformed);
-        let gone = read.gone.is_some();
-        s.gone = read.gone;
-        // What the engine sees (and keeps as its last observation): how
-        // many matched and where the cursor is; the events stay here.
-        let key = if self.emit.is_none() && found > 0 {
-            "matched"
-        } else {
-            "streamed"
-        };
-        let mut observation = Observation::json(json!({ key: found, "cursor": s.cursor }));
-        observation.gone = gone;
         Ok(observation)
+    }
+
+    fn watch(&mut self, waker: Waker) {
+        self.waker = Some(waker);
     }
 
     fn name(&self) -> &str {
@@ -400,19 +468,29 @@ impl Probe for EventProbe {
     }
 }
 
-/// Builds envelopes from the engine's result and the probe's state.
-struct Finisher {
-    shared: Arc<Mutex<Shared>>,
+/// The plan's parts of every envelope, and the reads' state: builds a
+/// wait's envelope from its result.
+pub(super) struct Report {
+    pub(super) shared: Arc<Mutex<Shared>>,
     for_: String,
     target: Option<AxRef>,
     callback: Option<String>,
-    resume: Resume,
-    next: Option<NextFn>,
     since: SystemTime,
     timeout: Option<Duration>,
 }
 
-impl Finisher {
+/// How a wait ended, decided from its result and the reads' state; the
+/// envelope still needs the host's `resume` and `next` steps.
+pub(super) struct Decided {
+    pub(super) ended: Ended,
+    reason: Option<String>,
+    fresh: Option<Fresh>,
+    malformed: Vec<Malformed>,
+    reads: u64,
+    result: WaitResult,
+}
+
+impl Report {
     fn fields(&self, state: WaitState) -> WaitFields {
         WaitFields {
             target: self.target.clone(),
@@ -422,16 +500,21 @@ impl Finisher {
     }
 
     /// The `waiting` envelope at `cursor`, before anything was read.
-    fn waiting(&self, cursor: Option<&str>) -> Result<Wait, WaitForError> {
+    fn waiting(&self, cursor: Option<&str>, resume: NextStep) -> Result<Wait, WaitForError> {
         Ok(wait(WaitFields {
-            until: self.timeout.map(|t| rfc3339(self.since + t)),
+            // A limit past the latest time the clock holds is none.
+            until: self
+                .timeout
+                .and_then(|t| self.since.checked_add(t))
+                .map(rfc3339),
             cursor: cursor.map(str::to_string),
-            resume: Some(self.resume.step(cursor)?),
+            resume: Some(resume),
             ..self.fields(WaitState::Waiting)
         })?)
     }
 
-    fn finish(&self, result: &WaitResult) -> Result<Waited, WaitForError> {
+    /// Ends the reads (a later one is dropped) and decides the state.
+    pub(super) fn decide(&self, result: &WaitResult) -> Result<Decided, WaitForError> {
         let (cursor, matched, gone, fresh, malformed, error, reads) = {
             let mut s = self.shared.lock();
             s.closed = true;
@@ -476,31 +559,76 @@ impl Finisher {
                 }
             }
         };
-        let resume = match gone {
-            Some(_) => None,
-            None => Some(self.resume.step(cursor.as_deref())?),
-        };
-        let next = match (&self.next, state) {
-            (Some(next), WaitState::Satisfied) => next(&matched),
-            _ => Vec::new(),
-        };
-        let ended = self.since + Duration::from_millis(result.elapsed_ms);
-        let envelope = wait(WaitFields {
-            until: Some(rfc3339(ended)),
-            cursor,
-            events: matched,
-            fresh,
-            resume,
+        Ok(Decided {
+            ended: Ended {
+                state,
+                resume: gone.is_none(),
+                cursor,
+                events: matched,
+            },
             reason,
-            next,
-            ..self.fields(state)
-        })?;
-        Ok(Waited {
-            wait: envelope,
+            fresh,
             malformed,
             reads,
             result: result.clone(),
         })
+    }
+
+    /// The envelope of a decided wait with the host's steps.
+    pub(super) fn envelope(
+        &self,
+        decided: Decided,
+        resume: Option<NextStep>,
+        next: Vec<NextStep>,
+    ) -> Result<Waited, WaitForError> {
+        let ended = self
+            .since
+            .checked_add(Duration::from_millis(decided.result.elapsed_ms))
+            .ok_or_else(|| WaitForError::Engine("the wait ended past the latest time".into()))?;
+        let envelope = wait(WaitFields {
+            until: Some(rfc3339(ended)),
+            cursor: decided.ended.cursor,
+            events: decided.ended.events,
+            fresh: decided.fresh,
+            resume,
+            reason: decided.reason,
+            next,
+            ..self.fields(decided.ended.state)
+        })?;
+        Ok(Waited {
+            wait: envelope,
+            malformed: decided.malformed,
+            reads: decided.reads,
+            result: decided.result,
+        })
+    }
+}
+
+/// A [`Report`] with the host's `resume` and `next`: builds envelopes
+/// from the engine's result alone.
+struct Finisher {
+    report: Report,
+    resume: Resume,
+    next: Option<NextFn>,
+}
+
+impl Finisher {
+    fn waiting(&self, cursor: Option<&str>) -> Result<Wait, WaitForError> {
+        self.report.waiting(cursor, self.resume.step(cursor)?)
+    }
+
+    fn finish(&self, result: &WaitResult) -> Result<Waited, WaitForError> {
+        let decided = self.report.decide(result)?;
+        let ended = &decided.ended;
+        let resume = match ended.resume {
+            true => Some(self.resume.step(ended.cursor.as_deref())?),
+            false => None,
+        };
+        let next = match &self.next {
+            Some(next) if ended.wants_next() => next(&ended.events),
+            _ => Vec::new(),
+        };
+        self.report.envelope(decided, resume, next)
     }
 }
 
@@ -520,16 +648,16 @@ impl std::error::Error for SharedError {
     }
 }
 
-/// The parts of a wait on the engine.
-struct Built {
-    spec: Spec,
-    policy: Policy,
-    probe: EventProbe,
-    finisher: Finisher,
+/// What a plan runs as: the engine's spec and policy, and how its result
+/// becomes an envelope.
+pub(super) struct Planned {
+    pub(super) spec: Spec,
+    pub(super) policy: Policy,
+    pub(super) report: Report,
 }
 
-fn build(options: WaitForOptions, emit: Option<EmitFn>) -> Result<Built, WaitForError> {
-    let limit = match options.timeout {
+pub(super) fn planned(plan: WaitPlan) -> Result<Planned, WaitForError> {
+    let limit = match plan.timeout {
         Some(t) if t < MIN_TIMEOUT => {
             return Err(WaitForError::Options {
                 field: "timeout",
@@ -543,34 +671,52 @@ fn build(options: WaitForOptions, emit: Option<EmitFn>) -> Result<Built, WaitFor
         Some(t) => t,
         None => NO_LIMIT,
     };
-    let interval = options.interval.max(MIN_INTERVAL).min(limit - MIN_INTERVAL);
+    let interval = plan.interval.max(MIN_INTERVAL).min(limit - MIN_INTERVAL);
     let until = Condition::Json {
         pointer: "/matched".into(),
         test: JsonTest::Exists(true),
     };
-    let spec = Spec::new(until).interval(interval).max_wait(limit);
-    let shared = Arc::new(Mutex::new(Shared {
-        cursor: options.cursor,
+    let shared = Shared {
+        cursor: plan.cursor,
+        filter: plan.filter,
         ..Shared::default()
-    }));
-    Ok(Built {
-        spec,
+    };
+    Ok(Planned {
+        spec: Spec::new(until).interval(interval).max_wait(limit),
         policy: Policy::default().max_wait_ceiling(limit),
+        report: Report {
+            shared: Arc::new(Mutex::new(shared)),
+            for_: plan.for_,
+            target: plan.target,
+            callback: plan.callback,
+            since: plan.started_at.unwrap_or_else(SystemTime::now),
+            timeout: plan.timeout,
+        },
+    })
+}
+
+/// The parts of a wait on the engine.
+struct Built {
+    spec: Spec,
+    policy: Policy,
+    probe: EventProbe,
+    finisher: Finisher,
+}
+
+fn build(options: WaitForOptions) -> Result<Built, WaitForError> {
+    let planned = planned(options.plan)?;
+    Ok(Built {
+        spec: planned.spec,
+        policy: planned.policy,
         probe: EventProbe {
             read: options.read,
-            filter: options.filter,
-            shared: shared.clone(),
-            emit,
+            shared: planned.report.shared.clone(),
+            waker: None,
         },
         finisher: Finisher {
-            shared,
-            for_: options.for_,
-            target: options.target,
-            callback: options.callback,
+            report: planned.report,
             resume: options.resume,
             next: options.next,
-            since: options.started_at.unwrap_or_else(SystemTime::now),
-            timeout: options.timeout,
         },
     })
 }
@@ -621,13 +767,16 @@ impl EventWait {
 /// assert_eq!(done.wait.resume.unwrap().command, "again c0");
 /// ```
 pub fn start(options: WaitForOptions) -> Result<EventWait, WaitForError> {
-    start_built(build(options, None)?)
+    start_engine(build(options)?, WaitOptions::default())
 }
 
-fn start_built(built: Built) -> Result<EventWait, WaitForError> {
-    let options = WaitOptions::default().policy(built.policy);
+fn start_engine(built: Built, options: WaitOptions) -> Result<EventWait, WaitForError> {
     let handle = Engine::global()
-        .start_with(built.spec, Some(Box::new(built.probe)), options)
+        .start_with(
+            built.spec,
+            Some(Box::new(built.probe)),
+            options.policy(built.policy),
+        )
         .map_err(|e| WaitForError::Engine(e.to_string()))?;
     Ok(EventWait {
         handle,
@@ -689,18 +838,18 @@ pub fn start_follow(
     on_line: impl FnMut(&FollowLine) + Send + 'static,
 ) -> Result<EventWait, WaitForError> {
     let (built, _) = build_follow(options, on_line)?;
-    start_built(built)
+    start_engine(built, WaitOptions::default())
 }
 
 fn build_follow(
     options: WaitForOptions,
     mut on_line: impl FnMut(&FollowLine) + Send + 'static,
 ) -> Result<(Built, Wait), WaitForError> {
-    let cursor = options.cursor.clone();
-    let mut built = build(options, None)?;
+    let cursor = options.plan.cursor.clone();
+    let built = build(options)?;
     let waiting = built.finisher.waiting(cursor.as_deref())?;
     on_line(&FollowLine::Waiting(waiting.clone()));
-    built.probe.emit = Some(Box::new(move |e: &AxEvent| {
+    built.finisher.report.shared.lock().emit = Some(Box::new(move |e: &AxEvent| {
         on_line(&FollowLine::Event(e.clone()))
     }));
     Ok((built, waiting))
@@ -726,8 +875,9 @@ pub fn simulate_wait_for(
     options: WaitForOptions,
     controls: &[(Duration, Control)],
 ) -> Result<(Waited, Simulation), WaitForError> {
-    let mut built = build(options, None)?;
-    let sim = simulate_probe(&built.spec, &built.policy, &mut built.probe, controls)
+    let built = build(options)?;
+    let mut probe = built.probe;
+    let sim = simulate_probe(&built.spec, &built.policy, &mut probe, controls)
         .map_err(|e| WaitForError::Engine(e.to_string()))?;
     let waited = built.finisher.finish(&sim.result)?;
     Ok((waited, sim))
@@ -741,8 +891,9 @@ pub fn simulate_follow(
 ) -> Result<(Vec<FollowLine>, Waited), WaitForError> {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
-    let (mut built, _) = build_follow(options, move |l| sink.lock().push(l.clone()))?;
-    let sim = simulate_probe(&built.spec, &built.policy, &mut built.probe, controls)
+    let (built, _) = build_follow(options, move |l| sink.lock().push(l.clone()))?;
+    let mut probe = built.probe;
+    let sim = simulate_probe(&built.spec, &built.policy, &mut probe, controls)
         .map_err(|e| WaitForError::Engine(e.to_string()))?;
     let waited = built.finisher.finish(&sim.result)?;
     let lines = std::mem::take(&mut *lines.lock());
@@ -756,7 +907,7 @@ pub(crate) type Finish = Box<dyn Fn(&WaitResult) -> Result<Waited, WaitForError>
 pub(crate) fn prepare_parts(
     options: WaitForOptions,
 ) -> Result<(Spec, Box<dyn Probe>, Policy, Finish), WaitForError> {
-    let built = build(options, None)?;
+    let built = build(options)?;
     let finisher = built.finisher;
     Ok((
         built.spec,

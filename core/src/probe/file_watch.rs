@@ -11,8 +11,9 @@
 //! dirty and wakes its wait; a sample with nothing signalled since the
 //! last real read may then skip reading (see [`Watch::nothing_new`]).
 //! Whatever goes wrong (no watcher, inotify limits, no such directory, a
-//! filesystem whose events are not trusted), the probe reads at every
-//! sample as it would without a watch.
+//! filesystem whose events are not trusted, a forked child, which has
+//! none of its parent's threads and maybe its locks held for good), the
+//! probe reads at every sample as it would without a watch.
 
 use super::Waker;
 use crate::sync::Mutex;
@@ -82,6 +83,15 @@ struct Registry {
     table: Mutex<Table>,
     enabled: AtomicBool,
     next_id: AtomicU64,
+    /// The process whose watcher's thread this is: a forked child leaves
+    /// the registry alone.
+    pid: u32,
+}
+
+impl Registry {
+    fn ours(&self) -> bool {
+        self.pid == std::process::id()
+    }
 }
 
 fn registry() -> &'static Registry {
@@ -91,6 +101,7 @@ fn registry() -> &'static Registry {
         table: Mutex::new(Table::default()),
         enabled: AtomicBool::new(true),
         next_id: AtomicU64::new(1),
+        pid: std::process::id(),
     })
 }
 
@@ -148,7 +159,7 @@ impl Registration {
     /// `None` if that cannot be done now.
     fn new(path: &Path, waker: Waker) -> Option<Self> {
         let registry = registry();
-        if !registry.enabled.load(Ordering::Relaxed) {
+        if !registry.enabled.load(Ordering::Relaxed) || !registry.ours() {
             return None;
         }
         let name = path.file_name()?.to_os_string();
@@ -209,6 +220,9 @@ impl Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         let registry = registry();
+        if !registry.ours() {
+            return; // Made by the parent of this forked child.
+        }
         let mut watcher = registry.watcher.lock();
         unwatch_stale(&mut watcher);
         let emptied = {

@@ -10,7 +10,7 @@ mod waker;
 
 pub use callback::{probe_fn, FnProbe};
 pub use command::CommandProbe;
-pub use deferred::{AsyncProbe, CallsBegun};
+pub use deferred::AsyncProbe;
 pub use file::FileProbe;
 #[doc(hidden)]
 pub use file_watch::hooks as file_watch_hooks;

@@ -196,7 +196,11 @@ mod tests {
             serde_json::json!({"kind": "progress", "progress": 0.5, "total": null, "message": "m"})
         );
         assert_eq!(
-            Notice::warning("w").to_json(),
+            Notice::Log(ToolLog {
+                level: LogLevel::Warning,
+                message: "w".into()
+            })
+            .to_json(),
             serde_json::json!({"kind": "log", "level": "warning", "message": "w"})
         );
     }

@@ -33,7 +33,8 @@ const DESCRIPTION: &str = "Wait for an event in an append-only JSON Lines event 
 Name the file (`path`), what you wait for (`for`, in words), and filters (`type`, `by`, `target`, `summary` \
 substring or regex, `data` JSON pointer conditions); pass the `cursor` of an earlier wait to see only events \
 after it (`\"end\"`: only events written from now on; omitted: from the file's start). \
-Returns the wait/1 envelope: `satisfied` with the matching `events`, `timed-out` with a `resume` call that \
+Returns the wait/1 envelope: `satisfied` with the matching `events` (the first 1000 at most; its `resume` \
+call reads on after them), `timed-out` with a `resume` call that \
 waits again from the same cursor (nothing is lost or seen twice), or `gone` when the file was removed or a \
 terminal event (`deleted`, `left`, `closed`, `gone`) arrived. `timeout` is a duration such as \"90s\" or \
 \"5m\" or milliseconds (default 60s, at most 300s). A cursor is opaque and fits only the file it came from, \
