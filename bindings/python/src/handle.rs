@@ -268,12 +268,20 @@ pub struct NativeHandle {
     render: Option<Arc<Render>>,
 }
 
+/// How a wait's probe is called.
+pub enum HostProbe {
+    /// On the engine's workers; `None` for the spec's built-in probe.
+    Blocking(Option<Box<dyn waitfor::Probe>>),
+    /// On the caller's event loop.
+    OnLoop(crate::aio::LoopProbe),
+}
+
 /// Starts a wait on this process's engine with `callbacks`; `render` makes
 /// it a profile call whose result is the tool's output.
 pub fn start(
     py: Python<'_>,
     spec: waitfor::Spec,
-    probe: Option<Box<dyn waitfor::Probe>>,
+    probe: HostProbe,
     policy: waitfor::Policy,
     callbacks: Callbacks,
     calls: SharedCalls,
@@ -294,12 +302,13 @@ pub fn start(
     // spent half its time in that ping-pong): so it keeps the lock, unless
     // its regexes are long enough that checking their syntax takes a
     // while (compiling them is the wait's own work, off this thread).
-    let engine = crate::engine::engine();
-    let started = if regex_bytes(&spec) > LONG_REGEXES {
-        py.detach(|| engine.start_with(spec, probe, options))
-    } else {
-        engine.start_with(spec, probe, options)
+    let engine = waitfor::Engine::global();
+    let long = regex_bytes(&spec) > LONG_REGEXES;
+    let launch = move || match probe {
+        HostProbe::Blocking(probe) => engine.start_with(spec, probe, options),
+        HostProbe::OnLoop(probe) => engine.start_async(spec, probe, options),
     };
+    let started = if long { py.detach(launch) } else { launch() };
     let handle = started.map_err(|e| errors::spec_error(py, &e, code))?;
     Ok(NativeHandle {
         control: handle.control(),

@@ -289,11 +289,10 @@ impl Calls {
         args: Bound<'py, PyTuple>,
         cancel: &CancelToken,
     ) -> Result<Bound<'py, PyAny>, ProbeError> {
-        let context = self.context.fresh(py).map_err(|e| self.failed(py, e))?;
-        let value = run_in(&context, f, args).map_err(|e| self.failed(py, e))?;
-        if is_plain(&value) || !value.hasattr("__await__").unwrap_or(false) {
-            return Ok(value);
-        }
+        let (value, context) = match self.invoke(py, f, args)? {
+            Called::Value(value) => return Ok(value),
+            Called::Awaitable(value, context) => (value, context),
+        };
         let Some(event_loop) = &self.event_loop else {
             let _ = value.call_method0("close");
             return Err(ProbeError::new(
@@ -301,6 +300,22 @@ impl Calls {
             ));
         };
         self.await_on(py, event_loop.bind(py), &context, value, cancel)
+    }
+
+    /// Calls `f(*args)` in a fresh copy of the caller's context. An
+    /// exception becomes a probe error and is kept.
+    pub fn invoke<'py>(
+        &self,
+        py: Python<'py>,
+        f: &Bound<'py, PyAny>,
+        args: Bound<'py, PyTuple>,
+    ) -> Result<Called<'py>, ProbeError> {
+        let context = self.context.fresh(py).map_err(|e| self.failed(py, e))?;
+        let value = run_in(&context, f, args).map_err(|e| self.failed(py, e))?;
+        if is_plain(&value) || !value.hasattr("__await__").unwrap_or(false) {
+            return Ok(Called::Value(value));
+        }
+        Ok(Called::Awaitable(value, context))
     }
 
     /// Runs `awaitable` on `event_loop` as a task of `context` (the task
@@ -401,6 +416,33 @@ impl Notify {
     fn __call__(&self, _future: &Bound<'_, PyAny>) {
         let _ = self.tx.try_send(());
     }
+}
+
+/// What a call of Python gave.
+pub enum Called<'py> {
+    /// A value to read as is.
+    Value(Bound<'py, PyAny>),
+    /// An awaitable, and the context it was made in (its task's).
+    Awaitable(Bound<'py, PyAny>, Bound<'py, PyAny>),
+}
+
+/// Runs `awaitable` as a task of the running loop, made within `context`
+/// (a task copies the context it is made in: so on every Python version).
+/// Call it on the loop's thread.
+pub fn start_task<'py>(
+    context: &Bound<'py, PyAny>,
+    awaitable: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    static ENSURE_FUTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = context.py();
+    let ensure_future = ENSURE_FUTURE.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("asyncio")?.getattr("ensure_future")?.unbind())
+    })?;
+    run_in(
+        context,
+        ensure_future.bind(py),
+        (awaitable,).into_pyobject(py)?,
+    )
 }
 
 /// Shared between a wait's probe (or tool caller) and its handle.

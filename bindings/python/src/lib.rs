@@ -4,8 +4,8 @@
 //! module converts at the edges and runs waits on the Rust engine with the
 //! GIL released, attaching only to call Python probes and callbacks.
 
+mod aio;
 mod convert;
-mod engine;
 mod errors;
 mod handle;
 mod handoff;
@@ -16,7 +16,7 @@ mod ready;
 mod surface;
 mod sync;
 
-use handle::{Callbacks, NativeHandle};
+use handle::{Callbacks, HostProbe, NativeHandle};
 use invoke::{Calls, SharedCalls};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -68,10 +68,11 @@ fn seconds(value: f64) -> PyResult<Duration> {
 }
 
 /// Starts a wait. `probe` is a Python callable or `None` for the spec's
-/// built-in probe.
+/// built-in probe; with `inbox` (its loop's), it is called on the loop.
 #[pyfunction]
 #[pyo3(signature = (spec, probe = None, *, takes_ctx = false, stream = false, on_progress = None,
-    on_done = None, event_loop = None, max_wait_ceiling = None, output_cap = None, grants = None))]
+    on_done = None, event_loop = None, inbox = None, max_wait_ceiling = None, output_cap = None,
+    grants = None))]
 #[allow(clippy::too_many_arguments)]
 fn start(
     py: Python<'_>,
@@ -82,6 +83,7 @@ fn start(
     on_progress: Option<Py<PyAny>>,
     on_done: Option<Py<PyAny>>,
     event_loop: Option<Py<PyAny>>,
+    inbox: Option<PyRef<'_, aio::LoopInbox>>,
     max_wait_ceiling: Option<f64>,
     output_cap: Option<usize>,
     grants: Option<Bound<'_, PyAny>>,
@@ -89,14 +91,16 @@ fn start(
     let value = json_input(py, spec, "invalid_spec")?;
     let spec = Spec::from_value(&value).map_err(|e| errors::spec_error(py, &e, "invalid_spec"))?;
     let calls: SharedCalls = Arc::new(Calls::of_caller(py, event_loop)?);
-    let probe = probe.map(|func| {
-        Box::new(probe::PyProbe {
-            func,
-            takes_ctx,
-            stream,
-            calls: calls.clone(),
-        }) as Box<dyn waitfor::Probe>
+    let probe = probe.map(|func| probe::PyProbe {
+        func,
+        takes_ctx,
+        stream,
+        calls: calls.clone(),
     });
+    let probe = match (probe, inbox) {
+        (Some(probe), Some(inbox)) => HostProbe::OnLoop(aio::LoopProbe::new(probe, &inbox)),
+        (probe, _) => HostProbe::Blocking(probe.map(|p| Box::new(p) as Box<dyn waitfor::Probe>)),
+    };
     let callbacks = Callbacks {
         on_progress,
         on_done,
@@ -159,7 +163,7 @@ fn call_tool(
     handle::start(
         py,
         prepared.spec,
-        Some(prepared.probe),
+        HostProbe::Blocking(Some(prepared.probe)),
         prepared.policy,
         callbacks,
         calls,
@@ -251,6 +255,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
     surface::register(m)?;
     m.add_class::<NativeHandle>()?;
+    m.add_class::<aio::LoopInbox>()?;
     m.add_class::<handle::PyProgress>()?;
     m.add_class::<handle::PyToolProgress>()?;
     m.add_class::<observe::PyObservation>()?;

@@ -22,16 +22,34 @@ pub struct PyProbe {
     pub calls: SharedCalls,
 }
 
+impl PyProbe {
+    /// The arguments of a call: `(ProbeContext,)` or `()`.
+    pub fn args<'py>(
+        &self,
+        py: Python<'py>,
+        ctx: &ProbeContext,
+    ) -> Result<Bound<'py, PyTuple>, ProbeError> {
+        if !self.takes_ctx {
+            return Ok(PyTuple::empty(py));
+        }
+        Bound::new(py, PyProbeContext::new(ctx))
+            .and_then(|ctx| PyTuple::new(py, [ctx]))
+            .map_err(|e| self.calls.failed(py, e))
+    }
+
+    pub fn probe_mode(&self) -> ProbeMode {
+        if self.stream {
+            ProbeMode::Stream
+        } else {
+            ProbeMode::Snapshot
+        }
+    }
+}
+
 impl Probe for PyProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
         attached(|py| {
-            let args = if self.takes_ctx {
-                let ctx = Bound::new(py, PyProbeContext::new(ctx))
-                    .map_err(|e| self.calls.failed(py, e))?;
-                PyTuple::new(py, [ctx]).map_err(|e| self.calls.failed(py, e))?
-            } else {
-                PyTuple::empty(py)
-            };
+            let args = self.args(py, ctx)?;
             let value = self.calls.call(py, self.func.bind(py), args, &ctx.cancel)?;
             observation(&value)
         })
@@ -39,11 +57,7 @@ impl Probe for PyProbe {
     }
 
     fn mode(&self) -> ProbeMode {
-        if self.stream {
-            ProbeMode::Stream
-        } else {
-            ProbeMode::Snapshot
-        }
+        self.probe_mode()
     }
 
     fn name(&self) -> &str {

@@ -4,12 +4,18 @@ cancelling the awaiting task cancels the wait, the loop is never blocked."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import gc
+import os
 import statistics
+import subprocess
+import textwrap
 import threading
 import time
 from typing import Any
 
 import waitfor
+from conftest import PYTHON, child_env, eventually
 
 FAST = {"interval_ms": 10, "max_wait_ms": 20000}
 
@@ -175,3 +181,202 @@ def test_call_tool_async_with_async_tools_and_cancel() -> None:
 
     out = asyncio.run(main())
     assert out["reason"] == "matched" and out["last_observation"] == "status 1 Running"
+
+
+def test_waiting_coroutine_probes_hold_no_engine_thread() -> None:
+    """200 waits whose coroutine probes all await at once: the engine keeps
+    its usual few threads (a thread per waiting call would be 200), and
+    cancelling the waits cancels every probe task. In a child process, so
+    earlier tests' workers do not count."""
+    code = """
+        import asyncio, os, waitfor
+
+        def engine_threads():
+            names = []
+            for task in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{task}/comm") as comm:
+                    names.append(comm.read())
+            return sum(name.startswith("waitfor") for name in names)
+
+        async def main():
+            entered, cancelled = [0], [0]
+            all_in = asyncio.Event()
+
+            async def probe():
+                entered[0] += 1
+                if entered[0] == 200:
+                    all_in.set()
+                try:
+                    await asyncio.sleep(600)
+                except asyncio.CancelledError:
+                    cancelled[0] += 1
+                    raise
+                return ""
+
+            spec = {"until": {"matches": "never"}, "max_wait_ms": 600000}
+            waits = [asyncio.create_task(waitfor.wait_async(spec, probe)) for _ in range(200)]
+            await asyncio.wait_for(all_in.wait(), 30)
+            print(engine_threads(), flush=True)
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+            for _ in range(4000):
+                if cancelled[0] == 200 and len(asyncio.all_tasks()) == 1:
+                    break
+                await asyncio.sleep(0.005)
+            print(cancelled[0], len(asyncio.all_tasks()), flush=True)
+
+        asyncio.run(main())
+    """
+    child = subprocess.run(
+        [PYTHON, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=child_env(), timeout=120
+    )
+    assert child.returncode == 0, child.stderr
+    threads, ended = child.stdout.splitlines()
+    # The scheduler, two delivery lanes, two workers, room for a few more.
+    assert int(threads) <= 8, f"{threads} engine threads"
+    assert ended == "200 1", "probe tasks cancelled, tasks left"
+
+
+def test_deadline_ends_every_coroutine_probe_still_running() -> None:
+    entered, cancelled = [0], [0]
+
+    async def probe() -> str:
+        entered[0] += 1
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled[0] += 1
+            raise
+        return ""
+
+    async def main() -> list[waitfor.WaitResult]:
+        spec = {"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 300}
+        results = await asyncio.gather(*(waitfor.wait_async(spec, probe) for _ in range(50)))
+        deadline = time.monotonic() + 20
+        while len(asyncio.all_tasks()) > 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        assert len(asyncio.all_tasks()) == 1, "a probe task outlived its wait"
+        return results
+
+    results = asyncio.run(main())
+    # No sample completed: the outcome says the probe timed out.
+    assert {(r.outcome, r.probe.abandoned) for r in results} == {("probe_error", 1)}
+    assert entered[0] > 0 and cancelled[0] == entered[0]
+    assert all(r.probe_exception is None for r in results)
+
+
+def test_coroutine_probes_on_loops_of_two_threads_each_run_on_their_own() -> None:
+    seen: dict[str, set[int]] = {"a": set(), "b": set()}
+    gate = threading.Barrier(2, timeout=20)
+
+    def run(name: str) -> str:
+        async def probe(ctx: waitfor.ProbeContext) -> str:
+            seen[name].add(threading.get_ident())
+            await asyncio.sleep(0.001)
+            return "ready" if ctx.sample >= 3 else "not yet"
+
+        async def main() -> str:
+            gate.wait()
+            r = await waitfor.wait_async({**FAST, "until": {"matches": "ready"}}, probe)
+            return f"{r.outcome} {r.samples} {seen[name] == {threading.get_ident()}}"
+
+        return asyncio.run(main())
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(run, ["a", "b"]))
+    assert answers == ["matched 3 True", "matched 3 True"]
+
+
+def test_loops_run_one_after_another_leave_no_descriptors_behind() -> None:
+    async def probe() -> str:
+        return "ready"
+
+    def once() -> None:
+        r = asyncio.run(waitfor.wait_async({**FAST, "until": {"matches": "ready"}}, probe))
+        assert r.outcome == "matched"
+
+    once()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(30):
+        once()
+    # The last loop's inbox (two descriptors) may be kept until another
+    # loop comes; thirty kept would be sixty.
+    assert len(os.listdir("/proc/self/fd")) - before <= 4
+
+
+def test_loops_of_many_threads_starting_waits_at_once_all_get_their_inbox() -> None:
+    """Eight threads each start coroutine-probe waits on loops of their own,
+    one loop after another, with the closed loops still referenced: every
+    wait starts (the per-loop inboxes are shared by the threads; thread
+    switches are made frequent, in a child process, so that they interleave)."""
+    code = """
+        import asyncio, sys, threading, waitfor
+        sys.setswitchinterval(1e-6)
+        kept, errors = [], []
+
+        async def probe():
+            return "ready"
+
+        def run():
+            for _ in range(40):
+                loop = asyncio.new_event_loop()
+                try:
+                    spec = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 20000}
+                    loop.run_until_complete(waitfor.wait_async(spec, probe))
+                except Exception as e:
+                    errors.append(repr(e))
+                finally:
+                    loop.close()
+                kept.append(loop)
+
+        threads = [threading.Thread(target=run) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(errors[:3])
+    """
+    child = subprocess.run(
+        [PYTHON, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=child_env(), timeout=300
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == "[]"
+
+
+def test_loops_closed_while_their_waits_run_leave_no_descriptors_behind() -> None:
+    """A loop closed with a wait still running (its task never awaited to
+    the end): the probe call queued for the loop is never begun, and the
+    loop's inbox, its two descriptors and the probe go when the next loop
+    lets go of the closed ones, not with the process."""
+
+    async def probe() -> str:
+        return "not yet"
+
+    def once() -> None:
+        loop = asyncio.new_event_loop()
+
+        async def start() -> None:
+            spec = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 300}
+            asyncio.ensure_future(waitfor.wait_async(spec, probe))
+            await asyncio.sleep(0)
+
+        loop.run_until_complete(start())
+        loop.close()
+
+    once()
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(30):
+        once()
+
+    async def ready() -> str:
+        return "ready"
+
+    def let_go() -> bool:
+        # A loop's first wait lets go of the closed loops' inboxes.
+        asyncio.run(waitfor.wait_async({**FAST, "until": {"matches": "ready"}}, ready))
+        gc.collect()
+        return len(os.listdir("/proc/self/fd")) - before <= 4
+
+    eventually(let_go, what="the closed loops' descriptors to be let go")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import threading
 import time
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import waitfor
@@ -127,22 +130,42 @@ def test_interpreter_exit_is_not_held_up_by_hung_probes() -> None:
     assert child.returncode == 0, err
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def _fork_and_wait_in_child() -> int:
-    """Forks; the child runs one wait with a Python probe and exits 0 when
-    it matched on its second sample. Returns the child's pid."""
+def _matches_on_its_second_sample() -> waitfor.WaitResult | None:
+    """One wait with a Python probe: None when it matched on its second
+    sample, as it must; the result otherwise."""
+    polls = iter(["", "x"])
+    r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 10000}, lambda: next(polls))
+    return None if (r.outcome, r.samples) == ("matched", 2) else r
+
+
+def _wait_in_a_forked_child(wait: Callable[[], waitfor.WaitResult | None] = _matches_on_its_second_sample) -> None:
+    """Forks; the child runs `wait`, which gives None when the child's wait
+    went as it must. Fails unless the child did so within 30 s."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # the child
         code = 1
         try:
-            polls = iter(["", "x"])
-            r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 10000}, lambda: next(polls))
-            code = 0 if (r.outcome, r.samples) == ("matched", 2) else 2
+            wrong = wait()
+            code = 0 if wrong is None else 2
+            if code:  # the parent's assert shows only the exit code
+                print(f"the child's wait: {wrong!r}", file=sys.stderr, flush=True)
         finally:
             os._exit(code)
-    return pid
+    status = [0]
+
+    def reaped() -> bool:
+        done, status[0] = os.waitpid(pid, os.WNOHANG)
+        return done == pid
+
+    try:
+        eventually(reaped, timeout=30, what="a forked child to finish its wait")
+    except BaseException:  # pytest.fail: the child must not outlive the test
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    assert os.waitstatus_to_exitcode(status[0]) == 0
 
 
 def test_children_forked_while_the_engine_is_busy_can_still_wait() -> None:
@@ -154,37 +177,62 @@ def test_children_forked_while_the_engine_is_busy_can_still_wait() -> None:
     busy = [waitfor.start(spec, lambda: "no") for _ in range(50)]
     try:
         for _ in range(20):
-            pid = _fork_and_wait_in_child()
-            status = [0]
-
-            def reaped(pid: int = pid) -> bool:
-                done, status[0] = os.waitpid(pid, os.WNOHANG)
-                return done == pid
-
-            try:
-                eventually(reaped, timeout=30, what="a forked child to finish its wait")
-            except BaseException:  # pytest.fail: the child must not outlive the test
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                raise
-            assert os.waitstatus_to_exitcode(status[0]) == 0
+            _wait_in_a_forked_child()
     finally:
         for handle in busy:
             handle.cancel()
 
 
+def test_a_child_forked_while_the_parent_compiles_can_still_wait() -> None:
+    # Compiles pass a gate, at most one per core at once. A child forked
+    # while the parent's compiles held every place inherited them as taken
+    # for good: its own waits never compiled and timed out.
+    def slow_to_compile(i: int) -> dict[str, object]:
+        patterns = [{"text": f"{i}-{j}:" + "[a-y]z" * 10000, "regex": True} for j in range(60)]
+        return {"until": {"patterns": patterns}, "interval_ms": 10, "max_wait_ms": 60000}
+
+    cpu_before = time.process_time()
+    compiling = [waitfor.start(slow_to_compile(i), lambda: "no") for i in range(6)]
+    try:
+        # Nothing else here uses CPU: once it is used, compiles run (six
+        # take seconds, two at a time).
+        eventually(lambda: time.process_time() - cpu_before > 0.3, what="the compiles to run")
+        _wait_in_a_forked_child()
+    finally:
+        for handle in compiling:
+            handle.cancel()
+
+
+def test_a_child_forked_while_files_are_watched_still_reads_files(tmp_path: Path) -> None:
+    # File probes share one watch, whose thread stays in the parent: a
+    # child's first sample of a file in a directory not watched yet waited
+    # for that thread for good.
+    grants = waitfor.Grants(file_roots=[tmp_path])
+
+    def following(name: str, max_wait_ms: int) -> dict[str, object]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "log").write_text("")
+        path = str(tmp_path / name / "log")
+        return {"probe": {"file": {"path": path}}, "until": {"matches": "never"}, "interval_ms": 10, "max_wait_ms": max_wait_ms}
+
+    sampled = threading.Event()
+    watched = waitfor.start(following("parent", 60000), grants=grants, on_progress=lambda _: sampled.set())
+
+    def samples_the_file() -> waitfor.WaitResult | None:
+        r = waitfor.wait(following("child", 1000), grants=grants)
+        return None if (r.outcome, r.samples >= 2) == ("timeout", True) else r
+
+    try:
+        assert sampled.wait(20), "the parent's file wait never sampled"
+        _wait_in_a_forked_child(samples_the_file)
+    finally:
+        watched.cancel()
+
+
 def test_a_forked_child_can_still_wait() -> None:
     before = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
     assert before.outcome == "matched"
-    pid = _fork_and_wait_in_child()
-    status = [0]
-
-    def reaped() -> bool:
-        done, status[0] = os.waitpid(pid, os.WNOHANG)
-        return done == pid
-
-    eventually(reaped, timeout=30, what="the forked child to finish")
-    assert os.waitstatus_to_exitcode(status[0]) == 0
+    _wait_in_a_forked_child()
     after = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, lambda: "x")
     assert after.outcome == "matched"
 

@@ -263,6 +263,7 @@ def _native_start(
         on_progress=on_progress,
         on_done=on_done,
         event_loop=loop,
+        inbox=_aio.inbox(loop) if loop is not None and _aio.is_async(probe) else None,
         max_wait_ceiling=policy.max_wait_ceiling,
         output_cap=policy.output_cap,
         grants=_native_grants(grants),

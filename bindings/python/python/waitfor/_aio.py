@@ -5,8 +5,45 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import os
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from . import _native
+
+_inboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _native.LoopInbox] = (
+    weakref.WeakKeyDictionary()
+)
+# Loops of several threads look up and let go of inboxes at once.
+_inboxes_lock = threading.Lock()
+
+
+def _unlock_in_child() -> None:
+    # A thread that held the lock at a fork is not in the child.
+    global _inboxes_lock
+    _inboxes_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_unlock_in_child)
+
+
+def inbox(loop: asyncio.AbstractEventLoop) -> _native.LoopInbox:
+    """Where the engine queues ``loop``'s coroutine probe calls: one per
+    loop, made on first use, which ``loop`` drains when its file
+    descriptor is readable (run on ``loop``). Closed loops' inboxes are let
+    go then, with their descriptors."""
+    with _inboxes_lock:
+        found = _inboxes.get(loop)
+        if found is None:
+            for closed in [other for other in _inboxes if other.is_closed()]:
+                del _inboxes[closed]
+            found = _native.LoopInbox()
+            loop.add_reader(found.fileno(), found.drain)
+            _inboxes[loop] = found
+        return found
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
@@ -17,7 +54,8 @@ def submit(
     awaitable: Awaitable[Any], loop: asyncio.AbstractEventLoop
 ) -> concurrent.futures.Future[Any]:
     """Runs ``awaitable`` on ``loop`` from another thread (the engine's
-    worker calling an ``async def`` probe), in the current context: the
+    worker calling a tools callable, or a plain probe that returned an
+    awaitable), in the current context: the
     scheduled callback runs in a copy of it and the task it makes copies
     that (the engine calls this inside the caller's context)."""
     coro = awaitable if asyncio.iscoroutine(awaitable) else _await(awaitable)

@@ -68,6 +68,13 @@ class ToolProgress:
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
+class LoopInbox:
+    """Where the engine queues one event loop's probe calls."""
+
+    def fileno(self) -> int: ...
+    def drain(self) -> None: ...
+
+@final
 class NativeHandle:
     def cancel(self) -> None: ...
     def wake(self) -> None: ...
@@ -83,6 +90,7 @@ def start(
     on_progress: Callable[[Progress], Any] | None = None,
     on_done: Callable[[], None] | None = None,
     event_loop: asyncio.AbstractEventLoop | None = None,
+    inbox: LoopInbox | None = None,
     max_wait_ceiling: float | None = None,
     output_cap: int | None = None,
     grants: Mapping[str, Any] | None = None,
