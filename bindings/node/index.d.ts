@@ -20,6 +20,35 @@ export declare class NativeEventMatcher {
   matches(event: any): boolean
 }
 
+/** A `waitFor` in progress (internal; see `waitFor` in `lib/ax.js`). */
+export declare class OuroStepper {
+  /** Starts the wait at `now` (ms since the epoch, the host's clock). */
+  constructor(args: WaitForArgs, now: number)
+  /** The first action (a read). */
+  first(): any
+  /**
+   * What happened at `now`: `"tick"` (a sleep, or a read's time,
+   * ended), `"cancel"` (the signal aborted) or `"read"` (the read
+   * answered `read`, a `WaitRead` with its events already matched).
+   * Returns the next action.
+   */
+  step(now: number, what: string, read?: any | undefined | null): any
+  /**
+   * The envelope, with what `resume` and `next` returned, each as
+   * `[value]` (undefined: not called).
+   */
+  finish(resume?: Array<any> | undefined | null, next?: Array<any> | undefined | null): any
+}
+
+/** Where one host tool call answers (internal; see `lib/channel.js`). */
+export declare class ToolReply {
+  /**
+   * Answers the call with `flags`, `text`, `json` (see `lib/answer.js`);
+   * returns whether the worker was still waiting for it.
+   */
+  settle(flags: number, text: string, json?: string | undefined | null): boolean
+}
+
 /**
  * The channel of one JavaScript environment (internal: made once by the
  * package's `lib/channel.js`, which every wait goes through).
@@ -32,13 +61,9 @@ export declare class WaitChannel {
    */
   take(into: Float64Array): number
   /**
-   * Answers `count` probe calls in flight, all at once: per call its
-   * wait's slot and key, flags (see `lib/answer.js`), exit code, and
-   * two byte lengths in `lens`: of its text (the message of an error)
-   * and of its JSON text (empty unless flagged JSON), which follow one
-   * another in `bytes`, call after call. Answers for waits that have
-   * ended are ignored. Throws only when the arrays are shorter than
-   * `count` (or `bytes` than the lengths).
+   * Answers `count` probe calls in flight, all at once (see `Answers`
+   * in `lib/answer.js`); answers for waits that have ended are ignored.
+   * Throws only when the arrays are shorter than `count` says.
    */
   settle(count: number, slots: Uint32Array, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, lens: Uint32Array, bytes: Uint8Array): void
   /**
@@ -57,11 +82,9 @@ export declare class WaitChannel {
    */
   cancelWait(slot: number): void
   /**
-   * Takes the finished waits and progress reports in the order they
-   * came, their numbers written into `into` (read with the text by
-   * `lib/events.js`), or null when there are none. When `into` is too
-   * short nothing is taken and there is no text: `count` says how many
-   * numbers there are. Every drain calls it first.
+   * Takes the finished waits and progress reports in order, their
+   * numbers written into `into` (see `events`), or null when there are
+   * none; when `into` is too short, only `count` is set.
    */
   takeEvents(into: Float64Array): TakenEvents | null
 }
@@ -74,9 +97,6 @@ export declare function checkArguments(name: string, args: string, grants?: stri
 
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
-
-/** The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`. */
-export declare function defaultPolicy(): Array<number>
 
 /**
  * The cursor at the end of a JSON Lines event log, off the JavaScript
@@ -94,14 +114,9 @@ export declare function findProfile(name: string): any
  */
 export declare function formatDuration(ms: number): string
 
-/** The host's limits for one wait, in milliseconds and bytes. */
+/** The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`). */
 export interface NativePolicy {
-  /**
-   * A requested `max_wait_ms` above this is lowered to it (default
-   * 300000).
-   */
   maxWaitCeilingMs?: number
-  /** The output cap for specs that set none (default 262144). */
   outputCapBytes?: number
 }
 
@@ -151,40 +166,14 @@ export declare function profileDefinitions(): any
 export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null, grants?: string | undefined | null): Promise<string>
 
 /**
- * Records, now, keys this process sent to a pane (internal; see the
- * package's `recordSendKeys`).
+ * Records, now, keys this process sent to a pane with `tmux send-keys`
+ * (see `recordSendKeys`), in core's process-wide registry: every pane
+ * wait then discounts their echo.
  */
-export declare function recordSendKeys(sent: SendKeys): void
+export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean): void
 
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>
-
-/**
- * What a host sent to a pane with `tmux send-keys` (internal; see the
- * package's `recordSendKeys`).
- */
-export interface SendKeys {
-  /** `tmux -L` socket name; absent for the default server. */
-  socketName?: string
-  /** The pane's `%N` id. */
-  paneId: string
-  /**
-   * The `send-keys` key arguments: text with `literal`, otherwise tmux
-   * key names (`C-c`, `Enter`, a single character, ...).
-   */
-  keys: Array<string>
-  /** `send-keys -l`: every argument is literal text. */
-  literal?: boolean
-  /** A final `Enter` was sent. */
-  enter?: boolean
-}
-
-/**
- * Delivers the answer of tool call `id` (internal: called by the
- * package's tool dispatcher) as `flags`, `text`, `json` (see
- * `lib/probe.js`). Returns whether a worker was still waiting for it.
- */
-export declare function settleToolCall(id: number, flags: number, text: string, json?: string | undefined | null): boolean
 
 /**
  * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
@@ -204,23 +193,20 @@ export declare function simulate(vector: string): any
  * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
  * refusal's notices in the thrown error's `notices`.
  */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: number, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
 
 /**
- * Starts wait `key` in `slot` of `channel`'s environment (internal; see
- * the package's `wait` and `start`): with `jsProbe`, its probe is the
- * JavaScript function the package keeps in that slot (its own while the
- * wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
- * the end comes as a `RESULT` event, progress reports (with `progress`)
- * as `PROGRESS` events. `grants` (JSON text) bounds the built-in probe.
+ * Starts wait `key` in `slot` (internal; see `startWait` in
+ * `lib/channel.js`): with `jsProbe`, its probe is the JavaScript function
+ * the package keeps in that slot, otherwise the spec's built-in probe.
+ * The end comes as a `RESULT` event, progress reports (with `progress`)
+ * as `PROGRESS` events.
  */
 export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): void
 
 /**
- * What `WaitChannel.takeEvents` took: `count` numbers written into the
- * caller's array and the events' text, read by the package's
- * `lib/events.js` (see the `events` module for the form). Without `text`
- * nothing was taken: the array holds fewer than `count` numbers.
+ * What `WaitChannel.takeEvents` took: `count` numbers and the text;
+ * without `text` nothing was taken (the array is shorter than `count`).
  */
 export interface TakenEvents {
   count: number
@@ -232,3 +218,13 @@ export interface TakenEvents {
  * does not have (see the package's `UNKNOWN_TOOL`).
  */
 export declare function unknownTool(): string
+
+/** What `waitFor` was given besides its functions (internal). */
+export interface WaitForArgs {
+  for: string
+  target?: AxRef
+  cursor?: string
+  callback?: string
+  timeoutMs: number
+  intervalMs?: number
+}

@@ -1,24 +1,19 @@
 'use strict'
 /**
- * What a probe or tool returned (or threw), as the engine reads it: flag
- * bits, one text, the JSON text of a structured value and an exit code,
- * read the same way by `src/answer.rs`. Reading never throws out of here:
- * a value that cannot be read is the call's probe error.
+ * What a probe or tool returned (or threw), as the engine reads it (see
+ * `src/answer.rs`): flag bits, one text, the JSON text of a structured
+ * value, an exit code. A value that cannot be read is a probe error.
  * @module
  */
 
 const OBSERVATION_KEYS = new Set(['text', 'json', 'exitCode', 'gone'])
 
-/** The answer is an error; its text is the message. */
-const ERROR = 1
-/** The text is the observation's text. */
-const TEXT = 2
-/** The JSON text is the observation's structured output. */
-const JSON_VALUE = 4
-/** The exit code is set. */
-const EXIT = 8
-/** The observed thing is gone. */
-const GONE = 16
+// Flag bits, as `src/answer.rs` reads them.
+const ERROR = 1 // an error; the text is its message
+const TEXT = 2 // the text is the observation's text
+const JSON_VALUE = 4 // the JSON text is its structured output
+const EXIT = 8 // the exit code is set
+const GONE = 16 // the observed thing is gone
 
 /**
  * Whether `v` is an observation object: a plain object with at least one
@@ -105,11 +100,9 @@ const ASCII_RUN = 64
 const BYTES = 64 * 1024
 
 /**
- * Answers gathered for one native `settle` call; reused after each send.
- * Per answer: its wait's slot and key, flags and exit code in typed
- * arrays, and two byte lengths in `lens` (text, JSON text) of the UTF-8
- * texts written one after the other into one reused buffer, so the native
- * side reads no JavaScript string per answer.
+ * Answers gathered for one native `settle` call (`src/batch.rs`), reused:
+ * slots, keys, flags and exit codes in typed arrays, two byte lengths per
+ * answer in `lens`, and the UTF-8 texts one after the other in `bytes`.
  */
 class Answers {
   /** Room for `capacity` answers before the arrays grow. */

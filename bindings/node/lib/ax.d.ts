@@ -105,6 +105,8 @@ export interface WaitRead {
   cursor: string | null
   fresh?: Fresh | null
   gone?: string | null
+  /** The read stopped short of the end of the source (at its most events or bytes): the next read comes at once, not after the interval. */
+  more?: boolean
 }
 
 /** What waitFor takes. */
@@ -119,17 +121,21 @@ export interface WaitForOptions {
   next?(events: readonly AxEvent[]): NextStep[]
   callback?: string | null
   intervalMs?: number
+  /** The clock, in ms since the epoch (default `Date.now`). */
   now?(): number
+  /** Sleeps `ms` on that clock (default a timer); with it a read is awaited, not abandoned at the limit. */
   sleep?(ms: number): Promise<void>
   signal?: AbortSignal
 }
 
 /**
  * Waits on a reference until a matching event, a time limit or the target
- * is gone, and returns the typed wait, as core's `ouro::wait_for` does: an
- * aborted `signal` ends it `timed-out` (reason `cancelled before a matching
+ * is gone, and returns the typed wait: core's wait, run step by step on
+ * `now` and `sleep` (by default `Date.now` and a timer). An aborted
+ * `signal` ends it `timed-out` (reason `cancelled before a matching
  * event`), `next` is called only when it is satisfied, `resume` is set
- * unless the target is gone, and `until` is when it ended.
+ * unless the target is gone, `since` is `now()` at the start and `until`
+ * when it ended (at most the limit).
  *
  * @example
  * const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 60_000,
@@ -143,6 +149,7 @@ export interface JsonlRead extends WaitRead {
   cursor: string
   fresh: Fresh
   gone: string | null
+  /** The lines that were not events: the first 100 at most (all are consumed). */
   malformed: { line: number; offset: number; reason: string }[]
 }
 
@@ -153,7 +160,9 @@ export interface EventsReadOptions {
 
 /**
  * Reads a JSON Lines event log after `cursor` (the core's source), off the
- * event loop and only inside `options.grants.fileRoots`.
+ * event loop and only inside `options.grants.fileRoots`: at most 1,000
+ * events and 8 MiB a read (`more` says it stopped short; `waitFor` reads on
+ * at once then).
  *
  * @example
  * const read = await readEvents('/srv/ci/events.jsonl', null, { grants: { fileRoots: ['/srv/ci'] } })

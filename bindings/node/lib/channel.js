@@ -1,32 +1,15 @@
 'use strict'
 /**
  * The package's way in from the engine: one native `WaitChannel` per
- * JavaScript environment, and the `drain` it calls.
- *
- * Everything the engine has for JavaScript (due probe calls, finished
- * waits, progress reports) waits in the channel; the first arrival wakes
- * `drain` once, through one weak threadsafe function. One `drain` turn
- * runs the due probe calls a few hundred at a time, handing each lot's
- * synchronous answers back in one native call (numbers in typed arrays,
- * texts in one byte buffer: see `Answers`), so the engine starts on them
- * while the next lot runs, then delivers every event. Answers of probes
- * that return a Promise are gathered as they settle and sent together
- * from a microtask. A pending wait keeps the process alive (one shared
- * timer while any is pending), so the process exits on its own when none
- * is. Tool calls (AURA's host tools) are answered one by one through
- * `settleToolCall`.
- *
- * A wait is its `WaitHandle` (`lib/waitfor.js`), kept here by slot from
- * its start to its end: a small number the native side finds the wait's
- * calls, events and controls by, reused once the wait has ended (the key,
- * never reused, tells a late call or event apart). The fields used here:
- * `_key`, `_slot`, `_probe`, `_bare`, `_cancelled`, `_resolve`,
- * `_reject`, `_onProgress`, `_onLog`. One object per wait, and no native object:
- * 10,000 waits ending together are that much less for the garbage
- * collector to copy while they end.
- *
- * Nothing here throws into a threadsafe function: a probe's throw,
- * rejection or unreadable value becomes that call's probe error.
+ * JavaScript environment (`src/channel.rs`), which calls `drain` once
+ * something waits in it. `drain` runs the due probe calls a lot at a time,
+ * handing each lot's answers back in one native call (`Answers`), then
+ * delivers the finished waits and progress reports. A wait is its
+ * `WaitHandle`, kept here by slot (reused once the wait has ended; the
+ * key, never reused, tells a late call or event apart). A pending wait
+ * keeps the process alive through one shared timer. Nothing here throws
+ * into the threadsafe function: a probe's throw, rejection or unreadable
+ * value is that call's probe error.
  * @module
  */
 
@@ -35,7 +18,7 @@ const { WaitforError, fromNative } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
 const { readEvents, rehearse, RESULT, DONE } = require('./events.js')
 
-/** Numbers per call in the batch `WaitChannel.take` writes. */
+/** Numbers per call in the batch `WaitChannel.take` writes (`src/batch.rs`). */
 const CALL_FIELDS = 5
 /** Calls taken at a time; their answers go back before the next are taken. */
 const CALLS_PER_TAKE = 256
@@ -53,17 +36,11 @@ let channel = null
 let keepAlive = null
 /** Due probe calls, as `WaitChannel.take` writes them. */
 const due = new Float64Array(CALL_FIELDS * CALLS_PER_TAKE)
-/**
- * The numbers of the events `WaitChannel.takeEvents` takes: grown when a
- * batch needs more, and kept (10,000 results at once leave it at 2-4 MiB).
- */
+/** The numbers `WaitChannel.takeEvents` writes: grown when a batch needs more, and kept. */
 let eventNumbers = new Float64Array(4096)
-/**
- * Pending waits from which results are rehearsed (see `rehearse`): enough
- * that they may well end together.
- */
+/** Pending waits from which results are rehearsed (see `rehearse`): enough that they may well end together. */
 const REHEARSE_FROM = 1000
-/** Answers of the probe calls run in this lot (never more than a lot: its arrays never grow). */
+/** Answers of the probe calls run in this lot. */
 const answers = new Answers(CALLS_PER_TAKE)
 /** Answers of Promises that settled since the last send. */
 const late = new Answers(64)
@@ -83,18 +60,12 @@ function lateAnswers() {
 }
 
 /**
- * Calls a wait's probe for the due call at `at`. A probe declared without
- * parameters gets no context object, and the call's times are not even
- * read: fractional milliseconds, each would be a number allocated on the
- * heap once passed from function to function (at 10,000 waits, most of
- * the garbage made while they poll).
- *
- * Its two call sites have seen two functions of this module before any
- * user's (V8 records call targets from a function's ninth call or so on,
- * hence the loop), so V8 never inlines a user's probe into the code that
- * runs it: when a probe's compiled code is thrown away (the flag it reads
- * changed, which is exactly when thousands of waits end together), the
- * package's compiled code stays.
+ * Calls a wait's probe for the due call at `at`; a probe declared without
+ * parameters gets no context (its times would be heap numbers: most of the
+ * garbage of 10,000 polling waits). The loop below shows both call sites
+ * two functions before any user's, so V8 never inlines a user's probe
+ * here: when the probe's code is thrown away (exactly when thousands of
+ * waits end together), the package's stays.
  */
 function callProbe(handle, at) {
   return handle._bare ? handle._probe() : handle._probe({ sample: due[at + 2], elapsedMs: due[at + 3], budgetMs: due[at + 4] })
@@ -104,10 +75,7 @@ for (let i = 0; i < 64; i++) {
   callProbe({ _bare: i % 4 < 2, _probe: seeds[i % 2] }, 0)
 }
 
-/**
- * Runs the due call at `at` (the probe of the wait in its slot with its
- * key), adding its answer to `answers` (or, later, to `late`).
- */
+/** Runs the due call at `at`, adding its answer to `answers` (or, once it settles, to `late`). */
 function runProbe(at) {
   const slot = due[at]
   const key = due[at + 1]
@@ -144,11 +112,7 @@ function report(callback, value) {
   }
 }
 
-/**
- * Hands a progress report to `handle`'s `_onProgress`, or a profile call's
- * notice (`{kind: 'progress' | 'log', ...}`) to its `_onProgress`
- * (`{progress, total, message}`) or `_onLog` (`{level, message}`).
- */
+/** Hands a progress report, or a profile call's notice (`{kind: 'progress' | 'log', ...}`), to `handle`'s callback. */
 function notify(handle, body) {
   if (body.kind === 'log') {
     if (handle._onLog) report(handle._onLog, { level: body.level, message: body.message })
@@ -157,11 +121,7 @@ function notify(handle, body) {
   }
 }
 
-/**
- * Delivers an event of wait `key` in `slot`: its result (`RESULT`), the
- * end of a profile call (`DONE`: `{output}` or `{error}`), or a progress
- * report or notice.
- */
+/** Delivers an event of wait `key` in `slot`: its result, a profile call's end (`{output}` or `{error}`), or a report. */
 function deliver(slot, key, kind, body) {
   const handle = handles[slot]
   if (handle === undefined || handle._key !== key) return
@@ -193,10 +153,8 @@ function runCalls() {
 }
 
 /**
- * Takes everything the channel has; called by the native channel. Due
- * calls run first: their answers reach the engine, which works on them on
- * another core while this thread reads the events (when thousands of
- * waits end at once, each call's answer is the next result).
+ * Takes everything the channel has. Due calls run first, so the engine
+ * works on their answers on another core while this thread reads the events.
  */
 function drain() {
   let events = null
@@ -227,11 +185,7 @@ function forget(handle) {
   }
 }
 
-/**
- * Registers `handle` (its `_probe`, `_bare`, `_onProgress`, `_resolve`
- * and `_reject` set) under a fresh key and a free slot, and starts it
- * with `launch(channel, slot, key)`; a throw leaves nothing registered.
- */
+/** Registers `handle` under a fresh key and a free slot and starts it with `launch(channel, slot, key)`; a throw leaves nothing registered. */
 function begin(handle, launch) {
   channel ??= new binding.WaitChannel(drain)
   const slot = freeSlots.pop() ?? handles.length
@@ -248,24 +202,12 @@ function begin(handle, launch) {
   keepAlive ??= setInterval(() => {}, 2 ** 30)
 }
 
-/**
- * Starts `handle`'s wait on `spec` (JSON text) with its JavaScript
- * `_probe`, or with the spec's built-in probe when it has none, reaching
- * only what `grants` (JSON text, optional) allow. Its `_resolve` gets the
- * result.
- */
+/** Starts `handle`'s wait on `spec` (JSON text) with its `_probe`, or the spec's built-in probe when it has none. */
 function startWait(handle, spec, policy, grants) {
   begin(handle, (ch, slot, key) => binding.startWait(ch, slot, key, spec, handle._probe !== undefined, handle._onProgress !== undefined, policy, grants))
 }
 
-/**
- * Starts `handle`'s profile call with the agent's `args` (JSON text);
- * `tools` (optional) answers the profile's host tool calls, `grants`
- * (JSON text, optional) bounds its built-in probes and tools. Its
- * `_resolve` gets the output, its `_reject` a `WaitforError`; its
- * `_onProgress` and `_onLog` the profile's notices (a refusal's before
- * the refusal is thrown).
- */
+/** Starts `handle`'s profile call with the agent's `args` (JSON text); a refusal's notices are delivered before it is thrown. */
 function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
   const notices = handle._onProgress !== undefined || handle._onLog !== undefined
   try {
@@ -294,51 +236,16 @@ function cancelWait(handle) {
   if (running(handle)) channel.cancelWait(handle._slot)
 }
 
-/** Hands the answer of tool call `id` to the waiting worker. */
-function settleTool(id, value) {
-  let answer
-  try {
-    answer = answerOf(value)
-  } catch (err) {
-    failTool(id, err)
-    return
-  }
-  try {
-    binding.settleToolCall(id, answer.flags, answer.text, answer.json)
-  } catch {
-    // settleToolCall only throws on a broken environment; nothing is waiting then.
-  }
-}
-
-function failTool(id, err) {
-  try {
-    binding.settleToolCall(id, ERROR, errorText(err))
-  } catch {
-    // As above.
-  }
-}
-
-/**
- * The dispatcher of a host's tools, called by the engine with
- * `(callId, name, args, budgetMs)`.
- */
+/** The dispatcher of a host's tools, called by the engine with `(reply, name, args, budgetMs)` (`src/bridge.rs`). */
 function toolDispatcher(tools) {
-  return (id, name, args, budgetMs) => {
-    let value
-    try {
-      value = tools(name, args, { budgetMs })
-      if (isThenable(value)) {
-        Promise.resolve(value).then(
-          (v) => settleTool(id, v),
-          (err) => failTool(id, err),
-        )
-        return
-      }
-    } catch (err) {
-      failTool(id, err)
-      return
-    }
-    settleTool(id, value)
+  return (reply, name, args, budgetMs) => {
+    new Promise((resolve) => resolve(tools(name, args, { budgetMs })))
+      .then(answerOf)
+      .then(
+        (answer) => reply.settle(answer.flags, answer.text, answer.json),
+        (err) => reply.settle(ERROR, errorText(err)),
+      )
+      .catch(() => {}) // settle only throws on a broken environment; nothing is waiting then.
   }
 }
 

@@ -1,24 +1,6 @@
 'use strict'
-/**
- * Typed errors: every refusal of the package is a `WaitforError` with a
- * stable `code`.
- * @module
- */
+/** The caller's values checked and converted at the edge: `WaitforError` (see waitfor.d.ts) and its helpers. */
 
-/**
- * A refusal, in the shape core gives errors in every language: `code`,
- * `field` and `rule` (`null` unless the error is about one field of the
- * input), `message`. The codes: a refused wait spec (`invalid_spec`), refused
- * arguments of a tool call or a function (`invalid_arguments`), an unknown
- * profile or tool name (`unknown_profile`), a profile that could not finish
- * (`runtime`), an invalid `wait/1` envelope (`invalid_wait`, with
- * `errors`), an event source problem (`bad_cursor`, `source_replaced`,
- * `io`), a bug (`internal`).
- *
- * @example
- * try { await wait({ until: { matches: '(' }, regex: true }, () => '') }
- * catch (e) { if (e instanceof WaitforError) console.log(e.code, e.field, e.rule) }
- */
 class WaitforError extends Error {
   /**
    * @param {{code: string, message: string, field?: string, rule?: string, errors?: string[]}} detail
@@ -27,17 +9,19 @@ class WaitforError extends Error {
   constructor(detail, options) {
     super(detail.message, options)
     this.name = 'WaitforError'
-    /** @type {string} */
     this.code = detail.code
-    /** @type {string|null} */
     this.field = detail.field ?? null
-    /** @type {string|null} */
     this.rule = detail.rule ?? null
     if (detail.errors !== undefined) this.errors = detail.errors
   }
 }
 
-/** The typed error a native refusal carries as JSON in its message. */
+/** An `invalid_arguments` error about `field`. */
+function invalid(field, message, rule = 'wrong_type') {
+  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule })
+}
+
+/** The typed error a native refusal carries as JSON in its message (see src/errors.rs). */
 function fromNative(err) {
   if (err instanceof WaitforError) return err
   let detail
@@ -70,7 +54,7 @@ function finiteOnly(key, value) {
   return value
 }
 
-/** A value as JSON text, or a typed error naming `field`. */
+/** A value as JSON text (a string is taken as JSON text already), or a typed error naming `field`. */
 function toJson(field, value) {
   if (typeof value === 'string') return value
   let text
@@ -79,10 +63,39 @@ function toJson(field, value) {
   } catch (err) {
     throw new WaitforError({ code: 'invalid_arguments', message: `${field}: not JSON: ${err.message}`, field, rule: 'invalid_json' }, { cause: err })
   }
-  if (text === undefined) {
-    throw new WaitforError({ code: 'invalid_arguments', message: `${field}: must be a JSON object`, field, rule: 'wrong_type' })
-  }
+  if (text === undefined) throw invalid(field, 'must be a JSON object')
   return text
 }
 
-module.exports = { WaitforError, fromNative, native, toJson }
+/** The `grants` option (see `Grants` in waitfor.d.ts) as the JSON text the engine reads; undefined grants nothing. */
+function grantsJson(grants) {
+  if (grants === undefined || grants === null) return undefined
+  if (typeof grants !== 'object' || Array.isArray(grants)) throw invalid('options.grants', 'must be an object')
+  const { commands = 'none', fileRoots = [], tmuxSocketPaths = false, ...rest } = grants
+  const unknown = Object.keys(rest)
+  if (unknown.length > 0) {
+    throw invalid(`options.grants.${unknown[0]}`, 'unknown; grants take commands, fileRoots and tmuxSocketPaths', 'unknown_field')
+  }
+  const names = (value) => Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '')
+  if (commands !== 'none' && commands !== 'any' && !names(commands)) {
+    throw invalid('options.grants.commands', "must be 'none', 'any' or an array of program names")
+  }
+  if (!names(fileRoots)) throw invalid('options.grants.fileRoots', 'must be an array of directory paths')
+  if (typeof tmuxSocketPaths !== 'boolean') throw invalid('options.grants.tmuxSocketPaths', 'must be a boolean')
+  return JSON.stringify({ commands, file_roots: fileRoots, tmux_socket_paths: tmuxSocketPaths })
+}
+
+/** The `policy` option (see `Policy` in waitfor.d.ts) checked: a limit the host misspelled must not silently not apply. */
+function checkPolicy(policy) {
+  if (policy === undefined || policy === null) return undefined
+  if (typeof policy !== 'object' || Array.isArray(policy)) throw invalid('options.policy', 'must be an object')
+  for (const [key, value] of Object.entries(policy)) {
+    if (key !== 'maxWaitCeilingMs' && key !== 'outputCapBytes') {
+      throw invalid(`options.policy.${key}`, 'unknown; policy takes maxWaitCeilingMs and outputCapBytes', 'unknown_field')
+    }
+    if (value !== undefined && typeof value !== 'number') throw invalid(`options.policy.${key}`, 'must be a number')
+  }
+  return policy
+}
+
+module.exports = { WaitforError, invalid, fromNative, native, toJson, grantsJson, checkPolicy }

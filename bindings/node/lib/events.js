@@ -1,17 +1,10 @@
 'use strict'
 /**
  * Reads the events `WaitChannel.takeEvents` hands over: numbers and one
- * text, written by the native `events` module (see its documentation for
- * the form). A wait's result is built with one object literal: for
- * 10,000 results, 3-8 times cheaper than parsing their JSON once the JIT
- * has compiled this, and about a third cheaper on first use. The object is
- * the result's JSON form, field for field and in the same order.
- *
- * When 10,000 waits end together, each result's objects are copied by
- * the garbage collector while they are young: a string equal to the one
- * read before it for the same field is reused, not copied (see `string`).
- * And the first time in a process, V8 would not have compiled this reader
- * yet: `rehearse` has it compiled beforehand.
+ * text, in the form `src/events.rs` documents. A result is built with one
+ * object literal, field for field the result's JSON form: 3-8 times
+ * cheaper than parsing JSON for 10,000 results. `rehearse` has V8 compile
+ * this reader before thousands of real results come at once.
  * @module
  */
 
@@ -24,25 +17,16 @@ const RESULT = 2
 
 /**
  * The batch being read and where in it: module state, so the readers
- * below are plain functions made once. Closures made per batch, with the
- * whole result built inside one function, cost V8 a big function to
- * compile three times (on-stack, then whole, then again once the result
- * fields' types settled): on a 2-core machine, 100 ms of compiling beside
- * the JavaScript thread when 10,000 waits end together. Nothing read here
- * calls back into `readEvents` (a report callback cannot reach it), so
- * one cursor is enough.
+ * are small functions made once (a closure per batch cost V8 100 ms of
+ * compiling when 10,000 waits ended together). Nothing read here calls
+ * back into `readEvents`, so one cursor is enough.
  */
 let numbers = null
 let text = ''
 let at = 0
 let textAt = 0
 
-/**
- * The next whole number. Numbers that fit are made small integers:
- * `Float64Array` reads are doubles, which V8 would box on the heap in
- * each result (and its compiled code would be thrown away when a field
- * held a small integer before); JSON.parse gives small integers too.
- */
+/** The next whole number, a small integer when it fits (as JSON.parse gives; a double would be boxed in each result). */
 function whole() {
   const value = numbers[at++]
   return value >= -0x40000000 && value < 0x40000000 ? value | 0 : value
@@ -57,10 +41,8 @@ const recent = ['', '', '']
 
 /**
  * The next string (null for length -1). One equal to the last read for
- * the same `field` is that string again, not a copy: when thousands of
- * waits end together their outcomes and lines mostly repeat, and each
- * string less is one object less for the garbage collector to copy while
- * the results are still young.
+ * the same `field` is that string again: results ending together mostly
+ * repeat them, and each string less is one less for the collector to copy.
  */
 function string(field) {
   const length = whole()
@@ -114,12 +96,7 @@ function result() {
   }
 }
 
-/**
- * Calls `onEvent(slot, key, kind, body)` for each event written as the
- * first `count` numbers of `eventNumbers` and `eventText`, in order:
- * `body` is the result for `RESULT`, the parsed JSON (`{output}` or
- * `{error}`, or the report) otherwise.
- */
+/** Calls `onEvent(slot, key, kind, body)` for each event in the first `count` numbers and the text, in order. */
 function readEvents(eventNumbers, count, eventText, onEvent) {
   numbers = eventNumbers
   text = eventText
@@ -150,11 +127,7 @@ BODIES[PROGRESS] = json
 BODIES[DONE] = json
 BODIES[RESULT] = result
 
-/**
- * Made-up events, numbers and text, that get V8 ready before real ones
- * come (the seeding below and `rehearse`). Slot 0 and key 0: no wait has
- * key 0, so none could be reached even if one were delivered.
- */
+/** Made-up events that get V8 ready before real ones come; no wait has key 0. */
 const MADE_UP = {
   /** The end of a profile call whose body is `{}`. */
   done: [[0, 0, DONE, 2], '{}'],
@@ -181,16 +154,10 @@ function ignore() {}
 function discard() {}
 
 /*
- * Before any real event, both calls in `readEvents` have seen two
- * functions (V8 records call targets from a function's ninth call or so
- * on, hence the loop), so V8 inlines neither there:
- * - `read()` has seen both readers: compiled apart, `result` is compiled
- *   once, not again inside `readEvents` on its stack and then whole
- *   (compiling it three times cost 100 ms of a core beside the JavaScript
- *   thread when 10,000 waits ended together);
- * - `onEvent` has seen `ignore` and `discard`: the package's `deliver` is
- *   never inlined from made-up events (`rehearse` compiles `readEvents`),
- *   which would throw the compiled code away at the first real one.
+ * Both calls in `readEvents` see two functions before any real event, so
+ * V8 inlines neither: `result` is compiled once on its own, and `deliver`
+ * is never inlined from made-up events (its code would be thrown away at
+ * the first real one).
  */
 {
   const { numbers, text } = madeUp([MADE_UP.done, MADE_UP.matched], 2)
@@ -204,18 +171,10 @@ let rehearsing = false
 let rehearsed = 0
 
 /**
- * Once per process, reads 4,000 made-up results, 250 per turn of the
- * event loop (about 1 ms each; up to 5 with a garbage collection),
- * delivering them nowhere: about what V8 needs to compile `result` and
- * `readEvents`. Without it, the first time 10,000 waits ended together
- * their results were read by the interpreter while the compiler worked
- * beside it, and the last of them came 30-40 ms later (p99 of
- * `bench/node/concurrent.mjs`). Two shapes of result, so V8 has seen
- * each field's kinds of value: a field that held only null and then a
- * number would cost compiled code.
- *
- * The package calls this once enough waits are pending that they may end
- * together; later calls do nothing.
+ * Once per process, reads 4,000 made-up results of two shapes, 250 per
+ * turn of the event loop, delivering them nowhere: V8 then has `result`
+ * compiled before 10,000 waits end together (without it the last result
+ * came 30-40 ms later). Later calls do nothing.
  */
 function rehearse() {
   if (rehearsing) return
@@ -235,4 +194,4 @@ function rehearsedResults() {
   return rehearsed
 }
 
-module.exports = { readEvents, rehearse, rehearsedResults, PROGRESS, DONE, RESULT }
+module.exports = { readEvents, rehearse, rehearsedResults, DONE, RESULT }

@@ -1,15 +1,8 @@
 'use strict'
 /**
  * `libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
- * official TypeScript SDK (`@modelcontextprotocol/sdk` 1.x), listed with the
- * exact JSON Schemas libwaitfor defines.
- *
- * @example
- * const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
- * const { registerWaitTools } = require('libwaitfor/mcp')
- * const server = new McpServer({ name: 'app', version: '1.0.0' })
- * server.registerTool('get_status', { inputSchema: { id: z.string() } }, getStatus)
- * registerWaitTools(server, { profiles: ['aura/wait_for'], tools: ['get_status'] })
+ * official TypeScript SDK 1.x, listed with their exact JSON Schemas; its API
+ * is documented in mcp.d.ts.
  * @module
  */
 
@@ -24,10 +17,7 @@
 // wrapping uses its handler table, `_requestHandlers` (a Map by method).
 
 const { callTool, profiles: definitions, WaitforError } = require('./waitfor.js')
-
-function invalid(field, message) {
-  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule: 'wrong_type' })
-}
+const { invalid } = require('./errors.js')
 
 function isNames(value) {
   return Array.isArray(value) && value.every((v) => typeof v === 'string')
@@ -70,28 +60,6 @@ function resultText(result) {
   return text
 }
 
-/**
- * Registers libwaitfor profiles as tools of an `McpServer`, each with the
- * profile's exact `inputSchema`, `outputSchema`, title, description and
- * annotations. A call sends the profile's progress as `notifications/progress`
- * (with the `total` and `message` its original tool sends) when the client gave a
- * progress token, and its log warnings as `notifications/message` when the server
- * declared the `logging` capability; it ends when the client cancels it, and answers a refusal as a tool error (`isError`, text
- * `code: message`). AURA's `wait_for` probes the server's own tools named in
- * `tools`, called as a client would call them; without `tools` its built-in
- * `run_command` and `read_file` reach only what `grants` allow (nothing by
- * default), as do the other profiles' file readers and tmux sockets. `wait_for`'s
- * annotations follow what it can do: destructive when it probes lent tools, unless
- * `toolsReadOnly` says they only read, or when `grants` lets `run_command` run programs.
- *
- * @param {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer} server
- * @param {{profiles: string[], grants?: object, tools?: string[], toolsReadOnly?: boolean}} options
- * @returns {Record<string, object>} the SDK's `RegisteredTool` of each, by tool name
- *
- * @example
- * const tools = registerWaitTools(server, { profiles: ['ouro/wait'], grants: { fileRoots: ['/var/log/app'] } })
- * tools.wait_for_event.disable()
- */
 /**
  * AURA's `wait_for` annotations for what it can do: it calls the lent `tools` again
  * and again (read-only only if the host says they are), or else its built-in tools

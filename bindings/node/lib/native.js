@@ -1,14 +1,8 @@
 'use strict'
 /**
- * The native add-on, loaded once by napi-rs's generated `index.js`, which
- * picks the prebuilt platform package that fits (`libwaitfor-linux-x64-gnu`,
- * ...: the package's `optionalDependencies`) or a `.node` file built in
- * place. When none loads, the error names this host and the platforms that
- * have a prebuilt add-on; napi-rs's own error stays as its `cause`.
- *
- * @example
- * const binding = require('./native.js')
- * @module
+ * The native add-on, through napi-rs's generated loader (`index.js`); when
+ * none loads, the error names this host and the platforms with a prebuilt
+ * add-on, napi-rs's error as its `cause`.
  */
 
 /** `linux-x64-gnu` for this host: the suffix of its platform package. */

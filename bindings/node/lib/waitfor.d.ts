@@ -154,6 +154,7 @@ export interface Grants {
   tmuxSocketPaths?: boolean
 }
 
+/** What `wait` and `start` take; any other option is refused (`invalid_arguments`, rule `unknown_field`). */
 export interface WaitOptions {
   /** Aborting resolves the wait with outcome `cancelled`. */
   signal?: AbortSignal
@@ -238,6 +239,7 @@ export interface ToolLog {
   message: string
 }
 
+/** What `callTool` takes; any other option is refused (`invalid_arguments`, rule `unknown_field`). */
 export interface CallToolOptions {
   /** Aborting cancels the wait; the profile decides what a cancelled call returns. */
   signal?: AbortSignal

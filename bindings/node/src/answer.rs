@@ -1,10 +1,8 @@
-//! A JavaScript answer as the engine reads it.
-//!
-//! `lib/probe.js` turns whatever a probe or tool returned (or threw) into
-//! plain parts: flag bits, one text, the JSON text of a structured value,
-//! an exit code. [`observation`] rebuilds the engine's answer from them, so
-//! both ways back (batched probe answers and tool calls) read values the
-//! same way.
+//! A JavaScript answer as the engine reads it: `lib/answer.js` turns what a
+//! probe or tool returned (or threw) into flag bits, one text, the JSON
+//! text of a structured value and an exit code; [`observation`] rebuilds
+//! the engine's answer from them, for batched probe answers and tool calls
+//! alike.
 
 use serde_json::Value;
 use waitfor::{Observation, ProbeError};
@@ -23,7 +21,7 @@ pub const GONE: u8 = 16;
 /// What a probe or tool call answered.
 pub type Answer = Result<Observation, ProbeError>;
 
-/// The engine's answer from the parts `lib/probe.js` sends.
+/// The engine's answer from the parts `lib/answer.js` sends.
 ///
 /// ```ignore
 /// let obs = observation(TEXT | EXIT, "done".into(), None, 3).unwrap();

@@ -1,25 +1,11 @@
-//! JavaScript probes, called in batches: one JavaScript turn runs every
-//! probe call that is due, and one native call hands all their answers
-//! back.
-//!
-//! A wait's probe is a [`JsProbe`], an [`AsyncProbe`]: on the engine's
-//! scheduler thread, `begin` only pushes the call, with its [`Reply`],
-//! into its environment's channel (see `channel`). No thread waits for
-//! JavaScript. On the JavaScript thread, `lib/channel.js` takes the
-//! due calls into a reused typed array ([`WaitChannel::take`]), runs each
-//! wait's probe function (it keeps them by slot), and sends the answers
-//! back together ([`WaitChannel::settle`], one engine wake for the lot):
-//! numbers in typed arrays and every text in one byte buffer, so no
-//! JavaScript string or array is read per answer. Answers of probes that
-//! return a Promise follow in later sends.
-//!
-//! A wait has at most one call in flight, and the engine abandons a call
-//! only when the wait ends, so calls are known by their wait's slot and
-//! key (see `replies`). Keys are never reused (JavaScript counts them up
-//! to 2^53), so a late answer never reaches another wait. The replies of
-//! taken calls stay on the JavaScript thread until answered: a wait that
-//! ends meanwhile has already abandoned its call in the engine, and its
-//! reply goes when the slot's next wait takes its place.
+//! JavaScript probes, called in batches. A wait's probe is a [`JsProbe`]
+//! (an [`AsyncProbe`]): `begin` only queues the call, with its [`Reply`],
+//! in its environment's channel; no thread waits for JavaScript. On the
+//! JavaScript thread, `lib/channel.js` takes the due calls into a typed
+//! array ([`WaitChannel::take`]), runs them, and sends the answers back
+//! together ([`WaitChannel::settle`]: numbers in typed arrays, the texts in
+//! one byte buffer). A wait has at most one call in flight, so a call is
+//! known by its wait's slot and never-reused key (see `slots`).
 
 use std::sync::Arc;
 
@@ -40,7 +26,7 @@ pub struct Call {
     fields: [f64; CALL_FIELDS],
     /// The wait's token: cancelled once the wait has ended.
     cancel: CancelToken,
-    /// Where the call answers; kept by the channel's `Replies` once
+    /// Where the call answers; kept by the channel's `replies` once
     /// JavaScript has taken the call.
     reply: Reply,
 }
@@ -52,9 +38,8 @@ impl Call {
     }
 }
 
-/// The answers of one [`WaitChannel::settle`] call, as JavaScript wrote
-/// them: per call, numbers in typed arrays and its text and JSON text one
-/// after the other in `bytes` (`lens`: two byte lengths per call).
+/// The answers of one [`WaitChannel::settle`] call, as `Answers` in
+/// `lib/answer.js` writes them.
 struct Batch<'a> {
     flags: &'a [u8],
     exit_codes: &'a [i32],
@@ -63,9 +48,8 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// Answer `i`, whose text starts at byte `at`; returns it and where
-    /// the next one starts. `lens` and `bytes` are long enough (checked
-    /// by `settle`).
+    /// Answer `i`, whose text starts at byte `at`, and where the next one
+    /// starts (`settle` checked the lengths).
     fn answer(&self, i: usize, at: usize) -> (Answer, usize) {
         let (text_len, json_len) = (self.lens[2 * i] as usize, self.lens[2 * i + 1] as usize);
         let text = &self.bytes[at..at + text_len];
@@ -112,19 +96,15 @@ impl WaitChannel {
             fields.copy_from_slice(&call.fields);
             let (slot, key) = call.wait();
             // A reply the slot still held belongs to a wait that has ended.
-            drop(replies.put(slot, key, call.reply));
+            drop(replies.put(slot, (key, call.reply)));
             written += 1;
         }
         written
     }
 
-    /// Answers `count` probe calls in flight, all at once: per call its
-    /// wait's slot and key, flags (see `lib/answer.js`), exit code, and
-    /// two byte lengths in `lens`: of its text (the message of an error)
-    /// and of its JSON text (empty unless flagged JSON), which follow one
-    /// another in `bytes`, call after call. Answers for waits that have
-    /// ended are ignored. Throws only when the arrays are shorter than
-    /// `count` (or `bytes` than the lengths).
+    /// Answers `count` probe calls in flight, all at once (see `Answers`
+    /// in `lib/answer.js`); answers for waits that have ended are ignored.
+    /// Throws only when the arrays are shorter than `count` says.
     #[napi]
     #[allow(clippy::too_many_arguments)]
     pub fn settle(
@@ -156,7 +136,12 @@ impl WaitChannel {
             slots[..n]
                 .iter()
                 .zip(&keys[..n])
-                .map(|(&slot, &key)| replies.take(slot, key as u64))
+                .map(|(&slot, &key)| {
+                    let key = key as u64;
+                    replies
+                        .take_if(slot, |held| held.0 == key)
+                        .map(|(_, reply)| reply)
+                })
                 .collect()
         };
         let batch = Batch {
@@ -205,8 +190,6 @@ impl AsyncProbe for JsProbe {
             cancel: ctx.cancel.clone(),
             reply,
         };
-        // No wake-up per call: the channel wakes JavaScript once the
-        // scheduler has begun the batch (`CallsBegun`).
         self.channel.queue(call);
     }
 

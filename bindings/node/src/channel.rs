@@ -1,18 +1,10 @@
 //! One JavaScript environment's way in from the engine: due probe calls,
-//! finished waits and progress reports all queue in one channel, and one
-//! weak threadsafe function tells JavaScript there is something to take.
-//!
-//! Whatever the engine has for JavaScript, from any thread, goes into the
-//! [`Channel`]; only the first arrival since JavaScript last looked queues
-//! a call of the `drain` function. That one JavaScript turn takes everything
-//! (`takeEvents`, then `take` for probe calls, see `batch`), so 10,000
-//! waits cost one libuv wake-up per batch, not one per call or result,
-//! and no wait owns a threadsafe function (each would be one more libuv
-//! handle that every wake-up scans).
-//!
-//! The threadsafe function is weak: the package keeps the process alive
-//! while a wait is pending (`lib/channel.js`), and lets it exit on its own
-//! when none is.
+//! finished waits and progress reports all queue in one [`Channel`], and
+//! only the first arrival since JavaScript last looked calls `drain`
+//! (`lib/channel.js`) through one weak threadsafe function, which takes
+//! everything: one libuv wake-up per batch, and no threadsafe function
+//! (libuv handle) per wait. Weak: the package keeps the process alive
+//! while a wait is pending.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,16 +12,17 @@ use std::sync::Arc;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use napi::bindgen_prelude::{Float64ArraySlice, Function, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
-use waitfor::{CallsBegun, Engine, WaitControl, WaitResult};
+use waitfor::{Reply, WaitControl, WaitResult};
 
 use crate::batch::Call;
+use crate::bridge::{dispatch, Dispatch};
 use crate::errors;
 use crate::events::{Events, TakenEvents};
-use crate::replies::{Replies, Slots};
+use crate::slots::Slots;
 
 thread_local! {
     /// Where an engine thread writes an event before it appends it to the
@@ -39,13 +32,9 @@ thread_local! {
 }
 
 /// What the engine has for one JavaScript environment, and the way to
-/// wake it.
-///
-/// The JavaScript thread never waits for a lock an engine thread may hold
-/// while it is preempted (on a busy machine that held JavaScript up for
-/// milliseconds at a time): probe calls come through a lock-free queue,
-/// and the events lock is held only to append a written event or to take
-/// them all.
+/// wake it. Probe calls come through a lock-free queue and the events lock
+/// is held only to append or take, so the JavaScript thread never waits
+/// long for an engine thread preempted with a lock.
 pub struct Channel {
     /// A `drain` call is queued and has not taken the events yet.
     woken: AtomicBool,
@@ -53,16 +42,16 @@ pub struct Channel {
     calls: (Sender<Call>, Receiver<Call>),
     /// Finished waits and progress reports, in order.
     events: Mutex<Events>,
-    wake: ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true>,
+    wake: Dispatch<()>,
 }
 
 impl Channel {
-    /// Queues a probe call without waking JavaScript: the engine's
-    /// scheduler begins calls in batches and then says so (see the
-    /// `CallsBegun` impl below).
+    /// Queues a probe call, and wakes JavaScript unless a wake is queued
+    /// already: the calls begun until JavaScript looks go in one batch.
     pub fn queue(&self, call: Call) {
         // The receiver lives as long as the channel: this cannot fail.
         let _ = self.calls.0.send(call);
+        self.wake_unless_woken();
     }
 
     /// The next call JavaScript has not taken, if any.
@@ -119,17 +108,6 @@ impl Channel {
     }
 }
 
-/// The scheduler has begun a batch of calls: JavaScript is woken once for
-/// all the calls queued, unless a wake is queued already or JavaScript has
-/// taken them all.
-impl CallsBegun for Channel {
-    fn calls_begun(&self) {
-        if !self.calls.1.is_empty() {
-            self.wake_unless_woken();
-        }
-    }
-}
-
 /// The channel of one JavaScript environment (internal: made once by the
 /// package's `lib/channel.js`, which every wait goes through).
 #[napi]
@@ -137,7 +115,7 @@ pub struct WaitChannel {
     pub(crate) channel: Arc<Channel>,
     /// Where each wait's probe call in flight answers (only this thread
     /// touches it: calls bring their replies along, see `batch`).
-    pub(crate) replies: RefCell<Replies>,
+    pub(crate) replies: RefCell<Slots<(u64, Reply)>>,
     /// Each wait's controls, by slot (a slot's next wait replaces them;
     /// the package only uses a slot's controls while its wait runs).
     controls: RefCell<Slots<WaitControl>>,
@@ -149,19 +127,12 @@ impl WaitChannel {
     /// something arrives; `drain` must not throw.
     #[napi(constructor)]
     pub fn new(drain: Function<'static, (), Unknown<'static>>) -> napi::Result<Self> {
-        let wake = drain
-            .build_threadsafe_function()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build()?;
         let channel = Arc::new(Channel {
             woken: AtomicBool::new(false),
             calls: unbounded(),
             events: Mutex::default(),
-            wake,
+            wake: dispatch(&drain)?,
         });
-        let hook: Arc<dyn CallsBegun> = channel.clone();
-        Engine::global().on_calls_begun(Arc::downgrade(&hook));
         Ok(Self {
             channel,
             replies: RefCell::default(),
@@ -192,11 +163,9 @@ impl WaitChannel {
         }
     }
 
-    /// Takes the finished waits and progress reports in the order they
-    /// came, their numbers written into `into` (read with the text by
-    /// `lib/events.js`), or null when there are none. When `into` is too
-    /// short nothing is taken and there is no text: `count` says how many
-    /// numbers there are. Every drain calls it first.
+    /// Takes the finished waits and progress reports in order, their
+    /// numbers written into `into` (see `events`), or null when there are
+    /// none; when `into` is too short, only `count` is set.
     #[napi]
     pub fn take_events(&self, mut into: Float64ArraySlice<'_>) -> Option<TakenEvents> {
         // SAFETY: this runs on the JavaScript thread, which owns the array
@@ -211,12 +180,6 @@ impl WaitChannel {
 
 /// A wait key from JavaScript: a whole number below 2^53.
 pub fn key(key: f64) -> napi::Result<u64> {
-    if key.is_finite() && key >= 0.0 && key.fract() == 0.0 && key <= 9.007_199_254_740_991e15 {
-        Ok(key as u64)
-    } else {
-        Err(errors::other(
-            "internal",
-            format!("wait key {key} is not a whole number"),
-        ))
-    }
+    crate::waits::whole_from(0.0, key)
+        .ok_or_else(|| errors::other("internal", format!("wait key {key} is not a whole number")))
 }

@@ -50,6 +50,11 @@ pub fn input(what: &str, text: &str) -> napi::Result<Value> {
     })
 }
 
+/// Refused arguments: code `invalid_arguments` naming `field` and `rule`.
+pub fn invalid(field: &str, rule: &str, message: String) -> napi::Error {
+    typed(json!({"code": "invalid_arguments", "field": field, "rule": rule, "message": message}))
+}
+
 /// Any other refusal, with its own code.
 pub fn other(code: &str, message: impl std::fmt::Display) -> napi::Error {
     typed(json!({"code": code, "field": null, "rule": null, "message": message.to_string()}))

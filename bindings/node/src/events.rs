@@ -1,10 +1,6 @@
-//! Finished waits and progress reports on their way to JavaScript, written
-//! as a stream of numbers and one text instead of JSON.
-//!
-//! JavaScript builds a wait's result from this stream with one object
-//! literal (`lib/events.js`), cheaper than parsing the result's JSON: when
-//! 10,000 waits end within one interval, their results are read on the
-//! JavaScript thread, which also runs their probes.
+//! Finished waits and progress reports on their way to JavaScript, as a
+//! stream of numbers and one text, which `lib/events.js` reads into
+//! objects more cheaply than it would parse JSON.
 //!
 //! Every event is `slot, key, kind` (the wait's slot and key, see
 //! `lib/channel.js`) and then its body, in this order:
@@ -35,10 +31,8 @@ pub struct Events {
     text: String,
 }
 
-/// What `WaitChannel.takeEvents` took: `count` numbers written into the
-/// caller's array and the events' text, read by the package's
-/// `lib/events.js` (see the `events` module for the form). Without `text`
-/// nothing was taken: the array holds fewer than `count` numbers.
+/// What `WaitChannel.takeEvents` took: `count` numbers and the text;
+/// without `text` nothing was taken (the array is shorter than `count`).
 #[napi(object)]
 pub struct TakenEvents {
     pub count: u32,
@@ -65,12 +59,9 @@ impl Events {
     }
 
     /// Copies the numbers written so far into `into` and hands the text
-    /// over, then starts over; takes nothing when `into` is too short.
-    ///
-    /// A copy into the caller's reused array, not a new typed array over
-    /// this memory: V8 threw away the compiled code of every function
-    /// reading typed arrays the first time an external one appeared,
-    /// which was the first wait's end.
+    /// over, then starts over; takes nothing when `into` is too short. (An
+    /// external typed array instead would make V8 throw away the compiled
+    /// code of every function reading typed arrays.)
     pub fn take_into(&mut self, into: &mut [f64]) -> TakenEvents {
         let count = u32::try_from(self.numbers.len()).unwrap_or(u32::MAX);
         let Some(into) = into.get_mut(..self.numbers.len()) else {

@@ -8,13 +8,13 @@ use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::profiles::{self, Host, ToolCaller};
-use waitfor::{Engine, Policy, WaitOptions};
+use waitfor::{Engine, ErrorInfo, WaitOptions};
 
-use crate::bridge::JsTools;
-use crate::channel::WaitChannel;
+use crate::bridge::{dispatch, JsTools, ToolArgs, ToolReply};
+use crate::channel::{self, WaitChannel};
 use crate::errors;
 use crate::events;
-use crate::waits::{start, whole, Sink};
+use crate::waits::{start, whole};
 
 /// Every profile and its MCP tool object: `[{profile, tool}]`.
 #[napi]
@@ -40,12 +40,12 @@ pub fn start_tool_call(
     key: f64,
     profile: String,
     args: String,
-    tools: Option<Function<'static, FnArgs<(u32, String, Value, f64)>, Unknown<'static>>>,
+    tools: Option<Function<'static, FnArgs<(ToolReply, String, Value, f64)>, Unknown<'static>>>,
     notices: bool,
     max_wait_ceiling_ms: Option<f64>,
     grants: Option<String>,
 ) -> napi::Result<()> {
-    let sink = Sink::new(channel, slot, key)?;
+    let key = channel::key(key)?;
     let args = errors::input("arguments", &args)?;
     let mut host = Host {
         grants: crate::waits::grants(grants.as_deref())?,
@@ -55,12 +55,10 @@ pub fn start_tool_call(
         host.max_wait_ceiling = Some(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
     }
     if let Some(f) = tools {
-        let dispatch = f
-            .build_threadsafe_function()
-            .weak::<true>()
-            .callee_handled::<false>()
-            .build()?;
-        host.tools = Some(Arc::new(JsTools { dispatch }) as Arc<dyn ToolCaller>);
+        let tools: Arc<dyn ToolCaller> = Arc::new(JsTools {
+            dispatch: dispatch::<ToolArgs>(&f)?,
+        });
+        host.tools = Some(tools);
     }
     let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| {
         let sent = profiles::refusal_notices(&profile, &e);
@@ -70,8 +68,7 @@ pub fn start_tool_call(
     let report = notices.then(|| Arc::new(prepared.report));
     let mut options = WaitOptions::default().policy(prepared.policy);
     if let Some(report) = report.clone() {
-        let channel = sink.on.channel.clone();
-        let (slot, key) = (sink.slot, sink.key);
+        let channel = channel.channel.clone();
         options = options.on_progress(move |p| {
             for notice in report.progress(p) {
                 channel.event(slot, key, events::PROGRESS, &notice.to_json().to_string());
@@ -79,7 +76,9 @@ pub fn start_tool_call(
         });
     }
     start(
-        sink,
+        channel,
+        slot,
+        key,
         |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
         options,
         false,
@@ -89,20 +88,16 @@ pub fn start_tool_call(
             }
             let done = match render(result) {
                 Ok(output) => json!({ "output": output }),
-                Err(err) => json!({ "error": error_json(&err) }),
+                Err(err) => {
+                    // The message names the kind too: "invalid arguments: ...".
+                    let mut error = ErrorInfo::from(&err).to_json();
+                    error["message"] = err.to_string().into();
+                    json!({ "error": error })
+                }
             };
             channel.event(slot, key, events::DONE, &done.to_string());
         },
     )
-}
-
-fn error_json(err: &profiles::ToolError) -> Value {
-    match err {
-        profiles::ToolError::InvalidArguments(e) => json!({
-            "code": err.code(), "message": err.to_string(), "field": e.field, "rule": e.rule,
-        }),
-        other => json!({"code": other.code(), "message": other.to_string()}),
-    }
 }
 
 /// Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
@@ -119,11 +114,4 @@ pub fn simulate(vector: String) -> napi::Result<Value> {
 #[napi]
 pub fn unknown_tool() -> &'static str {
     profiles::UNKNOWN_TOOL
-}
-
-/// The default policy's limits: `[maxWaitCeilingMs, outputCapBytes]`.
-#[napi]
-pub fn default_policy() -> Vec<f64> {
-    let p = Policy::default();
-    vec![p.max_wait_ceiling.as_millis() as f64, p.output_cap as f64]
 }

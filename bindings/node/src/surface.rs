@@ -1,6 +1,6 @@
-//! Core's shared surface for the package (internal; see `lib/surface.js`):
-//! finding a profile, checking a tool call without running it, parsing a
-//! pane id.
+//! Core's shared surface (see `lib/waitfor.js`): finding a profile,
+//! checking a tool call without running it, parsing a pane id, recording
+//! keys sent to a tmux pane.
 
 use napi_derive::napi;
 use serde_json::Value;
@@ -33,4 +33,19 @@ pub fn check_arguments(name: String, args: String, grants: Option<String>) -> na
 #[napi]
 pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
     waitfor::parse_pane_id(&pane_id, "pane_id").map_err(|e| errors::arguments(&e))
+}
+
+/// Records, now, keys this process sent to a pane with `tmux send-keys`
+/// (see `recordSendKeys`), in core's process-wide registry: every pane
+/// wait then discounts their echo.
+#[napi]
+pub fn record_send_keys(
+    socket_name: Option<String>,
+    pane_id: String,
+    keys: Vec<String>,
+    literal: bool,
+    enter: bool,
+) {
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    waitfor::tmux::record_send_keys(socket_name.as_deref(), &pane_id, &keys, literal, enter);
 }

@@ -1,5 +1,5 @@
 //! Starting waits, with a JavaScript probe or the spec's built-in one
-//! (profiles: `profiles`); their ends and progress reports go to
+//! (profile calls: `profiles`); their ends and progress reports go to
 //! JavaScript through their environment's channel.
 
 use std::time::Duration;
@@ -13,82 +13,61 @@ use crate::channel::{self, Channel, WaitChannel};
 use crate::errors;
 use crate::events;
 
-/// The host's limits for one wait, in milliseconds and bytes.
+/// The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`).
 #[napi(object)]
 pub struct NativePolicy {
-    /// A requested `max_wait_ms` above this is lowered to it (default
-    /// 300000).
     pub max_wait_ceiling_ms: Option<f64>,
-    /// The output cap for specs that set none (default 262144).
     pub output_cap_bytes: Option<f64>,
 }
 
-impl NativePolicy {
-    /// The engine policy, refusing values that are not non-negative
-    /// integers.
-    pub fn apply(&self, mut policy: Policy) -> napi::Result<Policy> {
-        if let Some(ms) = self.max_wait_ceiling_ms {
-            policy = policy.max_wait_ceiling(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
-        }
-        if let Some(bytes) = self.output_cap_bytes {
-            let bytes = usize::try_from(whole("outputCapBytes", bytes)?)
-                .map_err(|_| errors::other("invalid_arguments", "outputCapBytes: too large"))?;
-            policy = policy.output_cap(bytes);
-        }
-        Ok(policy)
+/// The engine policy, refusing values that are not whole numbers of at
+/// least 1.
+fn policy(given: Option<NativePolicy>) -> napi::Result<Policy> {
+    let mut policy = Policy::default();
+    let Some(given) = given else {
+        return Ok(policy);
+    };
+    if let Some(ms) = given.max_wait_ceiling_ms {
+        policy = policy.max_wait_ceiling(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
     }
+    if let Some(bytes) = given.output_cap_bytes {
+        let bytes = usize::try_from(whole("outputCapBytes", bytes)?)
+            .map_err(|_| errors::other("invalid_arguments", "outputCapBytes: too large"))?;
+        policy = policy.output_cap(bytes);
+    }
+    Ok(policy)
 }
 
 /// `value` as a whole number of at least 1.
 pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
-    if value.is_finite()
-        && value >= 1.0
-        && value.fract() == 0.0
-        && value <= 9.007_199_254_740_991e15
-    {
-        Ok(value as u64)
-    } else {
-        Err(errors::other(
+    whole_from(1.0, value).ok_or_else(|| {
+        errors::other(
             "invalid_arguments",
             format!("{field}: must be a whole number of at least 1, got {value}"),
-        ))
-    }
+        )
+    })
 }
 
-/// Where a wait reports to: its slot and key in its environment's
-/// channel.
-pub struct Sink<'a> {
-    pub on: &'a WaitChannel,
-    pub slot: u32,
-    pub key: u64,
+/// `value` as a whole number from `min` up to 2^53 - 1, if it is one.
+pub fn whole_from(min: f64, value: f64) -> Option<u64> {
+    let whole = value.is_finite() && value.fract() == 0.0;
+    (whole && value >= min && value <= 9.007_199_254_740_991e15).then_some(value as u64)
 }
 
-impl<'a> Sink<'a> {
-    /// The wait `key` in `slot` of `on`'s environment.
-    pub fn new(on: &'a WaitChannel, slot: u32, key: f64) -> napi::Result<Self> {
-        Ok(Self {
-            on,
-            slot,
-            key: channel::key(key)?,
-        })
-    }
-}
-
-/// Starts the wait of `sink` through `launch` (the engine's `start_with`
-/// or `start_async`) with the given engine options, and keeps its
-/// controls by slot. `finish` queues its end in the channel for
-/// JavaScript; with `progress`, its reports are queued as `PROGRESS`
-/// events.
+/// Starts wait `key` in `slot` of `on`'s environment through `launch`
+/// (the engine's `start_with` or `start_async`) and keeps its controls by
+/// slot. `finish` queues its end in the channel; with `progress`, its
+/// reports are queued as `PROGRESS` events.
 pub fn start(
-    sink: Sink<'_>,
+    on: &WaitChannel,
+    slot: u32,
+    key: u64,
     launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
-    options: WaitOptions,
+    mut options: WaitOptions,
     progress: bool,
     finish: impl FnOnce(&Channel, u32, u64, &WaitResult) + Send + 'static,
 ) -> napi::Result<()> {
-    let Sink { on, slot, key } = sink;
     let channel = on.channel.clone();
-    let mut options = options;
     if progress {
         let channel = channel.clone();
         options = options.on_progress(move |p| {
@@ -97,11 +76,7 @@ pub fn start(
             }
         });
     }
-    // Both callbacks only append to the channel's buffer: the engine may
-    // call them on its scheduler thread, sparing a hand-over per wait.
-    let options = options
-        .quick_callbacks(true)
-        .on_done(move |result| finish(&channel, slot, key, result));
+    let options = options.on_done(move |result| finish(&channel, slot, key, result));
     let handle = launch(options).map_err(|e| errors::spec(&e))?;
     on.control(slot, handle.control());
     Ok(())
@@ -118,20 +93,11 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 
-/// The host's limits from the optional `policy` argument.
-pub fn policy(policy: Option<&NativePolicy>) -> napi::Result<Policy> {
-    match policy {
-        Some(p) => p.apply(Policy::default()),
-        None => Ok(Policy::default()),
-    }
-}
-
-/// Starts wait `key` in `slot` of `channel`'s environment (internal; see
-/// the package's `wait` and `start`): with `jsProbe`, its probe is the
-/// JavaScript function the package keeps in that slot (its own while the
-/// wait runs), otherwise the spec's built-in probe. `spec` is JSON text;
-/// the end comes as a `RESULT` event, progress reports (with `progress`)
-/// as `PROGRESS` events. `grants` (JSON text) bounds the built-in probe.
+/// Starts wait `key` in `slot` (internal; see `startWait` in
+/// `lib/channel.js`): with `jsProbe`, its probe is the JavaScript function
+/// the package keeps in that slot, otherwise the spec's built-in probe.
+/// The end comes as a `RESULT` event, progress reports (with `progress`)
+/// as `PROGRESS` events.
 #[allow(clippy::too_many_arguments)]
 #[napi]
 pub fn start_wait(
@@ -144,22 +110,23 @@ pub fn start_wait(
     policy: Option<NativePolicy>,
     grants: Option<String>,
 ) -> napi::Result<()> {
-    let sink = Sink::new(channel, slot, key)?;
+    let key = channel::key(key)?;
     let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-    let policy = self::policy(policy.as_ref())?.grants(self::grants(grants.as_deref())?);
-    let options = WaitOptions::default().policy(policy);
+    let policy = self::policy(policy)?.grants(self::grants(grants.as_deref())?);
     let probe = js_probe.then(|| JsProbe {
         slot,
-        key: sink.key,
+        key,
         channel: channel.channel.clone(),
     });
     start(
-        sink,
+        channel,
+        slot,
+        key,
         |options| match probe {
             Some(probe) => Engine::global().start_async(spec, probe, options),
             None => Engine::global().start_with(spec, None, options),
         },
-        options,
+        WaitOptions::default().policy(policy),
         progress,
         |channel, slot, key, result| channel.result(slot, key, result),
     )

@@ -244,6 +244,11 @@ test('require from the repository root and import as ESM give the same API', asy
   const ax = await import('libwaitfor/ax')
   assert.equal(typeof ax.waitFor, 'function')
   assert.equal(require('libwaitfor/ax').wait, ax.wait)
+  // Every CommonJS export is an ESM one, the same object.
+  for (const entry of ['libwaitfor', 'libwaitfor/ax', 'libwaitfor/mcp']) {
+    const [cjs, esm] = [require(entry), await import(entry)]
+    for (const name of Object.keys(cjs)) assert.equal(esm[name], cjs[name], `${entry}: ${name}`)
+  }
 })
 
 test('arguments as JSON text keep 5.0 apart from 5; an object cannot', () => {
@@ -252,4 +257,14 @@ test('arguments as JSON text keep 5.0 apart from 5; an object cannot', () => {
   assert.throws(() => checkArguments('wait_for', text), (e) => e.field === 'max_wait_sec' && e.rule === 'wrong_type')
   // JSON.parse turns 5.0 into 5: the same call as an object is accepted.
   assert.equal(checkArguments('wait_for', JSON.parse(text)), 'aura/wait_for')
+})
+
+test('a lent tool that rejects, returns an unreadable value or never answers is a runtime error; one that never answers is abandoned at the time limit', async () => {
+  const call = (tools) => callTool('aura/wait_for', { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 2 }, { tools })
+  await assert.rejects(call(async () => Promise.reject(new Error('boom'))), (e) => e.code === 'runtime' && /boom/.test(e.message))
+  await assert.rejects(call(() => ({ text: 'x', exitCode: 1.5 })), (e) => e.code === 'runtime' && /exitCode/.test(e.message))
+  const began = Date.now()
+  await assert.rejects(call(() => new Promise(() => {})), (e) => e.code === 'runtime' && /hanging/.test(e.message))
+  assert.ok(Date.now() - began < 2000 + 2000, 'abandoned at the time limit')
+  assert.equal((await call(() => ({ text: 'service up' }))).reason, 'matched')
 })

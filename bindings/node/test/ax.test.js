@@ -198,6 +198,88 @@ test('waitFor with the real clock abandons a read still running at the limit', a
   assert.ok(Date.now() - began < 3000)
 })
 
+test('waitFor keeps the fields of the steps resume and next give', async () => {
+  const step = { command: 'ax wait --cursor c1', description: 'again', tool: 'ax', args: ['--cursor', 'c1'] }
+  const w = await ax.waitFor({ for: 'build 7', target: null, timeoutMs: 5000, read: async () => ({ events: [event(1)], cursor: 'c1' }), resume: () => step, next: () => [step] })
+  assert.deepEqual([w.resume, w.next], [step, [step]])
+  assert.deepEqual(ax.validateWait(w), { ok: true, errors: [] })
+})
+
+test('waitFor: what resume or next throws rejects the wait; a read that rejects rejects it with its own error', async () => {
+  const boom = new Error('boom')
+  const base = { for: 'x', target: null, timeoutMs: 5000, read: async () => ({ events: [event(1)], cursor: 'c1' }), resume: () => ({ command: 'again' }) }
+  await assert.rejects(ax.waitFor({ ...base, resume: () => { throw boom } }), (e) => e === boom)
+  await assert.rejects(ax.waitFor({ ...base, next: () => { throw boom } }), (e) => e === boom)
+  await assert.rejects(ax.waitFor({ ...base, resume: () => 'not a step' }), (e) => e.code === 'invalid_arguments' && e.field === 'resume')
+  await assert.rejects(ax.waitFor({ ...base, next: () => undefined }), (e) => e instanceof ax.WaitforError && e.field === 'next')
+  await assert.rejects(ax.waitFor({ ...base, read: async () => { throw boom } }), (e) => e === boom)
+})
+
+test('waitFor: a read that resolves to anything but {events, cursor} is refused, not taken as no events', async () => {
+  const base = { for: 'x', target: null, timeoutMs: 5000, resume: () => ({ command: 'again' }) }
+  for (const answer of [42, null, undefined, 'events', { events: 'e1', cursor: 'c1' }]) {
+    await assert.rejects(ax.waitFor({ ...base, read: async () => answer }), (e) => e.code === 'invalid_arguments' && e.field === 'read', String(answer))
+  }
+})
+
+// Where the seed's loop and core's wait disagreed (until, when next() is
+// called, cancel): waitFor is core's wait on the given clock, so both hold.
+
+test('waitFor: since and until are the given clock\'s, the wall clock by default', async () => {
+  const c = clock()
+  c.t = Date.parse(since)
+  const base = { for: 'x', target: null, timeoutMs: 5000, intervalMs: 1000, resume: () => ({ command: 'again' }) }
+  const reads = [{ events: [], cursor: 'c1' }, { events: [event(1)], cursor: 'c2' }]
+  const w = await ax.waitFor({ ...base, now: c.now, sleep: c.sleep, read: async () => reads.shift() })
+  assert.deepEqual([w.since, w.until], [since, '2026-01-01T00:00:01.000Z'])
+  const before = Date.now()
+  const real = await ax.waitFor({ ...base, read: async () => ({ events: [event(1)], cursor: 'c1' }) })
+  const after = Date.now()
+  for (const t of [real.since, real.until]) assert.ok(Date.parse(t) >= before && Date.parse(t) <= after, t)
+})
+
+test('waitFor: next is not called for a read that answers after the time limit, on either clock', async () => {
+  const c = clock()
+  const nextCalls = []
+  const base = { for: 'x', target: null, timeoutMs: 100, resume: () => ({ command: 'again' }), next: (events) => (nextCalls.push(events.length), []) }
+  const late = { events: [event(1)], cursor: 'c1' }
+  // On the injected clock the read takes 600 ms.
+  const w = await ax.waitFor({ ...base, now: c.now, sleep: c.sleep, read: async () => ((c.t += 600), late) })
+  assert.deepEqual([w.state, w.reason, w.until, w.cursor, nextCalls], ['timed-out', 'the event source did not answer before the time limit', new Date(100).toISOString(), null, []])
+  const real = await ax.waitFor({ ...base, read: () => new Promise((resolve) => setTimeout(() => resolve(late), 600)) })
+  assert.deepEqual([real.state, real.reason, nextCalls], ['timed-out', 'the event source did not answer before the time limit', []])
+})
+
+test('waitFor: an abort ends a wait whose read hangs, on either clock', { timeout: 10000 }, async () => {
+  for (const c of [clock(), {}]) {
+    const w = await ax.waitFor({
+      for: 'x', target: null, cursor: 'c0', timeoutMs: 60000, now: c.now, sleep: c.sleep, signal: AbortSignal.timeout(100),
+      read: () => new Promise(() => {}),
+      resume: (cursor) => ({ command: `again ${cursor}` }),
+    })
+    assert.deepEqual([w.state, w.reason, w.resume.command], ['timed-out', 'cancelled before a matching event', 'again c0'])
+  }
+})
+
+test('waitFor reads hold no thread: 300 reads in flight leave the thread count as it was', async () => {
+  const threads = () => fs.readdirSync('/proc/self/task').length
+  // Warm the engine up, then count.
+  await ax.waitFor({ for: 'x', target: null, timeoutMs: 1000, read: async () => ({ events: [event(1)], cursor: 'c1' }), resume: () => ({ command: 'again' }) })
+  const before = threads()
+  const abort = new AbortController()
+  let reading = 0
+  const waits = Array.from({ length: 300 }, () =>
+    ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, signal: abort.signal, read: () => (reading++, new Promise(() => {})), resume: () => ({ command: 'again' }) }),
+  )
+  while (reading < 300) await new Promise((resolve) => setTimeout(resolve, 10))
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const during = threads()
+  abort.abort()
+  const ended = await Promise.all(waits)
+  assert.ok(during - before < 20, `${before} threads before, ${during} with 300 reads in flight`)
+  assert.ok(ended.every((w) => w.reason === 'cancelled before a matching event'))
+})
+
 test('readEvents, eventsEndCursor and eventMatcher over a real JSON Lines log', async () => {
   const dir = tempDir()
   const log = path.join(dir, 'events.jsonl')
@@ -222,6 +304,26 @@ test('readEvents, eventsEndCursor and eventMatcher over a real JSON Lines log', 
   fs.appendFileSync(log, line('deleted', 'build 7 deleted'))
   const g = await ax.waitFor({ for: 'build 7', target: null, cursor: w.cursor, timeoutMs: 5000, intervalMs: 20, read, match, resume: () => ({ command: 'x' }) })
   assert.equal(g.state, 'gone')
+})
+
+test('readEvents returns 1,000 events a read, and waitFor reads a backlog on at once', async () => {
+  const dir = tempDir()
+  const log = path.join(dir, 'events.jsonl')
+  const grants = { fileRoots: [dir] }
+  const line = (type, n) => JSON.stringify({ type, at: since, by: 'ci', summary: `event ${n}` }) + '\n'
+  fs.writeFileSync(log, Array.from({ length: 2500 }, (_, n) => line('other', n)).join('') + line('build.done', 2500))
+  const first = await ax.readEvents(log, null, { grants })
+  assert.equal(first.events.length, 1000)
+  assert.equal(first.more, true)
+  assert.equal(first.cursor, first.events[999].cursor)
+  let reads = 0
+  const read = (c) => (reads++, ax.readEvents(log, c, { grants }))
+  const match = ax.eventMatcher({ type: 'build.done' })
+  // An hour between reads: the wait ends only if each full read is followed by the next at once.
+  const w = await ax.waitFor({ for: 'the build', target: null, timeoutMs: 20000, intervalMs: 3600000, read, match, resume: () => ({ command: 'again' }) })
+  assert.equal(w.state, 'satisfied')
+  assert.equal(w.events[0].summary, 'event 2500')
+  assert.equal(reads, 3)
 })
 
 test('readEvents and eventsEndCursor read only granted regular files, never on the event loop', async () => {
