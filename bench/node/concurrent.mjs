@@ -42,7 +42,9 @@ const SCENARIOS = {
   /** The engine's built-in file probe: the flag is a file the flip writes. */
   'engine-file': (n, flag) =>
     Array.from({ length: n }, () =>
-      start({ probe: { file: { path: flag.file } }, until: { matches: 'yes' }, interval_ms: INTERVAL_MS, max_wait_ms: LIMIT_MS }).result,
+      start({ probe: { file: { path: flag.file } }, until: { matches: 'yes' }, interval_ms: INTERVAL_MS, max_wait_ms: LIMIT_MS }, undefined, {
+        grants: { fileRoots: [path.dirname(flag.file)] },
+      }).result,
     ),
   'p-wait-for': (n, flag) => Array.from({ length: n }, () => pWaitFor(() => flag.on, { interval: INTERVAL_MS, timeout: LIMIT_MS })),
   'async-wait-until': (n, flag) =>

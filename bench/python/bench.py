@@ -7,12 +7,19 @@
    moment: p50/p99 reaction (ready -> caller resumes) and CPU as % of one
    core, for waitfor.wait_async, a plain asyncio loop, tenacity (threads)
    and polling2 (threads).
-3. A busy host: 200 waits with probes every 20 ms while the main thread
-   runs Python code the whole time: the most threads the process had and
-   the share of planned samples taken, for waitfor (blocking waits) and
-   polling2 (a thread per wait).
+3. Async probes: 1,000 concurrent waits whose probe is an ``async def``
+   awaiting 10 ms (a request) before it answers: p50/p99 reaction, CPU
+   and the most threads started, for waitfor.wait_async and a
+   plain asyncio loop awaiting the same probe.
+4. A busy host: 200 waits with probes every 20 ms while the main thread
+   runs Python code the whole time: the most threads the waits used (the
+   engine's, named ``waitfor-*``, against the threads polling2 started)
+   and the share of planned samples taken, for waitfor (blocking waits)
+   and polling2 (a thread per wait). It runs right after part 1, before
+   parts 2 and 3 grow the engine's workers for their 1,000 waits (extra
+   workers leave after 10 s idle).
 
-Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction|busy]
+Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction|async|busy]
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import re
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import polling2
@@ -37,6 +44,14 @@ READY = re.compile("ready")
 
 def make_probe(ready_at: float) -> Callable[[], str]:
     def probe() -> str:
+        return "ready" if time.monotonic() >= ready_at else "waiting"
+
+    return probe
+
+
+def make_async_probe(ready_at: float, latency: float) -> Callable[[], Awaitable[str]]:
+    async def probe() -> str:
+        await asyncio.sleep(latency)
         return "ready" if time.monotonic() >= ready_at else "waiting"
 
     return probe
@@ -109,47 +124,71 @@ def probe_call_cost(waits: int, seconds: float) -> dict[str, float]:
     return results
 
 
-def reaction(waits: int, interval: float) -> dict[str, tuple[float, float, float]]:
-    """name -> (p50 ms, p99 ms, CPU % of one core)."""
-    out: dict[str, tuple[float, float, float]] = {}
+Reactions = tuple[float, float, float, int]
+
+
+def reactions(times: list[float], run: Callable[[list[float]], list[float]]) -> Reactions:
+    """(p50 ms, p99 ms, CPU % of one core, most threads the process had
+    beyond those at the start) of `run`, which gives when each wait, ready
+    at `times`, resumed its caller. Threads are counted every 20 ms, by a
+    thread of its own in every row; engine workers left idle by an earlier
+    row are not counted against the next."""
+
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    before, stop = threads(), threading.Event()
+    most = [before]
+
+    def count_threads() -> None:
+        while not stop.wait(0.02):
+            most[0] = max(most[0], threads())
+
+    counter = threading.Thread(target=count_threads)
+    counter.start()
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    reacted = run(times)
+    cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    stop.set()
+    counter.join()
+    lags = sorted((r - t) * 1000 for r, t in zip(reacted, times))
+    return statistics.median(lags), lags[int(len(lags) * 0.99) - 1], 100 * cpu / wall, most[0] - before
+
+
+def gathered(one: Callable[[float], Awaitable[float]]) -> Callable[[list[float]], list[float]]:
+    """Runs `one(t)` for every ready time at once on a fresh loop."""
+
+    async def main(times: list[float]) -> list[float]:
+        return list(await asyncio.gather(*(one(t) for t in times)))
+
+    return lambda times: asyncio.run(main(times))
+
+
+def ready_times(rng: random.Random, waits: int) -> list[float]:
+    now = time.monotonic()
+    return [now + 0.5 + rng.random() * 2.0 for _ in range(waits)]
+
+
+def reaction(waits: int, interval: float) -> dict[str, Reactions]:
+    """name -> reactions, for probes that answer at once."""
+    out: dict[str, Reactions] = {}
     rng = random.Random(7)
 
-    def ready_times() -> list[float]:
-        now = time.monotonic()
-        return [now + 0.5 + rng.random() * 2.0 for _ in range(waits)]
-
     def record(name: str, run: Callable[[list[float]], list[float]]) -> None:
-        times = ready_times()
-        cpu0, wall0 = time.process_time(), time.monotonic()
-        reacted = run(times)
-        cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
-        lags = sorted((r - t) * 1000 for r, t in zip(reacted, times))
-        out[name] = (statistics.median(lags), lags[int(len(lags) * 0.99) - 1], 100 * cpu / wall)
+        out[name] = reactions(ready_times(rng, waits), run)
 
-    def with_waitfor(times: list[float]) -> list[float]:
-        spec = {"until": {"matches": "ready"}, "interval_ms": int(interval * 1000), "max_wait_ms": 30000}
+    spec = {"until": {"matches": "ready"}, "interval_ms": int(interval * 1000), "max_wait_ms": 30000}
 
-        async def one(t: float) -> float:
-            r = await waitfor.wait_async(spec, make_probe(t))
-            assert r.outcome == "matched"
-            return time.monotonic()
+    async def with_waitfor(t: float) -> float:
+        r = await waitfor.wait_async(spec, make_probe(t))
+        assert r.outcome == "matched"
+        return time.monotonic()
 
-        async def main() -> list[float]:
-            return list(await asyncio.gather(*(one(t) for t in times)))
-
-        return asyncio.run(main())
-
-    def with_asyncio(times: list[float]) -> list[float]:
-        async def one(t: float) -> float:
-            probe = make_probe(t)
-            while READY.search(probe()) is None:
-                await asyncio.sleep(interval)
-            return time.monotonic()
-
-        async def main() -> list[float]:
-            return list(await asyncio.gather(*(one(t) for t in times)))
-
-        return asyncio.run(main())
+    async def with_asyncio(t: float) -> float:
+        probe = make_probe(t)
+        while READY.search(probe()) is None:
+            await asyncio.sleep(interval)
+        return time.monotonic()
 
     def with_threads(poll: Callable[[Callable[[], str]], Any]) -> Callable[[list[float]], list[float]]:
         def run(times: list[float]) -> list[float]:
@@ -168,8 +207,8 @@ def reaction(waits: int, interval: float) -> dict[str, tuple[float, float, float
 
         return run
 
-    record("waitfor.wait_async", with_waitfor)
-    record("asyncio loop", with_asyncio)
+    record("waitfor.wait_async", gathered(with_waitfor))
+    record("asyncio loop", gathered(with_asyncio))
     record(
         "tenacity (threads)",
         with_threads(
@@ -185,26 +224,59 @@ def reaction(waits: int, interval: float) -> dict[str, tuple[float, float, float
     return out
 
 
+def async_probes(waits: int, interval: float, latency: float) -> dict[str, Reactions]:
+    """name -> reactions, for ``async def`` probes that await `latency`
+    seconds (a request to a service) before they answer."""
+    rng = random.Random(7)
+    spec = {"until": {"matches": "ready"}, "interval_ms": int(interval * 1000), "max_wait_ms": 30000}
+
+    async def with_waitfor(t: float) -> float:
+        r = await waitfor.wait_async(spec, make_async_probe(t, latency))
+        assert r.outcome == "matched"
+        return time.monotonic()
+
+    async def with_asyncio(t: float) -> float:
+        probe = make_async_probe(t, latency)
+        while READY.search(await probe()) is None:
+            await asyncio.sleep(interval)
+        return time.monotonic()
+
+    return {
+        "waitfor.wait_async": reactions(ready_times(rng, waits), gathered(with_waitfor)),
+        "asyncio loop": reactions(ready_times(rng, waits), gathered(with_asyncio)),
+    }
+
+
 def busy_host(waits: int, interval: float, seconds: float) -> dict[str, tuple[int, float]]:
-    """name -> (most threads in the process, share of planned samples taken)
+    """name -> (most threads the waits used, share of planned samples taken)
     while the main thread runs Python code from start to end."""
     out: dict[str, tuple[int, float]] = {}
     planned = waits * round(seconds / interval)
 
-    def threads() -> int:
+    def engine_threads() -> int:
+        names = []
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/comm") as comm:
+                    names.append(comm.read())
+            except FileNotFoundError:  # the thread left meanwhile
+                pass
+        return sum(name.startswith("waitfor-") for name in names)
+
+    def all_threads() -> int:
         return len(os.listdir("/proc/self/task"))
 
-    def keep_busy(until: float) -> int:
+    def keep_busy(until: float, count: Callable[[], int]) -> int:
         most, spins = 0, 0
         while time.monotonic() < until:
             spins += 1
             if spins % 20_000 == 0:
-                most = max(most, threads())
+                most = max(most, count())
         return most
 
     spec = {"until": {"matches": "ready"}, "interval_ms": round(interval * 1000), "max_wait_ms": round(seconds * 1000)}
     handles = [waitfor.start(spec, make_probe(float("inf"))) for _ in range(waits)]
-    most = keep_busy(time.monotonic() + seconds + 0.2)
+    most = keep_busy(time.monotonic() + seconds + 0.2, engine_threads)
     out["waitfor"] = (most, sum(h.result().samples for h in handles) / planned)
 
     counts = [0] * waits
@@ -219,10 +291,11 @@ def busy_host(waits: int, interval: float, seconds: float) -> dict[str, tuple[in
         except polling2.TimeoutException:
             pass
 
+    before = all_threads()
     pollers = [threading.Thread(target=poll, args=(i,)) for i in range(waits)]
     for t in pollers:
         t.start()
-    most = keep_busy(time.monotonic() + seconds + 0.2)
+    most = keep_busy(time.monotonic() + seconds + 0.2, lambda: all_threads() - before)
     for t in pollers:
         t.join()
     out["polling2 (threads)"] = (most, sum(counts) / planned)
@@ -236,7 +309,7 @@ def print_busy(waits: int, interval: float, seconds: float) -> None:
         " (goal: waitfor at most 8 engine threads, at least 99% of planned samples)"
     )
     for name, (most, share) in busy.items():
-        print(f"  {name:20} threads {most:4}  samples taken {100 * share:6.1f}% of planned")
+        print(f"  {name:20} threads used {most:4}  samples taken {100 * share:6.1f}% of planned")
 
 
 def main() -> None:
@@ -245,15 +318,17 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--cost-waits", type=int, default=50)
     parser.add_argument("--cost-seconds", type=float, default=3.0)
-    parser.add_argument("--only", choices=("cost", "reaction", "busy"), help="run one part only")
+    parser.add_argument("--only", choices=("cost", "reaction", "async", "busy"), help="run one part only")
     args = parser.parse_args()
 
     if args.only in (None, "cost"):
         print_cost(args.cost_waits, args.cost_seconds)
-    if args.only in (None, "reaction"):
-        print_reaction(args.waits, args.interval)
     if args.only in (None, "busy"):
         print_busy(200, 0.02, 5.0)
+    if args.only in (None, "reaction"):
+        print_reaction(args.waits, args.interval)
+    if args.only in (None, "async"):
+        print_async(args.waits, args.interval, 0.01)
 
 
 def print_cost(waits: int, seconds: float) -> None:
@@ -265,15 +340,29 @@ def print_cost(waits: int, seconds: float) -> None:
         print(f"  ratio {name} / waitfor: {cost[name] / cost['waitfor']:.1f}x")
 
 
-def print_reaction(waits: int, interval: float) -> None:
-    react = reaction(waits, interval)
-    print(f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core")
-    for name, (p50, p99, cpu) in react.items():
-        print(f"  {name:20} p50 {p50:7.1f}  p99 {p99:7.1f}  cpu {cpu:6.1f}%")
+def print_reactions(react: dict[str, Reactions]) -> None:
+    for name, (p50, p99, cpu, threads) in react.items():
+        print(f"  {name:20} p50 {p50:7.1f}  p99 {p99:7.1f}  cpu {cpu:6.1f}%  new threads {threads:5}")
     base = react["waitfor.wait_async"][2]
-    for name, (_, _, cpu) in react.items():
+    for name, (_, _, cpu, _) in react.items():
         if name != "waitfor.wait_async":
             print(f"  cpu ratio {name} / waitfor: {cpu / base:.1f}x")
+
+
+def print_reaction(waits: int, interval: float) -> None:
+    print(
+        f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core,"
+        " most threads started"
+    )
+    print_reactions(reaction(waits, interval))
+
+
+def print_async(waits: int, interval: float, latency: float) -> None:
+    print(
+        f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval, async def probes awaiting"
+        f" {latency * 1000:.0f} ms: reaction ms (p50, p99), CPU % of one core, most threads started"
+    )
+    print_reactions(async_probes(waits, interval, latency))
 
 
 if __name__ == "__main__":

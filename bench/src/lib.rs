@@ -19,6 +19,11 @@ pub fn resident_bytes() -> u64 {
     status_field("VmRSS:") * 1024
 }
 
+/// The most resident memory this process has had, in bytes.
+pub fn peak_resident_bytes() -> u64 {
+    status_field("VmHWM:") * 1024
+}
+
 /// Threads of this process.
 pub fn threads() -> u64 {
     status_field("Threads:")

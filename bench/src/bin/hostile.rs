@@ -27,7 +27,8 @@ use waitfor::{
     WaitResult,
 };
 use waitfor_bench::{
-    ms, percentile, process_cpu, resident_bytes, results_path, threads, write_section,
+    ms, peak_resident_bytes, percentile, process_cpu, resident_bytes, results_path, threads,
+    write_section,
 };
 
 /// The deadline of the deadline-bound inputs.
@@ -39,7 +40,7 @@ const HUNG: Duration = Duration::from_secs(5);
 /// A class still running after this is killed.
 const CLASS_LIMIT: Duration = Duration::from_secs(40);
 /// How long after its inputs a class's memory may take to come back: the
-/// engine's extra workers leave after 10 s idle, then it trims.
+/// engine's extra workers leave after 10 s idle, and it trims 0.5 s later.
 const SETTLE: Duration = Duration::from_secs(12);
 /// A class whose resident memory passes this is killed.
 const MEMORY_LIMIT: u64 = 3 << 30;
@@ -641,6 +642,45 @@ fn endless_output(t: &mut Tally) {
     }
 }
 
+/// A log of 8 MiB of short events (70,000), waited on from its start: the
+/// answer holds the first 1,000, and building it takes little memory.
+fn big_event_log(t: &mut Tally) {
+    use std::io::Write;
+    let dir = granted_dir();
+    let log = dir.join("events.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+    // Written without a String a line, so that the process's own memory
+    // stays where it was: 70,000 lines of 120 bytes.
+    for n in 0..70_000 {
+        let at = "2026-01-01T00:00:00Z";
+        writeln!(
+            file,
+            r#"{{"type":"build.done","at":"{at}","by":"ci","summary":"build {n:05} passed","data":{{}}}}"#
+        )
+        .unwrap();
+    }
+    file.flush().unwrap();
+    let peak_before = peak_resident_bytes();
+    let (answer, past) = profile_call(
+        "ouro/wait",
+        ouro_args(&log, None),
+        host_granting(&dir),
+        DEADLINE,
+    );
+    let events = answer
+        .as_ref()
+        .and_then(|a| a.as_ref().ok())
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .and_then(|v| v["events"].as_array().map(Vec::len));
+    let grew = peak_resident_bytes().saturating_sub(peak_before);
+    // Held: the first 1,000 events, in at most 64 MiB more than before.
+    t.record(
+        &format!("from the start: {events:?} events, peak +{}", mib(grew)),
+        events == Some(1000) && grew < 64 << 20,
+        past,
+    );
+}
+
 /// A resume token taken after a partial UTF-8 character, used after the
 /// file was truncated and rewritten; and a token for another file.
 fn resume_tokens(t: &mut Tally) {
@@ -772,6 +812,11 @@ const CLASSES: &[(&str, &str, Class)] = &[
         huge_pattern_lists,
     ),
     ("output", "command output without end (yes)", endless_output),
+    (
+        "event-log",
+        "an 8 MiB log of 70,000 events, from its start",
+        big_event_log,
+    ),
     (
         "resume",
         "resume token: partial UTF-8, then truncation",
