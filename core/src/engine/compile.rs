@@ -109,6 +109,23 @@ impl CompileJob {
     }
 }
 
+/// Pattern text up to this is looked up in the compile cache on the
+/// scheduler thread (hashing it takes microseconds).
+const CACHE_LOOKUP_BYTES: usize = 64 << 10;
+
+/// `spec`'s conditions at once, when every pattern in them is in the
+/// compile cache: the scheduler calls this itself, so that a wait on
+/// patterns compiled before needs no worker to start. Why: with every
+/// worker held by hung calls, such a wait would otherwise wait for a new
+/// worker before its first sample, and on a loaded machine miss its
+/// deadline there.
+pub(crate) fn from_cache(spec: &Spec) -> Option<Conditions> {
+    if pattern_text_bytes(spec) > CACHE_LOOKUP_BYTES {
+        return None;
+    }
+    crate::pattern::from_cache_only(|| Conditions::compile(spec)).ok()
+}
+
 /// Pattern text above this is given back when its spec is freed.
 const LARGE_TEXT_BYTES: usize = 256 << 10;
 

@@ -366,14 +366,32 @@ mod tests {
         let queued_call = engine.start_with(spec, Some(probe), options).unwrap();
         first_sample.recv_timeout(Duration::from_secs(20)).unwrap();
         hung.push(hang());
-        // A wait started now cannot even compile its conditions.
+        // A wait started now on a pattern never compiled before cannot
+        // even compile its conditions.
         let probe = probe_fn(|_| Ok(Observation::text("ready")));
-        let not_started = engine.start(ready_spec(Duration::from_millis(200)), probe);
-        let result = not_started.unwrap().wait();
+        let spec = Spec::new(Condition::Matches(Pattern::literal(
+            "compiled by no one yet",
+        )))
+        .interval(Duration::from_millis(50))
+        .max_wait(Duration::from_millis(200));
+        let result = engine.start(spec, probe).unwrap().wait();
         assert_eq!(result.outcome, Outcome::Error);
         let error = result.error.unwrap_or_default();
         assert!(
             error.contains("could not start") && error.contains("cap of 2"),
+            "{error}"
+        );
+        // One on a pattern in the compile cache needs no worker to start:
+        // only its probe call waits for one.
+        let probe = probe_fn(|_| Ok(Observation::text("ready")));
+        let result = engine
+            .start(ready_spec(Duration::from_millis(200)), probe)
+            .unwrap()
+            .wait();
+        assert_eq!(result.outcome, Outcome::ProbeError);
+        let error = result.error.unwrap_or_default();
+        assert!(
+            error.contains("no probe call could start") && error.contains("cap of 2"),
             "{error}"
         );
         let result = queued_call.wait_timeout(Duration::from_secs(20)).unwrap();

@@ -3,7 +3,7 @@
 //! delivery threads. Host probe calls never run on its thread.
 
 use super::call::{panic_message, panicked, ProbeJob};
-use super::compile::{CompileGate, CompileJob, Compiled};
+use super::compile::{self, CompileGate, CompileJob, Compiled};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::timers::{Due, Timers};
@@ -238,6 +238,13 @@ impl Scheduler {
                 let ended = active.call_cancel.clone();
                 self.waits.insert(id, active);
                 self.timers.arm_deadline(deadline, id);
+                if let Some(conditions) = compile::from_cache(&spec) {
+                    let step = self
+                        .waits
+                        .get_mut(&id)
+                        .map(|a| a.machine.start(now, conditions));
+                    return self.apply(id, step);
+                }
                 self.calls.push(Task::Compile(CompileJob {
                     id,
                     spec,
