@@ -109,9 +109,10 @@ impl CompileJob {
     }
 }
 
-/// Pattern text up to this is looked up in the compile cache on the
-/// scheduler thread (hashing it takes microseconds).
-const CACHE_LOOKUP_BYTES: usize = 64 << 10;
+/// Specs with up to this many patterns are looked up in the compile cache
+/// on the scheduler thread: cached patterns are at most 256 bytes, so the
+/// lookup takes microseconds whatever an agent sends.
+const CACHE_LOOKUP_PATTERNS: usize = 16;
 
 /// `spec`'s conditions at once, when every pattern in them is in the
 /// compile cache: the scheduler calls this itself, so that a wait on
@@ -120,7 +121,11 @@ const CACHE_LOOKUP_BYTES: usize = 64 << 10;
 /// worker before its first sample, and on a loaded machine miss its
 /// deadline there.
 pub(crate) fn from_cache(spec: &Spec) -> Option<Conditions> {
-    if pattern_text_bytes(spec) > CACHE_LOOKUP_BYTES {
+    let mut count = 0;
+    if visit_patterns(spec, &mut |_| {
+        count += 1;
+        count > CACHE_LOOKUP_PATTERNS
+    }) {
         return None;
     }
     crate::pattern::from_cache_only(|| Conditions::compile(spec)).ok()
@@ -141,23 +146,44 @@ fn drop_spec(spec: Box<Spec>) {
 }
 
 fn pattern_text_bytes(spec: &Spec) -> usize {
-    fn text(patterns: &[Pattern]) -> usize {
-        patterns.iter().map(|p| p.text.len()).sum()
-    }
-    fn condition(c: &Condition) -> usize {
+    let mut bytes = 0;
+    visit_patterns(spec, &mut |p| {
+        bytes += p.text.len();
+        false
+    });
+    bytes
+}
+
+/// Calls `stop` with each pattern of `spec`'s conditions and stop markers
+/// until it returns true; says whether it did.
+fn visit_patterns(spec: &Spec, stop: &mut impl FnMut(&Pattern) -> bool) -> bool {
+    fn condition(c: &Condition, stop: &mut impl FnMut(&Pattern) -> bool) -> bool {
         match c {
-            Condition::Matches(p) | Condition::NotMatches(p) => p.text.len(),
-            Condition::Patterns(list) => text(list),
-            Condition::Any(list) | Condition::All(list) => list.iter().map(condition).sum(),
-            _ => 0,
+            Condition::Matches(p) | Condition::NotMatches(p) => stop(p),
+            Condition::Patterns(list) => list.iter().any(&mut *stop),
+            Condition::Any(list) | Condition::All(list) => list.iter().any(|c| condition(c, stop)),
+            _ => false,
         }
     }
-    condition(&spec.until) + text(&spec.stop)
+    condition(&spec.until, stop) || spec.stop.iter().any(stop)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scheduler_takes_conditions_from_the_cache_only_for_a_few_cached_patterns() {
+        let spec = |n: usize| {
+            let patterns = (0..n).map(|i| Pattern::literal(format!("cache lookup {i}")));
+            Spec::new(Condition::Patterns(patterns.collect()))
+        };
+        assert!(from_cache(&spec(1)).is_none(), "nothing compiled yet");
+        Conditions::compile(&spec(CACHE_LOOKUP_PATTERNS + 1)).unwrap();
+        assert!(from_cache(&spec(CACHE_LOOKUP_PATTERNS)).is_some());
+        // Cached, but more than a lookup on the scheduler may take.
+        assert!(from_cache(&spec(CACHE_LOOKUP_PATTERNS + 1)).is_none());
+    }
 
     #[test]
     fn a_large_spec_asks_for_its_memory_back_even_when_its_compile_is_skipped() {
