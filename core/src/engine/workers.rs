@@ -3,7 +3,8 @@
 //! A small pool serves quick calls. When calls are queued and none has
 //! finished for a starvation window, every worker is stuck in a slow or
 //! hung probe: the pool then doubles, or grows by as many workers as calls
-//! are queued if that is fewer (never past [`MAX_WORKERS`]). So 1,000 hung
+//! are queued if that is fewer (never past [`MAX_WORKERS`]), started off
+//! the scheduler's thread (see [`Workers::grow`]). So 1,000 hung
 //! calls hold 1,000 workers after ten windows, and a pool that merely
 //! stalled (its threads waiting for a CPU on a loaded machine) grows by
 //! little. A pool that has much to do keeps finishing calls and grows no
@@ -95,8 +96,8 @@ impl Workers {
             lanes: Vec::new(),
             handing: Vec::new(),
         };
-        for _ in 0..MIN_WORKERS.min(cap) {
-            workers.spawn();
+        for _ in 0..workers.reserve(MIN_WORKERS) {
+            start_worker(&workers.jobs, &workers.shared, &workers.inbox);
         }
         workers
     }
@@ -189,34 +190,60 @@ impl Workers {
                 let threads = self.shared.threads.load(Ordering::SeqCst);
                 let free = threads.saturating_sub(self.shared.busy.load(Ordering::SeqCst));
                 let wanted = queued.saturating_sub(free).min(threads.max(1));
-                for _ in 0..wanted {
-                    if !self.spawn() {
-                        break;
-                    }
-                }
+                self.grow(wanted);
                 watch.stalled_since = Some(now);
             }
             Some(_) => {}
         }
     }
 
-    /// Starts a worker; false at the cap or when no thread can be had.
-    fn spawn(&self) -> bool {
+    /// Counts up to `wanted` more workers under the cap, before they are
+    /// started: counted workers not yet in a call are free ones, so the
+    /// next starvation check does not grow the pool again for the calls
+    /// they will take. Returns how many were counted.
+    fn reserve(&self, wanted: usize) -> usize {
+        let room = |n: usize| wanted.min(self.cap.saturating_sub(n));
         let threads = &self.shared.threads;
-        if threads.fetch_add(1, Ordering::SeqCst) >= self.cap {
-            threads.fetch_sub(1, Ordering::SeqCst);
-            return false;
+        threads
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (room(n) > 0).then(|| n + room(n))
+            })
+            .map_or(0, room)
+    }
+
+    /// Adds up to `wanted` workers, started on a thread of their own. Why:
+    /// starting 512 threads took 0.5 s on a loaded 2-core machine (each new
+    /// worker takes calls at once and competes for the cores), and on the
+    /// scheduler that is time every wait's deadline depends on.
+    fn grow(&self, wanted: usize) {
+        let count = self.reserve(wanted);
+        if count == 0 {
+            return;
         }
-        let jobs = self.jobs.clone();
-        let shared = self.shared.clone();
-        let inbox = self.inbox.clone();
-        let spawned = std::thread::Builder::new()
-            .name("waitfor-worker".into())
-            .spawn(move || work(&jobs, &shared, &inbox));
-        if spawned.is_err() {
-            threads.fetch_sub(1, Ordering::SeqCst);
+        let (jobs, shared, inbox) = (self.jobs.clone(), self.shared.clone(), self.inbox.clone());
+        let start_all = move || {
+            for _ in 0..count {
+                start_worker(&jobs, &shared, &inbox);
+            }
+        };
+        let grower = std::thread::Builder::new()
+            .name("waitfor-grow".into())
+            .spawn(start_all);
+        if grower.is_err() {
+            self.shared.threads.fetch_sub(count, Ordering::SeqCst);
         }
-        spawned.is_ok()
+    }
+}
+
+/// Starts a worker counted by [`Workers::reserve`]; uncounts it when no
+/// thread can be had.
+fn start_worker(jobs: &Arc<Queue<Task>>, shared: &Arc<Counters>, inbox: &Arc<Queue<Msg>>) {
+    let (jobs, thread_shared, inbox) = (jobs.clone(), shared.clone(), inbox.clone());
+    let spawned = std::thread::Builder::new()
+        .name("waitfor-worker".into())
+        .spawn(move || work(&jobs, &thread_shared, &inbox));
+    if spawned.is_err() {
+        shared.threads.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -323,5 +350,21 @@ impl Delivery {
                 lane.push_all(jobs.drain(..));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workers_are_counted_before_they_start_and_never_past_the_cap() {
+        let workers = Workers::new(Arc::new(Queue::new()), 5);
+        assert_eq!(workers.shared.threads.load(Ordering::SeqCst), MIN_WORKERS);
+        assert_eq!(workers.reserve(2), 2);
+        // Counted at once, started or not: the next check sees them.
+        assert_eq!(workers.shared.threads.load(Ordering::SeqCst), 4);
+        assert_eq!(workers.reserve(10), 1, "one place left under the cap");
+        assert_eq!(workers.reserve(1), 0);
     }
 }
