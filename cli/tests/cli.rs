@@ -579,3 +579,36 @@ fn help_documents_examples_and_exit_codes() {
         }
     }
 }
+
+/// A process that left the command's group (`setsid`) does not outlive
+/// `waitfor`: the processes of a wait's mark are ended on a thread of
+/// their own, and the program waits for it as it exits.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_leaves_no_process_that_left_the_group_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "setsid sh -c 'echo $$ > {f}; exec sleep 300' >/dev/null & \
+         until [ -s {f} ]; do sleep 0.01; done; echo ready",
+        f = pid_file.display()
+    );
+    let out = run(&[
+        "run",
+        "--match",
+        "ready",
+        "--timeout",
+        "20s",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    expect(&out, 0);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    eventually("the setsid child to be gone", || process_gone(pid));
+}

@@ -59,6 +59,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
+mod sweep;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -178,8 +180,9 @@ impl Default for RunOptions {
 /// leave their process group (`setsid`, a daemon) end with the wait, not
 /// later: each run's environment carries the mark, and dropping the last
 /// handle kills every process of this user that still carries it (Linux;
-/// a process that clears its environment escapes). Held by a wait's probe,
-/// so the sweep runs once a wait, not once a sample.
+/// a process that clears its environment escapes), moments later on a
+/// thread of its own ([`finish_sweeps`] waits for it). Held by a wait's
+/// probe, so the sweep runs once a wait, not once a sample.
 ///
 /// ```
 /// use waitfor::process::{run_bounded, RunMark, RunOptions};
@@ -212,10 +215,22 @@ impl RunMark {
 
 impl Drop for RunMark {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        unix::end_marked(MARK_VAR, &self.0);
+        #[cfg(target_os = "linux")]
+        sweep::end_soon(MARK_VAR, std::mem::take(&mut self.0));
     }
 }
+
+#[cfg(target_os = "linux")]
+pub use sweep::finish_sweeps;
+
+/// Waits until the processes of every dropped [`RunMark`] are ended; only
+/// Linux ends them, so elsewhere there is nothing to wait for.
+///
+/// ```
+/// waitfor::process::finish_sweeps();
+/// ```
+#[cfg(not(target_os = "linux"))]
+pub fn finish_sweeps() {}
 
 /// What a finished child produced.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -225,14 +225,14 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Kills every process of this user that carries `mark`: descendants that
-/// escaped the process group (`setsid`) and outlived the run. Linux only
-/// (it reads `/proc/PID/environ`); one that clears its environment escapes.
-/// Each process is held by a pidfd while it is read, so a reused pid is
-/// never signalled.
+/// Kills every process of this user that carries one of `marks`:
+/// descendants that escaped the process group (`setsid`) and outlived the
+/// run. Linux only (it reads `/proc/PID/environ`); one that clears its
+/// environment escapes. Each process is held by a pidfd while it is read,
+/// so a reused pid is never signalled. One pass serves every mark.
 #[cfg(target_os = "linux")]
-pub(super) fn end_marked(var: &str, mark: &str) {
-    let needle = format!("{var}={mark}\0");
+pub(super) fn end_marked(var: &str, marks: &[String]) {
+    let needles: Vec<String> = marks.iter().map(|mark| format!("{var}={mark}\0")).collect();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
     };
@@ -255,10 +255,12 @@ pub(super) fn end_marked(var: &str, mark: &str) {
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        if environ
-            .windows(needle.len())
-            .any(|w| w == needle.as_bytes())
-        {
+        let carries = |needle: &String| {
+            environ
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        };
+        if needles.iter().any(carries) {
             // SAFETY: plain syscall on a pidfd we own.
             unsafe {
                 libc::syscall(
@@ -272,9 +274,6 @@ pub(super) fn end_marked(var: &str, mark: &str) {
         }
     }
 }
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn end_marked(_var: &str, _mark: &str) {}
 
 /// Whether the child exited, without reaping it.
 fn has_exited(pid: libc::pid_t) -> bool {

@@ -1,0 +1,109 @@
+//! Ending the processes of dropped [`RunMark`](super::RunMark)s, off the
+//! thread that dropped them.
+//!
+//! A sweep reads every process's environment (a few milliseconds), and
+//! marks are dropped with their waits on the engine's delivery threads:
+//! 800 command waits ending together held those threads for 2.6 s, and
+//! every other wait's result with them. So a dropped mark is queued here,
+//! and one thread ends the processes of every queued mark in one pass
+//! over `/proc`, then leaves when none is left. The process waits for it
+//! as it exits (an `atexit` handler), so what escaped a wait's command
+//! does not outlive a program that exits right after its waits.
+
+use crate::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// Marks dropped and not swept yet, and whether the sweeping thread runs.
+#[derive(Default)]
+struct Sweeps {
+    queued: Vec<String>,
+    running: bool,
+}
+
+/// The queue, with the process that made it: a forked child has no
+/// sweeping thread, and the lock may have been held at the fork.
+static SWEEPS: LazyLock<(u32, Mutex<Sweeps>, Condvar)> =
+    LazyLock::new(|| (std::process::id(), Mutex::default(), Condvar::new()));
+
+/// Ends the processes that carry `mark` soon, on the sweeping thread (at
+/// once, on this thread, in a forked child).
+pub(super) fn end_soon(var: &'static str, mark: String) {
+    let (owner, sweeps, _) = &*SWEEPS;
+    if *owner != std::process::id() {
+        return super::unix::end_marked(var, &[mark]);
+    }
+    let mut state = sweeps.lock();
+    state.queued.push(mark);
+    if state.running {
+        return;
+    }
+    state.running = true;
+    drop(state);
+    if !AT_EXIT.swap(true, Ordering::SeqCst) {
+        // SAFETY: registers a plain function; glibc runs it at `exit`, or
+        // when this library is unloaded.
+        unsafe { libc::atexit(finish_sweeps_at_exit) };
+    }
+    let spawned = std::thread::Builder::new()
+        .name("waitfor-sweep".into())
+        .spawn(move || sweep(var));
+    if spawned.is_err() {
+        sweep(var);
+    }
+}
+
+/// Sweeps until no mark is queued.
+fn sweep(var: &str) {
+    let (_, sweeps, swept) = &*SWEEPS;
+    loop {
+        let marks = std::mem::take(&mut sweeps.lock().queued);
+        if !marks.is_empty() {
+            super::unix::end_marked(var, &marks);
+        }
+        let mut state = sweeps.lock();
+        if state.queued.is_empty() {
+            state.running = false;
+            swept.notify_all();
+            return;
+        }
+    }
+}
+
+/// Whether [`finish_sweeps_at_exit`] is registered.
+static AT_EXIT: AtomicBool = AtomicBool::new(false);
+
+/// The longest a process's exit waits for a sweep: one stuck reading a
+/// process's environment must not keep the program from exiting.
+const EXIT_PATIENCE: Duration = Duration::from_secs(1);
+
+extern "C" fn finish_sweeps_at_exit() {
+    wait_for_sweeps(Some(Instant::now() + EXIT_PATIENCE));
+}
+
+/// Waits until the processes of every mark dropped so far are ended (the
+/// process does so as it exits).
+///
+/// ```
+/// waitfor::process::finish_sweeps();
+/// ```
+pub fn finish_sweeps() {
+    wait_for_sweeps(None);
+}
+
+/// Waits until no sweep runs, or `until`.
+fn wait_for_sweeps(until: Option<Instant>) {
+    let (owner, sweeps, swept) = &*SWEEPS;
+    if *owner != std::process::id() {
+        return;
+    }
+    let mut state = sweeps.lock();
+    while state.running {
+        match until {
+            None => swept.wait(&mut state),
+            Some(until) if swept.wait_until(&mut state, until) => return,
+            Some(_) => {}
+        }
+    }
+}
