@@ -318,11 +318,7 @@ fn a_hung_command_is_killed_at_the_deadline() {
     // No sample ever completed: a probe error, not a timeout.
     expect(&out, 5);
     assert_eq!(json(&out)["outcome"], "probe_error");
-    let pid: i32 = std::fs::read_to_string(&marker)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&marker);
     eventually("the hung command to be killed", || process_gone(pid));
 }
 
@@ -353,11 +349,7 @@ fn sigint_cancels_with_130_and_kills_the_command() {
     expect(&out, 130);
     let result = json(&out);
     assert_eq!(result["outcome"], "cancelled");
-    let pid: i32 = std::fs::read_to_string(&marker)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&marker);
     eventually("the cancelled command to be killed", || process_gone(pid));
 }
 
@@ -605,10 +597,6 @@ fn run_leaves_no_process_that_left_the_group_behind() {
         &script,
     ]);
     expect(&out, 0);
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pid_file);
     eventually("the setsid child to be gone", || process_gone(pid));
 }

@@ -73,6 +73,15 @@ pub fn eventually(what: &str, mut fact: impl FnMut() -> bool) {
     }
 }
 
+/// The process id written to `path`.
+pub fn read_pid(path: &Path) -> i32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 /// Whether the process is gone (absent, or a zombie nobody reaped yet).
 pub fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
