@@ -256,7 +256,9 @@ fn a_pattern_spanning_a_soft_wrap_is_matched() {
 #[test]
 fn output_without_a_trailing_newline_is_matched() {
     let s = Server::start(60, 10);
-    let call = py(&s, json!({"patterns": ["no-newline-end"], "timeout": 10}));
+    // With the prompt after it (a literal `$`): matched before the prompt
+    // came, the row would have no trailing space to keep.
+    let call = py(&s, json!({"patterns": ["no-newline-end$"], "timeout": 10}));
     s.send_recorded("printf '%s-%s' no-newline end", true);
     let out = done(call);
     assert_eq!(out["outcome"], "matched");
