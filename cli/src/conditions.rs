@@ -191,6 +191,8 @@ mod tests {
                 pane: Default::default(),
                 socket_name: None,
                 push: true,
+                pick: Default::default(),
+                freshness: Default::default(),
             },
         };
         build_spec(probe, target, &c, &t)

@@ -160,6 +160,8 @@ fn spec_of(cli: &Cli) -> Result<(&'static str, Spec, Names), (&'static str, Usag
                 pane: pane_target(&pane.target),
                 socket_name: pane.socket_name.clone(),
                 push: !pane.no_push,
+                pick: Default::default(),
+                freshness: Default::default(),
             },
             Target::Pane,
             &pane.conditions,

@@ -44,6 +44,8 @@ pub(crate) fn builtin(
             pane,
             socket_name,
             push,
+            pick,
+            freshness,
         } => {
             let tmux = match socket_name {
                 Some(name) => {
@@ -54,7 +56,11 @@ pub(crate) fn builtin(
                 }
                 None => crate::tmux::Tmux::new(),
             };
-            Box::new(crate::tmux::PaneProbe::new(tmux, pane.clone()).push(*push))
+            let probe = crate::tmux::PaneProbe::new(tmux, pane.clone())
+                .push(*push)
+                .pick(*pick)
+                .freshness(*freshness);
+            Box::new(probe)
         }
         ProbeSpec::File { path } => {
             grants

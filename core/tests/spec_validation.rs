@@ -291,6 +291,8 @@ fn the_spec_schema_accepts_what_the_parser_accepts() {
                "output_cap_bytes": 1024, "tail": {"lines": 5, "bytes": 100}, "progress_every_ms": 250}),
         json!({"until": {"json": {"pointer": "/status", "equals": null}}, "probe": {"file": {"path": "/var/log/x"}}}),
         json!({"until": {"all": [{"exit_code": 0}, {"not_matches": "Pending"}]}, "on_probe_error": "fail"}),
+        json!({"until": {"quiet_for_ms": 2000}, "sample_at_deadline": true, "quiet_on_plan": true,
+               "probe": {"tmux": {"session_name": "build", "pick": "first", "freshness": "by_content"}}}),
     ];
     for spec in accepted {
         assert!(schema.is_valid(&spec), "schema rejects {spec}");
@@ -304,6 +306,10 @@ fn the_spec_schema_accepts_what_the_parser_accepts() {
         with("until", json!({"json": {"pointer": "/a"}})),
         with("probe", json!({"command": {"argv": []}})),
         with("stop", json!([""])),
+        with("sample_at_deadline", json!("yes")),
+        with("quiet_on_plan", json!(null)),
+        with("probe", json!({"tmux": {"pick": "last"}})),
+        with("probe", json!({"tmux": {"freshness": "by_time"}})),
     ];
     for spec in refused {
         assert!(!schema.is_valid(&spec), "schema accepts {spec}");
@@ -334,4 +340,34 @@ fn an_unknown_unicode_class_is_refused_with_the_spec() {
         Spec::from_json(r#"{"until": {"matches": {"text": "x\\pa", "regex": true}}}"#).unwrap_err();
     assert_eq!(err.rule, waitfor::Rule::InvalidRegex, "{err}");
     assert!(err.message.contains("Unicode property not found"), "{err}");
+}
+
+#[test]
+fn the_originals_behaviours_are_spec_options_off_by_default() {
+    use waitfor::tmux::{Freshness, PanePick};
+    use waitfor::ProbeSpec;
+    let plain =
+        Spec::from_value(&json!({"until": {"matches": "a"}, "probe": {"tmux": {}}})).unwrap();
+    assert!(!plain.sample_at_deadline && !plain.quiet_on_plan);
+    let Some(ProbeSpec::Tmux {
+        pick, freshness, ..
+    }) = plain.probe
+    else {
+        panic!("a tmux probe")
+    };
+    assert_eq!((pick, freshness), (PanePick::Active, Freshness::ByRow));
+    let asked = Spec::from_value(&json!({
+        "until": {"quiet_for_ms": 2000}, "max_wait_ms": 5000,
+        "sample_at_deadline": true, "quiet_on_plan": true,
+        "probe": {"tmux": {"pick": "first", "freshness": "by_content"}}
+    }))
+    .unwrap();
+    assert!(asked.sample_at_deadline && asked.quiet_on_plan);
+    let Some(ProbeSpec::Tmux {
+        pick, freshness, ..
+    }) = asked.probe
+    else {
+        panic!("a tmux probe")
+    };
+    assert_eq!((pick, freshness), (PanePick::First, Freshness::ByContent));
 }

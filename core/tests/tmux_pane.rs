@@ -497,3 +497,74 @@ fn a_restarted_server_does_not_inherit_echo_records() {
     assert_eq!(result.outcome, Outcome::Matched, "{result:?}");
     assert_eq!(result.samples, 1, "matched at entry");
 }
+
+/// A wait on the engine's own JSON spec with a tmux probe (socket and
+/// patterns filled in), returned once its entry sample is taken.
+fn json_spec_wait(s: &Server, tmux: Value, patterns: [&str; 2]) -> waitfor::WaitHandle {
+    let mut probe = json!({"socket_name": s.name});
+    for (k, v) in tmux.as_object().unwrap() {
+        probe[k] = v.clone();
+    }
+    let spec = Spec::from_value(&json!({
+        "probe": {"tmux": probe},
+        "until": {"patterns": patterns},
+        "interval_ms": 50,
+        "max_wait_ms": 20000,
+        "progress_every_ms": 1,
+    }))
+    .unwrap();
+    let (sampled, entered) = std::sync::mpsc::channel();
+    let options = WaitOptions::default().on_progress(move |_| {
+        let _ = sampled.send(());
+    });
+    let handle = Engine::global().start_with(spec, None, options).unwrap();
+    entered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the entry sample");
+    handle
+}
+
+#[test]
+fn a_json_spec_may_pick_the_first_pane_as_libtmux_mcp_does() {
+    let s = Server::start(60, 10);
+    let first = s.pane.clone();
+    let active = s.cmd(&[
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        &first,
+        "env PS1='$ ' sh",
+    ]);
+    let active = active.trim();
+    let markers = ["in-first-pane", "in-active-pane"];
+    let session = json!({"session_name": "main"});
+    let by_default = json_spec_wait(&s, session.clone(), markers);
+    let mut asked = session;
+    asked["pick"] = json!("first");
+    let first_pane = json_spec_wait(&s, asked, markers);
+    // Each pane prints its own marker; a wait sees only its pane's.
+    s.cmd(&["send-keys", "-t", active, "echo in-active-pane", "Enter"]);
+    s.cmd(&["send-keys", "-t", &first, "echo in-first-pane", "Enter"]);
+    assert_eq!(by_default.wait().matched_index, Some(1), "the active pane");
+    assert_eq!(first_pane.wait().matched_index, Some(0), "the first pane");
+}
+
+#[test]
+fn a_json_spec_may_count_rows_by_content_as_libtmux_mcp_does() {
+    let s = Server::start(60, 10);
+    s.wait_prompt();
+    let pane = json!({"pane_id": s.pane});
+    // The prompt `$ ` is on the entry row; typed text joins it unsubmitted.
+    let markers = ["$", "typed-later"];
+    let by_row = json_spec_wait(&s, pane.clone(), markers);
+    let mut asked = pane;
+    asked["freshness"] = json!("by_content");
+    let by_content = json_spec_wait(&s, asked, markers);
+    s.cmd(&["send-keys", "-t", &s.pane, "-l", "typed-later"]);
+    // By row, only what follows the entry text counts: never the prompt.
+    assert_eq!(by_row.wait().matched_index, Some(1));
+    // By content, the changed row counts whole, prompt included.
+    assert_eq!(by_content.wait().matched_index, Some(0));
+}

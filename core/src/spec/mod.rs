@@ -9,7 +9,7 @@ use crate::pattern::Pattern;
 use serde_json::Value;
 use std::time::Duration;
 
-pub use pane::PaneTarget;
+pub use pane::{Freshness, PanePick, PaneTarget};
 pub use parse::SPEC_SCHEMA;
 
 /// The smallest poll interval a wait accepts.
@@ -143,6 +143,10 @@ pub enum ProbeSpec {
         /// Wake on the pane's output through a control-mode client
         /// (default true); polling only when false.
         push: bool,
+        /// Which pane a window or session target stands for.
+        pick: PanePick,
+        /// Which rows count as new.
+        freshness: Freshness,
     },
 }
 

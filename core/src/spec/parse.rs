@@ -1,6 +1,9 @@
 //! JSON form of the spec: serde types close to the wire, then conversion.
 
-use super::{Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind};
+use super::{
+    Backoff, Condition, ErrorPolicy, Freshness, JsonTest, PanePick, ProbeSpec, Spec, TailLimits,
+    ViewKind,
+};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use serde::Deserialize;
@@ -40,6 +43,10 @@ struct RawSpec {
     progress_every_ms: Option<i64>,
     #[serde(default, deserialize_with = "present")]
     resume: Option<String>,
+    #[serde(default)]
+    sample_at_deadline: bool,
+    #[serde(default)]
+    quiet_on_plan: bool,
 }
 
 fn yes() -> bool {
@@ -74,7 +81,27 @@ enum RawProbe {
         socket_name: Option<String>,
         #[serde(default = "yes")]
         push: bool,
+        #[serde(default)]
+        pick: RawPick,
+        #[serde(default)]
+        freshness: RawFreshness,
     },
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+enum RawPick {
+    #[default]
+    Active,
+    First,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+enum RawFreshness {
+    #[default]
+    ByRow,
+    ByContent,
 }
 
 #[derive(Deserialize)]
@@ -159,6 +186,8 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
             target,
             socket_name,
             push,
+            pick,
+            freshness,
         } => ProbeSpec::Tmux {
             pane: super::PaneTarget {
                 pane_id,
@@ -169,6 +198,14 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
             },
             socket_name,
             push,
+            pick: match pick {
+                RawPick::Active => PanePick::Active,
+                RawPick::First => PanePick::First,
+            },
+            freshness: match freshness {
+                RawFreshness::ByRow => Freshness::ByRow,
+                RawFreshness::ByContent => Freshness::ByContent,
+            },
         },
     });
     spec.view = match raw.view {
@@ -214,6 +251,8 @@ pub(super) fn parse_value(value: &Value) -> Result<Spec, SpecError> {
         spec.progress_every = millis(ms, "progress_every_ms")?;
     }
     spec.resume = raw.resume;
+    spec.sample_at_deadline = raw.sample_at_deadline;
+    spec.quiet_on_plan = raw.quiet_on_plan;
     Ok(spec)
 }
 

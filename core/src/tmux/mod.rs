@@ -29,7 +29,7 @@
 //! parses everywhere and is refused with that reason.
 
 mod target;
-pub use target::{PaneTarget, NEEDS_UNIX_HOST};
+pub use target::{Freshness, PanePick, PaneTarget, NEEDS_UNIX_HOST};
 
 pub mod control;
 pub mod echo;
@@ -45,8 +45,7 @@ pub use echo::{
 };
 pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
 pub use pane_probe::{
-    Freshness, ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath,
-    VERIFY_EVERY,
+    ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
 };
 pub use snapshot::{PaneSnapshot, Rows, MARGIN};
 
@@ -158,21 +157,6 @@ impl Default for Tmux {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Which pane a window or session target stands for.
-///
-/// ```
-/// assert_eq!(waitfor::tmux::PanePick::default(), waitfor::tmux::PanePick::Active);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PanePick {
-    /// The active pane of the window (of the session's active window).
-    #[default]
-    Active,
-    /// The first pane of the window (of the session's first window), as
-    /// libtmux-mcp resolves it.
-    First,
 }
 
 /// A resolved pane and where it lives.

@@ -68,7 +68,8 @@
 use super::echo::{EchoLog, EchoMask};
 use super::echo_registry::{echo_key, echo_log};
 use super::{
-    ControlClient, ControlState, PanePick, PaneRef, PaneSnapshot, PaneTarget, Rows, Tmux, TmuxError,
+    ControlClient, ControlState, Freshness, PanePick, PaneRef, PaneSnapshot, PaneTarget, Rows,
+    Tmux, TmuxError,
 };
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, Waker};
 use crate::process::RunError;
@@ -95,23 +96,6 @@ pub enum PushPath {
     ControlMode,
     /// The control client could not attach or stopped working; polling.
     Fallback(String),
-}
-
-/// Which rows of the region count as written after the wait began.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Freshness {
-    /// By position (see the [module docs](self)): the new part of the
-    /// entry cursor row, and rows below it that differ from what the same
-    /// row showed at entry, with the host's echo blanked.
-    #[default]
-    ByRow,
-    /// libtmux-mcp's rule: every row from the entry cursor row down, as
-    /// `capture-pane -J` prints it (trailing blank rows dropped), whose
-    /// content is not one of the contents those rows had at entry. Rows
-    /// count whole and unmasked. The observation is each such row
-    /// followed by `\n`, so no new row reads as empty text and one empty
-    /// new row does not.
-    ByContent,
 }
 
 /// Turns the new rows of a sample into the observation's text (see

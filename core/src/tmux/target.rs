@@ -10,4 +10,4 @@
 pub const NEEDS_UNIX_HOST: &str =
     "tmux waits need a Unix host (Linux, macOS, BSD): tmux does not run here";
 
-pub use crate::spec::PaneTarget;
+pub use crate::spec::{Freshness, PanePick, PaneTarget};

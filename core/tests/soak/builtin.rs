@@ -102,6 +102,8 @@ pub fn tmux_spec(server: &Server, max_wait: Duration) -> Spec {
             pane,
             socket_name: server.name.clone(),
             push: true,
+            pick: Default::default(),
+            freshness: Default::default(),
         })
         .interval(Duration::from_millis(50))
         .max_wait(max_wait)
