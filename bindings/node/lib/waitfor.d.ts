@@ -44,6 +44,10 @@ export interface Spec {
   tail?: { lines?: number; bytes?: number }
   progress_every_ms?: number
   resume?: string
+  /** Sample once more at the deadline, as AURA's `wait_for` does (default false). */
+  sample_at_deadline?: boolean
+  /** Measure `quiet_for_ms` on the sample plan, as AURA's `wait_for` does (default false). */
+  quiet_on_plan?: boolean
   [field: string]: unknown
 }
 
@@ -62,6 +66,10 @@ export interface TmuxProbe {
   socket_name?: string
   /** Wake on output through a control-mode client (default true). */
   push?: boolean
+  /** A window or session target's pane: `active` (default) or `first`, as libtmux-mcp picks. */
+  pick?: 'active' | 'first'
+  /** New rows `by_row` (default) or `by_content`, libtmux-mcp's rule. */
+  freshness?: 'by_row' | 'by_content'
 }
 
 /** How a wait ended. */

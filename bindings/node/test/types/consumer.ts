@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   handle.wake()
   recordSendKeys({ socketName: 'work', paneId: '%1', keys: ['make test'], literal: true, enter: true })
   const pane: boolean = (await wait({ probe: { tmux: { pane_id: '%1', socket_name: 'work' } }, until: { matches: 'ok' } })).alternate_screen
+  // The originals' rules, asked for by name.
+  checkSpec({ probe: { tmux: { session_name: 'build', pick: 'first', freshness: 'by_content' } }, until: { quiet_for_ms: 2000 }, sample_at_deadline: true, quiet_on_plan: true })
   // A pattern object names its flags as the engine reads them.
   checkSpec({ until: { matches: 'ready' }, stop: ['Error', { text: 'FAIL(ED)?', regex: true, case_sensitive: false }] })
   handle.cancel()
