@@ -880,9 +880,27 @@ const char *waitfor_spec_schema(void);
 const char *waitfor_result_schema(void);
 
 /**
- * Every profile's MCP tool definition, as a JSON array of
- * `{"profile": "family/tool", "tool": {name, title, description,
- * inputSchema, outputSchema, annotations}}`.
+ * Every profile, as a JSON array of `{"profile": "family/tool", "tool":
+ * definition}` (the shape of Python's and Node's `profiles()`).
+ *
+ * @param profiles_json receives the JSON, owned by the caller
+ *                      (`waitfor_string_free`).
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `profiles_json` points to writable storage; `error_json` is NULL or
+ * points to writable storage.
+ */
+int32_t waitfor_profiles(char **profiles_json,
+                         char **error_json);
+
+/**
+ * Every profile's MCP tool definition, in `waitfor_profiles` order, as a
+ * JSON array of `{name, title, description, inputSchema, outputSchema,
+ * annotations}`, ready to register (the shape of Python's and Node's
+ * `tool_definitions()`).
  *
  * @param definitions_json receives the JSON, owned by the caller
  *                         (`waitfor_string_free`).
@@ -952,7 +970,7 @@ int32_t waitfor_tool_check(const char *profile,
 /**
  * A profile by its id (`aura/wait_for`) or by a tool name only one
  * profile has (`wait_for`), as JSON `{"profile", "tool"}` (the shape of
- * `waitfor_tool_definitions`' items).
+ * `waitfor_profiles`' items).
  *
  * @param definition_json receives the JSON (owned by the caller,
  *                        `waitfor_string_free`).

@@ -101,7 +101,14 @@ inline std::string_view spec_schema() { return waitfor_spec_schema(); }
 /** JSON Schema of a result. */
 inline std::string_view result_schema() { return waitfor_result_schema(); }
 
-/** Every profile's MCP tool definition: a JSON array of {profile, tool}. */
+/** Every profile: a JSON array of {profile, tool}. */
+inline std::string profiles() {
+    char *out = nullptr, *error = nullptr;
+    detail::check(waitfor_profiles(&out, &error), error);
+    return detail::take(out);
+}
+
+/** Every profile's MCP tool definition, in profiles() order: a JSON array of tools. */
 inline std::string tool_definitions() {
     char *out = nullptr, *error = nullptr;
     detail::check(waitfor_tool_definitions(&out, &error), error);

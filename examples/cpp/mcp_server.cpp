@@ -171,7 +171,7 @@ class Server {
 public:
     Server(Output &out, Options options) : out_(out), options_(std::move(options)) {
         const bool runs = options_.host.grants.any_command || !options_.host.grants.commands.empty();
-        for (auto &def : json::parse(waitfor::tool_definitions())) {
+        for (auto &def : json::parse(waitfor::profiles())) {
             std::string profile = def["profile"];
             if (options_.profiles.count(profile) != 0) {
                 json tool = def["tool"];
@@ -366,7 +366,7 @@ private:
 std::string unservable(const std::set<std::string> &profiles) {
     std::set<std::string> known;
     std::map<std::string, std::string> served;  // tool name -> profile
-    for (auto &def : json::parse(waitfor::tool_definitions())) {
+    for (auto &def : json::parse(waitfor::profiles())) {
         const std::string profile = def["profile"], name = def["tool"]["name"];
         known.insert(profile);
         if (profiles.count(profile) == 0) continue;

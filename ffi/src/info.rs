@@ -3,6 +3,7 @@
 
 use crate::guard::{give, guard, guard_or, json, out, out_ptr, static_c, text};
 use crate::status::{self, FfiError, WAITFOR_ERR_INVALID_ARGUMENT};
+use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
 
@@ -84,9 +85,36 @@ pub extern "C" fn waitfor_result_schema() -> *const c_char {
     })
 }
 
-/// Every profile's MCP tool definition, as a JSON array of
-/// `{"profile": "family/tool", "tool": {name, title, description,
-/// inputSchema, outputSchema, annotations}}`.
+/// Every profile, as a JSON array of `{"profile": "family/tool", "tool":
+/// definition}` (the shape of Python's and Node's `profiles()`).
+///
+/// @param profiles_json receives the JSON, owned by the caller
+///                      (`waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `profiles_json` points to writable storage; `error_json` is NULL or
+/// points to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_profiles(
+    profiles_json: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(profiles_json, "profiles_json")?;
+        let profiles = waitfor::profiles::definitions()
+            .into_iter()
+            .map(|def| serde_json::json!({"profile": def.profile, "tool": def.tool}));
+        give(slot, Value::Array(profiles.collect()).to_string())
+    })
+}
+
+/// Every profile's MCP tool definition, in `waitfor_profiles` order, as a
+/// JSON array of `{name, title, description, inputSchema, outputSchema,
+/// annotations}`, ready to register (the shape of Python's and Node's
+/// `tool_definitions()`).
 ///
 /// @param definitions_json receives the JSON, owned by the caller
 ///                         (`waitfor_string_free`).
@@ -104,9 +132,10 @@ pub unsafe extern "C" fn waitfor_tool_definitions(
 ) -> i32 {
     guard(error_json, || {
         let slot = out_ptr(definitions_json, "definitions_json")?;
-        let defs = serde_json::to_string(&waitfor::profiles::definitions())
-            .map_err(|e| FfiError::new(status::WAITFOR_ERR_RUNTIME, e.to_string()))?;
-        give(slot, defs)
+        let tools = waitfor::profiles::definitions()
+            .into_iter()
+            .map(|def| def.tool);
+        give(slot, Value::Array(tools.collect()).to_string())
     })
 }
 
@@ -190,7 +219,7 @@ pub unsafe extern "C" fn waitfor_tool_check(
 
 /// A profile by its id (`aura/wait_for`) or by a tool name only one
 /// profile has (`wait_for`), as JSON `{"profile", "tool"}` (the shape of
-/// `waitfor_tool_definitions`' items).
+/// `waitfor_profiles`' items).
 ///
 /// @param definition_json receives the JSON (owned by the caller,
 ///                        `waitfor_string_free`).

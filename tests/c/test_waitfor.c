@@ -332,8 +332,14 @@ static void test_errors(void) {
 
 static void test_tools(void) {
     char *defs = NULL, *out = NULL, *error = NULL;
-    CHECK(waitfor_tool_definitions(&defs, NULL) == WAITFOR_OK);
+    CHECK(waitfor_profiles(&defs, NULL) == WAITFOR_OK);
     CHECK(contains(defs, "\"profile\":\"aura/wait_for\"") && contains(defs, "inputSchema"));
+    waitfor_string_free(defs);
+    CHECK(waitfor_profiles(NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+    /* the tools alone, as Python's and Node's tool_definitions() give them */
+    CHECK(waitfor_tool_definitions(&defs, NULL) == WAITFOR_OK);
+    CHECK(defs[0] == '[' && defs[1] == '{' && !contains(defs, "\"profile\"") &&
+          contains(defs, "\"name\":\"wait_for\""));
     waitfor_string_free(defs);
     CHECK(waitfor_tool_definitions(NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
 

@@ -72,11 +72,15 @@ TEST(Info, VersionsNamesAndSchemas) {
     EXPECT_EQ(sizeof(waitfor_callbacks), 5 * sizeof(void *));
     EXPECT_TRUE(json::parse(waitfor::spec_schema()).is_object());
     EXPECT_TRUE(json::parse(waitfor::result_schema()).contains("properties"));
-    json defs = json::parse(waitfor::tool_definitions());
-    ASSERT_TRUE(defs.is_array());
+    json profiles = json::parse(waitfor::profiles());
+    ASSERT_TRUE(profiles.is_array());
     bool aura = false;
-    for (auto &d : defs) aura |= d["profile"] == "aura/wait_for" && d["tool"]["name"] == "wait_for";
+    for (auto &p : profiles) aura |= p["profile"] == "aura/wait_for" && p["tool"]["name"] == "wait_for";
     EXPECT_TRUE(aura);
+    // The tool definitions are the profiles' tools, in the same order.
+    json tools = json::parse(waitfor::tool_definitions());
+    ASSERT_EQ(tools.size(), profiles.size());
+    for (size_t i = 0; i < tools.size(); ++i) EXPECT_EQ(tools[i], profiles[i]["tool"]);
 }
 
 TEST(Info, Durations) {
@@ -400,7 +404,7 @@ TEST(Echo, RecordSendKeysValidatesItsInput) {
 }
 
 TEST(Tools, EveryDefinedProfileIsReachableByName) {
-    json defs = json::parse(waitfor::tool_definitions());
+    json defs = json::parse(waitfor::profiles());
     EXPECT_GE(defs.size(), 3u);  // aura, libtmux-mcp and libtmux-cxx at least
     for (auto &d : defs) {
         // An unknown field breaks every tool's input schema: the profile was
