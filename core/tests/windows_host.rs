@@ -189,3 +189,57 @@ fn tmux_waits_are_refused_with_the_reason() {
         Ok(_) => panic!("a tmux profile ran off Unix"),
     }
 }
+
+/// An engine wait on a JSON spec within `grants`, returned once its first
+/// sample is taken.
+fn wait_after_entry(spec: serde_json::Value, grants: Grants) -> waitfor::WaitHandle {
+    let spec = Spec::from_value(&spec).unwrap();
+    let (sampled, entered) = std::sync::mpsc::channel();
+    let options = WaitOptions::default()
+        .policy(waitfor::Policy::default().grants(grants))
+        .on_progress(move |_| {
+            let _ = sampled.send(());
+        });
+    let handle = Engine::global().start_with(spec, None, options).unwrap();
+    entered.recv_timeout(LONG).expect("the first sample");
+    handle
+}
+
+#[test]
+fn a_command_probe_wait_reads_output_and_exit_code() {
+    let grants = Grants::none().commands(waitfor::grants::Commands::Only(vec!["cmd".into()]));
+    let spec = Spec::from_value(&serde_json::json!({
+        "probe": {"command": {"argv": ["cmd", "/c", "echo ready& exit 3"]}},
+        "until": {"all": [{"matches": "ready"}, {"exit_code": 3}]},
+        "interval_ms": 50, "max_wait_ms": 60000,
+    }))
+    .unwrap();
+    let options = WaitOptions::default().policy(waitfor::Policy::default().grants(grants));
+    let result = Engine::global().run(spec, options).unwrap();
+    assert_eq!(result.outcome, waitfor::Outcome::Matched);
+    assert_eq!(result.exit_code, Some(3));
+}
+
+#[test]
+fn a_file_probe_wait_sees_what_is_appended_after_it_began() {
+    let dir = std::env::temp_dir().join(format!("waitfor-windows-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("app.log");
+    std::fs::write(&log, "ready before the wait\n").unwrap();
+    let spec = serde_json::json!({
+        "probe": {"file": {"path": log}},
+        "until": {"matches": "ready"},
+        "interval_ms": 50, "max_wait_ms": 60000, "progress_every_ms": 1,
+    });
+    let handle = wait_after_entry(spec, Grants::none().file_root(&dir));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .write_all(b"ready now\n")
+        .unwrap();
+    let result = handle.wait();
+    assert_eq!(result.outcome, waitfor::Outcome::Matched);
+    assert_eq!(result.matched_lines, ["ready now"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
