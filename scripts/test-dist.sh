@@ -129,8 +129,8 @@ echo '{"name":"bare","private":true}' >"$bare/package.json"
 if (cd "$bare" && "${clean[@]}" node -e "require('libwaitfor')" 2>"$tmp/bare.err"); then
   fail "libwaitfor loaded without an add-on"
 fi
-grep -q "libwaitfor: no native add-on for linux-x64-gnu; its package libwaitfor-linux-x64-gnu did not load" "$tmp/bare.err" ||
+grep -q "libwaitfor: the native add-on for this host (linux-x64-gnu) is in the package libwaitfor-linux-x64-gnu, which did not load" "$tmp/bare.err" ||
   fail "unclear error without the platform package: $(cat "$tmp/bare.err")"
-echo "ok: $(grep -m1 'libwaitfor: no native add-on' "$tmp/bare.err")"
+echo "ok: $(grep -m1 'libwaitfor: the native add-on' "$tmp/bare.err")"
 
 echo "dist: all checks passed"
