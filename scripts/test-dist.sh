@@ -118,6 +118,7 @@ const r = await wait({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms
 if (r.outcome !== 'matched') throw new Error(JSON.stringify(r))
 console.log('ok: node (ESM)', r.outcome, WAIT_VERSION)
 EOF
+[ -f "$app/node_modules/libwaitfor/SECURITY.md" ] || fail "the npm package lacks SECURITY.md"
 if ls "$app"/node_modules/libwaitfor/*.node >/dev/null 2>&1; then fail "the main package carries an add-on"; fi
 (cd "$app" && "${clean[@]}" node wait.js && "${clean[@]}" node wait.mjs)
 
