@@ -4,7 +4,8 @@
 #   - every native library (wheels, npm platform packages) is for its
 #     architecture, stripped (`file`), and needs glibc 2.17 at most;
 #   - every wheel is tagged cp310-abi3-manylinux_2_17_<arch> (WHEEL file);
-#   - the sdist holds the sources a build needs;
+#   - the sdist holds the sources a build needs; the wheels, the sdist and
+#     the npm package ship SECURITY.md;
 #   - the x86_64 wheel, installed into a fresh virtualenv, and the npm
 #     package with its linux-x64-gnu package, installed from the tarballs
 #     into a fresh folder, each run a real wait (a probe function that
@@ -51,12 +52,13 @@ for arch in x86_64:x86-64 aarch64:"ARM aarch64"; do
   unzip -q "$wheel" -d "$tmp/wheel-$name"
   grep -qx "Tag: cp310-abi3-manylinux_2_17_$name" "$tmp/wheel-$name"/libwaitfor-*.dist-info/WHEEL ||
     fail "$wheel: WHEEL has no manylinux_2_17 abi3 tag"
+  [ -f "$tmp/wheel-$name/waitfor/SECURITY.md" ] || fail "$wheel lacks waitfor/SECURITY.md"
   for so in "$tmp/wheel-$name"/waitfor/*.so; do check_native "$so" "${arch#*:}"; done
 done
 
 step "sdist: sources"
 tar -tzf "$out/libwaitfor-$version.tar.gz" >"$tmp/sdist.txt"
-for f in pyproject.toml Cargo.lock core/src/lib.rs bindings/python/src/lib.rs python/waitfor/__init__.py; do
+for f in pyproject.toml Cargo.lock core/src/lib.rs bindings/python/src/lib.rs python/waitfor/__init__.py python/waitfor/SECURITY.md; do
   grep -q "^libwaitfor-$version/\(.*/\)\?$f$" "$tmp/sdist.txt" || fail "sdist lacks $f"
 done
 echo "ok: libwaitfor-$version.tar.gz"
