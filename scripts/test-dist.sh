@@ -4,7 +4,8 @@
 #   - every native library (wheels, npm platform packages) is for its
 #     architecture, stripped (`file`), and needs glibc 2.17 at most;
 #   - every wheel is tagged cp310-abi3-manylinux_2_17_<arch> (WHEEL file);
-#   - the sdist holds the sources a build needs;
+#   - the sdist holds the sources a build needs; the wheels, the sdist and
+#     the npm package ship SECURITY.md;
 #   - the x86_64 wheel, installed into a fresh virtualenv, and the npm
 #     package with its linux-x64-gnu package, installed from the tarballs
 #     into a fresh folder, each run a real wait (a probe function that
@@ -51,12 +52,13 @@ for arch in x86_64:x86-64 aarch64:"ARM aarch64"; do
   unzip -q "$wheel" -d "$tmp/wheel-$name"
   grep -qx "Tag: cp310-abi3-manylinux_2_17_$name" "$tmp/wheel-$name"/libwaitfor-*.dist-info/WHEEL ||
     fail "$wheel: WHEEL has no manylinux_2_17 abi3 tag"
+  [ -f "$tmp/wheel-$name/waitfor/SECURITY.md" ] || fail "$wheel lacks waitfor/SECURITY.md"
   for so in "$tmp/wheel-$name"/waitfor/*.so; do check_native "$so" "${arch#*:}"; done
 done
 
 step "sdist: sources"
 tar -tzf "$out/libwaitfor-$version.tar.gz" >"$tmp/sdist.txt"
-for f in pyproject.toml Cargo.lock core/src/lib.rs bindings/python/src/lib.rs python/waitfor/__init__.py; do
+for f in pyproject.toml Cargo.lock core/src/lib.rs bindings/python/src/lib.rs python/waitfor/__init__.py python/waitfor/SECURITY.md; do
   grep -q "^libwaitfor-$version/\(.*/\)\?$f$" "$tmp/sdist.txt" || fail "sdist lacks $f"
 done
 echo "ok: libwaitfor-$version.tar.gz"
@@ -118,6 +120,7 @@ const r = await wait({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms
 if (r.outcome !== 'matched') throw new Error(JSON.stringify(r))
 console.log('ok: node (ESM)', r.outcome, WAIT_VERSION)
 EOF
+[ -f "$app/node_modules/libwaitfor/SECURITY.md" ] || fail "the npm package lacks SECURITY.md"
 if ls "$app"/node_modules/libwaitfor/*.node >/dev/null 2>&1; then fail "the main package carries an add-on"; fi
 (cd "$app" && "${clean[@]}" node wait.js && "${clean[@]}" node wait.mjs)
 
@@ -129,8 +132,8 @@ echo '{"name":"bare","private":true}' >"$bare/package.json"
 if (cd "$bare" && "${clean[@]}" node -e "require('libwaitfor')" 2>"$tmp/bare.err"); then
   fail "libwaitfor loaded without an add-on"
 fi
-grep -q "libwaitfor: no native add-on for linux-x64-gnu; its package libwaitfor-linux-x64-gnu did not load" "$tmp/bare.err" ||
+grep -q "libwaitfor: the native add-on for this host (linux-x64-gnu) is in the package libwaitfor-linux-x64-gnu, which did not load" "$tmp/bare.err" ||
   fail "unclear error without the platform package: $(cat "$tmp/bare.err")"
-echo "ok: $(grep -m1 'libwaitfor: no native add-on' "$tmp/bare.err")"
+echo "ok: $(grep -m1 'libwaitfor: the native add-on' "$tmp/bare.err")"
 
 echo "dist: all checks passed"

@@ -240,7 +240,8 @@ pub struct ConditionArgs {
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "Timing")]
 pub struct TimingArgs {
-    /// Time between samples [default: 1s for run, 200ms for file; at least 10ms].
+    /// Time between samples [default: 1s for run, 200ms for file, 100ms for pane, or half of
+    /// --timeout when that is less; at least 10ms].
     #[arg(long, value_name = "D", value_parser = positive_duration)]
     pub every: Option<Duration>,
 

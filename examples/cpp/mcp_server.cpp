@@ -131,18 +131,21 @@ struct SendKeys {
             return error("send_keys needs `target` and `keys`, both strings");
         const std::string target = args["target"], keys = args["keys"];
         const bool literal = args.value("literal", true), enter = args.value("enter", true);
-        auto [found, pane] = run({"tmux", "display-message", "-p", "-t", target, "#{pane_id}"});
+        // -u on every tmux call: tmux reads and writes UTF-8 whatever the
+        // locale (MCP clients start servers without LANG), as libwaitfor's own
+        // tmux calls do.
+        auto [found, pane] = run({"tmux", "-u", "display-message", "-p", "-t", target, "#{pane_id}"});
         while (!pane.empty() && (pane.back() == '\n' || pane.back() == '\r')) pane.pop_back();
         if (found != 0 || pane.empty() || pane[0] != '%') return error("no pane " + target + ": " + pane);
         // Recorded before the keys go out: a wait sampling the pane in between
         // must never see an unrecorded echo (a record for keys that fail to go
         // out just expires).
         waitfor::record_send_keys("", pane, {keys}, literal, enter);
-        std::vector<std::string> argv = {"tmux", "send-keys", "-t", pane};
+        std::vector<std::string> argv = {"tmux", "-u", "send-keys", "-t", pane};
         if (literal) argv.push_back("-l");
         argv.push_back(keys);
         auto [sent, why] = run(argv);
-        if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "send-keys", "-t", pane, "Enter"});
+        if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "-u", "send-keys", "-t", pane, "Enter"});
         if (sent != 0) return error("tmux send-keys failed: " + why);
         json out = {{"pane_id", pane}, {"keys", keys}, {"enter", enter}};
         return {{"content", {{{"type", "text"}, {"text", out.dump()}}}}, {"structuredContent", out}, {"isError", false}};

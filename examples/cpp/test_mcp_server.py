@@ -7,6 +7,8 @@ Run: WAITFOR_MCP_SERVER=path/to/waitfor_mcp_server pytest examples/cpp/test_mcp_
 """
 
 import os
+import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -25,15 +27,18 @@ GRANTED = ["--allow-command", "echo", "--allow-command", "sh", "--allow-command"
            "--allow-command", "/nonexistent/prog"]
 
 
-def run(scenario, tmux_tmpdir=None, options=(), **client):
+def run(scenario, tmux_tmpdir=None, options=(), path_first=None, **client):
     """Runs `scenario(session, errlog_path)` against a fresh server started
     with command-line `options` (what it grants; nothing by default), as MCP
     clients start servers: with the SDK's default (minimal) environment, not
     the test's own. `tmux_tmpdir` adds only where the test's private tmux
-    server listens, which a user's server would not need."""
+    server listens, which a user's server would not need; `path_first` goes
+    in front of PATH."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', os.defpath)}"
 
     async def main():
         with tempfile.NamedTemporaryFile("w+", suffix=".log") as errlog:
@@ -181,7 +186,20 @@ def tmux_tmpdir():
             subprocess.run(["tmux", "kill-server"], env=env, check=False)
 
 
-def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir):
+def recording_tmux(directory):
+    """Makes `directory/tmux`, which appends its arguments (one call a line)
+    to the file it returns and runs the real tmux: first on the server's
+    PATH, it shows every tmux call the server makes."""
+    real = shutil.which("tmux")
+    calls = os.path.join(directory, "tmux-calls")
+    shim = os.path.join(directory, "tmux")
+    with open(shim, "w") as f:
+        f.write(f'#!/bin/sh\nprintf "%s\\n" "$*" >>{shlex.quote(calls)}\nexec {shlex.quote(real)} "$@"\n')
+    os.chmod(shim, 0o755)
+    return calls
+
+
+def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir, tmp_path):
     async def scenario(session, _):
         names = {t.name for t in (await session.list_tools()).tools}
         assert {"wait_for", "wait_for_text", "send_keys"} <= names
@@ -202,7 +220,14 @@ def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir):
         missing = await session.call_tool("wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
         assert missing.structuredContent["timed_out"]
 
-    run(scenario, tmux_tmpdir, options=["--allow-send-keys"])
+    calls = recording_tmux(tmp_path)
+    run(scenario, tmux_tmpdir, options=["--allow-send-keys"], path_first=tmp_path)
+    # Every tmux call, send_keys's and the waits', runs with -u (UTF-8
+    # whatever the locale: the server was started without LANG).
+    with open(calls) as f:
+        made = f.read().splitlines()
+    assert any("send-keys" in c.split() for c in made) and any("display-message" in c.split() for c in made), made
+    assert [c for c in made if c.split()[0] != "-u"] == []
 
 
 def test_wait_for_text_sends_libtmux_mcps_progress_and_warnings(tmux_tmpdir):

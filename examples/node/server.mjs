@@ -80,7 +80,9 @@ if (options['allow-send-keys']) {
     // Recorded before tmux paints the echo, so no concurrent wait samples
     // the echo unrecorded; an unsent record only masks until it expires.
     recordSendKeys({ socketName, paneId, keys: [keys], literal, enter })
-    const tmux = socketName ? ['tmux', '-L', socketName] : ['tmux']
+    // -u: tmux reads and writes UTF-8 whatever the locale (MCP clients start
+    // servers without LANG), as libwaitfor's own tmux calls do.
+    const tmux = socketName ? ['tmux', '-u', '-L', socketName] : ['tmux', '-u']
     const runs = [[...tmux, 'send-keys', '-t', paneId, ...(literal ? ['-l'] : []), keys]]
     if (enter) runs.push([...tmux, 'send-keys', '-t', paneId, 'Enter'])
     for (const argv of runs) {

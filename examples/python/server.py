@@ -150,7 +150,9 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     # must never see an unrecorded echo. A record for keys that then fail
     # to send just expires.
     waitfor.record_send_keys(target, [keys], socket_name=socket, literal=literal, enter=enter)
-    argv = ["tmux", *(["-L", socket] if socket else []), "send-keys", "-t", target]
+    # -u: tmux reads and writes UTF-8 whatever the locale (MCP clients start
+    # servers without LANG), as libwaitfor's own tmux calls do.
+    argv = ["tmux", "-u", *(["-L", socket] if socket else []), "send-keys", "-t", target]
     argv += (["-l"] if literal else []) + [keys]
     result = await run(argv)
     if enter and result["exit_code"] == 0:

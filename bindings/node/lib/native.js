@@ -1,8 +1,9 @@
 'use strict'
 /**
  * The native add-on, through napi-rs's generated loader (`index.js`); when
- * none loads, the error names this host and the platforms with a prebuilt
- * add-on, napi-rs's error as its `cause`.
+ * none loads, the error (code `ERR_LIBWAITFOR_NO_ADDON`) names this host, the
+ * platforms with a prebuilt add-on and what to do, napi-rs's error as its
+ * `cause`. test/loader.test.js runs it on simulated hosts.
  */
 
 /** `linux-x64-gnu` for this host: the suffix of its platform package. */
@@ -14,17 +15,38 @@ function hostPlatform() {
   return `${platform}-${arch}-${libc}`
 }
 
+/**
+ * Why no add-on loaded, and what to do: `prebuilt` names the platforms with a
+ * package (none in a source checkout, whose package.json lists none).
+ */
+function noAddonMessage(name, host, prebuilt) {
+  if (prebuilt.length === 0) {
+    return (
+      `${name}: no native add-on for this host (${host}) in this source checkout: ` +
+      'build it with a Rust toolchain (`npm ci && npm run build` in bindings/node)'
+    )
+  }
+  if (prebuilt.includes(host)) {
+    return (
+      `${name}: the native add-on for this host (${host}) is in the package ${name}-${host}, which did not load. ` +
+      `npm installs it as an optional dependency: reinstall ${name} without --omit=optional (or --no-optional), ` +
+      'on the platform that runs it, and see the cause below'
+    )
+  }
+  return (
+    `${name}: no prebuilt native add-on for this host (${host}); there are prebuilt add-ons for ${prebuilt.join(', ')}. ` +
+    `Elsewhere, build it from the ${name} sources with a Rust toolchain: in bindings/node, ` +
+    '`npm ci && npm run build`, then install that folder (`npm install path/to/bindings/node`)'
+  )
+}
+
 function load() {
   try {
     return require('../index.js')
   } catch (cause) {
     const pkg = require('../package.json')
     const prebuilt = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(pkg.name.length + 1))
-    const host = hostPlatform()
-    const why = prebuilt.includes(host)
-      ? `its package ${pkg.name}-${host} did not load: reinstall without --omit=optional (or --no-optional) and check that it is there`
-      : `prebuilt add-ons exist for ${prebuilt.join(', ') || 'no platform (a source checkout: run `npm run build`)'}`
-    const error = new Error(`${pkg.name}: no native add-on for ${host}; ${why}`)
+    const error = new Error(noAddonMessage(pkg.name, hostPlatform(), prebuilt))
     error.code = 'ERR_LIBWAITFOR_NO_ADDON'
     error.cause = cause
     throw error

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 const { execFileSync, spawnSync } = require('node:child_process')
-const { tempDir, root } = require('./helpers.js')
+const { tempDir, root, repo } = require('./helpers.js')
 
 test('generated index.js and index.d.ts match the committed ones (run after `npm run build`)', (t) => {
   const git = spawnSync('git', ['diff', '--exit-code', '--stat', 'HEAD', '--', 'index.js', 'index.d.ts'], { cwd: root, encoding: 'utf8' })
@@ -35,4 +35,18 @@ test('npm pack installs and works in a fresh folder (CommonJS and ESM)', () => {
     console.log((await wait({ until: { matches: 'ok' }, interval_ms: 10 }, async () => 'ok')).outcome, WAIT_VERSION, typeof registerWaitTools)`)
   assert.equal(execFileSync(process.execPath, ['cjs.js'], { cwd: app, encoding: 'utf8' }).trim(), 'matched 90s function')
   assert.equal(execFileSync(process.execPath, ['esm.mjs'], { cwd: app, encoding: 'utf8' }).trim(), 'matched wait/1 function')
+})
+
+test('the package ships SECURITY.md, and every relative link in its README resolves inside it', () => {
+  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--silent'], { cwd: root, encoding: 'utf8' }))
+  const files = new Set(packed.files.map((f) => f.path))
+  assert.ok(files.has('SECURITY.md'), `SECURITY.md is not in the package: ${[...files].join(', ')}`)
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  const targets = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z]+:/.test(t))
+  assert.ok(targets.includes('SECURITY.md'), 'the README links to SECURITY.md')
+  for (const target of targets) assert.ok(files.has(path.posix.normalize(target)), `README links to ${target}, which the package lacks`)
+})
+
+test('the packaged SECURITY.md is the repository’s (cp SECURITY.md bindings/node/ after editing it)', () => {
+  assert.equal(fs.readFileSync(path.join(root, 'SECURITY.md'), 'utf8'), fs.readFileSync(path.join(repo, 'SECURITY.md'), 'utf8'))
 })

@@ -8,8 +8,11 @@ tools of its own: `status`, which gives a file's text and appends a line
 to `PATH.calls` on each call (so a test can count the probe calls of
 `wait_for`), and `hang`, which writes `started` to `PATH`, never answers,
 and writes `cancelled` there when its call is cancelled. Event files may be read under `--root DIR` only.
+`--profile ID` (repeatable) registers those profiles instead of the
+default ones (every profile but libtmux-cxx/wait_for_text, whose tool name
+libtmux-mcp's takes).
 
-Run: ``python mcp_server.py FRAMEWORK [--root DIR]``.
+Run: ``python mcp_server.py FRAMEWORK [--root DIR]... [--profile ID]...``.
 """
 
 import argparse
@@ -39,7 +42,7 @@ async def hang(path: str) -> str:
     return ""
 
 
-def fastmcp(grants: waitfor.Grants) -> None:
+def fastmcp(grants: waitfor.Grants, profiles: list[str]) -> None:
     from fastmcp import Context, FastMCP
 
     server = FastMCP("waits", mask_error_details=True)
@@ -50,11 +53,11 @@ def fastmcp(grants: waitfor.Grants) -> None:
         return status(path)
 
     server.tool(hang)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
+    waitfor.mcp.register(server, profiles, tools=["status", "hang"], tools_read_only=True, grants=grants)
     server.run("stdio", show_banner=False)
 
 
-def mcpserver(grants: waitfor.Grants) -> None:
+def mcpserver(grants: waitfor.Grants, profiles: list[str]) -> None:
     from mcp.server.mcpserver import Context, MCPServer
 
     server = MCPServer("waits")
@@ -65,11 +68,11 @@ def mcpserver(grants: waitfor.Grants) -> None:
         return status(path)
 
     server.tool()(hang)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
+    waitfor.mcp.register(server, profiles, tools=["status", "hang"], tools_read_only=True, grants=grants)
     server.run("stdio")
 
 
-def lowlevel(grants: waitfor.Grants) -> None:
+def lowlevel(grants: waitfor.Grants, profiles: list[str]) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
@@ -87,7 +90,7 @@ def lowlevel(grants: waitfor.Grants) -> None:
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
     server: Server[Any] = Server("waits", on_list_tools=list_tools, on_call_tool=call_tool)
-    waitfor.mcp.register(server, PROFILES, tools=["status", "hang"], tools_read_only=True, grants=grants)
+    waitfor.mcp.register(server, profiles, tools=["status", "hang"], tools_read_only=True, grants=grants)
 
     async def main() -> None:
         async with stdio_server() as (read, write):
@@ -100,7 +103,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("framework", choices=["fastmcp", "mcpserver", "lowlevel"])
     parser.add_argument("--root", action="append", default=[])
+    parser.add_argument("--profile", action="append", default=[])
     options = parser.parse_args()
     {"fastmcp": fastmcp, "mcpserver": mcpserver, "lowlevel": lowlevel}[options.framework](
-        waitfor.Grants(file_roots=options.root)
+        waitfor.Grants(file_roots=options.root), options.profile or PROFILES
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,17 +23,33 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment, std
 SERVER = ROOT / "examples" / "python" / "server.py"
 
 
+def recording_tmux(directory: Path) -> Path:
+    """Makes `directory/tmux`, which appends its arguments (one call a line)
+    to the file it returns and runs the real tmux: first on a server's PATH,
+    it shows every tmux call the server makes."""
+    real = shutil.which("tmux")
+    assert real is not None
+    calls = directory / "tmux-calls"
+    shim = directory / "tmux"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >>{shlex.quote(str(calls))}\nexec {shlex.quote(real)} "$@"\n')
+    shim.chmod(0o755)
+    return calls
+
+
 @asynccontextmanager
 async def connected(
-    *options: str, tmux_tmpdir: str | None = None, **client: Any
+    *options: str, tmux_tmpdir: str | None = None, path_first: Path | None = None, **client: Any
 ) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
     """Starts the server with command-line `options` (what it grants) as MCP
     clients do, with the SDK's default (minimal) environment, not the test's
     own; `tmux_tmpdir` adds only where the test's private tmux server
-    listens, which a user's server would not need."""
+    listens, which a user's server would not need; `path_first` goes in
+    front of PATH."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', os.defpath)}"
     params = StdioServerParameters(command=PYTHON, args=[str(SERVER), *options], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, **client) as session:
@@ -120,7 +138,7 @@ def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
+def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str, tmp_path: Path) -> None:
     async def wait_and_type(session: ClientSession, tools: dict[str, dict[str, Any]], text: str, keys: str, enter: bool) -> dict[str, Any]:
         sampled = asyncio.Event()
 
@@ -137,7 +155,7 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
         return await wait
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        async with connected("--allow-send-keys", tmux_tmpdir=os.environ["TMUX_TMPDIR"]) as (session, tools):
+        async with connected("--allow-send-keys", tmux_tmpdir=os.environ["TMUX_TMPDIR"], path_first=tmp_path) as (session, tools):
             assert {"wait_for_text", "send_keys"} <= set(tools)
             printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
             # Typed by the server itself and never run: libtmux-mcp has no echo
@@ -149,9 +167,15 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str) -> None:
                 assert refused.is_error and "not a path" in str(refused.content), (socket, refused.content)
             return printed, typed
 
+    calls = recording_tmux(tmp_path)
     printed, typed = asyncio.run(main())
     assert printed["found"] is True and printed["outcome"] == "matched", printed
     assert typed["found"] is True and typed["matched_lines"][0].endswith("ONLY_TYPED"), typed
+    # Every tmux call, send_keys's and the waits', runs with -u (UTF-8
+    # whatever the locale: the server was started without LANG).
+    made = calls.read_text().splitlines()
+    assert any("send-keys" in c.split() for c in made) and any("capture-pane" in c.split() for c in made), made
+    assert [c for c in made if c.split()[0] != "-u"] == []
 
 
 def test_by_default_an_agent_runs_no_command_and_reads_no_file(tmp_path: Path) -> None:

@@ -271,3 +271,36 @@ def test_wait_for_text_on_a_real_pane(framework: str, pane: str) -> None:  # noq
     assert total == 20 and message is not None and message.startswith(f"Waiting on pane {pane}: "), reports[0]
     warnings = [str(log.data) for log in logs if log.level == "warning"]
     assert any("Invalid regex pattern" in text for text in warnings), logs
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_libtmux_cxx_wait_for_text_is_registered_with_its_exact_definition(framework: str) -> None:
+    async def main() -> Tools:
+        async with connected(framework, "--profile", "libtmux-cxx/wait_for_text") as (_, tools):
+            return tools
+
+    tools = asyncio.run(main())
+    definition = waitfor.tool_definition("libtmux-cxx/wait_for_text")
+    assert set(tools) == {"status", "hang", "wait_for_text"}
+    listed = tools["wait_for_text"]
+    for key in ("title", "description", "inputSchema", "outputSchema", "annotations"):
+        assert listed[key] == definition[key], key
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_libtmux_cxx_wait_for_text_on_a_real_pane(framework: str, pane: str) -> None:  # noqa: F811
+    async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
+        async with connected(framework, "--profile", "libtmux-cxx/wait_for_text",
+                             tmux_tmpdir=os.environ["TMUX_TMPDIR"]) as (session, tools):
+            send(pane, "printf 'MARK_%s\\n' 9")
+            found = await call(session, tools, "wait_for_text", {"target": pane, "text": "MARK_9", "timeout_ms": 20000})
+            missing = await call(session, tools, "wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
+            refused = await refusal(session, "wait_for_text", {"target": pane, "text": "x", "timeout_ms": 0})
+            return found, missing, refused
+
+    found, missing, refused = asyncio.run(main())
+    assert found["matched"] is True and found["timed_out"] is False and found["pane_id"] == pane, found
+    assert "MARK_9" in found["text"].splitlines(), found  # the pane's text, with the output line
+    assert missing["matched"] is False and missing["timed_out"] is True, missing
+    assert refused.startswith("invalid_arguments:") and "timeout_ms" in refused, refused

@@ -68,19 +68,25 @@ impl Tmux {
             budget,
             cancel,
         )?;
-        let line = out.lines().next().unwrap_or("");
-        let bad = || TmuxError::Parse(format!("server identity: {line:?}"));
-        let mut fields = line.splitn(3, '\t');
-        let mut next = || fields.next().ok_or_else(bad);
-        let pid = next()?.parse().map_err(|_| bad())?;
-        let start_time = next()?.parse().map_err(|_| bad())?;
-        let socket_path = next()?.to_string();
-        Ok(ServerIdentity {
-            socket_path,
-            pid,
-            start_time,
-        })
+        parse_server_identity(out.lines().next().unwrap_or(""))
     }
+}
+
+/// A server's `#{pid}\t#{start_time}\t#{socket_path}` line; an unreadable
+/// one is a [`TmuxError::unexpected`], which names the likely cause.
+fn parse_server_identity(line: &str) -> Result<ServerIdentity, TmuxError> {
+    let bad = || TmuxError::unexpected("server identity", line);
+    // The socket path comes last, so a tab inside it cannot shift fields.
+    let mut fields = line.splitn(3, '\t');
+    let mut next = || fields.next().ok_or_else(bad);
+    let pid = next()?.parse().map_err(|_| bad())?;
+    let start_time = next()?.parse().map_err(|_| bad())?;
+    let socket_path = next()?.to_string();
+    Ok(ServerIdentity {
+        socket_path,
+        pid,
+        start_time,
+    })
 }
 
 /// Records, now, that this process sent `keys` to pane `pane_id` (`%N`) of
@@ -132,4 +138,49 @@ pub fn record_send_keys(
         keys.push(Key::Enter);
     }
     record_keys(socket_name, pane_id, &keys);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_server_identity_line() {
+        let server = parse_server_identity("4242\t1700000000\t/tmp/tmux-0/my\tsock").unwrap();
+        assert_eq!(
+            server,
+            ServerIdentity {
+                socket_path: "/tmp/tmux-0/my\tsock".into(),
+                pid: 4242,
+                start_time: 1_700_000_000,
+            }
+        );
+    }
+
+    #[test]
+    fn underscores_for_tabs_name_the_missing_utf8_setting() {
+        // What tmux prints without UTF-8 output (no `-u`, no UTF-8 locale).
+        let line = "4242_1700000000_/tmp/tmux-0/default";
+        let message = parse_server_identity(line).unwrap_err().to_string();
+        assert!(
+            message.contains("run tmux with `-u` or a UTF-8 locale"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(&format!("server identity line: {line:?}")),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn other_unreadable_lines_quote_the_line() {
+        for line in ["", "4242", "pid\t1700000000\t/tmp/s", "4242\tsoon\t/tmp/s"] {
+            let e = parse_server_identity(line).unwrap_err();
+            assert!(matches!(e, TmuxError::Parse(_)), "{e:?}");
+            assert_eq!(
+                e.to_string(),
+                format!("unexpected tmux output: server identity line: {line:?}")
+            );
+        }
+    }
 }

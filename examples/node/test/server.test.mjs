@@ -20,6 +20,14 @@ const { TmuxServer } = require('../../../bindings/node/test/tmux.js')
 const here = path.dirname(fileURLToPath(import.meta.url))
 const dir = tempDir('waitfor-mcp-example-')
 
+// A `tmux` first on the server's PATH that logs each call's arguments (one
+// call a line) to `tmuxCalls` and runs the real tmux.
+const tmuxCalls = path.join(dir, 'tmux-calls')
+const realTmux = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
+const shimDir = path.join(dir, 'bin')
+fs.mkdirSync(shimDir)
+fs.writeFileSync(path.join(shimDir, 'tmux'), `#!/bin/sh\nprintf '%s\\n' "$*" >>'${tmuxCalls}'\nexec '${realTmux}' "$@"\n`, { mode: 0o755 })
+
 // Granted what these tests use; `defaults` below is started with nothing.
 const granted = ['--root', dir, '--allow-command', 'cat', '--allow-command', 'echo', '--allow-send-keys']
 const transport = new StdioClientTransport({
@@ -28,10 +36,12 @@ const transport = new StdioClientTransport({
   stderr: 'pipe',
   // As MCP clients start servers: the SDK's default (minimal) environment,
   // not this process's own. Only TMUX_TMPDIR is added, when set, because the
-  // test's tmux server (`-L name`) has its socket there.
+  // test's tmux server (`-L name`) has its socket there, and the logging
+  // tmux goes first on PATH.
   env: {
     ...getDefaultEnvironment(),
     ...(process.env.TMUX_TMPDIR ? { TMUX_TMPDIR: process.env.TMUX_TMPDIR } : {}),
+    PATH: `${shimDir}${path.delimiter}${getDefaultEnvironment().PATH}`,
   },
 })
 let serverLog = ''
@@ -161,6 +171,12 @@ test('send_keys and wait_for_text on a real pane: the output matches, and the ty
     const refused = await client.callTool({ name: 'send_keys', arguments: { pane_id: tmux.pane, keys: 'id', socket_name: socket } })
     assert.equal(refused.isError, true, socket)
   }
+  // Every tmux call, send_keys's and the waits', runs with -u (UTF-8
+  // whatever the locale: the server was started without LANG).
+  const made = fs.readFileSync(tmuxCalls, 'utf8').trimEnd().split('\n')
+  const words = made.map((c) => c.split(' '))
+  assert.ok(words.some((w) => w.includes('send-keys')) && words.some((w) => w.includes('capture-pane')), made.join('\n'))
+  assert.deepEqual(made.filter((c) => c.split(' ')[0] !== '-u'), [])
 })
 
 test("wait_for_text sends libtmux-mcp's progress and warnings: notifications/progress with total and message, notifications/message", async (t) => {
