@@ -243,6 +243,49 @@ def pane_vectors():
     return vectors
 
 
+def duration_vectors():
+    """Durations, the one rule of every binding (core's format_millis and
+    parse_millis): kind `duration`. JSON holds no NaN or infinity, so
+    `format` may be the strings "NaN", "Infinity" and "-Infinity" for those
+    numbers."""
+    out_of_range = err("invalid_arguments", "duration", "out_of_range")
+    wrong_type = err("invalid_arguments", "duration", "wrong_type")
+    formats = [
+        (0, {"ok": "0s"}), (1, {"ok": "1ms"}), (999, None), (1000, {"ok": "1s"}), (1500, {"ok": "1500ms"}),
+        (60000, {"ok": "1m"}), (90000, {"ok": "90s"}), (120000, {"ok": "2m"}), (3600000, {"ok": "1h"}),
+        (5400000, {"ok": "90m"}), (86400000, {"ok": "24h"}), (2**53 - 1, {"ok": "9007199254740991ms"}),
+        # Fractions: the nearest whole millisecond, a half upwards (JavaScript's Math.round).
+        (1.5, {"ok": "2ms"}), (0.5, {"ok": "1ms"}), (2.5, {"ok": "3ms"}), (0.4, {"ok": "0s"}),
+        (1.4999999999999998, {"ok": "1ms"}), (0.49999999999999994, {"ok": "0s"}), (89999.6, {"ok": "90s"}),
+        (59999.5, {"ok": "1m"}), (3599999.5, {"ok": "1h"}), (1e-300, {"ok": "0s"}),
+        (-0.0, {"ok": "0s"}), (-0.4, {"ok": "0s"}), (-0.5, {"ok": "0s"}),
+        # No text parseDuration reads back is any of these.
+        (-0.6, out_of_range), (-1, out_of_range), (-1e300, out_of_range), (2**53, out_of_range),
+        (1e20, out_of_range), (1.7976931348623157e308, out_of_range),
+        ("NaN", wrong_type), ("Infinity", out_of_range), ("-Infinity", out_of_range),
+    ]
+    parses = [
+        ("90s", {"ok": 90000}), ("2m", {"ok": 120000}), ("1h", {"ok": 3600000}), ("500ms", {"ok": 500}),
+        ("30", {"ok": 30000}), ("0", {"ok": 0}), ("007s", {"ok": 7000}),
+        ("9007199254740991ms", {"ok": 2**53 - 1}), ("9007199254740s", {"ok": 9007199254740000}),
+        ("9007199254740992ms", out_of_range), ("9007199254741s", out_of_range),
+        ("18446744073709551616ms", out_of_range), ("99999999999999999999999999h", out_of_range),
+        ("", wrong_type), ("soon", wrong_type), ("1.5s", wrong_type), ("-1s", wrong_type), ("+1s", wrong_type),
+        ("90 s", wrong_type), (" 90s", wrong_type), ("90s ", wrong_type), ("1m30s", wrong_type),
+        ("5d", wrong_type), ("5S", wrong_type), ("1e3", wrong_type), ("0x10", wrong_type), ("１s", wrong_type),
+        ("9" * 30 + "x" * 30, wrong_type),
+    ]
+    vectors = []
+    for ms, expect in formats:
+        v = {"name": f"format {ms!r}", "kind": "duration", "format": ms}
+        if expect is not None:
+            v["expect"] = expect
+        vectors.append(v)
+    for text, expect in parses:
+        vectors.append({"name": f"parse {text!r}", "kind": "duration", "parse": text, "expect": expect})
+    return vectors
+
+
 def rendering_vectors():
     """Profile calls on virtual time, rendered as each tool's output. (The
     tmux profiles render from their pane probe's report, which a scripted
@@ -319,6 +362,7 @@ FILES = {
     "gen_lookup.json": ("Profiles found by profile id or unique tool name", lookup_vectors),
     "gen_pane_ids.json": ("tmux pane ids (%N) parsed", pane_vectors),
     "gen_envelopes.json": ("Ouro wait/1 envelopes checked (shape and rules)", envelope_vectors),
+    "gen_durations.json": ("Durations formatted and parsed by the one rule of every binding", duration_vectors),
     "gen_profiles.json": ("Profile calls on virtual time, rendered as each tool's output", rendering_vectors),
 }
 
