@@ -1060,10 +1060,14 @@ int32_t waitfor_simulate(const char *vector,
 
 /**
  * Parses a duration as agents write it (`"90s"`, `"2m"`, `"1h"`,
- * `"500ms"`, or a bare number of seconds) into milliseconds.
+ * `"500ms"`, or a bare number of seconds) into milliseconds, as every
+ * binding does (core's `duration::parse_millis`): at most 2^53 - 1 ms,
+ * the longest duration every language holds exactly.
  *
  * @param ms receives the milliseconds.
- * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a duration),
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
+ *         `invalid_arguments`, field `duration`: rule `wrong_type`, not a
+ *         duration; `out_of_range`, longer than 2^53 - 1 ms),
  *         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
  *         `WAITFOR_ERR_PANIC`.
  *
@@ -1082,9 +1086,13 @@ int32_t waitfor_duration_parse(const char *text_ptr,
 /**
  * Writes milliseconds as the shortest exact duration that
  * `waitfor_duration_parse` reads back (`"2m"`, `"90s"`, `"500ms"`).
+ * Above 2^53 - 1 ms no language reads the text back exactly: refused as
+ * `waitfor_duration_format_number` refuses it.
  *
  * @param text receives the text (owned by the caller, `waitfor_string_free`).
- * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (`ms` above 2^53 -
+ *         1: field `duration`, rule `out_of_range`),
+ *         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
  *
  * Threads: any.
  *
@@ -1095,6 +1103,29 @@ int32_t waitfor_duration_parse(const char *text_ptr,
 int32_t waitfor_duration_format(uint64_t ms,
                                 char **text,
                                 char **error_json);
+
+/**
+ * Writes a number of milliseconds, as JavaScript and Python hand one
+ * over, as the shortest exact duration `waitfor_duration_parse` reads
+ * back, by the rule every binding's `formatDuration` follows (core's
+ * `duration::format_millis`): a fraction is rounded to the nearest
+ * millisecond, a half upwards (`1.5` gives `"2ms"`, `-0.4` gives `"0s"`).
+ *
+ * @param text receives the text (owned by the caller, `waitfor_string_free`).
+ * @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (field `duration`:
+ *         rule `wrong_type` for NaN, `out_of_range` below 0 once rounded,
+ *         infinite or above 2^53 - 1), `WAITFOR_ERR_NULL_POINTER` or
+ *         `WAITFOR_ERR_PANIC`.
+ *
+ * Threads: any.
+ *
+ * # Safety
+ * `text` points to writable storage; `error_json` is NULL or points to
+ * writable storage.
+ */
+int32_t waitfor_duration_format_number(double ms,
+                                       char **text,
+                                       char **error_json);
 
 /**
  * Panics inside the library on purpose, so a host's test can check that

@@ -130,11 +130,22 @@ inline std::chrono::milliseconds parse_duration(std::string_view text) {
     return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(ms));
 }
 
-/** Milliseconds to the shortest exact duration text. */
-inline std::string format_duration(std::chrono::milliseconds ms) {
+/** A number of milliseconds (a fraction rounds to the nearest, a half
+ *  upwards) to the shortest exact duration text, by the rule of every
+ *  binding's `formatDuration`; throws `waitfor::Error`
+ *  (`WAITFOR_ERR_INVALID_ARGUMENT`) for NaN, a negative value, an infinity
+ *  or more than 2^53 - 1 ms. */
+inline std::string format_duration(double ms) {
     char *out = nullptr, *error = nullptr;
-    detail::check(waitfor_duration_format(static_cast<uint64_t>(ms.count()), &out, &error), error);
+    detail::check(waitfor_duration_format_number(ms, &out, &error), error);
     return detail::take(out);
+}
+
+/** Milliseconds to the shortest exact duration text; a negative count is
+ *  refused as `format_duration(double)` refuses it (never wrapped around
+ *  to a huge unsigned value). */
+inline std::string format_duration(std::chrono::milliseconds ms) {
+    return format_duration(static_cast<double>(ms.count()));
 }
 
 namespace detail {

@@ -108,11 +108,13 @@ export declare function eventsEndCursor(path: string, grants?: string | undefine
 export declare function findProfile(name: string): any
 
 /**
- * Milliseconds as the shortest exact duration `parseDuration` reads back;
- * a fraction is rounded to the nearest millisecond, the closest duration
- * `parseDuration` reads.
+ * Milliseconds as the shortest exact duration `parseDuration` reads back,
+ * by core's `format_millis`, the rule of every binding: a fraction is
+ * rounded to the nearest millisecond (a half upwards); NaN, a negative
+ * value, an infinity, more than 2^53 - 1 or (`null`) no number at all is
+ * refused as `invalid_arguments` on field `duration`.
  */
-export declare function formatDuration(ms: number): string
+export declare function formatDuration(ms?: number | undefined | null): string
 
 /** The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`). */
 export interface NativePolicy {
@@ -147,7 +149,8 @@ export declare function ouroWaitText(wait: any): string
 
 /**
  * `"90s"`, `"2m"`, `"1h"`, `"500ms"` or bare seconds as milliseconds;
- * `null` for anything else (or beyond what a JavaScript number holds).
+ * `null` for anything else, as the seed's `parseDuration` (core's
+ * `parse_millis`: at most 2^53 - 1 ms, where Python and C refuse).
  */
 export declare function parseDuration(text: string): number | null
 

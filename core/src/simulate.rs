@@ -356,10 +356,25 @@ pub fn simulate_probe(
     probe: &mut dyn Probe,
     controls: &[(Duration, Control)],
 ) -> Result<Simulation, SpecError> {
+    simulate_live(spec, policy, probe, controls, &mut |_| {}, &mut |_| {})
+}
+
+/// [`simulate_probe`], handing each progress report to `report`, and
+/// calling `before` with each probe call's virtual start time right before
+/// the probe answers it (to change the world the probe reads).
+fn simulate_live(
+    spec: &Spec,
+    policy: &Policy,
+    probe: &mut dyn Probe,
+    controls: &[(Duration, Control)],
+    report: &mut dyn FnMut(&Progress),
+    before: &mut dyn FnMut(Duration),
+) -> Result<Simulation, SpecError> {
     let woken = Arc::new(Woken::default());
     probe.watch(Waker::new(0, woken.clone()));
     let mut sample = live_sampler(spec, policy);
-    drive(spec, policy, probe.mode(), controls, &mut |_| {}, |call| {
+    drive(spec, policy, probe.mode(), controls, report, |call| {
+        before(call.elapsed);
         let answer = sample(probe, call);
         (
             Some(Duration::ZERO),
@@ -640,4 +655,272 @@ pub(crate) fn policy_from(value: Option<&serde_json::Value>) -> Result<Policy, S
         policy.output_cap = usize::try_from(bytes).unwrap_or(usize::MAX);
     }
     Ok(policy)
+}
+
+/// The `ouro/wait` profile's vectors: JSON Lines event files in a
+/// directory the vector's host grants, changed at virtual times while the
+/// profile's own event probe reads them, on a virtual wall clock.
+pub(crate) mod event_log {
+    use super::*;
+    use crate::error::Rule;
+    use serde_json::{Map, Value};
+    use std::collections::BTreeMap;
+    use std::io::Write;
+    use std::path::Path;
+
+    /// Most files a vector names, and most bytes its files, or one
+    /// script's edits, hold in all.
+    const MAX_FILES: usize = 16;
+    const MAX_BYTES: usize = 16 << 20;
+
+    /// A line of an event file: an object is written as its JSON and a
+    /// newline; a string as it is (a malformed line, a line still without
+    /// its newline).
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum RawLine {
+        Text(String),
+        Event(Map<String, Value>),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct RawEdit {
+        #[serde(default)]
+        at_ms: u64,
+        file: String,
+        #[serde(default)]
+        append: Option<Vec<RawLine>>,
+        #[serde(default)]
+        write: Option<Vec<RawLine>>,
+        #[serde(default)]
+        remove: bool,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(deny_unknown_fields)]
+    struct RawLogScript {
+        #[serde(default)]
+        log: Vec<RawEdit>,
+        #[serde(default)]
+        controls: Vec<RawControl>,
+    }
+
+    enum Change {
+        /// Bytes added at the end (the file is made if missing).
+        Append(Vec<u8>),
+        /// The file's bytes replaced in place (same file, truncated).
+        Write(Vec<u8>),
+        /// The file removed.
+        Remove,
+    }
+
+    struct Edit {
+        at: Duration,
+        file: String,
+        change: Change,
+    }
+
+    /// What happens to the files while a call runs: edits in time order,
+    /// each made right before the first probe call at or after its time,
+    /// and host actions.
+    pub(crate) struct LogScript {
+        edits: Vec<Edit>,
+        controls: Vec<(Duration, Control)>,
+    }
+
+    /// A vector's files before the call: names and bytes.
+    pub(crate) type Files = BTreeMap<String, Vec<u8>>;
+
+    fn deserialize<T: serde::de::DeserializeOwned>(
+        value: &Value,
+        field: &str,
+    ) -> Result<T, SpecError> {
+        serde_path_to_error::deserialize(value)
+            .map_err(|e| SpecError::from_serde(format!("{field}.{}", e.path()), e.inner()))
+    }
+
+    fn bytes_of(lines: Vec<RawLine>, field: &str, used: &mut usize) -> Result<Vec<u8>, SpecError> {
+        let mut bytes = Vec::new();
+        for line in lines {
+            match line {
+                RawLine::Text(text) => bytes.extend_from_slice(text.as_bytes()),
+                RawLine::Event(event) => {
+                    bytes.extend_from_slice(sorted(Value::Object(event)).to_string().as_bytes());
+                    bytes.push(b'\n');
+                }
+            }
+        }
+        *used = used.saturating_add(bytes.len());
+        if *used > MAX_BYTES {
+            return Err(SpecError::new(
+                field,
+                Rule::OutOfRange,
+                format!("the files of a vector hold at most {MAX_BYTES} bytes in all"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// `value` with every object's keys in sorted order: an event's line is
+    /// the same bytes whatever order a runner's JSON library gave its keys.
+    fn sorted(value: Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+            other => other,
+        }
+    }
+
+    /// A file's name: one plain name inside the vector's directory.
+    fn file_name(name: &str, field: &str) -> Result<String, SpecError> {
+        let plain = !name.is_empty()
+            && name.len() <= 255
+            && name != "."
+            && name != ".."
+            && !name.contains(['/', '\\', '\0', ':']);
+        if plain {
+            Ok(name.to_string())
+        } else {
+            Err(SpecError::new(
+                field,
+                Rule::OutOfRange,
+                format!("{name:?} is not a plain file name in the vector's directory"),
+            ))
+        }
+    }
+
+    /// Reads a vector's `files`: `{name: [line, ...]}`.
+    pub(crate) fn files(value: &Value, field: &str) -> Result<Files, SpecError> {
+        let raw: BTreeMap<String, Vec<RawLine>> = deserialize(value, field)?;
+        if raw.len() > MAX_FILES {
+            return Err(SpecError::new(
+                field,
+                Rule::OutOfRange,
+                format!("a vector writes at most {MAX_FILES} files"),
+            ));
+        }
+        let mut used = 0;
+        raw.into_iter()
+            .map(|(name, lines)| {
+                let at = format!("{field}.{name}");
+                Ok((file_name(&name, &at)?, bytes_of(lines, &at, &mut used)?))
+            })
+            .collect()
+    }
+
+    /// Reads a log script, `{log: [{at_ms, file, append | write | remove}],
+    /// controls: [{at_ms, action}]}` (absent: nothing happens).
+    pub(crate) fn log_script(value: Option<&Value>, field: &str) -> Result<LogScript, SpecError> {
+        let raw: RawLogScript = match value {
+            None => RawLogScript::default(),
+            Some(value) => deserialize(value, field)?,
+        };
+        let mut used = 0;
+        let mut edits = Vec::new();
+        for (i, edit) in raw.log.into_iter().enumerate() {
+            let at = format!("{field}.log[{i}]");
+            let file = file_name(&edit.file, &format!("{at}.file"))?;
+            let change = match (edit.append, edit.write, edit.remove) {
+                (Some(lines), None, false) => {
+                    Change::Append(bytes_of(lines, &format!("{at}.append"), &mut used)?)
+                }
+                (None, Some(lines), false) => {
+                    Change::Write(bytes_of(lines, &format!("{at}.write"), &mut used)?)
+                }
+                (None, None, true) => Change::Remove,
+                _ => {
+                    return Err(SpecError::new(
+                        at,
+                        Rule::Conflict,
+                        "an edit does one of append, write or remove",
+                    ))
+                }
+            };
+            edits.push(Edit {
+                at: Duration::from_millis(edit.at_ms),
+                file,
+                change,
+            });
+        }
+        // Stable: edits at the same time happen in the order listed.
+        edits.sort_by_key(|e| e.at);
+        Ok(LogScript {
+            edits,
+            controls: controls_of(&raw.controls),
+        })
+    }
+
+    fn unwritable(what: &str, e: std::io::Error) -> SpecError {
+        SpecError::new(
+            "files",
+            Rule::Unsupported,
+            format!("cannot {what} in the vector's directory: {e}"),
+        )
+    }
+
+    /// Writes `files` into `dir`.
+    pub(crate) fn write_files(dir: &Path, files: &Files) -> Result<(), SpecError> {
+        for (name, bytes) in files {
+            std::fs::write(dir.join(name), bytes).map_err(|e| unwritable("write a file", e))?;
+        }
+        Ok(())
+    }
+
+    impl Edit {
+        fn apply(&self, dir: &Path) -> Result<(), SpecError> {
+            let path = dir.join(&self.file);
+            let open = |append: bool| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(append)
+                    .write(true)
+                    .truncate(!append)
+                    .open(&path)
+            };
+            match &self.change {
+                Change::Append(bytes) => open(true).and_then(|mut f| f.write_all(bytes)),
+                Change::Write(bytes) => open(false).and_then(|mut f| f.write_all(bytes)),
+                Change::Remove => match std::fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                },
+            }
+            .map_err(|e| unwritable("change a file", e))
+        }
+    }
+
+    /// Drives `probe` (`ouro/wait`'s own event probe, reading `dir`)
+    /// through `script` on virtual time: before each probe call, the edits
+    /// due by then are made and `now` is told the call's virtual time (to
+    /// set the wall clock the probe reads).
+    pub(crate) fn simulate_log(
+        spec: &Spec,
+        policy: &Policy,
+        probe: &mut dyn Probe,
+        report: &mut dyn FnMut(&Progress),
+        script: &LogScript,
+        dir: &Path,
+        now: &mut dyn FnMut(Duration),
+    ) -> Result<Simulation, SpecError> {
+        let mut pending = script.edits.iter().peekable();
+        let mut failed = None;
+        let mut before = |at: Duration| {
+            while let Some(edit) = pending.next_if(|e| e.at <= at) {
+                if let Err(e) = edit.apply(dir) {
+                    failed.get_or_insert(e);
+                }
+            }
+            now(at);
+        };
+        let sim = simulate_live(spec, policy, probe, &script.controls, report, &mut before)?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(sim),
+        }
+    }
 }

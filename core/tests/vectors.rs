@@ -100,10 +100,39 @@ fn answer(vector: &Value) -> Value {
             Ok(n) => json!({ "ok": n }),
             Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidArguments, &err)),
         },
+        Some("duration") => duration(vector),
         Some("envelope") => {
             serde_json::to_value(waitfor::ouro::validate_wait(&vector["envelope"])).unwrap()
         }
         Some(other) => panic!("unknown vector kind {other}"),
+    }
+}
+
+/// A `duration` vector's number: JSON's, or `"NaN"`, `"Infinity"` and
+/// `"-Infinity"`, which JSON cannot hold.
+fn number(value: &Value) -> f64 {
+    match value.as_str() {
+        Some("NaN") => f64::NAN,
+        Some("Infinity") => f64::INFINITY,
+        Some("-Infinity") => f64::NEG_INFINITY,
+        _ => value.as_f64().expect("`format` is a number"),
+    }
+}
+
+/// A `duration` vector's answer: `format` (a number of milliseconds) or
+/// `parse` (a text), by the one rule every binding follows.
+fn duration(vector: &Value) -> Value {
+    let answer = match (vector.get("format"), vector.get("parse")) {
+        (Some(ms), None) => waitfor::duration::format_millis(number(ms)).map(Value::from),
+        (None, Some(text)) => {
+            waitfor::duration::parse_millis(text.as_str().expect("`parse` is a text"))
+                .map(Value::from)
+        }
+        _ => panic!("a duration vector has `format` or `parse`"),
+    };
+    match answer {
+        Ok(ok) => json!({ "ok": ok }),
+        Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidArguments, &err)),
     }
 }
 

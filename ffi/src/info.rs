@@ -2,7 +2,7 @@
 //! tool definitions, test vectors and durations.
 
 use crate::guard::{give, guard, guard_or, json, out, out_ptr, static_c, text};
-use crate::status::{self, FfiError, WAITFOR_ERR_INVALID_ARGUMENT};
+use crate::status::{self, FfiError};
 use serde_json::Value;
 use std::ffi::{c_char, CString};
 use std::sync::OnceLock;
@@ -348,10 +348,14 @@ pub unsafe extern "C" fn waitfor_simulate(
 }
 
 /// Parses a duration as agents write it (`"90s"`, `"2m"`, `"1h"`,
-/// `"500ms"`, or a bare number of seconds) into milliseconds.
+/// `"500ms"`, or a bare number of seconds) into milliseconds, as every
+/// binding does (core's `duration::parse_millis`): at most 2^53 - 1 ms,
+/// the longest duration every language holds exactly.
 ///
 /// @param ms receives the milliseconds.
-/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a duration),
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (code
+///         `invalid_arguments`, field `duration`: rule `wrong_type`, not a
+///         duration; `out_of_range`, longer than 2^53 - 1 ms),
 ///         `WAITFOR_ERR_INVALID_UTF8`, `WAITFOR_ERR_NULL_POINTER` or
 ///         `WAITFOR_ERR_PANIC`.
 ///
@@ -372,21 +376,20 @@ pub unsafe extern "C" fn waitfor_duration_parse(
         let ms = out(ms, "ms")?;
         // SAFETY: per the contract.
         let text = unsafe { text(text_ptr, len, "text") }?;
-        *ms = waitfor::duration::parse_duration(text).ok_or_else(|| {
-            FfiError::new(
-                WAITFOR_ERR_INVALID_ARGUMENT,
-                format!("`{text}` is not a duration (digits, then ms, s, m or h)"),
-            )
-        })?;
+        *ms = waitfor::duration::parse_millis(text).map_err(|e| FfiError::arguments(&e))?;
         Ok(())
     })
 }
 
 /// Writes milliseconds as the shortest exact duration that
 /// `waitfor_duration_parse` reads back (`"2m"`, `"90s"`, `"500ms"`).
+/// Above 2^53 - 1 ms no language reads the text back exactly: refused as
+/// `waitfor_duration_format_number` refuses it.
 ///
 /// @param text receives the text (owned by the caller, `waitfor_string_free`).
-/// @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (`ms` above 2^53 -
+///         1: field `duration`, rule `out_of_range`),
+///         `WAITFOR_ERR_NULL_POINTER` or `WAITFOR_ERR_PANIC`.
 ///
 /// Threads: any.
 ///
@@ -400,11 +403,44 @@ pub unsafe extern "C" fn waitfor_duration_format(
     error_json: *mut *mut c_char,
 ) -> i32 {
     guard(error_json, || {
-        give(
-            out_ptr(text, "text")?,
-            waitfor::duration::format_duration(ms),
-        )
+        let slot = out_ptr(text, "text")?;
+        // Exact up to 2^53 - 1; anything above converts to 2^53 or more,
+        // which is refused.
+        give(slot, format_number(ms as f64)?)
     })
+}
+
+/// Writes a number of milliseconds, as JavaScript and Python hand one
+/// over, as the shortest exact duration `waitfor_duration_parse` reads
+/// back, by the rule every binding's `formatDuration` follows (core's
+/// `duration::format_millis`): a fraction is rounded to the nearest
+/// millisecond, a half upwards (`1.5` gives `"2ms"`, `-0.4` gives `"0s"`).
+///
+/// @param text receives the text (owned by the caller, `waitfor_string_free`).
+/// @return `WAITFOR_OK`, `WAITFOR_ERR_INVALID_ARGUMENT` (field `duration`:
+///         rule `wrong_type` for NaN, `out_of_range` below 0 once rounded,
+///         infinite or above 2^53 - 1), `WAITFOR_ERR_NULL_POINTER` or
+///         `WAITFOR_ERR_PANIC`.
+///
+/// Threads: any.
+///
+/// # Safety
+/// `text` points to writable storage; `error_json` is NULL or points to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn waitfor_duration_format_number(
+    ms: f64,
+    text: *mut *mut c_char,
+    error_json: *mut *mut c_char,
+) -> i32 {
+    guard(error_json, || {
+        let slot = out_ptr(text, "text")?;
+        give(slot, format_number(ms)?)
+    })
+}
+
+fn format_number(ms: f64) -> Result<String, FfiError> {
+    waitfor::duration::format_millis(ms).map_err(|e| FfiError::arguments(&e))
 }
 
 /// Panics inside the library on purpose, so a host's test can check that

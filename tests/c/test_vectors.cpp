@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,19 @@ json answer(const json &vector) {
         uint32_t number = 0;
         if (waitfor_pane_id_parse(pane.data(), pane.size(), &number, &error) != WAITFOR_OK) return error_of(error);
         return {{"ok", number}};
+    }
+    if (kind == "duration") {
+        if (vector.contains("parse")) {
+            std::string text = vector["parse"];
+            uint64_t ms = 0;
+            if (waitfor_duration_parse(text.data(), text.size(), &ms, &error) != WAITFOR_OK) return error_of(error);
+            return {{"ok", ms}};
+        }
+        // "NaN", "Infinity" and "-Infinity" stand for the numbers JSON cannot hold.
+        const json &given = vector["format"];
+        double ms = given.is_string() ? std::strtod(given.get<std::string>().c_str(), nullptr) : given.get<double>();
+        if (waitfor_duration_format_number(ms, &out, &error) != WAITFOR_OK) return error_of(error);
+        return {{"ok", take(out)}};
     }
     if (kind == "envelope") {
         std::string envelope = vector["envelope"].dump();

@@ -12,6 +12,7 @@
 #include "waitfor.h"
 #include "waitfor.h" /* included twice on purpose: the guard must hold */
 
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -179,6 +180,33 @@ static void test_durations(void) {
     CHECK(waitfor_duration_format(120000, &text, NULL) == WAITFOR_OK && strcmp(text, "2m") == 0);
     waitfor_string_free(text);
     CHECK(waitfor_duration_format(1, NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
+    /* Core's error on field `duration`, not a bare message. */
+    CHECK(waitfor_duration_parse(S("soon"), &ms, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"code\":\"invalid_arguments\"") && contains(error, "\"field\":\"duration\"") &&
+          contains(error, "\"rule\":\"wrong_type\""));
+    waitfor_string_free(error);
+    /* Longer than every language holds exactly (2^53 - 1 ms). */
+    CHECK(waitfor_duration_parse(S("9007199254740991ms"), &ms, NULL) == WAITFOR_OK && ms == 9007199254740991ULL);
+    CHECK(waitfor_duration_parse(S("9007199254740992ms"), &ms, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"rule\":\"out_of_range\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_duration_format(9007199254740992ULL, &text, &error) == WAITFOR_ERR_INVALID_ARGUMENT && text == NULL);
+    waitfor_string_free(error);
+    /* A host's number: a fraction rounds to the nearest millisecond, a half up. */
+    CHECK(waitfor_duration_format_number(1.5, &text, NULL) == WAITFOR_OK && strcmp(text, "2ms") == 0);
+    waitfor_string_free(text);
+    CHECK(waitfor_duration_format_number(89999.6, &text, NULL) == WAITFOR_OK && strcmp(text, "90s") == 0);
+    waitfor_string_free(text);
+    CHECK(waitfor_duration_format_number(-0.4, &text, NULL) == WAITFOR_OK && strcmp(text, "0s") == 0);
+    waitfor_string_free(text);
+    CHECK(waitfor_duration_format_number(-1.0, &text, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"duration\"") && contains(error, "\"rule\":\"out_of_range\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_duration_format_number(NAN, &text, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"rule\":\"wrong_type\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_duration_format_number(INFINITY, &text, NULL) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(waitfor_duration_format_number(1.0, NULL, NULL) == WAITFOR_ERR_NULL_POINTER);
 }
 
 static void test_builtin_probe(void) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -87,6 +88,11 @@ TEST(Info, Durations) {
     EXPECT_EQ(waitfor::parse_duration("2m"), 120000ms);
     EXPECT_EQ(waitfor::format_duration(90000ms), "90s");
     EXPECT_EQ(status_of([] { waitfor::parse_duration("-1s"); }), WAITFOR_ERR_INVALID_ARGUMENT);
+    // One rule in every language: a fraction rounds, a negative count is
+    // refused rather than wrapped to a huge unsigned value.
+    EXPECT_EQ(waitfor::format_duration(1.5), "2ms");
+    EXPECT_EQ(status_of([] { waitfor::format_duration(-1ms); }), WAITFOR_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(status_of([] { waitfor::format_duration(std::nan("")); }), WAITFOR_ERR_INVALID_ARGUMENT);
 }
 
 TEST(Wait, StdFunctionProbeMatches) {

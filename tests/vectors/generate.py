@@ -243,6 +243,49 @@ def pane_vectors():
     return vectors
 
 
+def duration_vectors():
+    """Durations, the one rule of every binding (core's format_millis and
+    parse_millis): kind `duration`. JSON holds no NaN or infinity, so
+    `format` may be the strings "NaN", "Infinity" and "-Infinity" for those
+    numbers."""
+    out_of_range = err("invalid_arguments", "duration", "out_of_range")
+    wrong_type = err("invalid_arguments", "duration", "wrong_type")
+    formats = [
+        (0, {"ok": "0s"}), (1, {"ok": "1ms"}), (999, None), (1000, {"ok": "1s"}), (1500, {"ok": "1500ms"}),
+        (60000, {"ok": "1m"}), (90000, {"ok": "90s"}), (120000, {"ok": "2m"}), (3600000, {"ok": "1h"}),
+        (5400000, {"ok": "90m"}), (86400000, {"ok": "24h"}), (2**53 - 1, {"ok": "9007199254740991ms"}),
+        # Fractions: the nearest whole millisecond, a half upwards (JavaScript's Math.round).
+        (1.5, {"ok": "2ms"}), (0.5, {"ok": "1ms"}), (2.5, {"ok": "3ms"}), (0.4, {"ok": "0s"}),
+        (1.4999999999999998, {"ok": "1ms"}), (0.49999999999999994, {"ok": "0s"}), (89999.6, {"ok": "90s"}),
+        (59999.5, {"ok": "1m"}), (3599999.5, {"ok": "1h"}), (1e-300, {"ok": "0s"}),
+        (-0.0, {"ok": "0s"}), (-0.4, {"ok": "0s"}), (-0.5, {"ok": "0s"}),
+        # No text parseDuration reads back is any of these.
+        (-0.6, out_of_range), (-1, out_of_range), (-1e300, out_of_range), (2**53, out_of_range),
+        (1e20, out_of_range), (1.7976931348623157e308, out_of_range),
+        ("NaN", wrong_type), ("Infinity", out_of_range), ("-Infinity", out_of_range),
+    ]
+    parses = [
+        ("90s", {"ok": 90000}), ("2m", {"ok": 120000}), ("1h", {"ok": 3600000}), ("500ms", {"ok": 500}),
+        ("30", {"ok": 30000}), ("0", {"ok": 0}), ("007s", {"ok": 7000}),
+        ("9007199254740991ms", {"ok": 2**53 - 1}), ("9007199254740s", {"ok": 9007199254740000}),
+        ("9007199254740992ms", out_of_range), ("9007199254741s", out_of_range),
+        ("18446744073709551616ms", out_of_range), ("99999999999999999999999999h", out_of_range),
+        ("", wrong_type), ("soon", wrong_type), ("1.5s", wrong_type), ("-1s", wrong_type), ("+1s", wrong_type),
+        ("90 s", wrong_type), (" 90s", wrong_type), ("90s ", wrong_type), ("1m30s", wrong_type),
+        ("5d", wrong_type), ("5S", wrong_type), ("1e3", wrong_type), ("0x10", wrong_type), ("１s", wrong_type),
+        ("9" * 30 + "x" * 30, wrong_type),
+    ]
+    vectors = []
+    for ms, expect in formats:
+        v = {"name": f"format {ms!r}", "kind": "duration", "format": ms}
+        if expect is not None:
+            v["expect"] = expect
+        vectors.append(v)
+    for text, expect in parses:
+        vectors.append({"name": f"parse {text!r}", "kind": "duration", "parse": text, "expect": expect})
+    return vectors
+
+
 def rendering_vectors():
     """Profile calls on virtual time, rendered as each tool's output. (The
     tmux profiles render from their pane probe's report, which a scripted
@@ -268,6 +311,107 @@ def rendering_vectors():
     ]
     for name, args in ouro:
         vectors.append({"name": f"ouro: {name}", "profile": OURO, "arguments": args, "script": steps("")})
+    vectors += event_log_vectors()
+    return vectors
+
+
+def event_log_vectors():
+    """ouro/wait running against a real event file: `files` are written into
+    a fresh directory the host grants (`$FILES` in the arguments and the
+    answer), `script.log` changes them at virtual times, `resume` makes the
+    call the answer's resume step names."""
+    log = "$FILES/events.jsonl"
+
+    def ev(kind, summary, at="2026-01-01T00:00:00.000Z", by="ci", **more):
+        return {"type": kind, "at": at, "by": by, "summary": summary, **more}
+
+    def line(event):
+        """The line the runner writes for an event (core's JSON: keys sorted)."""
+        return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+    def seen(event, *before):
+        """`event` as the envelope gives it, read after the lines `before`
+        (events or text): its cursor is the position right after its line."""
+        text = "".join(b if isinstance(b, str) else line(b) for b in before) + line(event)
+        cursor = f"j2.{len(text.encode())}.{text.count(chr(10))}.KEYED"
+        return {"cursor": cursor, "target": None, **event}
+
+    started = ev("build.started", "build 7 started")
+    passed = ev("build.done", "build 7 passed", "2026-01-01T00:00:01.000Z", data={"status": "passed", "build": 7})
+    failed = ev("build.done", "build 8 failed", "2026-01-01T00:00:02.000Z", data={"status": "failed", "build": 8})
+    done = {"path": log, "type": "build.done"}
+    cases = [
+        ("satisfied by an event already in the file", {**done, "timeout": "1s"},
+         {"events.jsonl": [started, passed]}, None, None,
+         {"output": {"state": "satisfied", "events": [seen(passed, started)]}, "call_starts_ms": [0]}),
+        ("satisfied by an event appended while it waits", {**done, "for": "build 7", "timeout": "2s"},
+         {"events.jsonl": [started]}, {"log": [{"at_ms": 600, "file": "events.jsonl", "append": [passed]}]}, None,
+         {"output": {"state": "satisfied", "for": "build 7", "since": "2026-01-01T00:00:00.000Z",
+                     "until": "2026-01-01T00:00:00.750Z", "events": [seen(passed, started)]},
+          "call_starts_ms": [0, 250, 500, 750]}),
+        ("times out with a resume step from its cursor", {**done, "timeout": "1s"},
+         {"events.jsonl": [started]}, None, None,
+         {"output": {"state": "timed-out", "events": [], "reason": "no matching event before the time limit",
+                     "until": "2026-01-01T00:00:01.000Z"}}),
+        ("gone on a terminal event", {**done, "timeout": "5s"},
+         {"events.jsonl": [started]}, {"log": [{"at_ms": 300, "file": "events.jsonl", "append": [ev("closed", "pipeline closed")]}]}, None,
+         {"output": {"state": "gone", "resume": None}}),
+        ("gone when the file is removed", {**done, "timeout": "5s"},
+         {"events.jsonl": [started]}, {"log": [{"at_ms": 400, "file": "events.jsonl", "remove": True}]}, None,
+         {"output": {"state": "gone", "resume": None, "fresh": {"state": "missing"}}}),
+        ("gone at once when the file is missing", {"path": "$FILES/never.jsonl", "timeout": "1s"},
+         {}, None, None, {"output": {"state": "gone"}, "call_starts_ms": [0]}),
+        ("from end: only events written after the call count", {**done, "cursor": "end", "timeout": "2s"},
+         {"events.jsonl": [started, failed]}, {"log": [{"at_ms": 0, "file": "events.jsonl", "append": [passed]}]}, None,
+         {"output": {"state": "satisfied", "events": [seen(passed, started, failed)]}}),
+        ("a data filter skips other builds", {**done, "data": [{"pointer": "/status", "equals": "passed"}], "timeout": "2s"},
+         {"events.jsonl": [started, failed]}, {"log": [{"at_ms": 500, "file": "events.jsonl", "append": [passed]}]}, None,
+         {"output": {"state": "satisfied", "events": [seen(passed, started, failed)]}}),
+        ("malformed and unfinished lines are not events", {**done, "timeout": "1s"},
+         {"events.jsonl": ["not json\n", started, "{\"type\": \"build.done\""]},
+         {"log": [{"at_ms": 250, "file": "events.jsonl", "append": [", \"at\": \"t\", \"by\": \"ci\", \"summary\": \"finished late\"}\n"]}]}, None,
+         {"output": {"state": "satisfied", "events": [{
+             "cursor": "j2.178.3.KEYED", "type": "build.done", "at": "t", "by": "ci", "target": None,
+             "summary": "finished late"}]}}),
+        ("cancelled by the host", {**done, "timeout": "5s"},
+         {"events.jsonl": [started]}, {"controls": [{"at_ms": 700, "action": "cancel"}]}, None,
+         {"output": {"state": "timed-out", "reason": "cancelled before a matching event"}}),
+        ("resumed from its cursor sees only what came after", {**done, "timeout": "500ms"},
+         {"events.jsonl": [started, failed]}, None,
+         {"after_ms": 1000, "script": {"log": [{"at_ms": 0, "file": "events.jsonl", "append": [passed]}]}},
+         {"output": {"state": "satisfied", "events": [seen(failed, started)]},
+          "resumed": {"output": {"state": "satisfied", "events": [seen(passed, started, failed)],
+                                 "since": "2026-01-01T00:00:01.000Z"}}}),
+        ("resumed after a time out", {**done, "timeout": "500ms"},
+         {"events.jsonl": [started]}, None,
+         {"script": {"log": [{"at_ms": 100, "file": "events.jsonl", "append": [passed]}]}},
+         {"output": {"state": "timed-out"},
+          "resumed": {"output": {"state": "satisfied", "since": "2026-01-01T00:00:00.500Z",
+                                 "until": "2026-01-01T00:00:00.750Z", "events": [seen(passed, started)]}}}),
+        ("a resume cursor into a rewritten file is refused", {**done, "timeout": "500ms"},
+         {"events.jsonl": [started]}, None,
+         {"script": {"log": [{"at_ms": 0, "file": "events.jsonl", "write": [ev("build.queued", "build 9 queued")]}]}},
+         {"output": {"state": "timed-out"},
+          "resumed": {"tool_error": {"code": "invalid_arguments", "field": "cursor", "rule": "invalid_resume"}}}),
+    ]
+    def sorted_keys(value):
+        """Objects with their keys in order: the C runner's JSON library
+        sorts them, and a resume step repeats the arguments in their order."""
+        if isinstance(value, dict):
+            return {k: sorted_keys(value[k]) for k in sorted(value)}
+        if isinstance(value, list):
+            return [sorted_keys(v) for v in value]
+        return value
+
+    vectors = []
+    for name, args, files, script, resume, expect in cases:
+        v = {"name": f"ouro events: {name}", "profile": OURO, "arguments": sorted_keys(args), "files": files}
+        if script is not None:
+            v["script"] = script
+        if resume is not None:
+            v["resume"] = resume
+        v["expect"] = expect
+        vectors.append(v)
     return vectors
 
 
@@ -319,6 +463,7 @@ FILES = {
     "gen_lookup.json": ("Profiles found by profile id or unique tool name", lookup_vectors),
     "gen_pane_ids.json": ("tmux pane ids (%N) parsed", pane_vectors),
     "gen_envelopes.json": ("Ouro wait/1 envelopes checked (shape and rules)", envelope_vectors),
+    "gen_durations.json": ("Durations formatted and parsed by the one rule of every binding", duration_vectors),
     "gen_profiles.json": ("Profile calls on virtual time, rendered as each tool's output", rendering_vectors),
 }
 

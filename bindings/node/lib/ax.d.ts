@@ -94,9 +94,17 @@ export declare function validateWait(v: unknown): Validation
 export declare function waitText(w: Wait): string
 /** The exit code a wait gives, by its state's name in the tool's table. */
 export declare function waitExit(w: Wait, exits: ExitTable, names?: WaitExits): number
-/** "90s", "2m", "1h", "500ms" or a bare number of seconds, as milliseconds; null when it is none of these. */
+/** "90s", "2m", "1h", "500ms" or a bare number of seconds, as milliseconds (at most 2^53 - 1); null when it is none of these. */
 export declare function parseDuration(text: string): number | null
-/** Milliseconds as the shortest exact duration parseDuration reads back; a fraction is rounded to the nearest millisecond. */
+/**
+ * Milliseconds as the shortest exact duration parseDuration reads back, by the rule every
+ * language follows (Python's format_duration, C's waitfor_duration_format_number): a fraction is
+ * rounded to the nearest millisecond, a half upwards. NaN, a negative value, an infinity, more
+ * than 2^53 - 1 or no number at all throws a WaitforError (`invalid_arguments`, field `duration`).
+ *
+ * @example
+ * formatDuration(1.5) // '2ms'
+ */
 export declare function formatDuration(ms: number): string
 
 /** What one read of the source returns. */

@@ -63,7 +63,8 @@ function parseDuration(text) {
 }
 
 function formatDuration(ms) {
-  return native(() => binding.formatDuration(ms))
+  // Not a number (a string, a BigInt, undefined): core's own refusal.
+  return native(() => binding.formatDuration(typeof ms === 'number' ? ms : null))
 }
 
 /** The native Promise `start` gives, its refusals (thrown or rejected) as `WaitforError`s. */

@@ -6,13 +6,10 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
 use serde_json::{json, Map, Value};
-use waitfor::duration::{format_duration as format_ms, parse_duration as parse_ms};
+use waitfor::duration::{format_millis, not_a_number, parse_millis};
 use waitfor::ouro::{self, ExitTable, Wait, WaitExits};
 
 use crate::errors;
-
-/// The largest integer JavaScript numbers hold exactly.
-const MAX_SAFE: u64 = (1 << 53) - 1;
 
 /// The constants: `{version, states, flags, defaultExits}`.
 #[napi]
@@ -113,28 +110,22 @@ pub fn ouro_wait_exit(wait: Value, exits: Value, names: Option<Value>) -> napi::
 }
 
 /// `"90s"`, `"2m"`, `"1h"`, `"500ms"` or bare seconds as milliseconds;
-/// `null` for anything else (or beyond what a JavaScript number holds).
+/// `null` for anything else, as the seed's `parseDuration` (core's
+/// `parse_millis`: at most 2^53 - 1 ms, where Python and C refuse).
 #[napi]
 pub fn parse_duration(text: String) -> Option<f64> {
-    parse_ms(&text)
-        .filter(|&ms| ms <= MAX_SAFE)
-        .map(|ms| ms as f64)
+    parse_millis(&text).ok().map(|ms| ms as f64)
 }
 
-/// Milliseconds as the shortest exact duration `parseDuration` reads back;
-/// a fraction is rounded to the nearest millisecond, the closest duration
-/// `parseDuration` reads.
+/// Milliseconds as the shortest exact duration `parseDuration` reads back,
+/// by core's `format_millis`, the rule of every binding: a fraction is
+/// rounded to the nearest millisecond (a half upwards); NaN, a negative
+/// value, an infinity, more than 2^53 - 1 or (`null`) no number at all is
+/// refused as `invalid_arguments` on field `duration`.
 #[napi]
-pub fn format_duration(ms: f64) -> napi::Result<String> {
-    let whole = ms.round();
-    if whole >= 0.0 && whole <= MAX_SAFE as f64 {
-        Ok(format_ms(whole as u64))
-    } else {
-        Err(errors::other(
-            "invalid_arguments",
-            format!("ms: must be a number of milliseconds, 0 or more, got {ms}"),
-        ))
-    }
+pub fn format_duration(ms: Option<f64>) -> napi::Result<String> {
+    ms.map_or_else(|| Err(not_a_number()), format_millis)
+        .map_err(|e| errors::arguments(&e))
 }
 
 /// One read of a JSON Lines event log, run on a libuv pool thread so the

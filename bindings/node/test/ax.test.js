@@ -7,7 +7,7 @@ const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const ax = require('libwaitfor/ax')
-const { callTool } = require('libwaitfor')
+const { callTool, WaitforError } = require('libwaitfor')
 const { tempDir } = require('./helpers.js')
 
 const since = '2026-01-01T00:00:00.000Z'
@@ -52,6 +52,21 @@ test('parseDuration and formatDuration', () => {
   assert.equal(ax.formatDuration(1.5), '2ms')
   assert.equal(ax.formatDuration(89999.6), '90s')
   assert.equal(ax.parseDuration(ax.formatDuration(0.4)), 0)
+})
+
+test('formatDuration follows the one rule of every language (core format_millis)', () => {
+  // The answers Python's format_duration and C's waitfor_duration_format_number give.
+  for (const [ms, text] of [[1.5, '2ms'], [0.5, '1ms'], [2.5, '3ms'], [-0.4, '0s'], [-0.5, '0s'], [-0, '0s'], [2 ** 53 - 1, '9007199254740991ms']]) {
+    assert.equal(ax.formatDuration(ms), text, String(ms))
+  }
+  const refused = [[-1, 'out_of_range'], [-0.6, 'out_of_range'], [Infinity, 'out_of_range'], [-Infinity, 'out_of_range'], [2 ** 53, 'out_of_range'],
+    [NaN, 'wrong_type'], ['90s', 'wrong_type'], [true, 'wrong_type'], [null, 'wrong_type'], [undefined, 'wrong_type'], [10n, 'wrong_type'], [{}, 'wrong_type']]
+  for (const [ms, rule] of refused) {
+    assert.throws(() => ax.formatDuration(ms), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'duration' && e.rule === rule, String(ms))
+  }
+  // Longer than 2^53 - 1 ms: null here, as every language refuses it.
+  assert.equal(ax.parseDuration('9007199254740991ms'), 2 ** 53 - 1)
+  assert.equal(ax.parseDuration('9007199254740992ms'), null)
 })
 
 test('wait builds the envelope; isWait checks the shape; validateWait the rules', () => {

@@ -215,16 +215,30 @@ fn simulate<'py>(py: Python<'py>, vector: &Bound<'py, PyAny>) -> PyResult<Bound<
     convert::to_py(py, &answer)
 }
 
-/// Milliseconds in a duration such as `"90s"`, or `None`.
+/// Milliseconds in a duration such as `"90s"` (core's `parse_millis`);
+/// `None` stands for a value that is no `str`. Refusals raise `SpecError`
+/// (`invalid_arguments`, field `duration`). A lone surrogate, which no
+/// duration holds, is read as U+FFFD rather than raising a codec error.
 #[pyfunction]
-fn parse_duration(text: &str) -> Option<u64> {
-    waitfor::duration::parse_duration(text)
+fn parse_duration(py: Python<'_>, text: Option<&Bound<'_, PyString>>) -> PyResult<u64> {
+    match text {
+        Some(text) => waitfor::duration::parse_millis(&text.to_string_lossy()),
+        None => Err(waitfor::duration::not_a_text()),
+    }
+    .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))
 }
 
-/// The shortest exact text for `ms` milliseconds.
+/// The shortest exact text for `ms` milliseconds (core's `format_millis`:
+/// a fraction rounds to the nearest, a half upwards); `None` stands for a
+/// value that is no number. Refusals raise `SpecError`
+/// (`invalid_arguments`, field `duration`).
 #[pyfunction]
-fn format_duration(ms: u64) -> String {
-    waitfor::duration::format_duration(ms)
+fn format_duration(py: Python<'_>, ms: Option<f64>) -> PyResult<String> {
+    match ms {
+        Some(ms) => waitfor::duration::format_millis(ms),
+        None => Err(waitfor::duration::not_a_number()),
+    }
+    .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))
 }
 
 /// Records keys this process sent to a tmux pane (`send-keys` arguments),

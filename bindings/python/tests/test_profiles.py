@@ -157,11 +157,31 @@ def test_parse_duration(text: str, ms: int) -> None:
     assert waitfor.parse_duration(waitfor.format_duration(ms)) == ms
 
 
-@pytest.mark.parametrize("text", ["1.5s", "-1s", "90 s", "", "1m30s", "99999999999999999999h"])
-def test_parse_duration_refuses(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("1.5s", "wrong_type"),
+        ("-1s", "wrong_type"),
+        ("90 s", "wrong_type"),
+        ("", "wrong_type"),
+        ("1m30s", "wrong_type"),
+        ("\ud800s", "wrong_type"),
+        ("99999999999999999999h", "out_of_range"),
+        # Longer than every language holds exactly: Node's parseDuration gives null.
+        ("9007199254740992ms", "out_of_range"),
+    ],
+)
+def test_parse_duration_refuses(text: str, rule: str) -> None:
     with pytest.raises(waitfor.SpecError) as caught:
         waitfor.parse_duration(text)
-    assert caught.value.field == "duration"
+    assert (caught.value.code, caught.value.field, caught.value.rule) == ("invalid_arguments", "duration", rule)
+
+
+def test_parse_duration_refuses_what_is_no_text_with_the_librarys_error() -> None:
+    for value in (5, None, b"90s"):
+        with pytest.raises(waitfor.SpecError) as caught:
+            waitfor.parse_duration(value)  # type: ignore[arg-type]
+        assert (caught.value.code, caught.value.rule) == ("invalid_arguments", "wrong_type")
 
 
 def test_format_duration() -> None:
@@ -169,5 +189,63 @@ def test_format_duration() -> None:
 
     assert waitfor.format_duration(datetime.timedelta(minutes=2)) == "2m"
     assert waitfor.format_duration(0) == "0s"
+    assert waitfor.format_duration(2**53 - 1) == "9007199254740991ms"
     with pytest.raises(waitfor.SpecError):
         waitfor.format_duration(-1)
+
+
+# The same answers as Node's formatDuration and C's waitfor_duration_format_number
+# (core's format_millis): a fraction rounds to the nearest millisecond, a half up.
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (1.5, "2ms"),
+        (0.5, "1ms"),
+        (2.5, "3ms"),
+        (1.4999999999999998, "1ms"),
+        (89_999.6, "90s"),
+        (0.4, "0s"),
+        (-0.4, "0s"),
+        (-0.0, "0s"),
+        (120_000.0, "2m"),
+    ],
+)
+def test_format_duration_rounds_fractions_as_every_language_does(ms: float, text: str) -> None:
+    assert waitfor.format_duration(ms) == text
+
+
+def test_format_duration_rounds_a_timedelta_as_a_number() -> None:
+    import datetime
+
+    # 1.5 ms, as Node's formatDuration(1.5): rounded, not floored.
+    assert waitfor.format_duration(datetime.timedelta(microseconds=1500)) == "2ms"
+    assert waitfor.format_duration(datetime.timedelta(microseconds=1499)) == "1ms"
+    assert waitfor.format_duration(datetime.timedelta(seconds=89, microseconds=999_600)) == "90s"
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.format_duration(datetime.timedelta(milliseconds=-1))
+    assert caught.value.rule == "out_of_range"
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.format_duration(datetime.timedelta.max)
+    assert caught.value.rule == "out_of_range"
+
+
+@pytest.mark.parametrize(
+    ("value", "rule"),
+    [
+        (-1, "out_of_range"),
+        (-0.6, "out_of_range"),
+        (float("nan"), "wrong_type"),
+        (float("inf"), "out_of_range"),
+        (float("-inf"), "out_of_range"),
+        (2**53, "out_of_range"),
+        (10**400, "out_of_range"),
+        (-(10**400), "out_of_range"),
+        ("90s", "wrong_type"),
+        (True, "wrong_type"),
+        (None, "wrong_type"),
+    ],
+)
+def test_format_duration_refuses_hostile_values_with_the_librarys_error(value: object, rule: str) -> None:
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.format_duration(value)  # type: ignore[arg-type]
+    assert (caught.value.code, caught.value.field, caught.value.rule) == ("invalid_arguments", "duration", rule)

@@ -51,6 +51,12 @@ def answer(vector: dict[str, Any]) -> dict[str, Any]:
             return {"ok": waitfor.parse_pane_id(vector["pane_id"])}
         if kind == "envelope":
             return waitfor.validate_wait(vector["envelope"])
+        if kind == "duration":
+            if "parse" in vector:
+                return {"ok": waitfor.parse_duration(vector["parse"])}
+            # "NaN", "Infinity" and "-Infinity" stand for the numbers JSON cannot hold.
+            ms = vector["format"]
+            return {"ok": waitfor.format_duration(float(ms) if isinstance(ms, str) else ms)}
     except waitfor.WaitforError as err:
         return _error(err)
     raise AssertionError(f"unknown vector kind {kind}")

@@ -1,6 +1,50 @@
-//! Wall-clock time as RFC 3339 text, without a date crate.
+//! Wall-clock time as RFC 3339 text, without a date crate, and the clock
+//! an event wait reads it from.
 
+use crate::sync::Mutex;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where an event wait and its source read the wall clock (`since`,
+/// `fresh.asOf`): the system's, or a virtual one the simulator sets before
+/// each read, so that a simulated wait's envelope is exact.
+#[derive(Clone, Default)]
+pub(crate) struct Clock(Option<Arc<Mutex<SystemTime>>>);
+
+impl Clock {
+    /// A virtual clock that reads `at` until [`Clock::set`] moves it.
+    pub(crate) fn virtual_at(at: SystemTime) -> Clock {
+        Clock(Some(Arc::new(Mutex::new(at))))
+    }
+
+    /// The time now: the system's, or the virtual clock's.
+    pub(crate) fn now(&self) -> SystemTime {
+        self.0
+            .as_ref()
+            .map_or_else(SystemTime::now, |at| *at.lock())
+    }
+
+    /// The virtual clock's time; `None` for the system clock.
+    pub(crate) fn fixed(&self) -> Option<SystemTime> {
+        self.0.as_ref().map(|at| *at.lock())
+    }
+
+    /// Moves a virtual clock to `at` (the system clock cannot be set).
+    pub(crate) fn set(&self, at: SystemTime) {
+        if let Some(clock) = &self.0 {
+            *clock.lock() = at;
+        }
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.fixed() {
+            None => f.write_str("Clock(system)"),
+            Some(at) => write!(f, "Clock(virtual, {})", rfc3339(at)),
+        }
+    }
+}
 
 /// `t` as RFC 3339 UTC with milliseconds, such as
 /// `"2026-01-01T00:00:00.000Z"`; times before 1970 are written as the epoch.
@@ -47,6 +91,16 @@ fn civil_date(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_virtual_clock_reads_what_it_was_set_to() {
+        let start = UNIX_EPOCH + std::time::Duration::from_secs(1_767_225_600);
+        let clock = Clock::virtual_at(start);
+        let shared = clock.clone();
+        shared.set(start + std::time::Duration::from_millis(250));
+        assert_eq!(rfc3339(clock.now()), "2026-01-01T00:00:00.250Z");
+        assert_eq!(Clock::default().fixed(), None);
+    }
 
     #[test]
     fn known_dates() {

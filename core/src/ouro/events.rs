@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::clock::Clock;
 use super::cursor::JsonlCursor;
 use super::envelope::AxRef;
 use super::jsonl::{JsonlError, JsonlSource};
@@ -113,7 +114,18 @@ impl EventsQuery {
     /// assert!(q.options(resume).is_err());
     /// ```
     pub fn options(&self, resume: Resume) -> Result<WaitForOptions, WaitForError> {
-        let source = self.source();
+        self.options_on(resume, &Clock::default())
+    }
+
+    /// [`EventsQuery::options`] on `clock`: the wait's `since` and its
+    /// reads' `fresh.asOf` are the clock's (the simulator's virtual clock
+    /// makes them exact).
+    pub(crate) fn options_on(
+        &self,
+        resume: Resume,
+        clock: &Clock,
+    ) -> Result<WaitForOptions, WaitForError> {
+        let source = self.source().with_clock(clock.clone());
         if let Some(text) = self.cursor.as_deref().filter(|&c| c != CURSOR_END) {
             JsonlCursor::parse(text).map_err(|reason| {
                 WaitForError::Read(Box::new(JsonlError::BadCursor {
@@ -140,14 +152,16 @@ impl EventsQuery {
             }
             .map_err(Into::into)
         };
-        Ok(
-            WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
-                .target(self.target.clone())
-                .cursor(Some(self.cursor.clone().unwrap_or_else(|| {
-                    JsonlCursor::file_start(&self.key).to_string()
-                })))
-                .interval(self.interval.unwrap_or(DEFAULT_INTERVAL)),
-        )
+        let options = WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
+            .target(self.target.clone())
+            .cursor(Some(self.cursor.clone().unwrap_or_else(|| {
+                JsonlCursor::file_start(&self.key).to_string()
+            })))
+            .interval(self.interval.unwrap_or(DEFAULT_INTERVAL));
+        Ok(match clock.fixed() {
+            Some(at) => options.started_at(at),
+            None => options,
+        })
     }
 }
 

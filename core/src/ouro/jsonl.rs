@@ -10,12 +10,11 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::clock::rfc3339;
+use super::clock::{rfc3339, Clock};
 use super::cursor::{JsonlCursor, WINDOW};
 use super::envelope::{AxEvent, Fresh};
 use super::events::CURSOR_END;
@@ -168,6 +167,8 @@ pub struct JsonlSource {
     only: Option<EventMatcher>,
     grants: Grants,
     key: CursorKey,
+    /// What `fresh.asOf` reads.
+    clock: Clock,
 }
 
 /// Reads `path` after `cursor` with the default terminal types (see
@@ -206,7 +207,15 @@ impl JsonlSource {
             only: None,
             grants: Grants::all(),
             key: CursorKey::process(),
+            clock: Clock::default(),
         }
+    }
+
+    /// The same source reading `fresh.asOf` from `clock` (the simulator's
+    /// virtual clock) instead of the system's.
+    pub(crate) fn with_clock(mut self, clock: Clock) -> JsonlSource {
+        self.clock = clock;
+        self
     }
 
     /// The same source keying its cursors with `key` instead of the
@@ -466,7 +475,7 @@ impl JsonlSource {
             Some(CURSOR_END) | None => None,
             Some(text) => Some(JsonlCursor::parse(text).map_err(|reason| self.bad(text, reason))?),
         };
-        let now = rfc3339(SystemTime::now());
+        let now = rfc3339(self.clock.now());
         let Some(mut file) = self.open()? else {
             return Ok(WaitRead {
                 cursor: cursor.map(str::to_string),

@@ -27,6 +27,7 @@ mod wait_for;
 
 pub use crate::keyed::CursorKey;
 pub use clock::rfc3339;
+pub(crate) use clock::Clock;
 pub use cursor::JsonlCursor;
 pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,

@@ -179,6 +179,27 @@ pub(crate) fn prepare_on_tmux(
     }
 }
 
+/// [`prepare`], with `ouro/wait` reading the wall clock from `clock` (the
+/// simulator's virtual clock) for its envelope's `since` and `fresh.asOf`.
+pub(crate) fn prepare_on_clock(
+    profile: &str,
+    args: &Value,
+    host: &Host,
+    clock: &crate::ouro::Clock,
+) -> Result<Prepared, ToolError> {
+    let entry = entry(profile)?;
+    match entry.id {
+        ouro::PROFILE => ouro::prepare_on(args, host, clock),
+        _ => (entry.prepare)(args, host),
+    }
+}
+
+/// Whether `profile` names the profile whose probe reads a JSON Lines
+/// event file (`ouro/wait`).
+pub(crate) fn reads_event_files(profile: &str) -> bool {
+    entry(profile).is_ok_and(|e| e.id == ouro::PROFILE)
+}
+
 /// Whether `profile` names a profile whose probe is a tmux pane.
 #[cfg(unix)]
 pub(crate) fn reads_a_pane(profile: &str) -> bool {

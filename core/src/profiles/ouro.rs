@@ -17,7 +17,7 @@ use super::{Prepared, Report};
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
-    EventMatchSpec, EventMatcher, EventsQuery, JsonlError, NextStep, Resume, WaitForError,
+    Clock, EventMatchSpec, EventMatcher, EventsQuery, JsonlError, NextStep, Resume, WaitForError,
     WAIT_STATES, WAIT_VERSION,
 };
 use serde_json::{json, Map, Value};
@@ -254,6 +254,12 @@ fn filter(args: &Map<String, Value>) -> Result<EventMatchSpec, ToolError> {
 }
 
 pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, &Clock::default())
+}
+
+/// [`prepare`] on `clock`: the envelope's `since` and `fresh.asOf` are its
+/// times (the shared vectors run the tool on a virtual clock).
+pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Prepared, ToolError> {
     let top = args
         .as_object()
         .ok_or_else(|| invalid("", Rule::WrongType, "the arguments must be an object"))?;
@@ -293,7 +299,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         Ok(NextStep::new(format!("{TOOL} {}", Value::Object(again)))
             .with_description("call wait_for_event again with these arguments"))
     }));
-    let options = query.options(resume).map_err(|e| match e {
+    let options = query.options_on(resume, clock).map_err(|e| match e {
         WaitForError::Read(source) => invalid("cursor", Rule::InvalidResume, source.to_string()),
         other => ToolError::Runtime(other.to_string()),
     })?;

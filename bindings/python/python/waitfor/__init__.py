@@ -40,6 +40,7 @@ import datetime
 import functools
 import inspect
 import json
+import math
 import os
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -609,36 +610,51 @@ def simulate(vector: Mapping[str, Any] | str) -> dict[str, Any]:
 
 def parse_duration(text: str) -> int:
     """Milliseconds in a duration written ``"90s"``, ``"2m"``, ``"1h"``,
-    ``"500ms"`` or ``"30"`` (seconds); whole numbers only.
-    :class:`SpecError` (rule ``wrong_type``) for anything else.
+    ``"500ms"`` or ``"30"`` (seconds); whole numbers only, at most
+    2**53 - 1 ms, the longest every language holds exactly (core's one rule
+    for every binding). :class:`SpecError` (``invalid_arguments``, field
+    ``duration``; rule ``wrong_type``, or ``out_of_range`` when longer) for
+    anything else.
 
     >>> import waitfor
     >>> waitfor.parse_duration("2m")
     120000
     """
-    ms = _native.parse_duration(text)
-    if ms is None:
-        raise SpecError(
-            f"{text!r} is not a duration: digits then ms, s, m or h (\"90s\", \"2m\", \"500ms\")",
-            field="duration",
-            rule="wrong_type",
-        )
+    ms: int = _native.parse_duration(text if isinstance(text, str) else None)
     return ms
 
 
-def format_duration(duration: int | datetime.timedelta) -> str:
-    """The shortest exact text for a duration (milliseconds or a
-    ``timedelta``) that :func:`parse_duration` reads back.
+def _milliseconds(duration: object) -> float | None:
+    """A number of milliseconds as the engine takes it (``None``: not a
+    number): a ``timedelta`` to the nearest float, an ``int`` too large for
+    a float as an infinity of its sign (refused as out of range)."""
+    if isinstance(duration, datetime.timedelta):
+        return duration / datetime.timedelta(milliseconds=1)
+    if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+        return None
+    try:
+        return float(duration)
+    except OverflowError:
+        return math.inf if duration > 0 else -math.inf
+
+
+def format_duration(duration: float | datetime.timedelta) -> str:
+    """The shortest exact text for a duration (milliseconds, an ``int`` or a
+    ``float``, or a ``timedelta``) that :func:`parse_duration` reads back,
+    by the rule every language follows: a fraction is rounded to the
+    nearest millisecond, a half upwards (``1.5`` and
+    ``timedelta(microseconds=1500)`` are ``"2ms"``). NaN, a negative value,
+    an infinity or more than 2**53 - 1 ms raise :class:`SpecError`
+    (``invalid_arguments``, field ``duration``), and so does a value that
+    is no number.
 
     >>> import waitfor
     >>> waitfor.format_duration(90_000)
     '90s'
+    >>> waitfor.format_duration(1.5)
+    '2ms'
     """
-    if isinstance(duration, datetime.timedelta):
-        duration = duration // datetime.timedelta(milliseconds=1)
-    if duration < 0:
-        raise SpecError("a duration cannot be negative", field="duration", rule="out_of_range")
-    return _native.format_duration(duration)
+    return _native.format_duration(_milliseconds(duration))
 
 
 def validate_wait(envelope: Any) -> dict[str, Any]:
