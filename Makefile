@@ -15,11 +15,12 @@ bench:
 	bash scripts/bench.sh
 
 # Every artefact a user installs (wheels, sdist, npm packages) into
-# target/dist/, with their sizes.
+# target/packages/, with their sizes.
 dist:
 	bash scripts/dist.sh
 
 # Builds them, then installs each that runs here with no Rust toolchain on
-# PATH and runs a wait with it; checks tags, architectures and stripping.
+# PATH and runs a wait with it; checks tags, architectures and stripping
+# (the last area of `make test`).
 dist-test:
 	bash scripts/test-dist.sh

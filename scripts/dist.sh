@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every artefact a user installs into target/dist/ and prints their
-# sizes:
+# Builds every artefact a user installs into target/packages/ (not
+# target/dist/, cargo's own folder for the `dist` profile) and prints
+# their sizes:
 #   - the PyPI distribution `libwaitfor`: abi3 wheels for manylinux2014
 #     (glibc 2.17) x86_64 and aarch64, and an sdist;
 #   - the npm package `libwaitfor` and one package per platform with its
@@ -15,7 +16,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib.sh"
-out="${WAITFOR_DIST_OUT:-$root/target/dist}"
+out="${WAITFOR_DIST_OUT:-$root/target/packages}"
 work="${WAITFOR_DIST_WORK:-$root/target/dist-work}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 

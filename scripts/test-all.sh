@@ -10,7 +10,7 @@ logs=target/test-logs
 mkdir -p "$logs"
 started=$(date +%s)
 failed=()
-for area in core ffi python node examples; do
+for area in core ffi python node examples dist; do
   script="scripts/test-$area.sh"
   [ -f "$script" ] || continue
   printf '\n######## %s ########\n' "$area"

@@ -2,7 +2,9 @@
 # Builds the artefacts (scripts/dist.sh; skipped with WAITFOR_DIST_BUILT=1)
 # and checks them as a user gets them:
 #   - every native library (wheels, npm platform packages) is for its
-#     architecture, stripped (`file`), and needs glibc 2.17 at most;
+#     architecture, stripped (`file`), and needs glibc 2.17 at most (the
+#     musl one needs musl's libc only);
+#   - README.md's size table is within 10% of the artefacts;
 #   - every wheel is tagged cp310-abi3-manylinux_2_17_<arch> (WHEEL file);
 #   - the sdist holds the sources a build needs; the wheels, the sdist and
 #     the npm package ship SECURITY.md;
@@ -18,7 +20,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/lib.sh"
-out="${WAITFOR_DIST_OUT:-$root/target/dist}"
+out="${WAITFOR_DIST_OUT:-$root/target/packages}"
 need_apt file binutils unzip
 [ "$(uname -m)" = x86_64 ] || { echo "test-dist: runs the x86_64 artefacts: an x86_64 Linux host only" >&2; exit 1; }
 
@@ -70,6 +72,36 @@ for pkg in linux-x64-gnu:x86-64 linux-arm64-gnu:"ARM aarch64" linux-x64-musl:x86
   tar -xzf "$out/libwaitfor-$name-$version.tgz" -C "$tmp/npm-$name"
   check_native "$tmp/npm-$name/package/libwaitfor.$name.node" "${pkg#*:}"
 done
+
+# musl's loader serves `libc.so` itself; a glibc name would not load on Alpine.
+needed="$(objdump -p "$tmp/npm-linux-x64-musl/package/libwaitfor.linux-x64-musl.node" | awk '/NEEDED/ { printf "%s ", $2 }')"
+[ "$needed" = "libc.so " ] || fail "the linux-x64-musl add-on needs ${needed}where only musl's libc.so will do"
+echo "ok: libwaitfor.linux-x64-musl.node needs musl's libc.so only"
+
+step "README: its size table is within 10% of these artefacts"
+python3 - "$root/README.md" "$out" "$version" <<'PY'
+import glob, os, re, sys, tarfile, zipfile
+readme, out, version = sys.argv[1:]
+unit = {"KiB": 1 << 10, "MiB": 1 << 20}
+row = re.compile(r"^\| (wheel|sdist|npm) `([^`]+)`[^|]*\| ([\d.]+) ([KM]iB) \|(?: ([\d.]+) ([KM]iB))? *\|$")
+def artefact(kind, name):
+    if kind == "wheel":
+        py, abi, platform = name.split("-")
+        [path] = glob.glob(f"{out}/libwaitfor-{version}-{py}-{abi}-*{platform}.whl")
+        return path, sum(i.file_size for i in zipfile.ZipFile(path).infolist() if i.filename.endswith(".so"))
+    path = f"{out}/{name}" if kind == "sdist" else f"{out}/{name}-{version}.tgz"
+    return path, sum(m.size for m in tarfile.open(path).getmembers() if m.name.endswith(".node"))
+rows = [m.groups() for m in map(row.match, open(readme).read().splitlines()) if m]
+assert len(rows) == 7, f"README.md: expected 7 rows in the size table, found {len(rows)}"
+for kind, name, size, size_unit, lib, lib_unit in rows:
+    path, lib_size = artefact(kind, name)
+    pairs = [(float(size) * unit[size_unit], os.path.getsize(path))]
+    if lib:
+        pairs.append((float(lib) * unit[lib_unit], lib_size))
+    for said, real in pairs:
+        assert abs(said - real) <= real / 10, f"README.md says {said / 1024:.0f} KiB for {name}, {path} is {real / 1024:.0f} KiB"
+    print(f"ok: {kind} {name}")
+PY
 
 # A clean environment whose PATH reaches node and npm but no Rust toolchain.
 mkdir -p "$tmp/bin" "$tmp/home"
