@@ -28,10 +28,11 @@ wheel_targets=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu)
 npm_targets=(x86_64-unknown-linux-gnu.2.17 aarch64-unknown-linux-gnu.2.17 x86_64-unknown-linux-musl)
 
 step "build tools"
+need_apt python3-venv
 [ -x "$work/tools/bin/python" ] || "${PYTHON:-python3}" -m venv "$work/tools"
-"$work/tools/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
+retry "$work/tools/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
 export PATH="$work/tools/bin:$PATH"
-rustup target add aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+retry rustup target add aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
 
 rm -rf "$out" "$work/npm"
 mkdir -p "$out" "$work/npm"
@@ -45,7 +46,7 @@ maturin sdist --manifest-path "$root/bindings/python/Cargo.toml" --out "$out"
 
 step "npm: platform packages"
 cd "$root/bindings/node"
-npm ci --no-audit --no-fund --loglevel=error
+retry npm ci --no-audit --no-fund --loglevel=error
 # Keeps npm/<platform>/package.json in step with package.json (version, targets).
 npx napi create-npm-dirs
 cp -r npm "$work/npm/platforms"
