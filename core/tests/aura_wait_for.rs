@@ -284,6 +284,44 @@ fn an_exact_window_settles_after_as_many_intervals_whatever_the_calls_took() {
     assert_eq!(answer["call_starts_ms"], json!([0, 1000, 2000, 3000]));
 }
 
+/// Answers "a", then "b" half a second late, then "b" at once.
+struct SlowChange {
+    calls: AtomicU64,
+}
+
+impl ToolCaller for SlowChange {
+    fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
+        match self.calls.fetch_add(1, Ordering::SeqCst) {
+            0 => Ok("a".into()),
+            1 => {
+                std::thread::sleep(Duration::from_millis(500));
+                Ok("b".into())
+            }
+            _ => Ok("b".into()),
+        }
+    }
+}
+
+/// The same on real threads: the window is counted from the planned time
+/// of the sample that saw the change (1 s), not from its late answer
+/// (1.5 s), so it holds on the sample planned at 3 s, the fourth, and not
+/// one poll later.
+#[test]
+fn on_the_engine_an_exact_window_settles_after_as_many_intervals() {
+    let host = Host {
+        tools: Some(Arc::new(SlowChange {
+            calls: AtomicU64::new(0),
+        })),
+        ..Host::default()
+    };
+    let arguments = json!({"probe": {"tool": "status", "args": {}},
+                           "until": {"quiet_for_sec": 2}, "poll_sec": 1, "max_wait_sec": 30});
+    let out = call("aura/wait_for", &arguments, &host).unwrap();
+    assert_eq!(out["reason"], "settled", "{out}");
+    assert_eq!(out["samples"], 4, "{out}");
+    assert_eq!(out["elapsed_sec"], 3, "{out}");
+}
+
 // --- 4. Regex flags ------------------------------------------------------
 
 /// AURA compiles `regex::Regex::new(pattern)`: default flags, so `^` and
