@@ -15,7 +15,7 @@ PREFIX="$BUILD/prefix"
 JOBS="${JOBS:-2}"
 
 source "$ROOT/scripts/lib.sh"
-need_apt cmake g++ make pkg-config libgtest-dev nlohmann-json3-dev valgrind tmux python3-venv
+need_apt cmake g++ make pkg-config libgtest-dev nlohmann-json3-dev valgrind tmux python3-venv file
 
 step "cargo test -p waitfor-ffi (unit tests, header drift); clippy of its benchmark"
 cargo test -q --locked -p waitfor-ffi --manifest-path "$ROOT/Cargo.toml"
@@ -24,6 +24,7 @@ cargo clippy -q --locked -p waitfor-ffi-bench --all-targets --manifest-path "$RO
 step "make -C ffi install PREFIX=$PREFIX"
 rm -rf "$PREFIX"
 make -s -C "$ROOT/ffi" install PREFIX="$PREFIX"
+file -b "$PREFIX/lib/libwaitfor.so" | grep -q ", stripped" || { echo "the installed libwaitfor.so is not stripped" >&2; exit 1; }
 
 build_suite() { # name, extra cmake args...
   local dir="$BUILD/$1"
