@@ -36,9 +36,11 @@
  * against an older `waitfor.h` (a struct's layout, a function's
  * signature, what an existing function does). Adding a function or a
  * status code does not bump it. 2: built-in probes reach only what the
- * host grants (`waitfor_*_with_host`); nothing by default.
+ * host grants (`waitfor_*_with_host`); nothing by default. 3:
+ * `waitfor_tool_definitions` gives the tools alone (`waitfor_profiles`
+ * gives `{profile, tool}`), and durations stop at 2^53 - 1 ms.
  */
-#define WAITFOR_ABI_VERSION 2
+#define WAITFOR_ABI_VERSION 3
 
 /**
  * Success.
@@ -540,7 +542,7 @@ int32_t waitfor_start(const char *spec,
 
 /**
  * Runs a profile's tool call to its end: `profile` names it (see
- * `waitfor_tool_definitions`, e.g. `"aura/wait_for"`), `args` is the
+ * `waitfor_profiles`, e.g. `"aura/wait_for"`), `args` is the
  * agent's arguments object as JSON.
  *
  * @param output_json receives the tool's output JSON (owned by the caller,

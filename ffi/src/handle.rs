@@ -289,7 +289,7 @@ pub unsafe extern "C" fn waitfor_start(
 }
 
 /// Runs a profile's tool call to its end: `profile` names it (see
-/// `waitfor_tool_definitions`, e.g. `"aura/wait_for"`), `args` is the
+/// `waitfor_profiles`, e.g. `"aura/wait_for"`), `args` is the
 /// agent's arguments object as JSON.
 ///
 /// @param output_json receives the tool's output JSON (owned by the caller,

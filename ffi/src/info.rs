@@ -11,8 +11,10 @@ use std::sync::OnceLock;
 /// against an older `waitfor.h` (a struct's layout, a function's
 /// signature, what an existing function does). Adding a function or a
 /// status code does not bump it. 2: built-in probes reach only what the
-/// host grants (`waitfor_*_with_host`); nothing by default.
-pub const WAITFOR_ABI_VERSION: u32 = 2;
+/// host grants (`waitfor_*_with_host`); nothing by default. 3:
+/// `waitfor_tool_definitions` gives the tools alone (`waitfor_profiles`
+/// gives `{profile, tool}`), and durations stop at 2^53 - 1 ms.
+pub const WAITFOR_ABI_VERSION: u32 = 3;
 
 /// The library's version (`"MAJOR.MINOR.PATCH"`).
 ///
