@@ -672,6 +672,8 @@ pub(crate) mod event_log {
     /// script's edits, hold in all.
     const MAX_FILES: usize = 16;
     const MAX_BYTES: usize = 16 << 20;
+    /// Most edits one script makes.
+    const MAX_EDITS: usize = 1024;
 
     /// A line of an event file: an object is written as its JSON and a
     /// newline; a string as it is (a malformed line, a line still without
@@ -776,12 +778,25 @@ pub(crate) mod event_log {
         }
     }
 
-    /// A file's name: one plain name inside the vector's directory.
+    /// A file's name: one plain name inside the vector's directory, on
+    /// every platform (not a Windows device such as `NUL` or `COM1.log`,
+    /// which Windows opens instead of a file, nor a name ending in a dot
+    /// or a space, which it changes).
     fn file_name(name: &str, field: &str) -> Result<String, SpecError> {
+        const DEVICES: [&str; 6] = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"];
+        let stem = name.split('.').next().unwrap_or_default().trim_end();
+        let numbered = |prefix: &str| {
+            stem.len() == 4
+                && stem[..3].eq_ignore_ascii_case(prefix)
+                && stem[3..].chars().all(|c| ('1'..='9').contains(&c))
+        };
+        let device = DEVICES.iter().any(|d| stem.eq_ignore_ascii_case(d))
+            || numbered("COM")
+            || numbered("LPT");
         let plain = !name.is_empty()
             && name.len() <= 255
-            && name != "."
-            && name != ".."
+            && !name.ends_with(['.', ' '])
+            && !device
             && !name.contains(['/', '\\', '\0', ':']);
         if plain {
             Ok(name.to_string())
@@ -820,6 +835,13 @@ pub(crate) mod event_log {
             None => RawLogScript::default(),
             Some(value) => deserialize(value, field)?,
         };
+        if raw.log.len() > MAX_EDITS {
+            return Err(SpecError::new(
+                format!("{field}.log"),
+                Rule::OutOfRange,
+                format!("a script makes at most {MAX_EDITS} edits"),
+            ));
+        }
         let mut used = 0;
         let mut edits = Vec::new();
         for (i, edit) in raw.log.into_iter().enumerate() {
@@ -853,6 +875,21 @@ pub(crate) mod event_log {
             edits,
             controls: controls_of(&raw.controls),
         })
+    }
+
+    /// Refuses a vector whose files and scripts' edits name more than
+    /// [`MAX_FILES`] files in all.
+    pub(crate) fn check_file_count(files: &Files, scripts: &[&LogScript]) -> Result<(), SpecError> {
+        let edited = scripts.iter().flat_map(|s| s.edits.iter().map(|e| &e.file));
+        let names: std::collections::BTreeSet<&String> = files.keys().chain(edited).collect();
+        if names.len() > MAX_FILES {
+            return Err(SpecError::new(
+                "files",
+                Rule::OutOfRange,
+                format!("a vector writes at most {MAX_FILES} files, its scripts' included"),
+            ));
+        }
+        Ok(())
     }
 
     fn unwritable(what: &str, e: std::io::Error) -> SpecError {

@@ -141,7 +141,9 @@ mod event_log {
     use crate::grants::Grants;
     use crate::ouro::Clock;
     use crate::profiles::Host;
-    use crate::simulate::event_log::{files, log_script, simulate_log, write_files, LogScript};
+    use crate::simulate::event_log::{
+        check_file_count, files, log_script, simulate_log, write_files, LogScript,
+    };
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -312,6 +314,14 @@ mod event_log {
         let written = files(&vector["files"], "files")?;
         let script = log_script(vector.get("script"), "script")?;
         let resume = resume_of(vector)?;
+        let resume_script = resume.as_ref().map(|(_, script)| script);
+        check_file_count(
+            &written,
+            &[&script]
+                .into_iter()
+                .chain(resume_script)
+                .collect::<Vec<_>>(),
+        )?;
         let dir = TempDir::new()?;
         let text = dir.0.to_str().ok_or_else(|| {
             SpecError::new(

@@ -188,3 +188,31 @@ fn canonical_json_sorts_keys_and_writes_whole_numbers_as_integers() {
         r#"{"a":{"x":null,"y":"\n"},"b":[2,0.5,-3]}"#
     );
 }
+
+/// An event vector writes only plain files of its own directory, and few:
+/// no path, no Windows device (which Windows would open instead), at most
+/// 16 names across its files and its scripts' edits, and 1,024 edits.
+#[test]
+fn an_event_vector_writes_few_plain_files_in_its_own_directory() {
+    let vector = |files: Value, log: Value| {
+        json!({"profile": "ouro/wait", "arguments": {"path": "$FILES/a.jsonl", "timeout": "1s"},
+               "files": files, "script": {"log": log}})
+    };
+    let refused = |v: Value| waitfor::vectors::run(&v).expect_err("refused").message;
+    for name in ["NUL", "com1.log", "CONOUT$", "Lpt9", "aux .txt", "a.", "b ", "..", "../x", "a/b", "c:d"] {
+        let message = refused(vector(json!({ name: [] }), json!([])));
+        assert!(message.contains("not a plain file name"), "{name}: {message}");
+    }
+    for name in ["COM10.log", "console.log", "nul-free.jsonl"] {
+        waitfor::vectors::run(&vector(json!({ name: [] }), json!([])))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let names: Vec<Value> = (0..17)
+        .map(|i| json!({"file": format!("f{i}"), "append": []}))
+        .collect();
+    let message = refused(vector(json!({}), Value::Array(names)));
+    assert!(message.contains("at most 16 files"), "{message}");
+    let edits = vec![json!({"file": "a.jsonl", "append": []}); 1025];
+    let message = refused(vector(json!({}), Value::Array(edits)));
+    assert!(message.contains("at most 1024 edits"), "{message}");
+}
