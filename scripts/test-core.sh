@@ -42,9 +42,12 @@ mkdir -p "$WINEPREFIX"
 [ -d "$WINEPREFIX/drive_c/windows/system32" ] || timeout 300 wineboot -i >/dev/null 2>&1
 x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
   scripts/wine/bcryptprimitives.c -lbcrypt
+# Wine's server outlives its programs for a while: ended with the step.
+trap 'wineserver -k 2>/dev/null || true' EXIT
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine timeout 900 \
   cargo test -p waitfor --test windows_host --target x86_64-pc-windows-gnu --locked
 wineserver -k || true
+trap - EXIT
 step "cargo doc of core: no broken links"
 RUSTDOCFLAGS="-D warnings" cargo doc -p waitfor --no-deps --locked
 step "cargo test (default members)"

@@ -174,7 +174,7 @@ retry "${apt_arm64[@]}" update -qq
 (cd "$arm/debs" && retry "${apt_arm64[@]}" download python3.11-minimal libpython3.11-minimal \
   libpython3.11-stdlib libc6 zlib1g libexpat1 libffi8 libgcc-s1 >/dev/null 2>&1)
 for deb in "$arm"/debs/*.deb; do dpkg -x "$deb" "$arm/root"; done
-"$python" -m pip install -q --disable-pip-version-check --no-index --no-deps --only-binary=:all: \
+"$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-index --no-deps --only-binary=:all: \
   --platform manylinux_2_17_aarch64 --python-version 3.11 --target "$arm/site" \
   "$out"/libwaitfor-"$version"-cp310-abi3-*manylinux_2_17_aarch64*.whl
 (cd "$tmp" && "${clean[@]}" PYTHONPATH="$arm/site" qemu-aarch64 -L "$arm/root" "$arm/root/usr/bin/python3.11" wait.py)
