@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import numbers
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,25 @@ def test_format_duration() -> None:
     assert waitfor.format_duration(2**53 - 1) == "9007199254740991ms"
     with pytest.raises(waitfor.SpecError):
         waitfor.format_duration(-1)
+
+
+def test_format_duration_takes_any_real_number() -> None:
+    import fractions
+
+    class Count:
+        """An integer type of another library, registered as NumPy's are."""
+
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __float__(self) -> float:
+            return float(self.n)
+
+    numbers.Integral.register(Count)
+    assert waitfor.format_duration(fractions.Fraction(3, 2)) == "2ms"
+    assert waitfor.format_duration(Count(90_000)) == "90s"
+    with pytest.raises(waitfor.SpecError):
+        waitfor.format_duration(True)
 
 
 # The same answers as Node's formatDuration and C's waitfor_duration_format_number

@@ -41,11 +41,12 @@ import functools
 import inspect
 import json
 import math
+import numbers
 import os
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, SupportsFloat, Union
 
 from . import _aio, _native
 from ._errors import (
@@ -626,19 +627,22 @@ def parse_duration(text: str) -> int:
 
 def _milliseconds(duration: object) -> float | None:
     """A number of milliseconds as the engine takes it (``None``: not a
-    number): a ``timedelta`` to the nearest float, an ``int`` too large for
-    a float as an infinity of its sign (refused as out of range)."""
+    number): a ``timedelta`` to the nearest float, any real number (``int``,
+    ``float``, ``Fraction``, NumPy's) as a float, an integer too large for a
+    float as an infinity of its sign (refused as out of range)."""
     if isinstance(duration, datetime.timedelta):
         return duration / datetime.timedelta(milliseconds=1)
-    if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+    if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
         return None
+    # Any real number compares with 0; typeshed's numbers.Real does not say so.
+    number: Any = duration
     try:
-        return float(duration)
+        return float(number)
     except OverflowError:
-        return math.inf if duration > 0 else -math.inf
+        return math.inf if number > 0 else -math.inf
 
 
-def format_duration(duration: float | datetime.timedelta) -> str:
+def format_duration(duration: SupportsFloat | datetime.timedelta) -> str:
     """The shortest exact text for a duration (milliseconds, an ``int`` or a
     ``float``, or a ``timedelta``) that :func:`parse_duration` reads back,
     by the rule every language follows: a fraction is rounded to the
