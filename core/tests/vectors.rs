@@ -199,9 +199,14 @@ fn an_event_vector_writes_few_plain_files_in_its_own_directory() {
                "files": files, "script": {"log": log}})
     };
     let refused = |v: Value| waitfor::vectors::run(&v).expect_err("refused").message;
-    for name in ["NUL", "com1.log", "CONOUT$", "Lpt9", "aux .txt", "a.", "b ", "..", "../x", "a/b", "c:d"] {
+    for name in [
+        "NUL", "com1.log", "CONOUT$", "Lpt9", "aux .txt", "a.", "b ", "..", "../x", "a/b", "c:d",
+    ] {
         let message = refused(vector(json!({ name: [] }), json!([])));
-        assert!(message.contains("not a plain file name"), "{name}: {message}");
+        assert!(
+            message.contains("not a plain file name"),
+            "{name}: {message}"
+        );
     }
     for name in ["COM10.log", "console.log", "nul-free.jsonl"] {
         waitfor::vectors::run(&vector(json!({ name: [] }), json!([])))
