@@ -26,18 +26,50 @@ use crate::answer::{self, Answer};
 /// How often a waiting worker looks at the call's cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(20);
 
+type Tsfn<Args> = ThreadsafeFunction<Args, Unknown<'static>, Args, Status, false, true>;
+
 /// A weak, callee-unhandled threadsafe function: it never keeps the
 /// process alive, and its JavaScript side never throws.
-pub type Dispatch<Args> = ThreadsafeFunction<Args, Unknown<'static>, Args, Status, false, true>;
+///
+/// Engine threads drop it, sometimes while its environment is being torn
+/// down (a Worker terminated with waits pending). napi-rs's own drop races
+/// with that teardown: its finalizer can no longer see a handle whose last
+/// reference is being dropped, so the drop may release a threadsafe
+/// function Node has already freed (the process aborts). Dropping through
+/// `abort`, which holds the handle until the release is done, serialises
+/// the two; it also discards calls JavaScript has not run yet, which
+/// nobody waits for once the last holder is gone.
+pub struct Dispatch<Args: 'static + JsValuesTupleIntoVec>(Option<Tsfn<Args>>);
 
-/// `f` as a [`Dispatch`].
-pub fn dispatch<Args: 'static + JsValuesTupleIntoVec>(
-    f: &Function<'_, Args, Unknown<'static>>,
-) -> napi::Result<Dispatch<Args>> {
-    f.build_threadsafe_function()
-        .weak::<true>()
-        .callee_handled::<false>()
-        .build()
+impl<Args: 'static + JsValuesTupleIntoVec> Dispatch<Args> {
+    /// `f` as a [`Dispatch`].
+    pub fn new(f: &Function<'_, Args, Unknown<'static>>) -> napi::Result<Self> {
+        let tsfn = f
+            .build_threadsafe_function()
+            .weak::<true>()
+            .callee_handled::<false>()
+            .build()?;
+        Ok(Self(Some(tsfn)))
+    }
+
+    /// Queues a call of the function with `args` without blocking;
+    /// anything but `Status::Ok` means the environment is closing.
+    pub fn call(&self, args: Args) -> Status {
+        self.0.as_ref().map_or(Status::Closing, |tsfn| {
+            tsfn.call(args, ThreadsafeFunctionCallMode::NonBlocking)
+        })
+    }
+}
+
+impl<Args: 'static + JsValuesTupleIntoVec> Drop for Dispatch<Args> {
+    fn drop(&mut self) {
+        if let Some(tsfn) = self.0.take() {
+            // Deprecated in favour of the racy drop described above. It
+            // fails only for a function already released: nothing to do.
+            #[allow(deprecated)]
+            let _ = tsfn.abort();
+        }
+    }
 }
 
 /// The host's tool function: `(reply, name, args, budgetMs)`.
@@ -76,10 +108,7 @@ impl ToolCaller for JsTools {
         let reply = ToolReply { to: Some(to) };
         let budget_ms = ctx.budget.as_secs_f64() * 1e3;
         let call = FnArgs::from((reply, name.to_string(), args.clone(), budget_ms));
-        match self
-            .dispatch
-            .call(call, ThreadsafeFunctionCallMode::NonBlocking)
-        {
+        match self.dispatch.call(call) {
             Status::Ok => receive(&answer, ctx).map(|obs| obs.text),
             status => Err(ProbeError::new(format!(
                 "cannot call into JavaScript ({status}): the environment is closing"

@@ -12,14 +12,13 @@ use std::sync::Arc;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use napi::bindgen_prelude::{Float64ArraySlice, Function, Unknown};
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Status;
 use napi_derive::napi;
 use parking_lot::Mutex;
 use waitfor::{Reply, WaitControl, WaitResult};
 
 use crate::batch::Call;
-use crate::bridge::{dispatch, Dispatch};
+use crate::bridge::Dispatch;
 use crate::errors;
 use crate::events::{Events, TakenEvents};
 use crate::slots::Slots;
@@ -83,7 +82,7 @@ impl Channel {
     }
 
     fn wake(&self) {
-        if self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
+        if self.wake.call(()) != Status::Ok {
             self.closing();
         }
     }
@@ -131,7 +130,7 @@ impl WaitChannel {
             woken: AtomicBool::new(false),
             calls: unbounded(),
             events: Mutex::default(),
-            wake: dispatch(&drain)?,
+            wake: Dispatch::new(&drain)?,
         });
         Ok(Self {
             channel,

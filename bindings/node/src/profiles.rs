@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use waitfor::profiles::{self, Host, ToolCaller};
 use waitfor::{Engine, ErrorInfo, WaitOptions};
 
-use crate::bridge::{dispatch, JsTools, ToolArgs, ToolReply};
+use crate::bridge::{Dispatch, JsTools, ToolReply};
 use crate::channel::{self, WaitChannel};
 use crate::errors;
 use crate::events;
@@ -56,7 +56,7 @@ pub fn start_tool_call(
     }
     if let Some(f) = tools {
         let tools: Arc<dyn ToolCaller> = Arc::new(JsTools {
-            dispatch: dispatch::<ToolArgs>(&f)?,
+            dispatch: Dispatch::new(&f)?,
         });
         host.tools = Some(tools);
     }
