@@ -15,8 +15,10 @@ thread_local! {
 /// code frees right after asking is free by then: the rest of a failed
 /// compile, or the thread caches that a grown pool's workers free as they
 /// exit, after the last of them asked (a trim run at once left about
-/// 0.5 MiB of 1,000 workers behind). Requests made while a trim waits are
-/// served by it.
+/// 0.5 MiB of 1,000 workers behind). Every request gets its whole delay:
+/// one made while a trim waits moves that trim later, up to twice the
+/// delay after the first request, and one that the trim came too soon
+/// for gets one more.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const GIVE_BACK_DELAY: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -31,7 +33,7 @@ pub(crate) fn give_back_freed_memory() {
     GIVE_BACKS_ASKED.set(GIVE_BACKS_ASKED.get() + 1);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        WANTED.store(true, SeqCst);
+        LAST_ASK.store(monotonic_nanos(), SeqCst);
         if TRIMMING.swap(true, SeqCst) {
             return;
         }
@@ -41,17 +43,26 @@ pub(crate) fn give_back_freed_memory() {
             // SAFETY: the handler only stores to an atomic.
             unsafe { libc::pthread_atfork(None, None, Some(forget_trim)) };
         }
-        let trim = || loop {
-            std::thread::sleep(GIVE_BACK_DELAY);
-            WANTED.store(false, SeqCst);
-            // SAFETY: malloc_trim only releases free pages, under the
-            // allocator's own locks.
-            unsafe { libc::malloc_trim(0) };
-            TRIMMING.store(false, SeqCst);
-            // A request that came after the last trim but saw TRIMMING
-            // still set left it to this thread.
-            if !WANTED.load(SeqCst) || TRIMMING.swap(true, SeqCst) {
-                return;
+        let delay = GIVE_BACK_DELAY.as_nanos() as u64;
+        let trim = move || {
+            let mut round_began = monotonic_nanos();
+            loop {
+                let due = trim_due(LAST_ASK.load(SeqCst), round_began, delay);
+                let now = monotonic_nanos();
+                if now < due {
+                    std::thread::sleep(std::time::Duration::from_nanos(due - now));
+                    continue;
+                }
+                // SAFETY: malloc_trim only releases free pages, under the
+                // allocator's own locks.
+                unsafe { libc::malloc_trim(0) };
+                TRIMMING.store(false, SeqCst);
+                // A request this trim came too soon for, or one that saw
+                // TRIMMING still set, is left to this thread.
+                if served(LAST_ASK.load(SeqCst), now, delay) || TRIMMING.swap(true, SeqCst) {
+                    return;
+                }
+                round_began = monotonic_nanos();
             }
         };
         let spawned = std::thread::Builder::new()
@@ -64,11 +75,28 @@ pub(crate) fn give_back_freed_memory() {
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 
-/// A trim was asked for since the last one began.
+/// When the trim of a round that began at `round_began` is due: a delay
+/// after the last request, but no later than two delays into the round, so
+/// that requests that never stop still get trims.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+fn trim_due(last_ask: u64, round_began: u64, delay: u64) -> u64 {
+    last_ask
+        .saturating_add(delay)
+        .min(round_began.saturating_add(delay.saturating_mul(2)))
+}
+
+/// Whether a trim begun at `trimmed_at` came a whole delay after every
+/// request up to the last, made at `last_ask`.
+#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+fn served(last_ask: u64, trimmed_at: u64, delay: u64) -> bool {
+    last_ask.saturating_add(delay) <= trimmed_at
+}
+
+/// When the last trim was asked for ([`monotonic_nanos`]).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-static WANTED: AtomicBool = AtomicBool::new(false);
+static LAST_ASK: AtomicU64 = AtomicU64::new(0);
 /// A give-back thread runs (or is being started).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 static TRIMMING: AtomicBool = AtomicBool::new(false);
@@ -82,4 +110,54 @@ static FORGET_TRIM_IN_CHILD: AtomicBool = AtomicBool::new(false);
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" fn forget_trim() {
     TRIMMING.store(false, SeqCst);
+}
+
+/// The monotonic clock in nanoseconds: a number an atomic holds, with no
+/// lock or lazily set epoch a forked child could find held.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn monotonic_nanos() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DELAY: u64 = 500;
+
+    #[test]
+    fn a_request_made_while_a_trim_waits_gets_its_whole_delay() {
+        // Asked at 0, the round begins; asked again at 300.
+        assert_eq!(trim_due(0, 0, DELAY), 500);
+        assert_eq!(trim_due(300, 0, DELAY), 800);
+        assert!(served(300, 800, DELAY));
+        assert!(
+            !served(300, 500, DELAY),
+            "the first request's time is too soon for the second"
+        );
+    }
+
+    #[test]
+    fn requests_that_never_stop_still_get_a_trim_every_two_delays() {
+        assert_eq!(trim_due(950, 0, DELAY), 1000);
+        // That trim came too soon for the last request: one more round.
+        assert!(!served(950, 1000, DELAY));
+        assert_eq!(trim_due(950, 1000, DELAY), 1450);
+        assert!(served(950, 1450, DELAY));
+    }
+
+    #[test]
+    fn times_at_the_clock_s_end_saturate() {
+        assert_eq!(trim_due(u64::MAX, 0, DELAY), 2 * DELAY);
+        assert_eq!(trim_due(u64::MAX, u64::MAX, DELAY), u64::MAX);
+        assert!(served(u64::MAX - 1, u64::MAX, 0));
+    }
 }
