@@ -361,6 +361,7 @@ fn no_zombie_child_after_return() {
 }
 
 /// Whether process `pid` is gone (or a zombie waiting for init to reap it).
+#[cfg(target_os = "linux")]
 fn process_gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
