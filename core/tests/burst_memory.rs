@@ -83,25 +83,15 @@ fn resident_bytes() -> usize {
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize
 }
 
-/// Whether the engine's give-back thread is waiting to trim (its name cut
-/// to the 15 bytes Linux keeps).
+/// Whether the engine's give-back thread is waiting to trim.
 fn give_back_pending() -> bool {
+    // Linux keeps the first 15 bytes of a thread's name.
+    let name = &"waitfor-give-back"[..15];
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .flatten()
         .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
-        .any(|name| "waitfor-give-back".starts_with(name.trim_end()))
-}
-
-/// Waits for a pattern too big to compile: its compile asks for a
-/// give-back before the wait ends.
-fn ask_for_a_give_back(pattern: &str) {
-    let spec =
-        Spec::new(Condition::Matches(Pattern::regex(pattern))).max_wait(Duration::from_secs(600));
-    let result = Engine::global()
-        .wait(spec, probe_fn(|_| Ok(Observation::text("x"))))
-        .unwrap();
-    assert_eq!(result.outcome, waitfor::Outcome::Error);
+        .any(|comm| comm.trim_end() == name)
 }
 
 #[test]
@@ -114,7 +104,14 @@ fn what_is_freed_soon_after_a_give_back_is_asked_goes_back_too() {
         // kept, so the freed half stays in the allocator's bins, where
         // only a trim gives it back (all but a page of each block).
         let mut blocks: Vec<Vec<u8>> = (0..1280).map(|_| vec![1u8; 48 << 10]).collect();
-        ask_for_a_give_back(r"\w{150}N");
+        // A pattern too big to compile: its compile asks for a give-back,
+        // before its wait ends.
+        let too_big = Pattern::regex(r"\w{150}N");
+        let spec = Spec::new(Condition::Matches(too_big)).max_wait(Duration::from_secs(600));
+        let result = Engine::global()
+            .wait(spec, probe_fn(|_| Ok(Observation::text("x"))))
+            .unwrap();
+        assert_eq!(result.outcome, waitfor::Outcome::Error);
         // Soon after the wait ended, as threads that asked and then exit
         // free their caches, half the blocks are freed. The trim asked
         // for waits for them, even when an earlier request's trim (the
