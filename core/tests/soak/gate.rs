@@ -1,31 +1,42 @@
 //! Where hung probe calls block until the test releases them all, so the
 //! process ends clean whatever the engine did with them.
+//!
+//! A blocked call sleeps on a cancel token and uses no CPU until it is
+//! released, as a probe blocked in I/O does: a call that woke now and then
+//! to look (thousands of them, on one lock) would take the cores the
+//! engine is being measured on.
 
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 use waitfor::CancelToken;
 
 #[derive(Default)]
 pub struct Gate {
-    open: Mutex<bool>,
-    opened: Condvar,
+    /// Whether the gate is open, and the tokens of the calls blocked at it.
+    state: Mutex<(bool, Vec<CancelToken>)>,
 }
-
-/// How often a call blocked at the gate looks at its cancel token.
-const CANCEL_CHECK: Duration = Duration::from_millis(10);
 
 impl Gate {
     /// Releases every call blocked at the gate, and every later one.
     pub fn open(&self) {
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
+        let mut state = self.state.lock().unwrap();
+        state.0 = true;
+        for token in state.1.drain(..) {
+            token.cancel();
+        }
     }
 
     /// Blocks until the gate opens, or `cancel` (when given) is cancelled.
     pub fn block(&self, cancel: Option<&CancelToken>) {
-        let mut open = self.open.lock().unwrap();
-        while !*open && !cancel.is_some_and(CancelToken::is_cancelled) {
-            open = self.opened.wait_timeout(open, CANCEL_CHECK).unwrap().0;
+        // Opening the gate cancels the call's own token: the engine does
+        // too once the call's wait has ended, so nothing new is told.
+        let token = cancel.cloned().unwrap_or_default();
+        {
+            let mut state = self.state.lock().unwrap();
+            if state.0 {
+                return;
+            }
+            state.1.push(token.clone());
         }
+        token.wait_timeout(std::time::Duration::MAX);
     }
 }
