@@ -442,6 +442,7 @@ fn soak() {
             peak.threads = peak.threads.max(now.threads);
             peak.fds = peak.fds.max(now.fds);
             peak.rss_bytes = peak.rss_bytes.max(now.rss_bytes);
+            peak.heap_bytes = peak.heap_bytes.max(now.heap_bytes);
             peak.children = peak.children.max(now.children);
         }
         let Some(result) = result else {
