@@ -232,7 +232,10 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 /// so a reused pid is never signalled. One pass serves every mark.
 #[cfg(target_os = "linux")]
 pub(super) fn end_marked(var: &str, marks: &[String]) {
-    let needles: Vec<String> = marks.iter().map(|mark| format!("{var}={mark}\0")).collect();
+    let prefix = format!("{var}=");
+    // A set, and each environment read once: one pass serves the marks of
+    // hundreds of waits that ended together.
+    let marks: std::collections::HashSet<&[u8]> = marks.iter().map(|m| m.as_bytes()).collect();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
     };
@@ -255,12 +258,12 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        let carries = |needle: &String| {
-            environ
-                .windows(needle.len())
-                .any(|w| w == needle.as_bytes())
-        };
-        if needles.iter().any(carries) {
+        let marked = environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(prefix.as_bytes())
+                .is_some_and(|mark| marks.contains(mark))
+        });
+        if marked {
             // SAFETY: plain syscall on a pidfd we own.
             unsafe {
                 libc::syscall(
