@@ -3,8 +3,8 @@
 //! A small pool serves quick calls. When calls are queued and none has
 //! finished for a starvation window, every worker is stuck in a slow or
 //! hung probe: the pool then doubles, or grows by as many workers as calls
-//! are queued if that is fewer (never past [`MAX_WORKERS`]), started off
-//! the scheduler's thread (see [`Workers::grow`]). So 1,000 hung
+//! are queued if that is fewer (never past [`MAX_WORKERS`]), each new
+//! worker starting the next (see [`Workers::grow`]). So 1,000 hung
 //! calls hold 1,000 workers after ten windows, and a pool that merely
 //! stalled (its threads waiting for a CPU on a loaded machine) grows by
 //! little. A pool that has much to do keeps finishing calls and grows no
@@ -96,9 +96,7 @@ impl Workers {
             lanes: Vec::new(),
             handing: Vec::new(),
         };
-        for _ in 0..workers.reserve(MIN_WORKERS) {
-            start_worker(&workers.jobs, &workers.shared, &workers.inbox);
-        }
+        workers.grow(MIN_WORKERS);
         workers
     }
 
@@ -211,39 +209,39 @@ impl Workers {
             .map_or(0, room)
     }
 
-    /// Adds up to `wanted` workers, started on a thread of their own. Why:
-    /// starting 512 threads took 0.5 s on a loaded 2-core machine (each new
-    /// worker takes calls at once and competes for the cores), and on the
-    /// scheduler that is time every wait's deadline depends on.
+    /// Adds up to `wanted` workers. The scheduler starts the first; each
+    /// new worker starts the next before it takes a call. Why a chain:
+    /// a fresh thread gets a core soon, where one thread starting them all
+    /// waits its turn among the hundreds already running (on a loaded
+    /// 2-core machine it started about one a millisecond), and the
+    /// scheduler, whose time every deadline depends on, starts only one.
     fn grow(&self, wanted: usize) {
         let count = self.reserve(wanted);
-        if count == 0 {
-            return;
-        }
-        let (jobs, shared, inbox) = (self.jobs.clone(), self.shared.clone(), self.inbox.clone());
-        let start_all = move || {
-            for _ in 0..count {
-                start_worker(&jobs, &shared, &inbox);
-            }
-        };
-        let grower = std::thread::Builder::new()
-            .name("waitfor-grow".into())
-            .spawn(start_all);
-        if grower.is_err() {
-            self.shared.threads.fetch_sub(count, Ordering::SeqCst);
+        if count > 0 {
+            start_workers(count, &self.jobs, &self.shared, &self.inbox);
         }
     }
 }
 
-/// Starts a worker counted by [`Workers::reserve`]; uncounts it when no
-/// thread can be had.
-fn start_worker(jobs: &Arc<Queue<Task>>, shared: &Arc<Counters>, inbox: &Arc<Queue<Msg>>) {
+/// Starts `count` workers counted by [`Workers::reserve`], one from
+/// another; uncounts those no thread can be had for.
+fn start_workers(
+    count: usize,
+    jobs: &Arc<Queue<Task>>,
+    shared: &Arc<Counters>,
+    inbox: &Arc<Queue<Msg>>,
+) {
     let (jobs, thread_shared, inbox) = (jobs.clone(), shared.clone(), inbox.clone());
     let spawned = std::thread::Builder::new()
         .name("waitfor-worker".into())
-        .spawn(move || work(&jobs, &thread_shared, &inbox));
+        .spawn(move || {
+            if count > 1 {
+                start_workers(count - 1, &jobs, &thread_shared, &inbox);
+            }
+            work(&jobs, &thread_shared, &inbox)
+        });
     if spawned.is_err() {
-        shared.threads.fetch_sub(1, Ordering::SeqCst);
+        shared.threads.fetch_sub(count, Ordering::SeqCst);
     }
 }
 
