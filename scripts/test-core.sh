@@ -27,14 +27,10 @@ for target in "${PORTABLE_TARGETS[@]}"; do
   grep -qx "$target" <<<"$installed_targets" || retry rustup target add "$target"
 done
 for target in "${PORTABLE_TARGETS[@]}"; do
-  # macOS is Unix: its tests are ours too, so they are checked as well.
-  all_targets=()
-  [[ $target == *apple* ]] && all_targets=(--all-targets)
-  step "cargo check for $target (core, cli, C ABI${all_targets:+, all their tests}), with clippy's lints"
-  cargo clippy -p waitfor -p waitfor-cli -p waitfor-ffi "${all_targets[@]}" --target "$target" --locked -- -D warnings
+  # Every test and example too: those that need Unix say so (`cfg(unix)`).
+  step "cargo check for $target (core, cli, C ABI, their tests and examples), with clippy's lints"
+  cargo clippy -p waitfor -p waitfor-cli -p waitfor-ffi --all-targets --target "$target" --locked -- -D warnings
 done
-step "cargo check of the unit tests and the Windows host tests for Windows (MSVC)"
-cargo clippy -p waitfor --lib --profile test --test windows_host --target x86_64-pc-windows-msvc --locked -- -D warnings
 step "the Windows host tests, run under Wine (x86_64-pc-windows-gnu)"
 # Real Windows processes, job objects and files, as Wine gives them; a
 # prefix of its own under target/, made on first use.

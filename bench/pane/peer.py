@@ -1,5 +1,5 @@
 """libtmux-mcp 0.1.0a22's wait_for_text on the same scenario as
-core/examples/pane_bench.rs: reaction from a tty write to the result, and
+core/examples/pane_bench/: reaction from a tty write to the result, and
 CPU per second of a quiet wait. Prints one JSON object."""
 import asyncio, json, resource, sys, threading, time
 from libtmux_mcp.tools.pane_tools.wait import wait_for_text

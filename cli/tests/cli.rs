@@ -322,6 +322,7 @@ fn a_hung_command_is_killed_at_the_deadline() {
     eventually("the hung command to be killed", || process_gone(pid));
 }
 
+#[cfg(unix)]
 #[test]
 fn sigint_cancels_with_130_and_kills_the_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -353,6 +354,7 @@ fn sigint_cancels_with_130_and_kills_the_command() {
     eventually("the cancelled command to be killed", || process_gone(pid));
 }
 
+#[cfg(unix)]
 #[test]
 fn sigint_between_samples_prints_text() {
     let dir = tempfile::tempdir().unwrap();
@@ -438,6 +440,7 @@ fn file_stop_marker_exits_3() {
     assert!(stdout(&out).contains("> BUILD FAILED"), "{}", stdout(&out));
 }
 
+#[cfg(unix)]
 #[test]
 fn a_probe_call_that_cannot_be_ended_does_not_keep_the_process_past_its_deadline() {
     // Opening a FIFO with no writer blocks, and no cancel token ends it.

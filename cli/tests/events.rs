@@ -148,6 +148,7 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
     expect(&run(&["events"]), 2);
 }
 
+#[cfg(unix)]
 #[test]
 fn a_fifo_or_a_device_exits_5_at_once_saying_what_it_is() {
     let (dir, _) = temp();
@@ -238,6 +239,7 @@ fn follow_streams_to_another_process() {
     assert_eq!(status.code(), Some(1));
 }
 
+#[cfg(unix)]
 #[test]
 fn ctrl_c_ends_a_stream_with_its_resume_and_exit_130() {
     let (_dir, path) = temp();

@@ -213,6 +213,7 @@ fn a_split_character_then_a_truncation_loses_no_line() {
     assert_eq!(read(&mut probe), "one\ntwo\n");
 }
 
+#[cfg(unix)]
 #[test]
 fn a_resume_token_shows_neither_the_offset_nor_the_file() {
     use base64::Engine as _;
@@ -303,6 +304,7 @@ fn a_forged_or_old_token_is_refused_before_the_wait() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
     let dir = temp_dir("file-kinds");
@@ -328,6 +330,7 @@ fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
     assert!(result.error.unwrap().contains("is a directory"));
 }
 
+#[cfg(unix)]
 #[test]
 fn a_refusal_ends_the_wait_even_when_probe_errors_are_tolerated() {
     // Retrying cannot make a directory or a FIFO a regular file: the wait

@@ -1,6 +1,7 @@
 //! 1,000 waits on one file share one watch: one append wakes them all,
 //! on few threads. Alone in its test binary so the thread count is this
 //! test's own.
+#![cfg(unix)] // Unix descriptors and limits.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

@@ -420,6 +420,7 @@ fn an_unbounded_read_limit_does_not_overflow() {
     assert_eq!(summaries(&again), ["two"]);
 }
 
+#[cfg(unix)]
 /// What a cursor shows of a file: its offset and line count, nothing else.
 #[test]
 fn a_cursor_reveals_no_identity_and_tests_no_guess() {

@@ -3,6 +3,7 @@
 //! same way whether or not it exists; a FIFO, a device or a directory is
 //! refused at once, saying what it is; a missing file inside the roots is
 //! `gone`, as the tool's contract says.
+#![cfg(unix)] // FIFOs, devices and symlinks: what it refuses is Unix's.
 
 use std::time::{Duration, Instant};
 

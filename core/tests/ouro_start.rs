@@ -12,11 +12,15 @@ use serde_json::json;
 use waitfor::ouro::{
     start, wait_for, CommandTemplate, EventsQuery, JsonlError, JsonlSource, Resume, WaitState,
 };
-use waitfor::profiles::{self, ToolError};
+use waitfor::profiles;
+#[cfg(unix)]
+use waitfor::profiles::ToolError;
 use waitfor::CancelToken;
 
 mod events_support;
-use events_support::{append, host_for, line, mkfifo, TempDir};
+#[cfg(unix)]
+use events_support::mkfifo;
+use events_support::{append, host_for, line, TempDir};
 
 /// Writes about `mib` MiB of event lines.
 fn big_log(path: &Path, mib: usize) {
@@ -92,6 +96,7 @@ fn an_abandoned_read_stops_at_once() {
     assert!(err.to_string().contains("abandoned"), "{err}");
 }
 
+#[cfg(unix)]
 #[test]
 fn preparing_a_wait_does_not_touch_the_file() {
     let dir = TempDir::new("start-fifo");

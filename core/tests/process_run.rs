@@ -1,4 +1,5 @@
 //! Real processes through `waitfor::process::run_bounded`.
+#![cfg(unix)] // Unix process groups and signals.
 
 use std::thread;
 use std::time::{Duration, Instant};

@@ -7,6 +7,7 @@ use std::path::Path;
 use waitfor::grants::{Commands, Grants};
 use waitfor::profiles::{call, prepare, Host, ToolError};
 use waitfor::Rule;
+#[cfg(unix)]
 use waitfor::WaitOptions;
 
 mod files;
@@ -43,6 +44,7 @@ fn refusal(result: Result<Value, ToolError>) -> (String, Rule, String) {
     }
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -78,6 +80,7 @@ fn run_command_runs_only_the_granted_programs() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn read_file_is_refused_outside_the_granted_roots() {
     let (_, rule, message) = refusal(call(
@@ -122,6 +125,7 @@ fn read_file_reads_a_file_inside_a_granted_root() {
     assert_eq!(out["last_observation"], "service ready\n");
 }
 
+#[cfg(unix)]
 #[test]
 fn read_file_refuses_what_is_not_a_regular_file_and_names_its_kind() {
     let root = temp_dir("aura-kinds");
@@ -143,6 +147,7 @@ fn read_file_refuses_what_is_not_a_regular_file_and_names_its_kind() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_file_replaced_by_a_fifo_after_the_check_is_refused_when_read() {
     let root = temp_dir("aura-swap");

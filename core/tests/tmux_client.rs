@@ -1,6 +1,7 @@
 //! The tmux client against a real tmux server on a private socket per test
 //! (`-L` unique name, `-f /dev/null`), killed at the end of each test.
 //! Synchronisation is by polling a condition with a generous deadline.
+#![cfg(unix)] // tmux runs on Unix.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

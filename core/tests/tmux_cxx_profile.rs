@@ -2,6 +2,7 @@
 //! profile talks to the default socket (as the C++ server does), so this
 //! binary points `TMUX_TMPDIR` at a private directory and runs its cases
 //! in one test, on one server it kills at the end.
+#![cfg(unix)] // tmux runs on Unix.
 
 mod support;
 

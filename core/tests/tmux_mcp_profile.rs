@@ -2,6 +2,7 @@
 //! original tool (libtmux-mcp's `tools/pane_tools/wait.py` and its tests),
 //! against a real tmux server on a private socket per test. Each test
 //! names the original behaviour it checks.
+#![cfg(unix)] // tmux runs on Unix.
 
 mod support;
 

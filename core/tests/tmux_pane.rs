@@ -1,6 +1,7 @@
 //! Pane waits against a real tmux server on a private socket per test:
 //! the fresh view, echo discounting, push and fallback, the endings, and
 //! the libtmux-mcp `wait_for_text` profile end to end.
+#![cfg(unix)] // tmux runs on Unix.
 
 mod support;
 

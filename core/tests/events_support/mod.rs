@@ -48,6 +48,7 @@ pub fn append(path: &Path, text: &str) {
     f.write_all(text.as_bytes()).unwrap();
 }
 
+#[cfg(unix)]
 /// Makes a FIFO at `path`.
 pub fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();

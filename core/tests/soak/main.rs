@@ -12,6 +12,7 @@
 //! `SOAK_WAITS` sets the number of waits (600 by default; `scripts/soak.sh`
 //! runs 10,000 in release mode) and `SOAK_SEED` replays a run (the seed
 //! is printed). Alone in its test binary so the process is its own.
+#![cfg(unix)] // tmux, process groups and /proc: Unix.
 
 mod builtin;
 mod gate;

@@ -1,9 +1,4 @@
-//! Pane-wait benchmark (run by `bench/pane/run.sh`): reaction latency from
-//! a line written to the pane's tty to the wait's result, with the
-//! control-mode wake and with polling at 50 ms, and CPU per second of a
-//! quiet wait. Prints one JSON object.
-//!
-//! `cargo run --release -p waitfor --example pane_bench -- SOCKET PANE_ID TTY ROUNDS`
+//! The benchmark itself: tmux runs on Unix.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -80,7 +75,7 @@ fn quiet_cpu(socket: &str, pane: &str, push: bool, secs: u64) -> f64 {
     (cpu_seconds() - c0) / secs as f64
 }
 
-fn main() {
+pub fn main() {
     let a: Vec<String> = std::env::args().collect();
     let (socket, pane, tty) = (&a[1], &a[2], &a[3]);
     let rounds: usize = a[4].parse().unwrap();
