@@ -5,6 +5,7 @@ use super::queue::Queue;
 use super::scheduler::Msg;
 use crate::machine::ProbeCall;
 use crate::probe::{Observation, ProbeError};
+use crate::resume::ResumeToken;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +15,10 @@ pub(crate) struct ProbeJob {
     pub id: u64,
     pub cell: Arc<ProbeCell>,
     pub call: ProbeCall,
+    /// Whether to read where the probe stands after the first call and
+    /// calls that read something (its resume token, taken while the call
+    /// holds the probe).
+    pub ask_resume: bool,
 }
 
 /// The longest an answer waits for a wake-up of the scheduler that is due
@@ -24,11 +29,12 @@ const ANSWER_WAIT: Duration = Duration::from_millis(1);
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
-        let result = self.call();
+        let (result, resume) = self.call();
         let done = Msg::ProbeDone {
             id: self.id,
             call: self.call.sample,
             result,
+            resume,
         };
         // Let go of the probe before answering: a wait this answer ends
         // closes its probe before the host hears, which it cannot while a
@@ -40,19 +46,30 @@ impl ProbeJob {
         inbox.push_unless_awake_by(done, Instant::now() + ANSWER_WAIT);
     }
 
-    /// Calls the probe, turning a panic into a probe error.
-    fn call(&self) -> Result<Observation, ProbeError> {
+    /// Calls the probe, turning a panic into a probe error; and where the
+    /// probe stands after it, when asked.
+    fn call(&self) -> (Result<Observation, ProbeError>, Option<ResumeToken>) {
         let mut calling = self.cell.probe.lock();
         let Calling { probe, ctx } = &mut *calling;
         // The wait ended while this call was queued: no call after its result.
         if ctx.cancel.is_cancelled() {
-            return Err(ProbeError::new("the wait ended before this call started"));
+            let ended = ProbeError::new("the wait ended before this call started");
+            return (Err(ended), None);
         }
         ctx.sample = self.call.sample;
         ctx.elapsed = self.call.elapsed;
         ctx.budget = self.call.budget;
-        std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
-            .unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
+            .unwrap_or_else(|panic| Err(panicked(panic.as_ref())));
+        // Asked after the first call (where the wait starts) and after calls
+        // that read something: most samples of a quiet file read nothing,
+        // and sealing a token costs microseconds.
+        let read = matches!(&result, Ok(seen) if !seen.text.is_empty());
+        let resume = (self.ask_resume && (read || self.call.sample == 1))
+            .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| probe.resume_point())))
+            .and_then(Result::ok)
+            .flatten();
+        (result, resume)
     }
 }
 

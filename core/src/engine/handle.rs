@@ -132,6 +132,7 @@ impl Inbox for Queue<Msg> {
             id: a.id,
             call: a.call,
             result: a.result,
+            resume: None,
         }));
     }
 }

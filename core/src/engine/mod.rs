@@ -273,6 +273,7 @@ impl Engine {
             call_cancel,
             call: 0,
             timer_seq: 0,
+            resume_point: None,
         };
         self.tx
             .push(Msg::Start(control.id, Box::new(active), Box::new(spec)));

@@ -12,6 +12,7 @@ use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode, Reply};
 use crate::result::{Outcome, WaitResult};
+use crate::resume::ResumeToken;
 use crate::spec::Spec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -42,6 +43,10 @@ pub(crate) struct Active {
     pub call: u64,
     /// Sequence number of the valid sample timer.
     pub timer_seq: u64,
+    /// Where a stream probe stood after the last call (the first, or one
+    /// that read something) whose answer the wait took: the token when a
+    /// call is in flight at the end.
+    pub resume_point: Option<ResumeToken>,
 }
 
 /// Messages one turn handles at most; the rest wait for the next turn.
@@ -68,6 +73,9 @@ pub(crate) enum Msg {
         id: u64,
         call: u64,
         result: Answer,
+        /// Where the probe stands after this call (asked for a stream
+        /// probe of a resumable wait only).
+        resume: Option<ResumeToken>,
     },
     Cancel(u64),
     Wake(u64),
@@ -259,10 +267,19 @@ impl Scheduler {
                 });
                 self.apply(id, step);
             }
-            Msg::ProbeDone { id, call, result } => {
+            Msg::ProbeDone {
+                id,
+                call,
+                result,
+                resume,
+            } => {
                 let step = self.waits.get_mut(&id).and_then(|a| {
-                    (a.call == call && a.machine.is_probing())
-                        .then(|| a.machine.on_probe(now, result))
+                    (a.call == call && a.machine.is_probing()).then(|| {
+                        if resume.is_some() {
+                            a.resume_point = resume;
+                        }
+                        a.machine.on_probe(now, result)
+                    })
                 });
                 self.report_progress(id);
                 self.apply(id, step);
@@ -373,6 +390,7 @@ impl Scheduler {
                     id,
                     cell: cell.clone(),
                     call,
+                    ask_resume: active.resumable && active.mode == ProbeMode::Stream,
                 };
                 self.calls.push(Task::Call(job));
             }
@@ -418,8 +436,6 @@ impl Scheduler {
             return;
         };
         active.call_cancel.cancel();
-        // Read now, while an abandoned call still holds the probe: its
-        // position past what the wait saw is no place to resume from.
         // Read before the wait leaves the table: should the probe's code
         // panic, `for_wait` finds the wait there and ends it.
         let resume = active.resumable.then(|| resume_token(active)).flatten();
@@ -503,12 +519,15 @@ fn unbuilt_result(panic: &(dyn std::any::Any + Send)) -> WaitResult {
 fn resume_token(active: &Active) -> Option<String> {
     let token = match active.mode {
         ProbeMode::Snapshot => active.machine.resume_lines(),
-        // A probe stuck in an abandoned call keeps its lock and its
-        // position is unknown: then no token is given.
+        // Where the probe stands, unless a call in flight holds it (it reads
+        // past what the wait saw: no place to resume from); then where it
+        // stood after the last answer the wait took that read something (or
+        // after its first call).
         ProbeMode::Stream => match &active.probe {
-            ProbeHolder::Blocking(cell) => {
-                cell.probe.try_lock().and_then(|c| c.probe.resume_point())
-            }
+            ProbeHolder::Blocking(cell) => match cell.probe.try_lock() {
+                Some(idle) => idle.probe.resume_point(),
+                None => active.resume_point.clone(),
+            },
             ProbeHolder::Deferred(_) => None,
         },
     };

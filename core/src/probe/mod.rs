@@ -120,7 +120,10 @@ pub trait Probe: Send + 'static {
     fn watch(&mut self, _waker: Waker) {}
 
     /// Where a later wait could continue from, if this probe can resume
-    /// (a file offset, a cursor). Called after the wait ends.
+    /// (a file offset, a cursor). Asked when the wait ends, and for a
+    /// stream probe of a wait with the fresh view also after its first
+    /// call and each call that read something (so the token is where the
+    /// wait stopped reading, whatever a call in flight at its end reads).
     fn resume_point(&self) -> Option<crate::resume::ResumeToken> {
         None
     }
