@@ -48,7 +48,7 @@ impl ProbeJob {
 
     /// Calls the probe, turning a panic into a probe error; and where the
     /// probe stands after it, when asked.
-    fn call(&self) -> (Result<Observation, ProbeError>, Option<ResumeToken>) {
+    fn call(&self) -> (Result<Observation, ProbeError>, Option<Box<ResumeToken>>) {
         let mut calling = self.cell.probe.lock();
         let Calling { probe, ctx } = &mut *calling;
         // The wait ended while this call was queued: no call after its result.
@@ -68,7 +68,8 @@ impl ProbeJob {
         let resume = (self.ask_resume && (read || self.call.sample == 1))
             .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| probe.resume_point())))
             .and_then(Result::ok)
-            .flatten();
+            .flatten()
+            .map(Box::new);
         (result, resume)
     }
 }

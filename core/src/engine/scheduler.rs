@@ -45,8 +45,9 @@ pub(crate) struct Active {
     pub timer_seq: u64,
     /// Where a stream probe stood after the last call (the first, or one
     /// that read something) whose answer the wait took: the token when a
-    /// call is in flight at the end.
-    pub resume_point: Option<ResumeToken>,
+    /// call is in flight at the end. Boxed, as in the message: most waits
+    /// never have one.
+    pub resume_point: Option<Box<ResumeToken>>,
 }
 
 /// Messages one turn handles at most; the rest wait for the next turn.
@@ -74,8 +75,9 @@ pub(crate) enum Msg {
         call: u64,
         result: Answer,
         /// Where the probe stands after this call (asked for a stream
-        /// probe of a resumable wait only).
-        resume: Option<ResumeToken>,
+        /// probe of a resumable wait only). Boxed: every answer carries the
+        /// field, few a token.
+        resume: Option<Box<ResumeToken>>,
     },
     Cancel(u64),
     Wake(u64),
@@ -526,7 +528,7 @@ fn resume_token(active: &Active) -> Option<String> {
         ProbeMode::Stream => match &active.probe {
             ProbeHolder::Blocking(cell) => match cell.probe.try_lock() {
                 Some(idle) => idle.probe.resume_point(),
-                None => active.resume_point.clone(),
+                None => active.resume_point.as_deref().cloned(),
             },
             ProbeHolder::Deferred(_) => None,
         },
