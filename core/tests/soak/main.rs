@@ -433,17 +433,16 @@ fn soak() {
     let mut outcomes: BTreeMap<String, BTreeMap<&'static str, usize>> = BTreeMap::new();
     let mut late = Vec::new();
     let mut calls_at_result = Vec::new();
-    let mut peak = Usage::now();
+    let mut peak = Usage::without_heap();
     for (index, r) in running.iter().enumerate() {
         let patience = (r.deadline() + MARGIN).saturating_duration_since(Instant::now());
         let result = r.handle.wait_timeout(patience);
         calls_at_result.push(r.calls.as_ref().map(|c| c.load(Ordering::SeqCst)));
         if index % 100 == 0 {
-            let now = Usage::now();
+            let now = Usage::without_heap();
             peak.threads = peak.threads.max(now.threads);
             peak.fds = peak.fds.max(now.fds);
             peak.rss_bytes = peak.rss_bytes.max(now.rss_bytes);
-            peak.heap_bytes = peak.heap_bytes.max(now.heap_bytes);
             peak.children = peak.children.max(now.children);
         }
         let Some(result) = result else {
