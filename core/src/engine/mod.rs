@@ -320,7 +320,7 @@ fn two_probes() -> SpecError {
 mod tests {
     use super::*;
     use crate::{probe_fn, Condition, Observation, Outcome, Pattern, ProbeError};
-    use std::sync::mpsc;
+    use std::sync::{mpsc, Mutex};
 
     fn ready_spec(max_wait: Duration) -> Spec {
         Spec::new(Condition::Matches(Pattern::literal("ready")))
@@ -336,6 +336,48 @@ mod tests {
             self.0.fetch_add(1, Ordering::SeqCst);
             Ok(Observation::text("not yet"))
         }
+    }
+
+    #[test]
+    fn a_freed_worker_takes_the_queued_call_whose_deadline_comes_first() {
+        // One worker, held by a hung call. A wait with a far deadline
+        // queues its call, then one with a near deadline: the call queued
+        // second is the one that cannot wait. (In order of arrival, a quick
+        // call behind hung ones waits for a worker per hung call.)
+        let engine = Engine::with_worker_cap(1);
+        let release = CancelToken::new();
+        let (entered, hung_in) = mpsc::channel();
+        let hung = {
+            let release = release.clone();
+            let probe = probe_fn(move |_| {
+                let _ = entered.send(());
+                release.wait_timeout(Duration::from_secs(60));
+                Ok(Observation::text("ready"))
+            });
+            engine.start(ready_spec(Duration::from_secs(60)), probe)
+        };
+        hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let answers = |name: &'static str| {
+            let order = order.clone();
+            probe_fn(move |_| {
+                order.lock().unwrap().push(name);
+                Ok(Observation::text("ready"))
+            })
+        };
+        let far = engine.start(ready_spec(Duration::from_secs(60)), answers("far"));
+        let near = engine.start(ready_spec(Duration::from_secs(30)), answers("near"));
+        // The scheduler takes starts in order: once a wait started after
+        // both has ended (at its deadline, its call still queued), both
+        // calls are queued.
+        let short = ready_spec(Duration::from_millis(20)).interval(Duration::from_millis(10));
+        let marker = engine.start(short, answers("marker"));
+        assert_eq!(marker.unwrap().wait().outcome, Outcome::ProbeError);
+        release.cancel();
+        for handle in [hung, near, far] {
+            assert_eq!(handle.unwrap().wait().outcome, Outcome::Matched);
+        }
+        assert_eq!(*order.lock().unwrap(), ["near", "far"]);
     }
 
     #[test]

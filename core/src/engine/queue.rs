@@ -6,38 +6,115 @@
 //! and wakes a sleeper only when one sleeps.
 
 use crate::sync::{Condvar, Mutex, MutexGuard};
-use std::collections::VecDeque;
-use std::time::Instant;
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::{Duration, Instant};
 
-pub(crate) struct Queue<T> {
-    state: Mutex<State<T>>,
-    ready: Condvar,
+/// How a queue keeps its items: in order of arrival (`VecDeque`) or most
+/// urgent first (`BinaryHeap`, see [`Urgent`]).
+pub(crate) trait Store<T>: Default {
+    fn put(&mut self, item: T);
+    fn take(&mut self) -> Option<T>;
+    fn count(&self) -> usize;
+    fn shrink(&mut self, room: usize);
 }
 
-struct State<T> {
-    items: VecDeque<T>,
+impl<T> Store<T> for VecDeque<T> {
+    fn put(&mut self, item: T) {
+        self.push_back(item);
+    }
+    fn take(&mut self) -> Option<T> {
+        self.pop_front()
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn shrink(&mut self, room: usize) {
+        self.shrink_to(room);
+    }
+}
+
+impl<T: Ord> Store<T> for BinaryHeap<T> {
+    fn put(&mut self, item: T) {
+        self.push(item);
+    }
+    fn take(&mut self) -> Option<T> {
+        self.pop()
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn shrink(&mut self, room: usize) {
+        self.shrink_to(room);
+    }
+}
+
+/// An item of an earliest-deadline-first queue: the one with the earliest
+/// `due` comes out first, and of those due together the first queued.
+pub(crate) struct Urgent<T> {
+    pub due: Duration,
+    /// Arrival order, for ties.
+    pub seq: u64,
+    pub item: T,
+}
+
+impl<T> Urgent<T> {
+    fn key(&self) -> (Duration, u64) {
+        (self.due, self.seq)
+    }
+}
+
+impl<T> PartialEq for Urgent<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl<T> Eq for Urgent<T> {}
+
+impl<T> PartialOrd for Urgent<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Urgent<T> {
+    /// Reversed: `BinaryHeap` gives the greatest first.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key().cmp(&self.key())
+    }
+}
+
+pub(crate) struct Queue<T, S = VecDeque<T>> {
+    state: Mutex<State<S>>,
+    ready: Condvar,
+    _items: std::marker::PhantomData<fn(T) -> T>,
+}
+
+struct State<S> {
+    items: S,
     sleepers: usize,
     /// When the last sleeper to go to sleep wakes on its own (`None`: not
     /// before an item); meaningful for a queue with one taker.
     wakes_at: Option<Instant>,
 }
 
-impl<T> Queue<T> {
+impl<T, S: Store<T>> Queue<T, S> {
     pub fn new() -> Self {
         Self {
             state: Mutex::new(State {
-                items: VecDeque::new(),
+                items: S::default(),
                 sleepers: 0,
                 wakes_at: None,
             }),
             ready: Condvar::new(),
+            _items: std::marker::PhantomData,
         }
     }
 
     /// Adds an item; wakes one sleeper if any sleeps.
     pub fn push(&self, item: T) {
         let mut state = self.state.lock();
-        state.items.push_back(item);
+        state.items.put(item);
         let wake = usize::from(state.sleepers > 0);
         self.unlock_and_wake(state, wake);
     }
@@ -46,9 +123,11 @@ impl<T> Queue<T> {
     /// there are items (at most).
     pub fn push_all(&self, items: impl IntoIterator<Item = T>) {
         let mut state = self.state.lock();
-        let before = state.items.len();
-        state.items.extend(items);
-        let wake = (state.items.len() - before).min(state.sleepers);
+        let before = state.items.count();
+        for item in items {
+            state.items.put(item);
+        }
+        let wake = (state.items.count() - before).min(state.sleepers);
         self.unlock_and_wake(state, wake);
     }
 
@@ -59,7 +138,7 @@ impl<T> Queue<T> {
     /// hand-over (see docs/ARCHITECTURE.md, "Wake-ups"). Nothing is lost:
     /// a sleeper counted here stays asleep until notified or timed out,
     /// and one that timed out takes its item under the lock.
-    fn unlock_and_wake(&self, state: MutexGuard<'_, State<T>>, sleepers: usize) {
+    fn unlock_and_wake(&self, state: MutexGuard<'_, State<S>>, sleepers: usize) {
         drop(state);
         for _ in 0..sleepers {
             self.ready.notify_one();
@@ -73,14 +152,14 @@ impl<T> Queue<T> {
     /// a queue with one taker.
     pub fn push_unless_awake_by(&self, item: T, by: Instant) {
         let mut state = self.state.lock();
-        state.items.push_back(item);
+        state.items.put(item);
         let wake = usize::from(state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by));
         self.unlock_and_wake(state, wake);
     }
 
     /// Items waiting.
     pub fn len(&self) -> usize {
-        self.state.lock().items.len()
+        self.state.lock().items.count()
     }
 
     /// Takes one item, sleeping until one comes or `deadline` passes
@@ -88,7 +167,7 @@ impl<T> Queue<T> {
     pub fn pop(&self, deadline: Option<Instant>) -> Option<T> {
         let mut state = self.state.lock();
         loop {
-            if let Some(item) = state.items.pop_front() {
+            if let Some(item) = state.items.take() {
                 return Some(item);
             }
             state.sleepers += 1;
@@ -102,16 +181,18 @@ impl<T> Queue<T> {
             };
             state.sleepers -= 1;
             if timed_out {
-                return state.items.pop_front();
+                return state.items.take();
             }
         }
     }
 
     /// Gives back room for more than `room` items (at least those waiting).
     pub fn shrink_to(&self, room: usize) {
-        self.state.lock().items.shrink_to(room);
+        self.state.lock().items.shrink(room);
     }
+}
 
+impl<T> Queue<T> {
     /// Takes every item waiting, without sleeping.
     pub fn drain(&self, into: &mut impl Extend<T>) {
         into.extend(self.state.lock().items.drain(..));
@@ -122,7 +203,6 @@ impl<T> Queue<T> {
 mod tests {
     use super::*;
     use std::sync::Arc;
-    use std::time::Duration;
 
     #[test]
     fn items_come_out_in_order() {
@@ -134,6 +214,26 @@ mod tests {
         let mut rest = Vec::new();
         queue.drain(&mut rest);
         assert_eq!(rest, vec![2]);
+    }
+
+    #[test]
+    fn urgent_items_come_out_earliest_due_first_and_ties_in_order() {
+        let queue: Queue<Urgent<&str>, BinaryHeap<Urgent<&str>>> = Queue::new();
+        let at = Duration::from_millis;
+        for (due, seq, item) in [
+            (9, 0, "late"),
+            (3, 1, "soon"),
+            (3, 2, "soon too"),
+            (1, 3, "now"),
+        ] {
+            queue.push(Urgent {
+                due: at(due),
+                seq,
+                item,
+            });
+        }
+        let order: Vec<_> = (0..4).map(|_| queue.pop(None).unwrap().item).collect();
+        assert_eq!(order, ["now", "soon", "soon too", "late"]);
     }
 
     #[test]
@@ -151,7 +251,7 @@ mod tests {
         // still reaches a taker, however the threads interleave.
         const PUSHERS: usize = 4;
         const ITEMS: usize = 2_000;
-        let queue = Arc::new(Queue::new());
+        let queue = Arc::new(Queue::<usize>::new());
         let takers: Vec<_> = (0..2)
             .map(|_| {
                 let queue = queue.clone();
@@ -195,7 +295,7 @@ mod tests {
 
     #[test]
     fn a_sleeper_is_woken_by_a_push() {
-        let queue = Arc::new(Queue::new());
+        let queue = Arc::new(Queue::<i32>::new());
         let pusher = queue.clone();
         let taker = std::thread::spawn(move || queue.pop(None));
         pusher.push(7);

@@ -16,9 +16,9 @@
 use super::call::ProbeJob;
 use super::compile::CompileJob;
 use super::lane::Lane;
-use super::queue::Queue;
+use super::queue::{Queue, Urgent};
 use super::scheduler::Msg;
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +35,24 @@ pub(crate) enum Task {
     Drain(Arc<Lane>),
 }
 
+/// The workers' queue: earliest deadline first. In order of arrival, a
+/// quick call queued behind hung ones waits until the pool has grown a
+/// worker for each of them; a hung call's wait can wait longer for its
+/// turn than one whose deadline comes sooner.
+type Tasks = Queue<Urgent<Task>, BinaryHeap<Urgent<Task>>>;
+
 impl Task {
+    /// When the task's wait ends, `now` being the time since the pool's
+    /// start: its place in the queue. Saturating: a deadline of centuries
+    /// is last, not a panic.
+    fn due(&self, now: Duration) -> Duration {
+        match self {
+            Task::Compile(job) => now.saturating_add(job.spec.max_wait),
+            Task::Call(job) => now.saturating_add(job.call.budget),
+            Task::Drain(_) => now,
+        }
+    }
+
     fn run(self, inbox: &Queue<Msg>) {
         match self {
             Task::Compile(job) => job.run(inbox),
@@ -51,6 +68,13 @@ const MIN_WORKERS: usize = 2;
 /// hung call holds one. Past it, calls wait in the queue, and a wait
 /// whose call is still queued at its deadline says the cap was reached.
 pub(crate) const MAX_WORKERS: usize = 4096;
+/// The most workers one starvation check adds. Doubling a pool of
+/// thousands starts thousands of threads at once, whose starts (stack
+/// mappings, under the process's memory-map lock) take the CPU the
+/// quick calls need: `SOAK_WAITS=10000 scripts/soak.sh` peaked at 4,103
+/// threads doubling all the way, 1,560 with this step, both for about
+/// 1,000 calls hung at once.
+const MAX_GROWTH_STEP: usize = 256;
 /// Queued calls waiting this long with no call finishing add workers.
 pub(crate) const STARVATION_WINDOW: Duration = Duration::from_millis(5);
 /// An extra worker idle this long leaves.
@@ -65,7 +89,7 @@ pub(crate) struct StarvationWatch {
 }
 
 pub(crate) struct Workers {
-    jobs: Arc<Queue<Task>>,
+    jobs: Arc<Tasks>,
     shared: Arc<Counters>,
     /// Where the workers post their answers: the scheduler's inbox.
     inbox: Arc<Queue<Msg>>,
@@ -75,6 +99,10 @@ pub(crate) struct Workers {
     lanes: Vec<Arc<Lane>>,
     /// Tasks being handed to the workers (kept for its capacity).
     handing: Vec<Task>,
+    /// Tasks queued so far: their order among those due together.
+    queued_total: u64,
+    /// When the pool started: tasks are due at times since then.
+    epoch: Instant,
 }
 
 #[derive(Default)]
@@ -95,6 +123,8 @@ impl Workers {
             cap,
             lanes: Vec::new(),
             handing: Vec::new(),
+            queued_total: 0,
+            epoch: Instant::now(),
         };
         workers.grow(MIN_WORKERS);
         workers
@@ -123,9 +153,27 @@ impl Workers {
                 (task, _) => self.handing.push(task),
             }
         }
-        if !self.handing.is_empty() {
-            self.jobs.push_all(self.handing.drain(..));
+        self.hand_over(now);
+    }
+
+    /// Queues the tasks being handed over, by their due time.
+    fn hand_over(&mut self, now: Instant) {
+        if self.handing.is_empty() {
+            return;
         }
+        let first = self.queued_total;
+        self.queued_total += self.handing.len() as u64;
+        let since_start = now.saturating_duration_since(self.epoch);
+        let urgent = self
+            .handing
+            .drain(..)
+            .zip(first..)
+            .map(|(item, seq)| Urgent {
+                due: item.due(since_start),
+                seq,
+                item,
+            });
+        self.jobs.push_all(urgent);
     }
 
     /// Gives back the queue's room for more than `room` tasks.
@@ -169,9 +217,7 @@ impl Workers {
                 self.handing.push(Task::Drain(lane.clone()));
             }
         }
-        if !self.handing.is_empty() {
-            self.jobs.push_all(self.handing.drain(..));
-        }
+        self.hand_over(now);
         let completed = self.shared.completed.load(Ordering::Relaxed);
         let queued = self.jobs.len();
         if completed != watch.completed || queued == 0 {
@@ -184,11 +230,9 @@ impl Workers {
         match watch.stalled_since {
             None => watch.stalled_since = Some(now),
             Some(since) if now.duration_since(since) >= STARVATION_WINDOW => {
-                // Workers started and not yet in a call take queued calls.
                 let threads = self.shared.threads.load(Ordering::SeqCst);
-                let free = threads.saturating_sub(self.shared.busy.load(Ordering::SeqCst));
-                let wanted = queued.saturating_sub(free).min(threads.max(1));
-                self.grow(wanted);
+                let busy = self.shared.busy.load(Ordering::SeqCst);
+                self.grow(workers_to_add(queued, threads, busy));
                 watch.stalled_since = Some(now);
             }
             Some(_) => {}
@@ -223,14 +267,20 @@ impl Workers {
     }
 }
 
+/// How many workers a starved pool adds: one per queued call that no
+/// free worker (started, or counted and not yet in a call) will take,
+/// at most as many as it has (it doubles) and at most
+/// [`MAX_GROWTH_STEP`].
+fn workers_to_add(queued: usize, threads: usize, busy: usize) -> usize {
+    let free = threads.saturating_sub(busy);
+    queued
+        .saturating_sub(free)
+        .min(threads.clamp(1, MAX_GROWTH_STEP))
+}
+
 /// Starts `count` workers counted by [`Workers::reserve`], one from
 /// another; uncounts those no thread can be had for.
-fn start_workers(
-    count: usize,
-    jobs: &Arc<Queue<Task>>,
-    shared: &Arc<Counters>,
-    inbox: &Arc<Queue<Msg>>,
-) {
+fn start_workers(count: usize, jobs: &Arc<Tasks>, shared: &Arc<Counters>, inbox: &Arc<Queue<Msg>>) {
     let (jobs, thread_shared, inbox) = (jobs.clone(), shared.clone(), inbox.clone());
     let spawned = std::thread::Builder::new()
         .name("waitfor-worker".into())
@@ -245,12 +295,12 @@ fn start_workers(
     }
 }
 
-fn work(jobs: &Queue<Task>, shared: &Counters, inbox: &Queue<Msg>) {
+fn work(jobs: &Tasks, shared: &Counters, inbox: &Queue<Msg>) {
     loop {
         match jobs.pop(Some(Instant::now() + IDLE_EXIT)) {
             Some(job) => {
                 shared.busy.fetch_add(1, Ordering::SeqCst);
-                job.run(inbox);
+                job.item.run(inbox);
                 shared.busy.fetch_sub(1, Ordering::SeqCst);
                 shared.completed.fetch_add(1, Ordering::Relaxed);
             }
@@ -354,6 +404,19 @@ impl Delivery {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_starved_pool_doubles_for_its_queued_calls_by_at_most_a_step() {
+        // Two of four busy: two queued calls have a free worker each.
+        assert_eq!(workers_to_add(2, 4, 2), 0);
+        assert_eq!(workers_to_add(3, 4, 2), 1);
+        // Doubles at most...
+        assert_eq!(workers_to_add(1_000, 64, 64), 64);
+        // ...and never by more than a step, however many calls wait.
+        assert_eq!(workers_to_add(10_000, 2_048, 2_048), MAX_GROWTH_STEP);
+        // A pool with no worker counted still gets one.
+        assert_eq!(workers_to_add(5, 0, 0), 1);
+    }
 
     #[test]
     fn workers_are_counted_before_they_start_and_never_past_the_cap() {
