@@ -3,7 +3,8 @@
 //! The scheduler and the workers hand each other one message per sample;
 //! a channel that spins before it sleeps costs more than the handoff
 //! itself when a wait samples 20 times a second. This queue takes a lock,
-//! and wakes a sleeper only when one sleeps.
+//! and wakes a sleeper only when one sleeps. Items come out in order of
+//! arrival, or, for the workers' tasks, earliest deadline first.
 
 use crate::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::{BinaryHeap, VecDeque};
