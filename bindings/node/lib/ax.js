@@ -10,6 +10,7 @@
 
 const binding = require('./native.js')
 const { WaitforError, invalid, fromNative, native, grantsJson } = require('./errors.js')
+const { onAbort } = require('./abort.js')
 
 const constants = binding.ouroConstants()
 
@@ -162,7 +163,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  */
 function first(reading, ms, sleep, signal) {
   let timer
-  let onAbort
+  let forget
   const racers = reading ? [reading.then((read) => ({ what: 'read', read }))] : []
   if (ms !== null) {
     // After an injected sleep, a turn of the event loop: one that resolves
@@ -173,10 +174,10 @@ function first(reading, ms, sleep, signal) {
       : new Promise((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS))))
     racers.push(slept.then(() => ({ what: 'tick' })))
   }
-  if (signal) racers.push(new Promise((resolve) => signal.addEventListener('abort', (onAbort = () => resolve({ what: 'cancel' })), { once: true })))
+  if (signal) racers.push(new Promise((resolve) => (forget = onAbort(signal, () => resolve({ what: 'cancel' })))))
   return Promise.race(racers).finally(() => {
     clearTimeout(timer)
-    signal?.removeEventListener('abort', onAbort)
+    forget?.()
   })
 }
 

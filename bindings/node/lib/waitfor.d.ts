@@ -164,7 +164,7 @@ export interface Grants {
 
 /** What `wait` and `start` take; any other option is refused (`invalid_arguments`, rule `unknown_field`). */
 export interface WaitOptions {
-  /** Aborting resolves the wait with outcome `cancelled`. */
+  /** Aborting resolves the wait with outcome `cancelled`. Any number of waits may share one signal: it gets one `abort` listener, removed when the last of them ends. */
   signal?: AbortSignal
   onProgress?: (progress: Progress) => void
   policy?: Policy

@@ -9,6 +9,7 @@
 const binding = require('./native.js')
 const { WaitforError, invalid, native, toJson, grantsJson, checkPolicy } = require('./errors.js')
 const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')
+const { onAbort } = require('./abort.js')
 
 const [specSchema, resultSchema] = binding.schemas()
 const SPEC_SCHEMA = Object.freeze(JSON.parse(specSchema))
@@ -57,13 +58,8 @@ class WaitHandle {
       return
     }
     if (signal) {
-      if (signal.aborted) this.cancel()
-      else {
-        const onAbort = () => this.cancel()
-        signal.addEventListener('abort', onAbort, { once: true })
-        const removeListener = () => signal.removeEventListener('abort', onAbort)
-        this.result.then(removeListener, removeListener)
-      }
+      const forget = onAbort(signal, () => this.cancel())
+      this.result.then(forget, forget)
     }
   }
 

@@ -3,6 +3,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
+const { getEventListeners } = require('node:events')
 const { wait, start, checkSpec, checkArguments, callTool, toolDefinitions, profiles, WaitforError, RESULT_SCHEMA, SPEC_SCHEMA } = require('..')
 const { tempDir, eventually, repo } = require('./helpers.js')
 const Ajv = require('ajv/dist/2020')
@@ -127,6 +128,33 @@ test('AbortSignal cancels: aborted later, and already aborted (the probe is neve
   }, { signal: AbortSignal.abort() })
   assert.equal(r.outcome, 'cancelled')
   assert.equal(called, 0)
+})
+
+test('one AbortSignal shared by 30 waits: one listener, no leak warning, every wait cancelled, nothing left on the signal', async () => {
+  const warnings = []
+  const onWarning = (w) => warnings.push(w.name)
+  process.on('warning', onWarning)
+  try {
+    const c = new AbortController()
+    const spec = { until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 }
+    const quick = wait({ until: { matches: 'x' }, ...fast }, () => 'x', { signal: c.signal })
+    let calls = 0
+    const waits = Array.from({ length: 30 }, () => wait(spec, () => (calls++, ''), { signal: c.signal }))
+    assert.equal((await quick).outcome, 'matched')
+    await eventually(() => calls >= 30)
+    assert.equal(getEventListeners(c.signal, 'abort').length, 1)
+    c.abort()
+    const outcomes = (await Promise.all(waits)).map((r) => r.outcome)
+    assert.deepEqual(outcomes, Array(30).fill('cancelled'))
+    assert.equal(getEventListeners(c.signal, 'abort').length, 0)
+    const ended = new AbortController()
+    await wait({ until: { matches: 'x' }, ...fast }, () => 'x', { signal: ended.signal })
+    assert.equal(getEventListeners(ended.signal, 'abort').length, 0, 'a wait that ends forgets its listener')
+    await new Promise(setImmediate) // warnings are emitted on a later tick
+    assert.deepEqual(warnings, [])
+  } finally {
+    process.off('warning', onWarning)
+  }
 })
 
 test('onProgress reports samples; a throwing onProgress does not break the wait', async () => {

@@ -6,6 +6,7 @@ const assert = require('node:assert/strict')
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
+const { getEventListeners } = require('node:events')
 const ax = require('libwaitfor/ax')
 const { callTool, WaitforError } = require('libwaitfor')
 const { tempDir } = require('./helpers.js')
@@ -276,7 +277,7 @@ test('waitFor: an abort ends a wait whose read hangs, on either clock', { timeou
   }
 })
 
-test('waitFor reads hold no thread: 300 reads in flight leave the thread count as it was', async () => {
+test('waitFor reads hold no thread, and waits sharing a signal share one listener: 300 reads in flight leave the thread count as it was', async () => {
   const threads = () => fs.readdirSync('/proc/self/task').length
   // Warm the engine up, then count.
   await ax.waitFor({ for: 'x', target: null, timeoutMs: 1000, read: async () => ({ events: [event(1)], cursor: 'c1' }), resume: () => ({ command: 'again' }) })
@@ -289,6 +290,7 @@ test('waitFor reads hold no thread: 300 reads in flight leave the thread count a
   while (reading < 300) await new Promise((resolve) => setTimeout(resolve, 10))
   await new Promise((resolve) => setTimeout(resolve, 500))
   const during = threads()
+  assert.equal(getEventListeners(abort.signal, 'abort').length, 1, 'the 300 waits share one abort listener')
   abort.abort()
   const ended = await Promise.all(waits)
   assert.ok(during - before < 20, `${before} threads before, ${during} with 300 reads in flight`)

@@ -1,0 +1,50 @@
+'use strict'
+/**
+ * One `abort` listener per AbortSignal, however many waits share it. With a
+ * listener per wait, Node warns of a leak (MaxListenersExceededWarning) once
+ * eleven waits share a signal, as when a server aborts all its waits with
+ * one controller.
+ * @module
+ */
+
+/** @type {WeakMap<AbortSignal, {listener: () => void, callbacks: Set<() => void>}>} */
+const watched = new WeakMap()
+
+/**
+ * Calls `callback` once when `signal` aborts (at once if it has). Returns a
+ * function that forgets the callback; the signal's listener goes with the
+ * last one forgotten.
+ *
+ * @example
+ * const forget = onAbort(controller.signal, () => handle.cancel())
+ * handle.result.finally(forget)
+ */
+function onAbort(signal, callback) {
+  if (signal.aborted) {
+    callback()
+    return () => {}
+  }
+  let watch = watched.get(signal)
+  if (watch === undefined) {
+    const callbacks = new Set()
+    const listener = () => {
+      watched.delete(signal)
+      for (const call of callbacks) call()
+    }
+    watch = { listener, callbacks }
+    watched.set(signal, watch)
+    signal.addEventListener('abort', listener, { once: true })
+  }
+  // Its own entry: the same callback given twice is called twice.
+  const entry = () => callback()
+  watch.callbacks.add(entry)
+  return () => {
+    watch.callbacks.delete(entry)
+    if (watch.callbacks.size === 0 && watched.get(signal) === watch) {
+      watched.delete(signal)
+      signal.removeEventListener('abort', watch.listener)
+    }
+  }
+}
+
+module.exports = { onAbort }
