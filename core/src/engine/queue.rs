@@ -3,20 +3,11 @@
 //! The scheduler and the workers hand each other one message per sample;
 //! a channel that spins before it sleeps costs more than the handoff
 //! itself when a wait samples 20 times a second. This queue takes a lock,
-//! and wakes a sleeper only when no taker is awake to take the item: the
-//! one that fell asleep last, and one at a time (a taker that leaves
-//! items behind wakes the next). A pool grown to 2,000 workers for hung
-//! calls then serves the next burst with the few it needs; waking one per
-//! item spread a burst over every worker, each woken cold, and first
-//! calls started 3x later (`docs/ARCHITECTURE.md`, Workers). Items come
-//! out in order of arrival, or, for the workers' tasks, earliest deadline
-//! first.
+//! and wakes a sleeper only when one sleeps. Items come out in order of
+//! arrival, or, for the workers' tasks, earliest deadline first.
 
-use crate::sync::{Mutex, MutexGuard};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::{BinaryHeap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 /// How a queue keeps its items: in order of arrival (`VecDeque`) or most
@@ -96,26 +87,13 @@ impl<T> Ord for Urgent<T> {
 
 pub(crate) struct Queue<T, S = VecDeque<T>> {
     state: Mutex<State<S>>,
+    ready: Condvar,
     _items: std::marker::PhantomData<fn(T) -> T>,
-}
-
-/// A taker asleep in [`Queue::pop`], and the flag that wakes it.
-struct Sleeper {
-    thread: Thread,
-    woken: Arc<AtomicBool>,
-}
-
-thread_local! {
-    /// This thread's wake-up flag while it sleeps in a queue.
-    static WOKEN: Arc<AtomicBool> = Arc::default();
 }
 
 struct State<S> {
     items: S,
-    /// Takers asleep, the latest to fall asleep last (woken first).
-    sleepers: Vec<Sleeper>,
-    /// Takers awake and looking for an item, those woken included.
-    searching: usize,
+    sleepers: usize,
     /// When the last sleeper to go to sleep wakes on its own (`None`: not
     /// before an item); meaningful for a queue with one taker.
     wakes_at: Option<Instant>,
@@ -126,56 +104,45 @@ impl<T, S: Store<T>> Queue<T, S> {
         Self {
             state: Mutex::new(State {
                 items: S::default(),
-                sleepers: Vec::new(),
-                searching: 0,
+                sleepers: 0,
                 wakes_at: None,
             }),
+            ready: Condvar::new(),
             _items: std::marker::PhantomData,
         }
     }
 
-    /// Adds an item; wakes a sleeper if no taker is searching.
+    /// Adds an item; wakes one sleeper if any sleeps.
     pub fn push(&self, item: T) {
         let mut state = self.state.lock();
         state.items.put(item);
-        let wake = usize::from(state.searching == 0);
+        let wake = usize::from(state.sleepers > 0);
         self.unlock_and_wake(state, wake);
     }
 
-    /// Adds several items under one lock; wakes a sleeper if no taker is
-    /// searching (the taker passes the wake-up on while items are left).
+    /// Adds several items under one lock, waking as many sleepers as
+    /// there are items (at most).
     pub fn push_all(&self, items: impl IntoIterator<Item = T>) {
         let mut state = self.state.lock();
         let before = state.items.count();
         for item in items {
             state.items.put(item);
         }
-        let wake = usize::from(state.items.count() > before && state.searching == 0);
+        let wake = (state.items.count() - before).min(state.sleepers);
         self.unlock_and_wake(state, wake);
     }
 
-    /// Marks up to `count` of the latest sleepers woken, lets go of the
-    /// lock, then wakes them. In that order: a sleeper woken while the
-    /// lock is held is often run at once on the waker's core, finds the
-    /// lock taken and sleeps again, and the waker is then put off until it
-    /// has run: two more switches per hand-over (see docs/ARCHITECTURE.md,
-    /// "Wake-ups"). Nothing is lost: a sleeper is marked under the lock,
-    /// and one that timed out unmarked takes its item under the lock.
-    fn unlock_and_wake(&self, mut state: MutexGuard<'_, State<S>>, count: usize) {
-        // Counted as searching at once: a push meanwhile wakes no other.
-        let keep = state.sleepers.len().saturating_sub(count);
-        let woken: Vec<Thread> = state
-            .sleepers
-            .drain(keep..)
-            .map(|sleeper| {
-                sleeper.woken.store(true, Ordering::Release);
-                sleeper.thread
-            })
-            .collect();
-        state.searching += woken.len();
+    /// Lets go of the lock, then wakes `sleepers` of those asleep. In that
+    /// order: a sleeper woken while the lock is held is often run at once
+    /// on the waker's core, finds the lock taken and sleeps again, and
+    /// the waker is then put off until it has run: two more switches per
+    /// hand-over (see docs/ARCHITECTURE.md, "Wake-ups"). Nothing is lost:
+    /// a sleeper counted here stays asleep until notified or timed out,
+    /// and one that timed out takes its item under the lock.
+    fn unlock_and_wake(&self, state: MutexGuard<'_, State<S>>, sleepers: usize) {
         drop(state);
-        for thread in woken {
-            thread.unpark();
+        for _ in 0..sleepers {
+            self.ready.notify_one();
         }
     }
 
@@ -187,7 +154,7 @@ impl<T, S: Store<T>> Queue<T, S> {
     pub fn push_unless_awake_by(&self, item: T, by: Instant) {
         let mut state = self.state.lock();
         state.items.put(item);
-        let wake = usize::from(state.searching == 0 && state.wakes_at.is_none_or(|at| at > by));
+        let wake = usize::from(state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by));
         self.unlock_and_wake(state, wake);
     }
 
@@ -199,79 +166,30 @@ impl<T, S: Store<T>> Queue<T, S> {
     /// Takes one item, sleeping until one comes or `deadline` passes
     /// (`None`: no deadline).
     pub fn pop(&self, deadline: Option<Instant>) -> Option<T> {
-        let woken = WOKEN.with(Arc::clone);
         let mut state = self.state.lock();
-        state.searching += 1;
         loop {
             if let Some(item) = state.items.take() {
-                state.searching -= 1;
-                let pass_on = usize::from(state.items.count() > 0 && state.searching == 0);
-                self.unlock_and_wake(state, pass_on);
                 return Some(item);
             }
-            state.searching -= 1;
-            woken.store(false, Ordering::Relaxed);
-            state.sleepers.push(Sleeper {
-                thread: std::thread::current(),
-                woken: woken.clone(),
-            });
+            state.sleepers += 1;
             state.wakes_at = deadline;
-            drop(state);
-            let timed_out = sleep(&woken, deadline);
-            state = self.state.lock();
-            // Timed out and not woken meanwhile: leaves the sleepers, taking
-            // an item if one came (and passing the wake-up on for the rest).
-            if timed_out && !woken.load(Ordering::Acquire) {
-                state.sleepers.retain(|s| !Arc::ptr_eq(&s.woken, &woken));
-                let item = state.items.take();
-                let pass_on =
-                    usize::from(item.is_some() && state.items.count() > 0 && state.searching == 0);
-                self.unlock_and_wake(state, pass_on);
-                return item;
+            let timed_out = match deadline {
+                Some(deadline) => self.ready.wait_until(&mut state, deadline),
+                None => {
+                    self.ready.wait(&mut state);
+                    false
+                }
+            };
+            state.sleepers -= 1;
+            if timed_out {
+                return state.items.take();
             }
         }
     }
 
     /// Gives back room for more than `room` items (at least those waiting).
     pub fn shrink_to(&self, room: usize) {
-        let mut state = self.state.lock();
-        state.items.shrink(room);
-        state.sleepers.shrink_to(room);
-    }
-}
-
-/// Parks until `woken` is set or `deadline` passes (`None`: no deadline);
-/// whether it passed. A stray unpark (a probe's code may park the thread
-/// too) only makes it look again.
-fn sleep(woken: &AtomicBool, deadline: Option<Instant>) -> bool {
-    while !woken.load(Ordering::Acquire) {
-        match deadline {
-            None => std::thread::park(),
-            Some(deadline) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    return true;
-                }
-                std::thread::park_timeout(deadline - now);
-            }
-        }
-    }
-    false
-}
-
-#[cfg(test)]
-impl<T, S: Store<T>> Queue<T, S> {
-    /// Takers asleep, and takers searching.
-    fn takers(&self) -> (usize, usize) {
-        let state = self.state.lock();
-        (state.sleepers.len(), state.searching)
-    }
-
-    /// Waits until `asleep` takers sleep.
-    fn until_asleep(&self, asleep: usize) {
-        while self.takers().0 != asleep {
-            std::thread::yield_now();
-        }
+        self.state.lock().items.shrink(room);
     }
 }
 
@@ -317,51 +235,6 @@ mod tests {
         }
         let order: Vec<_> = (0..4).map(|_| queue.pop(None).unwrap().item).collect();
         assert_eq!(order, ["now", "soon", "soon too", "late"]);
-    }
-
-    #[test]
-    fn an_item_wakes_the_taker_that_fell_asleep_last() {
-        // The longest asleep is left to time out: a pool grown for hung
-        // calls serves the next burst with the workers it needs.
-        let queue = Arc::new(Queue::<&str>::new());
-        let taker = |patience: u64| {
-            let queue = queue.clone();
-            std::thread::spawn(move || {
-                queue.pop(Some(Instant::now() + Duration::from_millis(patience)))
-            })
-        };
-        let first = taker(500);
-        queue.until_asleep(1);
-        let last = taker(60_000);
-        queue.until_asleep(2);
-        queue.push("item");
-        assert_eq!(last.join().unwrap(), Some("item"));
-        assert_eq!(first.join().unwrap(), None);
-    }
-
-    #[test]
-    fn a_batch_wakes_one_sleeper_and_each_taker_passes_the_wake_up_on() {
-        const TAKERS: usize = 8;
-        let queue = Arc::new(Queue::<usize>::new());
-        let takers: Vec<_> = (0..TAKERS)
-            .map(|_| {
-                let queue = queue.clone();
-                std::thread::spawn(move || {
-                    queue.pop(Some(Instant::now() + Duration::from_secs(60)))
-                })
-            })
-            .collect();
-        queue.until_asleep(TAKERS);
-        queue.push_all(0..TAKERS);
-        // One woken; each taker that leaves items behind wakes one more.
-        let (_, searching) = queue.takers();
-        assert!(searching <= 1, "{searching} takers woken for one batch");
-        let mut items: Vec<usize> = takers
-            .into_iter()
-            .map(|t| t.join().unwrap().unwrap())
-            .collect();
-        items.sort();
-        assert_eq!(items, (0..TAKERS).collect::<Vec<_>>());
     }
 
     #[test]
