@@ -51,5 +51,7 @@ step "cargo doc of core: no broken links"
 RUSTDOCFLAGS="-D warnings" cargo doc -p waitfor --no-deps --locked
 step "cargo test (default members)"
 cargo test --locked --no-fail-fast
+step "cargo test: the grown pool's timing comparison (release build)"
+cargo test --release --locked -p waitfor --test grown_pool
 step "cargo fuzz: every target for a few seconds (scripts/fuzz.sh runs them long)"
 FUZZ_BUILD_FLAGS="--dev --sanitizer none" bash scripts/fuzz.sh 5

@@ -3,8 +3,13 @@
 //! The scheduler and the workers hand each other one message per sample;
 //! a channel that spins before it sleeps costs more than the handoff
 //! itself when a wait samples 20 times a second. This queue takes a lock,
-//! and wakes a sleeper only when one sleeps. Items come out in order of
-//! arrival, or, for the workers' tasks, earliest deadline first.
+//! and wakes one sleeper at a time, only when none is on its way already:
+//! a taker that leaves items behind wakes the next. A pool grown to 2,000
+//! workers for hung calls then serves the next burst with the few workers
+//! it needs; waking one per item spread a burst over every worker, each
+//! woken cold, and first calls started 3x later (`docs/ARCHITECTURE.md`,
+//! Workers). Items come out in order of arrival, or, for the workers'
+//! tasks, earliest deadline first.
 
 use crate::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::{BinaryHeap, VecDeque};
@@ -93,7 +98,11 @@ pub(crate) struct Queue<T, S = VecDeque<T>> {
 
 struct State<S> {
     items: S,
+    /// Takers asleep in [`Queue::pop`], those woken and not back yet
+    /// included.
     sleepers: usize,
+    /// Wake-ups sent and not yet taken by a sleeper coming back.
+    wakes: usize,
     /// When the last sleeper to go to sleep wakes on its own (`None`: not
     /// before an item); meaningful for a queue with one taker.
     wakes_at: Option<Instant>,
@@ -105,6 +114,7 @@ impl<T, S: Store<T>> Queue<T, S> {
             state: Mutex::new(State {
                 items: S::default(),
                 sleepers: 0,
+                wakes: 0,
                 wakes_at: None,
             }),
             ready: Condvar::new(),
@@ -112,36 +122,40 @@ impl<T, S: Store<T>> Queue<T, S> {
         }
     }
 
-    /// Adds an item; wakes one sleeper if any sleeps.
+    /// Adds an item; wakes a sleeper if none is woken already.
     pub fn push(&self, item: T) {
         let mut state = self.state.lock();
         state.items.put(item);
-        let wake = usize::from(state.sleepers > 0);
-        self.unlock_and_wake(state, wake);
+        self.unlock_and_wake(state, true);
     }
 
-    /// Adds several items under one lock, waking as many sleepers as
-    /// there are items (at most).
+    /// Adds several items under one lock; wakes a sleeper if none is
+    /// woken already (each taker passes the wake-up on while items are
+    /// left).
     pub fn push_all(&self, items: impl IntoIterator<Item = T>) {
         let mut state = self.state.lock();
         let before = state.items.count();
         for item in items {
             state.items.put(item);
         }
-        let wake = (state.items.count() - before).min(state.sleepers);
-        self.unlock_and_wake(state, wake);
+        let added = state.items.count() > before;
+        self.unlock_and_wake(state, added);
     }
 
-    /// Lets go of the lock, then wakes `sleepers` of those asleep. In that
-    /// order: a sleeper woken while the lock is held is often run at once
-    /// on the waker's core, finds the lock taken and sleeps again, and
-    /// the waker is then put off until it has run: two more switches per
-    /// hand-over (see docs/ARCHITECTURE.md, "Wake-ups"). Nothing is lost:
-    /// a sleeper counted here stays asleep until notified or timed out,
-    /// and one that timed out takes its item under the lock.
-    fn unlock_and_wake(&self, state: MutexGuard<'_, State<S>>, sleepers: usize) {
+    /// Lets go of the lock, then, if `wanted`, wakes a sleeper when one
+    /// sleeps and none is woken already. In that order: a sleeper woken
+    /// while the lock is held is often run at once on the waker's core,
+    /// finds the lock taken and sleeps again, and the waker is then put
+    /// off until it has run: two more switches per hand-over (see
+    /// docs/ARCHITECTURE.md, "Wake-ups"). Nothing is lost: the
+    /// wake-up is counted under the lock, so a push meanwhile sends no
+    /// other, and the sleeper that comes back (woken, or timed out) looks
+    /// for items under the lock.
+    fn unlock_and_wake(&self, mut state: MutexGuard<'_, State<S>>, wanted: bool) {
+        let wake = wanted && state.sleepers > 0 && state.wakes == 0;
+        state.wakes += usize::from(wake);
         drop(state);
-        for _ in 0..sleepers {
+        if wake {
             self.ready.notify_one();
         }
     }
@@ -154,8 +168,8 @@ impl<T, S: Store<T>> Queue<T, S> {
     pub fn push_unless_awake_by(&self, item: T, by: Instant) {
         let mut state = self.state.lock();
         state.items.put(item);
-        let wake = usize::from(state.sleepers > 0 && state.wakes_at.is_none_or(|at| at > by));
-        self.unlock_and_wake(state, wake);
+        let wanted = state.wakes_at.is_none_or(|at| at > by);
+        self.unlock_and_wake(state, wanted);
     }
 
     /// Items waiting.
@@ -165,10 +179,15 @@ impl<T, S: Store<T>> Queue<T, S> {
 
     /// Takes one item, sleeping until one comes or `deadline` passes
     /// (`None`: no deadline).
+    ///
+    /// A taker that leaves items behind wakes another, so a call that
+    /// hangs does not hold up the items queued after it.
     pub fn pop(&self, deadline: Option<Instant>) -> Option<T> {
         let mut state = self.state.lock();
         loop {
             if let Some(item) = state.items.take() {
+                let left = state.items.count() > 0;
+                self.unlock_and_wake(state, left);
                 return Some(item);
             }
             state.sleepers += 1;
@@ -180,9 +199,15 @@ impl<T, S: Store<T>> Queue<T, S> {
                     false
                 }
             };
+            // Which sleeper a wake-up reached does not matter: any one
+            // coming back takes it and looks for items.
             state.sleepers -= 1;
+            state.wakes = state.wakes.saturating_sub(1);
             if timed_out {
-                return state.items.take();
+                let item = state.items.take();
+                let left = item.is_some() && state.items.count() > 0;
+                self.unlock_and_wake(state, left);
+                return item;
             }
         }
     }
@@ -235,6 +260,33 @@ mod tests {
         }
         let order: Vec<_> = (0..4).map(|_| queue.pop(None).unwrap().item).collect();
         assert_eq!(order, ["now", "soon", "soon too", "late"]);
+    }
+
+    #[test]
+    fn a_batch_wakes_one_sleeper_and_each_taker_passes_the_wake_up_on() {
+        const TAKERS: usize = 8;
+        let queue = Arc::new(Queue::<usize>::new());
+        let takers: Vec<_> = (0..TAKERS)
+            .map(|_| {
+                let queue = queue.clone();
+                std::thread::spawn(move || {
+                    queue.pop(Some(Instant::now() + Duration::from_secs(60)))
+                })
+            })
+            .collect();
+        while queue.state.lock().sleepers < TAKERS {
+            std::thread::yield_now();
+        }
+        queue.push_all(0..TAKERS);
+        // One woken (or back already); each that leaves items behind wakes
+        // one more, so every item still finds a taker.
+        assert!(queue.state.lock().wakes <= 1);
+        let mut items: Vec<usize> = takers
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect();
+        items.sort();
+        assert_eq!(items, (0..TAKERS).collect::<Vec<_>>());
     }
 
     #[test]
