@@ -29,7 +29,17 @@ function onAbort(signal, callback) {
     const callbacks = new Set()
     const listener = () => {
       watched.delete(signal)
-      for (const call of callbacks) call()
+      // Every wait on the signal hears, even when a callback before it
+      // throws; the first error is thrown after all have run.
+      let failed = null
+      for (const call of callbacks) {
+        try {
+          call()
+        } catch (error) {
+          failed ??= { error }
+        }
+      }
+      if (failed) throw failed.error
     }
     watch = { listener, callbacks }
     watched.set(signal, watch)

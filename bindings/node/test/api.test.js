@@ -157,6 +157,21 @@ test('one AbortSignal shared by 30 waits: one listener, no leak warning, every w
   }
 })
 
+test('a callback on a shared AbortSignal that throws keeps none of the others from running', () => {
+  const { onAbort } = require('../lib/abort.js')
+  // A signal whose listener the test calls itself: an error thrown from a
+  // real signal's listener surfaces as an uncaught exception.
+  const signal = { aborted: false, listener: null, addEventListener(_type, fn) { this.listener = fn }, removeEventListener() {} }
+  const heard = []
+  onAbort(signal, () => heard.push('first'))
+  onAbort(signal, () => {
+    throw new Error('broken')
+  })
+  onAbort(signal, () => heard.push('last'))
+  assert.throws(() => signal.listener(), /broken/)
+  assert.deepEqual(heard, ['first', 'last'])
+})
+
 test('onProgress reports samples; a throwing onProgress does not break the wait', async () => {
   const reports = []
   let n = 0
