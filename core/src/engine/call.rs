@@ -21,10 +21,12 @@ pub(crate) struct ProbeJob {
     pub ask_resume: bool,
 }
 
-/// The longest an answer waits for a wake-up of the scheduler that is due
-/// anyway. Shorter than a timer grain: an answer is a reaction, its delay
-/// is the host's.
-const ANSWER_WAIT: Duration = Duration::from_millis(1);
+/// The longest an answer (a worker's, or an async probe's `Reply`) waits
+/// for a wake-up of the scheduler that is due anyway: thousands of waits
+/// keep it ticking, and while answers come in and more calls are out it
+/// is up this soon (`Scheduler::gather`). Shorter than a timer grain: an
+/// answer is a reaction, its delay is the host's.
+pub(crate) const ANSWER_WAIT: Duration = Duration::from_millis(1);
 
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
@@ -40,9 +42,8 @@ impl ProbeJob {
         // closes its probe before the host hears, which it cannot while a
         // call still holds it.
         drop(self);
-        // When the scheduler wakes within a tick anyway (thousands of waits
-        // keep it ticking), the answer waits for it: one wake-up per tick
-        // instead of one per answer.
+        // When the scheduler wakes within a tick anyway, the answer waits
+        // for it: one wake-up per tick instead of one per answer.
         inbox.push_unless_awake_by(done, Instant::now() + ANSWER_WAIT);
     }
 

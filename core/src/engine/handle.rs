@@ -1,5 +1,6 @@
 //! The host's side of a running wait: its result slot and its controls.
 
+use super::call::ANSWER_WAIT;
 use super::queue::Queue;
 use super::scheduler::Msg;
 use crate::probe::{Answer, Inbox, Waker};
@@ -128,12 +129,14 @@ impl Inbox for Queue<Msg> {
     }
 
     fn answer(&self, answers: &mut dyn Iterator<Item = Answer>) {
-        self.push_all(answers.map(|a| Msg::ProbeDone {
+        let answers = answers.map(|a| Msg::ProbeDone {
             id: a.id,
             call: a.call,
             result: a.result,
             resume: None,
-        }));
+        });
+        // As a worker's answer does (`ProbeJob::run`).
+        self.push_all_unless_awake_by(answers, Instant::now() + ANSWER_WAIT);
     }
 }
 

@@ -166,9 +166,19 @@ impl<T, S: Store<T>> Queue<T, S> {
     /// item is never left behind a taker that went to sleep meanwhile. For
     /// a queue with one taker.
     pub fn push_unless_awake_by(&self, item: T, by: Instant) {
+        self.push_all_unless_awake_by(std::iter::once(item), by);
+    }
+
+    /// Adds several items under one lock, waking the taker only if it
+    /// sleeps past `by` (see [`Queue::push_unless_awake_by`]).
+    pub fn push_all_unless_awake_by(&self, items: impl IntoIterator<Item = T>, by: Instant) {
         let mut state = self.state.lock();
-        state.items.put(item);
-        let wanted = state.wakes_at.is_none_or(|at| at > by);
+        let before = state.items.count();
+        for item in items {
+            state.items.put(item);
+        }
+        let added = state.items.count() > before;
+        let wanted = added && state.wakes_at.is_none_or(|at| at > by);
         self.unlock_and_wake(state, wanted);
     }
 

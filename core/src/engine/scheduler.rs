@@ -2,7 +2,7 @@
 //! each probe call and hands it to the workers, and hands results to the
 //! delivery threads. Host probe calls never run on its thread.
 
-use super::call::{panic_message, panicked, ProbeJob};
+use super::call::{panic_message, panicked, ProbeJob, ANSWER_WAIT};
 use super::compile::{self, CompileGate, CompileJob, Compiled};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
@@ -103,6 +103,10 @@ pub(crate) struct Scheduler {
     calls: Vec<Task>,
     starvation: StarvationWatch,
     compile_gate: Arc<CompileGate>,
+    /// Probe calls handed out whose answer has not come in yet.
+    calls_out: usize,
+    /// Whether the last turn took in an answer.
+    took_answer: bool,
 }
 
 impl Scheduler {
@@ -121,6 +125,8 @@ impl Scheduler {
             calls: Vec::new(),
             starvation: StarvationWatch::default(),
             compile_gate: Arc::default(),
+            calls_out: 0,
+            took_answer: false,
         }
     }
 
@@ -136,6 +142,16 @@ impl Scheduler {
             let check = self.now() + STARVATION_WINDOW;
             wake_at = Some(wake_at.map_or(check, |at| at.min(check)));
         }
+        // Answers coming in while more calls are out: the next ones are
+        // likely moments away (a lane making its queued calls one after
+        // another). Up by an answer's wait anyway, this thread lets them
+        // come in together (`ProbeJob::run` wakes no one awake by then):
+        // one wake-up for the lot instead of one each.
+        if self.took_answer && self.calls_out > 0 {
+            let soon = self.now() + ANSWER_WAIT;
+            wake_at = Some(wake_at.map_or(soon, |at| at.min(soon)));
+        }
+        self.took_answer = false;
         // With messages left from the last turn, this turn starts at once.
         if self.inbox_batch.is_empty() {
             // No instant that far ahead (a limit of centuries): sleep
@@ -217,6 +233,10 @@ impl Scheduler {
             | Msg::Cancel(id)
             | Msg::Wake(id) => id,
         };
+        if let Msg::ProbeDone { .. } = msg {
+            self.calls_out = self.calls_out.saturating_sub(1);
+            self.took_answer = true;
+        }
         self.for_wait(id, |scheduler| scheduler.handle_for_wait(msg, now));
     }
 
@@ -381,6 +401,7 @@ impl Scheduler {
         };
         active.call = call.sample;
         active.timer_seq = 0;
+        self.calls_out += 1;
         if call.at_deadline {
             // Begun by the deadline timer, which has fired: armed again, it
             // abandons this call at once unless its answer came first.
