@@ -29,7 +29,12 @@ pub(crate) fn builtin(
             grants
                 .check_command(argv)
                 .map_err(|r| refused("probe.command.argv", r))?;
-            Box::new(CommandProbe::new(argv.clone(), cwd.clone(), *stderr))
+            let cwd = cwd
+                .as_deref()
+                .map(|cwd| grants.resolve_command_dir(cwd))
+                .transpose()
+                .map_err(|r| refused("probe.command.cwd", r))?;
+            Box::new(CommandProbe::new(argv.clone(), cwd, *stderr))
         }
         #[cfg(not(unix))]
         ProbeSpec::Tmux { .. } => {

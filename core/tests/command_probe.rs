@@ -4,6 +4,8 @@ use std::time::{Duration, Instant};
 use waitfor::grants::{Commands, Grants};
 use waitfor::{Engine, Outcome, Policy, Rule, Spec, WaitOptions};
 
+mod files;
+
 fn run(spec: &str) -> waitfor::WaitResult {
     Engine::global()
         .run(Spec::from_json(spec).unwrap(), granted())
@@ -184,6 +186,68 @@ fn built_in_probes_reach_only_what_the_host_grants() {
         (err.field.as_str(), err.rule),
         ("probe.tmux.socket_name", Rule::NotGranted)
     );
+}
+
+/// A directory chooses what a granted program does (which `./run.sh` runs,
+/// which repository's hooks `git` obeys): unless any program may run, a
+/// command's `cwd` must lie inside the file roots, its links resolved.
+#[cfg(unix)]
+#[test]
+fn a_command_runs_only_in_a_directory_the_host_grants() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = files::temp_dir("command-cwd");
+    let script = |dir: &str, says: &str| {
+        let dir = base.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.sh");
+        std::fs::write(&path, format!("#!/bin/sh\necho {says}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    };
+    let (granted_dir, other_dir) = (script("granted", "mine"), script("other", "theirs"));
+    std::os::unix::fs::symlink(&other_dir, granted_dir.join("link")).unwrap();
+    let run_sh = |cwd: &std::path::Path| {
+        let spec = serde_json::json!({
+            "probe": {"command": {"argv": ["./run.sh"], "cwd": cwd}},
+            "until": {"exit_code": 0}, "max_wait_ms": 5000,
+        });
+        Spec::from_json(&spec.to_string()).unwrap()
+    };
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["./run.sh".into()]))
+        .file_root(&granted_dir);
+    let options = || WaitOptions::default().policy(Policy::default().grants(grants.clone()));
+
+    let ran = Engine::global()
+        .run(run_sh(&granted_dir), options())
+        .unwrap();
+    assert_eq!(ran.tail.lines, ["mine"], "{ran:?}");
+    for outside in [
+        other_dir.clone(),
+        granted_dir.join("link"),
+        granted_dir.join("../other"),
+    ] {
+        let err = Engine::global()
+            .run(run_sh(&outside), options())
+            .expect_err("refused before anything runs");
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            ("probe.command.cwd", Rule::NotGranted),
+            "{outside:?}"
+        );
+    }
+    // No roots: no directory of the agent's choosing.
+    let no_roots = Grants::none().commands(Commands::Only(vec!["./run.sh".into()]));
+    let options = WaitOptions::default().policy(Policy::default().grants(no_roots));
+    let err = Engine::global()
+        .run(run_sh(&granted_dir), options)
+        .expect_err("refused");
+    assert_eq!(err.rule, Rule::NotGranted);
+    assert!(err.message.contains("leave cwd out"), "{}", err.message);
+    // Any program may run: any directory too.
+    let theirs = Engine::global().run(run_sh(&other_dir), granted()).unwrap();
+    assert_eq!(theirs.tail.lines, ["theirs"], "{theirs:?}");
+    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// A command that starts a process in a session of its own (`setsid`) on

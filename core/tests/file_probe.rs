@@ -330,6 +330,34 @@ fn a_directory_or_a_fifo_is_refused_at_the_first_sample() {
     assert!(result.error.unwrap().contains("is a directory"));
 }
 
+/// `app.log/` names a directory, as the system reads it. Resolved for the
+/// grants, it named the file too, so the follower took the file for
+/// replaced on every sample and read it again from its start.
+#[cfg(unix)]
+#[test]
+fn a_file_path_ending_in_a_slash_is_refused_not_read_again_from_the_start() {
+    let dir = temp_dir("file-slash");
+    let log = dir.join("app.log");
+    append(&log, b"old: ready\n");
+    for path in [
+        format!("{}/", log.display()),
+        format!("{}/.", log.display()),
+    ] {
+        let spec = serde_json::json!({
+            "probe": {"file": {"path": path}}, "until": {"matches": "ready"},
+            "interval_ms": 20, "max_wait_ms": 30000,
+        });
+        let options =
+            WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(&dir)));
+        let result = Engine::global()
+            .run(Spec::from_json(&spec.to_string()).unwrap(), options)
+            .unwrap();
+        assert_eq!(result.outcome, Outcome::ProbeError, "{path}: {result:?}");
+        let error = result.error.unwrap();
+        assert!(error.contains("ends in a slash"), "{error}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn a_refusal_ends_the_wait_even_when_probe_errors_are_tolerated() {

@@ -80,6 +80,35 @@ fn run_command_runs_only_the_granted_programs() {
     );
 }
 
+#[test]
+fn run_command_runs_in_a_cwd_of_the_agent_s_choosing_only_inside_the_file_roots() {
+    let root = temp_dir("run-command-cwd");
+    let echo = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+    let in_dir = |cwd: &Path| {
+        args(
+            "run_command",
+            json!({"argv": ["echo", "up"], "cwd": cwd.to_str().unwrap()}),
+            "up",
+        )
+    };
+    let outside = std::env::temp_dir();
+    let (field, rule, message) = refusal(call(
+        "aura/wait_for",
+        &in_dir(&outside),
+        &host(echo.clone().file_root(&root)),
+    ));
+    assert_eq!((field.as_str(), rule), ("probe.args.cwd", Rule::NotGranted));
+    assert!(message.contains("leave cwd out"), "{message}");
+    let out = call(
+        "aura/wait_for",
+        &in_dir(&root),
+        &host(echo.file_root(&root)),
+    )
+    .unwrap();
+    assert_eq!(out["reason"], "matched");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn read_file_is_refused_outside_the_granted_roots() {

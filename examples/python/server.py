@@ -87,7 +87,23 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     if argv[0] not in COMMANDS:
         allowed = ", ".join(COMMANDS) or "none (start the server with --allow-command PROG)"
         raise PermissionError(f"run_command may not run `{argv[0]}`; allowed programs: {allowed}")
-    return await run(argv, arguments.get("cwd"))
+    return await run(argv, granted_dir(arguments.get("cwd")))
+
+
+def granted_dir(cwd: Any) -> str | None:
+    """The directory a command runs in, resolved: only inside a root, as
+    libwaitfor's built-in run_command allows (the directory chooses what a
+    program does: which ``./run.sh`` runs, which repository's hooks git
+    obeys); none given, the server's own."""
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str):
+        raise ValueError("run_command's `cwd` must be a string")
+    resolved = Path(cwd).resolve()
+    if not any(resolved.is_relative_to(root) for root in ROOTS):
+        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
+        raise PermissionError(f"run_command may not run in {cwd}: outside the readable directories: {roots}")
+    return str(resolved)
 
 
 async def run(argv: list[str], cwd: str | None = None) -> dict[str, Any]:

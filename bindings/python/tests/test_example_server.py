@@ -101,6 +101,42 @@ def test_wait_for_probes_a_granted_file_and_command_with_progress(tmp_path: Path
     assert via_command["reason"] == "matched"
 
 
+def test_run_command_runs_only_in_a_directory_inside_the_roots(tmp_path: Path) -> None:
+    """The directory picks what a granted program does (`./run.sh`): the
+    agent's `cwd` must lie inside a root, links resolved; in run_command
+    and in wait_for's built-in run_command alike."""
+    root, other = tmp_path / "root", tmp_path / "other"
+    for directory, says in ((root, "mine"), (other, "theirs")):
+        directory.mkdir()
+        script = directory / "run.sh"
+        script.write_text(f"#!/bin/sh\necho {says}\n")
+        script.chmod(0o755)
+    (root / "link").symlink_to(other)
+
+    async def main() -> tuple[dict[str, Any], list[str]]:
+        async with connected("--root", str(root), "--allow-command", "./run.sh") as (session, tools):
+            ran = await call(session, tools, "run_command", {"argv": ["./run.sh"], "cwd": str(root)})
+            refused = []
+            for cwd in (other, root / "link"):
+                direct = await session.call_tool("run_command", {"argv": ["./run.sh"], "cwd": str(cwd)})
+                waited = await session.call_tool(
+                    "wait_for",
+                    {"probe": {"tool": "run_command", "args": {"argv": ["./run.sh"], "cwd": str(cwd)}},
+                     "until": {"matches": "theirs"}, "max_wait_sec": 5},
+                )
+                for r in (direct, waited):
+                    assert r.is_error, r.content
+                    refused.append(r.content[0].text)  # type: ignore[union-attr]
+            return ran, refused
+
+    ran, refused = asyncio.run(main())
+    assert ran["output"] == "mine\n"
+    assert len(refused) == 4
+    assert all("theirs" not in text for text in refused), refused
+    assert sum("outside the readable directories" in text for text in refused) == 2, refused
+    assert sum("leave cwd out" in text for text in refused) == 2, refused
+
+
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
     async def main() -> list[str]:
         async with connected() as (session, _):

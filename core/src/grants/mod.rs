@@ -210,6 +210,32 @@ impl Grants {
         }
     }
 
+    /// Checks that a command may run in `cwd`, and returns the directory
+    /// to run it in, its links resolved. Anywhere when any program may run
+    /// (a shell changes directory itself); otherwise only inside the file
+    /// roots, because the directory chooses what a granted program does:
+    /// which `./run.sh` a relative name runs, which repository's hooks
+    /// `git` obeys.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// let git = Grants::none().commands(Commands::Only(vec!["git".into()]));
+    /// assert!(git.resolve_command_dir("/tmp").is_err());
+    /// let tmp = std::env::temp_dir();
+    /// assert!(git.file_root(&tmp).resolve_command_dir(tmp.to_str().unwrap()).is_ok());
+    /// ```
+    pub fn resolve_command_dir(&self, cwd: &str) -> Result<PathBuf, Refused> {
+        if self.commands == Commands::Any {
+            return Ok(PathBuf::from(cwd));
+        }
+        self.resolve_file(cwd).map_err(|_| {
+            Refused(format!(
+                "the host lets commands run only in the directories it lets waits read, \
+                 and {cwd} is not one of them; leave cwd out to run in the host's own directory"
+            ))
+        })
+    }
+
     /// Checks that `name` may name a tmux socket: a plain name unless the
     /// host allows paths.
     ///
@@ -285,6 +311,19 @@ impl Grants {
         if !kind.is_file() {
             return Err(not_regular(path, kind_name(&kind)));
         }
+        // Resolving drops a trailing slash, which the system would refuse
+        // for a file: the path would then name the file and its parent
+        // directory's entry at once, and a follower comparing the two
+        // would take the file for replaced on every read.
+        if names_a_directory(path) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} ends in a slash, which names a directory, but it is a file",
+                    path.display()
+                ),
+            ));
+        }
         match os::opened_path(&file) {
             Some(real) if !self.inside_roots(&real) => Err(denied(outside(path))),
             _ => Ok(file),
@@ -352,6 +391,16 @@ fn not_regular(path: &Path, kind: &str) -> io::Error {
     )
 }
 
+/// Whether `path`, as written, can only name a directory: it ends in a
+/// separator or in a `.` after one.
+fn names_a_directory(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let trimmed = bytes.strip_suffix(b".").unwrap_or(bytes);
+    trimmed
+        .last()
+        .is_some_and(|&b| std::path::is_separator(char::from(b)))
+}
+
 fn kind_name(kind: &std::fs::FileType) -> &'static str {
     if let Some(special) = os::special_kind(kind) {
         special
@@ -383,6 +432,16 @@ mod tests {
         assert!(grants
             .check_tmux_socket_name("/tmp/tmux-0/default")
             .is_err());
+    }
+
+    #[test]
+    fn a_path_ending_in_a_slash_names_a_directory() {
+        for path in ["log/", "log/.", "/var/log/", "a/b//"] {
+            assert!(names_a_directory(Path::new(path)), "{path}");
+        }
+        for path in ["log", "log.", "/var/log", ".", "a/.b", "a/..."] {
+            assert!(!names_a_directory(Path::new(path)), "{path}");
+        }
     }
 
     #[test]

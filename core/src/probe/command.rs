@@ -2,6 +2,7 @@
 
 use super::{Observation, Probe, ProbeContext, ProbeError};
 use crate::process::{run_bounded, OverCap, RunError, RunMark, RunOptions};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Runs `argv` (never through a shell) once per sample. The observation is
@@ -31,7 +32,7 @@ pub struct CommandProbe {
 impl CommandProbe {
     /// A probe running `argv` in `cwd` (the current directory if `None`);
     /// `stderr` says whether stderr is part of the observation.
-    pub fn new(argv: Vec<String>, cwd: Option<String>, stderr: bool) -> Self {
+    pub fn new(argv: Vec<String>, cwd: Option<PathBuf>, stderr: bool) -> Self {
         Self::marked(argv, cwd, stderr, RunMark::new())
     }
 
@@ -39,14 +40,14 @@ impl CommandProbe {
     /// the same wait).
     pub fn marked(
         argv: Vec<String>,
-        cwd: Option<String>,
+        cwd: Option<PathBuf>,
         stderr: bool,
         mark: Arc<RunMark>,
     ) -> Self {
         Self {
             argv,
             options: RunOptions {
-                cwd: cwd.map(Into::into),
+                cwd,
                 env: vec![mark.env()],
                 discard_stderr: !stderr,
                 ..RunOptions::default()

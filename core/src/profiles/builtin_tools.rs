@@ -11,6 +11,7 @@ use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
 use crate::process::RunMark;
 use serde_json::Value;
 use std::io::{ErrorKind, Read};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A built-in tool call, checked against the host's grants, that the
@@ -26,7 +27,7 @@ enum Call {
     /// `run_command`: stdout then stderr of `argv`.
     RunCommand {
         argv: Vec<String>,
-        cwd: Option<String>,
+        cwd: Option<PathBuf>,
     },
     /// `read_file`: the file's text, at most one byte past the cap.
     ReadFile { path: String },
@@ -70,7 +71,12 @@ impl Builtin {
                         format!("the host has not granted run_command this program: {r}"),
                     )
                 })?;
-                let cwd = args.get("cwd").and_then(Value::as_str).map(str::to_string);
+                let cwd = args
+                    .get("cwd")
+                    .and_then(Value::as_str)
+                    .map(|cwd| grants.resolve_command_dir(cwd))
+                    .transpose()
+                    .map_err(|r| invalid("probe.args.cwd", Rule::NotGranted, r.0))?;
                 Call::RunCommand { argv, cwd }
             }
             "read_file" => {
