@@ -402,3 +402,44 @@ fn a_descendant_that_left_the_group_ends_with_its_mark() {
         "the setsid child {pid} outlived its mark"
     );
 }
+
+/// Set in the child this test starts: the path its command writes its pid to.
+const EXITING_HOST_VAR: &str = "WAITFOR_TEST_EXITING_HOST";
+
+/// A host that exits while a call runs a command (`process::exit` from
+/// another thread, as Node's `process.exit()` does) leaves no process of
+/// it behind: the exit kills every group not reaped yet.
+#[test]
+fn a_host_that_exits_mid_call_leaves_no_process_behind() {
+    if let Some(path) = std::env::var_os(EXITING_HOST_VAR) {
+        let path = std::path::PathBuf::from(path);
+        let script = format!("echo $$ > '{}'; sleep 100 & sleep 100", path.display());
+        thread::spawn(move || {
+            let _ = run_bounded(
+                &sh(&script),
+                &RunOptions::default(),
+                LONG,
+                &CancelToken::new(),
+            );
+        });
+        assert!(eventually(LONG, || std::fs::read_to_string(&path)
+            .is_ok_and(|s| s.ends_with('\n'))));
+        std::process::exit(0);
+    }
+    let path = pid_file();
+    let host = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(EXITING_HOST_VAR, &path)
+        .args([
+            "--exact",
+            "a_host_that_exits_mid_call_leaves_no_process_behind",
+        ])
+        .output()
+        .unwrap();
+    assert!(host.status.success(), "{host:?}");
+    let pgid = read_pid(&path);
+    assert!(
+        eventually(LONG, || group_gone(pgid)),
+        "members left after the host exited: {:?}",
+        live_members(pgid)
+    );
+}

@@ -7,7 +7,9 @@
 //! or the output goes over a [`OverCap::Fail`] or [`OverCap::Stop`] cap, the
 //! whole tree is killed and the child is reaped. When the child exits by
 //! itself, whatever it left running in its tree (`sh -c 'sleep 100 &'`) is
-//! killed too: no process started by a call outlives it.
+//! killed too: no process started by a call outlives it. Nor the host: a
+//! process that exits while calls run kills their trees as it exits (on
+//! Unix, an `atexit` handler).
 //!
 //! - **Unix**: the tree is the child's own process group, killed with
 //!   `SIGKILL`. A process that deliberately leaves the group (`setsid`, a

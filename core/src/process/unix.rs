@@ -154,8 +154,10 @@ struct Group {
 
 impl Group {
     fn new(child: Child) -> Self {
+        let pid = child.id() as libc::pid_t;
+        live_groups::track(pid);
         Self {
-            pid: child.id() as libc::pid_t,
+            pid,
             child: Some(child),
         }
     }
@@ -171,6 +173,8 @@ impl Group {
 
     fn reap(&mut self) -> Option<std::process::ExitStatus> {
         let mut child = self.child.take()?;
+        // Before the reap frees the number for reuse.
+        live_groups::untrack(self.pid);
         drop(child.stdin.take());
         child.wait().ok()
     }
@@ -178,6 +182,57 @@ impl Group {
     fn kill_and_reap(&mut self) {
         self.kill_group();
         self.reap();
+    }
+}
+
+/// The process groups of runs not reaped yet, killed as the process exits
+/// (an `atexit` handler): a host that exits while its waits run commands
+/// leaves none of them behind. (A host killed by a signal runs no exit
+/// handler.)
+mod live_groups {
+    use crate::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::LazyLock;
+
+    /// The groups, with the process that started them: a forked child
+    /// neither kills its parent's groups nor takes a lock that may have
+    /// been held at the fork.
+    static LIVE: LazyLock<(u32, Mutex<Vec<libc::pid_t>>)> =
+        LazyLock::new(|| (std::process::id(), Mutex::default()));
+    /// Whether [`kill_at_exit`] is registered.
+    static AT_EXIT: AtomicBool = AtomicBool::new(false);
+
+    fn ours() -> Option<&'static Mutex<Vec<libc::pid_t>>> {
+        let (owner, live) = &*LIVE;
+        (*owner == std::process::id()).then_some(live)
+    }
+
+    pub(super) fn track(pid: libc::pid_t) {
+        let Some(live) = ours() else { return };
+        live.lock().push(pid);
+        if !AT_EXIT.swap(true, Ordering::SeqCst) {
+            // SAFETY: registers a plain function; glibc runs it at `exit`,
+            // or when this library is unloaded.
+            unsafe { libc::atexit(kill_at_exit) };
+        }
+    }
+
+    pub(super) fn untrack(pid: libc::pid_t) {
+        let Some(live) = ours() else { return };
+        let mut live = live.lock();
+        if let Some(at) = live.iter().position(|&p| p == pid) {
+            live.swap_remove(at);
+        }
+    }
+
+    /// Kills every group not reaped yet; holding the lock, so none is
+    /// reaped (its number freed) meanwhile.
+    extern "C" fn kill_at_exit() {
+        let Some(live) = ours() else { return };
+        for &pid in live.lock().iter() {
+            // SAFETY: plain syscall; the group id is an unreaped child's pid.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
     }
 }
 
