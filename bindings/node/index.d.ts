@@ -56,8 +56,10 @@ export declare class ToolReply {
 export declare class WaitChannel {
   /**
    * Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
-   * budgetMs]` per call, one after another, as many as fit; returns
-   * how many it wrote. Calls of waits that have ended are left out.
+   * budgetMs, outputCap]` per call, one after another, as many as fit;
+   * returns how many it wrote. Calls of waits that have ended are left
+   * out. The cap lets `lib/answer.js` send only the start of an answer
+   * longer than it (see `capped` there).
    */
   take(into: Float64Array): number
   /**
@@ -196,7 +198,7 @@ export declare function simulate(vector: string): any
  * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
  * refusal's notices in the thrown error's `notices`.
  */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number, arg4: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
 
 /**
  * Starts wait `key` in `slot` (internal; see `startWait` in

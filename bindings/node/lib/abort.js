@@ -42,8 +42,10 @@ function onAbort(signal, callback) {
       if (failed) throw failed.error
     }
     watch = { listener, callbacks }
-    watched.set(signal, watch)
+    // Kept only once listened to: an addEventListener that throws leaves
+    // nothing behind for the next wait on the signal to trust.
     signal.addEventListener('abort', listener, { once: true })
+    watched.set(signal, watch)
   }
   // Its own entry: the same callback given twice is called twice.
   const entry = () => callback()
@@ -52,7 +54,11 @@ function onAbort(signal, callback) {
     watch.callbacks.delete(entry)
     if (watch.callbacks.size === 0 && watched.get(signal) === watch) {
       watched.delete(signal)
-      signal.removeEventListener('abort', watch.listener)
+      try {
+        signal.removeEventListener('abort', watch.listener)
+      } catch {
+        // A listener that cannot be removed stays, with no callback left to call.
+      }
     }
   }
 }

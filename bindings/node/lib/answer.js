@@ -39,8 +39,20 @@ function errorText(err) {
   }
 }
 
-function bytesText(v) {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8')
+/**
+ * `text`, or only its first `cap + 1` UTF-16 units when it is longer than
+ * `cap`: each unit takes at least one byte of UTF-8, so both are over a cap
+ * of `cap` bytes and the wait ends with the same over-the-cap error, but
+ * encoding costs the cap, not the text (a prebuilt 100 MiB answer held the
+ * event loop ~250 ms). The built-in probes too read at most `cap + 1` bytes.
+ */
+function capped(text, cap) {
+  return text.length > cap ? text.slice(0, cap + 1) : text
+}
+
+/** Bytes as text, as far as the cap needs them (see `capped`): decoding never shrinks bytes (a bad sequence becomes U+FFFD, 3 bytes). */
+function bytesText(v, cap) {
+  return Buffer.from(v.buffer, v.byteOffset, Math.min(v.byteLength, cap + 1)).toString('utf8')
 }
 
 function jsonText(field, value) {
@@ -51,24 +63,25 @@ function jsonText(field, value) {
 
 /**
  * A probe's value as the engine reads it: `{flags, text, json, exitCode}`
- * (`json`: JSON text, or undefined). Throws for a value it cannot read.
+ * (`json`: JSON text, or undefined), its text cut past the wait's output
+ * cap of `cap` bytes (see `capped`). Throws for a value it cannot read.
  *
  * @example
- * answerOf('ready')                       // {flags: TEXT, text: 'ready'}
- * answerOf({ status: 'up' })              // {flags: JSON_VALUE, text: '', json: '{"status":"up"}'}
- * answerOf({ text: 'done', exitCode: 3 }) // {flags: TEXT | EXIT, text: 'done', exitCode: 3, ...}
+ * answerOf('ready', cap)                       // {flags: TEXT, text: 'ready'}
+ * answerOf({ status: 'up' }, cap)              // {flags: JSON_VALUE, text: '', json: '{"status":"up"}'}
+ * answerOf({ text: 'done', exitCode: 3 }, cap) // {flags: TEXT | EXIT, text: 'done', exitCode: 3, ...}
  */
-function answerOf(value) {
+function answerOf(value, cap) {
   if (value === undefined || value === null) return { flags: TEXT, text: '' }
-  if (typeof value === 'string') return { flags: TEXT, text: value }
-  if (ArrayBuffer.isView(value)) return { flags: TEXT, text: bytesText(value) }
+  if (typeof value === 'string') return { flags: TEXT, text: capped(value, cap) }
+  if (ArrayBuffer.isView(value)) return { flags: TEXT, text: bytesText(value, cap) }
   if (isObservation(value)) {
     let flags = 0
     let text = ''
     let json
     if (value.text !== undefined) {
       flags |= TEXT
-      text = ArrayBuffer.isView(value.text) ? bytesText(value.text) : String(value.text)
+      text = ArrayBuffer.isView(value.text) ? bytesText(value.text, cap) : capped(String(value.text), cap)
     }
     if (value.json !== undefined) {
       flags |= JSON_VALUE
@@ -86,7 +99,7 @@ function answerOf(value) {
     return { flags, text, json, exitCode: value.exitCode }
   }
   if (typeof value === 'object') return { flags: JSON_VALUE, text: '', json: jsonText('value', value) }
-  return { flags: TEXT, text: String(value) }
+  return { flags: TEXT, text: capped(String(value), cap) }
 }
 
 /** Whether `value` is a Promise or another thenable (reading `then` may throw). */
@@ -164,15 +177,15 @@ class Answers {
     this.lens[2 * i + 1] = jsonLen
   }
 
-  /** Adds the answer for the call of the wait in `slot` with `key`: `value`, read now. */
-  value(slot, key, value) {
+  /** Adds the answer for the call of the wait in `slot` with `key`: `value`, read now, for a wait whose output cap is `cap` bytes. */
+  value(slot, key, value, cap) {
     if (typeof value === 'string') {
-      this.push(slot, key, TEXT, 0, this.write(value), 0)
+      this.push(slot, key, TEXT, 0, this.write(capped(value, cap)), 0)
       return
     }
     let answer
     try {
-      answer = answerOf(value)
+      answer = answerOf(value, cap)
     } catch (err) {
       this.error(slot, key, err)
       return

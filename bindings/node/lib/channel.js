@@ -18,8 +18,8 @@ const { WaitforError, fromNative } = require('./errors.js')
 const { ERROR, answerOf, errorText, isThenable, Answers } = require('./answer.js')
 const { readEvents, rehearse, RESULT, DONE } = require('./events.js')
 
-/** Numbers per call in the batch `WaitChannel.take` writes (`src/batch.rs`). */
-const CALL_FIELDS = 5
+/** Numbers per call in the batch `WaitChannel.take` writes (`src/batch.rs`): slot, key, sample, elapsedMs, budgetMs, outputCap. */
+const CALL_FIELDS = 6
 /** Calls taken at a time; their answers go back before the next are taken. */
 const CALLS_PER_TAKE = 256
 /** The answer to a call of a wait that was cancelled. */
@@ -79,6 +79,7 @@ for (let i = 0; i < 64; i++) {
 function runProbe(at) {
   const slot = due[at]
   const key = due[at + 1]
+  const cap = due[at + 5]
   const handle = handles[slot]
   if (handle === undefined || handle._key !== key || handle._cancelled) {
     answers.error(slot, key, CANCELLED)
@@ -89,7 +90,7 @@ function runProbe(at) {
     value = callProbe(handle, at)
     if (isThenable(value)) {
       Promise.resolve(value).then(
-        (v) => lateAnswers().value(slot, key, v),
+        (v) => lateAnswers().value(slot, key, v, cap),
         (err) => lateAnswers().error(slot, key, err),
       )
       return
@@ -98,7 +99,7 @@ function runProbe(at) {
     answers.error(slot, key, err)
     return
   }
-  answers.value(slot, key, value)
+  answers.value(slot, key, value, cap)
 }
 
 /** Runs a user callback; what it throws is reported, not let through. */
@@ -236,11 +237,11 @@ function cancelWait(handle) {
   if (running(handle)) channel.cancelWait(handle._slot)
 }
 
-/** The dispatcher of a host's tools, called by the engine with `(reply, name, args, budgetMs)` (`src/bridge.rs`). */
+/** The dispatcher of a host's tools, called by the engine with `(reply, name, args, budgetMs, outputCap)` (`src/bridge.rs`). */
 function toolDispatcher(tools) {
-  return (reply, name, args, budgetMs) => {
+  return (reply, name, args, budgetMs, outputCap) => {
     new Promise((resolve) => resolve(tools(name, args, { budgetMs })))
-      .then(answerOf)
+      .then((value) => answerOf(value, outputCap))
       .then(
         (answer) => reply.settle(answer.flags, answer.text, answer.json),
         (err) => reply.settle(ERROR, errorText(err)),

@@ -16,9 +16,9 @@ class WaitforError extends Error {
   }
 }
 
-/** An `invalid_arguments` error about `field`. */
-function invalid(field, message, rule = 'wrong_type') {
-  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule })
+/** An `invalid_arguments` error about `field`, caused by `cause` when given. */
+function invalid(field, message, rule = 'wrong_type', cause) {
+  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule }, cause === undefined ? undefined : { cause })
 }
 
 /** The typed error a native refusal carries as JSON in its message (see src/errors.rs). */

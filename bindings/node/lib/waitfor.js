@@ -20,6 +20,15 @@ const UNKNOWN_TOOL = binding.unknownTool()
 const WAIT_OPTIONS = ['signal', 'onProgress', 'policy', 'grants']
 const CALL_OPTIONS = ['signal', 'onProgress', 'onLog', 'tools', 'maxWaitCeilingMs', 'grants']
 
+/** Whether `v` is an AbortSignal: `Object.create(AbortSignal.prototype)` passes `instanceof`, but its `aborted` throws. */
+function isAbortSignal(v) {
+  try {
+    return v instanceof AbortSignal && typeof v.aborted === 'boolean'
+  } catch {
+    return false
+  }
+}
+
 /** `options` checked for names among `known` and for what every entry point takes (`signal`, `onProgress`); `{}` when absent. */
 function checkOptions(options, known) {
   if (options === undefined || options === null) return {}
@@ -27,7 +36,7 @@ function checkOptions(options, known) {
   const unknown = Object.keys(options).find((key) => !known.includes(key) && options[key] !== undefined)
   if (unknown !== undefined) throw invalid(`options.${unknown}`, `unknown; the options are ${known.join(', ')}`, 'unknown_field')
   const { signal, onProgress } = options
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('options.signal', 'must be an AbortSignal')
+  if (signal !== undefined && !isAbortSignal(signal)) throw invalid('options.signal', 'must be an AbortSignal')
   if (onProgress !== undefined && typeof onProgress !== 'function') throw invalid('options.onProgress', 'must be a function')
   return options
 }
@@ -36,7 +45,7 @@ class WaitHandle {
   /**
    * @internal `launch(handle)` starts the wait (see `lib/channel.js`,
    * which reads and sets the underscored fields); what it throws rejects
-   * `result`.
+   * `result`, and so does a `signal` that cannot be listened to.
    */
   constructor(probe, onProgress, signal, launch) {
     this._key = 0
@@ -51,16 +60,26 @@ class WaitHandle {
       this._resolve = resolve
       this._reject = reject
     })
+    // Listened to before the wait starts: a signal that cannot be (its
+    // addEventListener throws) is refused with nothing running, not left
+    // with a wait nobody can reach until its deadline.
+    let forget = null
+    try {
+      if (signal) forget = onAbort(signal, () => this.cancel())
+    } catch (err) {
+      this._reject(invalid('options.signal', 'cannot be listened to', 'wrong_type', err))
+      return
+    }
     try {
       launch(this)
     } catch (err) {
+      forget?.()
       this._reject(err)
       return
     }
-    if (signal) {
-      const forget = onAbort(signal, () => this.cancel())
-      this.result.then(forget, forget)
-    }
+    // Aborted already: cancelled now that there is a wait to cancel.
+    if (this._cancelled) this.cancel()
+    if (forget) this.result.then(forget, forget)
   }
 
   wake() {

@@ -18,11 +18,11 @@ use crate::channel::{Channel, WaitChannel};
 use crate::errors;
 
 /// Numbers per call in the batch [`WaitChannel::take`] writes.
-const CALL_FIELDS: usize = 5;
+const CALL_FIELDS: usize = 6;
 
 /// One probe call waiting for JavaScript to take it.
 pub struct Call {
-    /// `[slot, key, sample, elapsedMs, budgetMs]`.
+    /// `[slot, key, sample, elapsedMs, budgetMs, outputCap]`.
     fields: [f64; CALL_FIELDS],
     /// The wait's token: cancelled once the wait has ended.
     cancel: CancelToken,
@@ -75,8 +75,10 @@ impl Batch<'_> {
 #[napi]
 impl WaitChannel {
     /// Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
-    /// budgetMs]` per call, one after another, as many as fit; returns
-    /// how many it wrote. Calls of waits that have ended are left out.
+    /// budgetMs, outputCap]` per call, one after another, as many as fit;
+    /// returns how many it wrote. Calls of waits that have ended are left
+    /// out. The cap lets `lib/answer.js` send only the start of an answer
+    /// longer than it (see `capped` there).
     #[napi]
     pub fn take(&self, mut into: Float64ArraySlice<'_>) -> u32 {
         // SAFETY: this runs on the JavaScript thread, which owns the array
@@ -186,6 +188,7 @@ impl AsyncProbe for JsProbe {
                 ctx.sample as f64,
                 ctx.elapsed.as_secs_f64() * 1e3,
                 ctx.budget.as_secs_f64() * 1e3,
+                ctx.output_cap as f64,
             ],
             cancel: ctx.cancel.clone(),
             reply,

@@ -72,8 +72,9 @@ impl<Args: 'static + JsValuesTupleIntoVec> Drop for Dispatch<Args> {
     }
 }
 
-/// The host's tool function: `(reply, name, args, budgetMs)`.
-pub type ToolArgs = FnArgs<(ToolReply, String, Value, f64)>;
+/// The host's tool function: `(reply, name, args, budgetMs, outputCap)`;
+/// with the cap, `lib/answer.js` sends only the start of a longer answer.
+pub type ToolArgs = FnArgs<(ToolReply, String, Value, f64, f64)>;
 
 /// Where one host tool call answers (internal; see `lib/channel.js`).
 #[napi]
@@ -107,7 +108,8 @@ impl ToolCaller for JsTools {
         let (to, answer) = bounded(1);
         let reply = ToolReply { to: Some(to) };
         let budget_ms = ctx.budget.as_secs_f64() * 1e3;
-        let call = FnArgs::from((reply, name.to_string(), args.clone(), budget_ms));
+        let cap = ctx.output_cap as f64;
+        let call = FnArgs::from((reply, name.to_string(), args.clone(), budget_ms, cap));
         match self.dispatch.call(call) {
             Status::Ok => receive(&answer, ctx).map(|obs| obs.text),
             status => Err(ProbeError::new(format!(

@@ -40,7 +40,9 @@ pub fn start_tool_call(
     key: f64,
     profile: String,
     args: String,
-    tools: Option<Function<'static, FnArgs<(ToolReply, String, Value, f64)>, Unknown<'static>>>,
+    tools: Option<
+        Function<'static, FnArgs<(ToolReply, String, Value, f64, f64)>, Unknown<'static>>,
+    >,
     notices: bool,
     max_wait_ceiling_ms: Option<f64>,
     grants: Option<String>,

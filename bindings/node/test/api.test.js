@@ -157,6 +157,36 @@ test('one AbortSignal shared by 30 waits: one listener, no leak warning, every w
   }
 })
 
+test('a signal that cannot be listened to is refused as invalid input before anything starts: wait, start, callTool', async () => {
+  const refused = (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'options.signal' && e.rule === 'wrong_type'
+  const spec = { until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 5000 }
+  const aura = { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 5 }
+  let calls = 0
+  const probe = () => (calls++, '')
+  // Passes `instanceof AbortSignal`; its `aborted` throws.
+  const fake = Object.create(AbortSignal.prototype)
+  // A real signal whose addEventListener throws.
+  const deaf = new AbortController()
+  deaf.signal.addEventListener = () => {
+    throw new Error('no listeners here')
+  }
+  for (const signal of [fake, deaf.signal]) {
+    await assert.rejects(wait(spec, probe, { signal }), refused)
+    await assert.rejects(callTool('aura/wait_for', aura, { tools: probe, signal }), refused)
+  }
+  assert.throws(() => start(spec, probe, { signal: fake }), refused)
+  await assert.rejects(start(spec, probe, { signal: deaf.signal }).result, refused)
+  // A wait of its own, sampled five times at the same pace: a wait left running would have been called meanwhile.
+  let samples = 0
+  assert.equal((await wait({ ...spec, until: { matches: 'x' } }, () => (++samples < 5 ? '' : 'x'))).outcome, 'matched')
+  assert.equal(calls, 0)
+  // Nothing was left on the signal: listened to again, it still cancels.
+  delete deaf.signal.addEventListener
+  const p = wait(spec, () => '', { signal: deaf.signal })
+  deaf.abort()
+  assert.equal((await p).outcome, 'cancelled')
+})
+
 test('a callback on a shared AbortSignal that throws keeps none of the others from running', () => {
   const { onAbort } = require('../lib/abort.js')
   // A signal whose listener the test calls itself: an error thrown from a

@@ -242,6 +242,30 @@ test('long answers in one batch grow the byte buffer; each wait still gets its o
   assert.equal((await start({ until: { matches: 'ok' }, interval_ms: 10, max_wait_ms: 60000 }, () => 'ok').result).outcome, 'matched')
 })
 
+test("an answer longer than its wait's output cap reaches the engine cut one unit past it: the same over-the-cap error", async () => {
+  const huge = 'x'.repeat(1 << 20)
+  const run = (probe, cap = { output_cap_bytes: 8 }, options) =>
+    start({ until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 5000, ...cap }, probe, options).result
+  const cases = [
+    // Within the cap by its length: encoded whole and measured.
+    ['10 bytes in 5 units', () => 'é'.repeat(5), 10],
+    // Longer: only its first 9 units are encoded, whatever its size.
+    ['a string', () => huge, 9],
+    ['a Promise', async () => huge, 9],
+    ['an observation', () => ({ text: huge, exitCode: 1 }), 9],
+    ['a Buffer', () => Buffer.from(huge), 9],
+    ['a cut surrogate pair', () => '😀'.repeat(1000), 4 * 4 + 3],
+  ]
+  for (const [what, probe, read] of cases) {
+    const r = await run(probe)
+    assert.equal(r.outcome, 'error', what)
+    assert.equal(r.error, `output of sample 1 exceeds the cap of 8 bytes (${read} bytes read)`, what)
+  }
+  // The policy's cap, when the spec sets none; an answer as long as the cap is whole.
+  assert.match((await run(() => huge, {}, { policy: { outputCapBytes: 8 } })).error, /cap of 8 bytes \(9 bytes read\)/)
+  assert.equal((await run(() => 'ready!!!')).outcome, 'matched')
+})
+
 test('a late answer of an ended wait never reaches the wait that took over its slot', async () => {
   let answerLate
   const first = start({ until: { matches: 'yes' }, interval_ms: 10, max_wait_ms: 300 }, () => new Promise((resolve) => (answerLate = resolve)))

@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { monitorEventLoopDelay } = require('node:perf_hooks')
-const { start } = require('..')
+const { start, callTool, WaitforError } = require('..')
 const { tempDir, eventually, root } = require('./helpers.js')
 
 const N = 1000
@@ -40,6 +40,26 @@ test('1,000 pending waits: timers keep firing and fs.readFile completes while th
   }
   const results = await Promise.all(handles.map((h) => h.result))
   assert.ok(results.every((r) => r.outcome === 'cancelled'))
+})
+
+test('64 MiB answers from probes and a lent tool end over the output cap without holding the event loop', async () => {
+  const big = 'x'.repeat(64 << 20)
+  big.charCodeAt(0) // flattened now, not while the loop is watched
+  const spec = { until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 10000 }
+  const aura = { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 5 }
+  const lag = monitorEventLoopDelay({ resolution: 5 })
+  lag.enable()
+  const [sync, late, tool] = await Promise.all([
+    start(spec, () => big).result,
+    start(spec, async () => big).result,
+    callTool('aura/wait_for', aura, { tools: () => big }).catch((e) => e),
+  ])
+  lag.disable()
+  for (const r of [sync, late]) assert.deepEqual([r.outcome, r.error], ['error', 'output of sample 1 exceeds the cap of 262144 bytes (262145 bytes read)'])
+  assert.ok(tool instanceof WaitforError && tool.code === 'runtime', String(tool))
+  assert.match(tool.message, /returned 262145 bytes on sample 1, over the 262144-byte cap/)
+  // Encoding them would take ~150 ms each.
+  assert.ok(lag.max / 1e6 < 50, `event loop delay max ${lag.max / 1e6} ms`)
 })
 
 function runScript(dir, source) {
