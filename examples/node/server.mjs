@@ -116,3 +116,7 @@ for (const [name, tool] of Object.entries(waits)) {
 }
 
 await server.connect(new StdioServerTransport())
+// The client went away (closed our stdin): closing aborts every call in
+// flight, so their waits end now and the process exits, rather than
+// probing, granted commands and all, until their deadlines.
+process.stdin.on('end', () => server.close())

@@ -3,7 +3,7 @@
 // against its tool's outputSchema with ajv.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
@@ -265,4 +265,25 @@ test('wait_for_event on a FIFO or a device is a tool error within seconds, and t
     assert.ok(Date.now() - began < 10_000, `${JSON.stringify(args)} took ${Date.now() - began} ms`)
   }
   await client.ping({ timeout: 5_000 })
+})
+
+test('a client that closes stdin mid-call leaves no server behind: its waits are cancelled and it exits', async () => {
+  const log = path.join(dir, 'quiet.jsonl')
+  fs.writeFileSync(log, '')
+  const server = spawn(process.execPath, [path.join(here, '..', 'server.mjs'), '--root', dir], { env: getDefaultEnvironment(), stdio: ['pipe', 'pipe', 'ignore'] })
+  const exited = new Promise((resolve) => server.on('exit', resolve))
+  let out = ''
+  server.stdout.on('data', (chunk) => (out += chunk))
+  const send = (message) => server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`)
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } })
+  send({ method: 'notifications/initialized' })
+  send({ id: 2, method: 'tools/call', params: { name: 'wait_for_event', arguments: { path: log, type: 'never', timeout: '60s' } } })
+  // Answered in order: once ping is, the call is running.
+  send({ id: 3, method: 'ping' })
+  await eventually(() => out.includes('"id":3'), { timeoutMs: 20_000 })
+  const closed = Date.now()
+  server.stdin.end()
+  await exited
+  // Not the 60 s the call asked for (generous for a loaded machine).
+  assert.ok(Date.now() - closed < 10_000, `exited ${Date.now() - closed} ms after stdin closed`)
 })
