@@ -206,7 +206,18 @@ fn command_outside_grants(t: &mut Tally) {
         t,
         "/bin/echo when only echo is granted",
         command(&["/bin/echo", "uid"]),
-        Policy::default().grants(echo_only),
+        Policy::default().grants(echo_only.clone()),
+    );
+    let in_tmp = spec_json(json!({
+        "probe": {"command": {"argv": ["echo", "uid"], "cwd": "/tmp"}},
+        "until": {"matches": "uid"},
+        "max_wait_ms": 1000,
+    }));
+    expect_refused(
+        t,
+        "echo granted, cwd outside the file roots",
+        in_tmp,
+        Policy::default().grants(echo_only.file_root(granted_dir())),
     );
     let args = json!({
         "probe": {"tool": "run_command", "args": {"argv": ["sh", "-c", "id"]}},
