@@ -35,8 +35,9 @@ pub enum ResumeToken {
 }
 
 /// A sealed position in a file: its offset, encrypted with a pad drawn
-/// from the process key and a random nonce, a keyed hash of the file's
-/// device and inode, and a tag over both. Only this process can read it.
+/// from the process key and a random nonce, a keyed hash of the nonce and
+/// the file's device and inode (two tokens of one file do not show it),
+/// and a tag over both. Only this process can read it.
 ///
 /// ```
 /// use base64::Engine as _;
@@ -64,7 +65,8 @@ impl FilePosition {
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).expect("the operating system's random source works");
         let at = offset ^ first_u64(&key.mac(PAD, &[&nonce]));
-        let file = first_u64(&key.mac(FILE, &[&identity(dev, ino)]));
+        // With the nonce: two tokens of one file do not show it.
+        let file = first_u64(&key.mac(FILE, &[&nonce, &identity(dev, ino)]));
         let tag = key.mac(TAG, &[&nonce, &at.to_be_bytes(), &file.to_be_bytes()]);
         FilePosition {
             nonce: hex(&nonce),
@@ -91,9 +93,10 @@ impl FilePosition {
     /// file with identity (`dev`, `ino`).
     pub(crate) fn offset_in(&self, dev: u64, ino: u64) -> Option<u64> {
         let offset = self.offset()?;
+        let nonce = unhex(&self.nonce)?;
         let file = unhex(&self.file)?;
         CursorKey::process()
-            .verify(FILE, &[&identity(dev, ino)], &file)
+            .verify(FILE, &[&nonce, &identity(dev, ino)], &file)
             .then_some(offset)
     }
 }

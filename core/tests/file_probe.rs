@@ -239,8 +239,18 @@ fn a_resume_token_shows_neither_the_offset_nor_the_file() {
     ] {
         assert!(!json.contains(&fact), "{json} shows {fact}");
     }
-    // Two tokens for the same place differ (a fresh nonce each).
-    assert_ne!(probe.resume_point().unwrap().encode(), token);
+    // Two tokens for the same place differ (a fresh nonce each), in their
+    // file field too: tokens do not show that they are of one file.
+    let again = probe.resume_point().unwrap().encode();
+    assert_ne!(again, token);
+    let file_field = |token: &str| {
+        let body = token.strip_prefix("wf1.").unwrap();
+        let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(body)
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap()["file"].clone()
+    };
+    assert_ne!(file_field(&again), file_field(&token));
 }
 
 #[test]

@@ -446,6 +446,18 @@ fn a_cursor_reveals_no_identity_and_tests_no_guess() {
         .unwrap();
     assert_ne!(other, end);
     assert_eq!((c.offset, c.line), (meta.len(), 1));
+    // Cursors at two places, in one file or in two (a hard link is one):
+    // their file fields do not tell which.
+    append(&path, "{}\n");
+    fs::hard_link(&path, dir.file("link.jsonl")).unwrap();
+    let later = JsonlSource::new(dir.file("link.jsonl"))
+        .end_cursor()
+        .unwrap();
+    assert_ne!(
+        later.split('.').nth(3),
+        end.split('.').nth(3),
+        "{later} {end}"
+    );
     // A guess written as a cursor (any tag) is refused the same way as a
     // wrong one, whatever the bytes.
     for tag in [0u128, c.tag ^ 1] {

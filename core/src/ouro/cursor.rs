@@ -18,8 +18,9 @@ const TAG_DOMAIN: &str = "waitfor jsonl cursor tag";
 /// - `offset`: bytes consumed (decimal); the next read starts there.
 /// - `line`: lines consumed (decimal), so reported line numbers stay absolute.
 /// - `file`: a keyed hash of the file's identity (device and inode; none
-///   at offset 0, where any file fits), 16 hex digits. It changes when
-///   another file is moved into place.
+///   at offset 0, where any file fits) and the offset and line, 16 hex
+///   digits. It changes when another file is moved into place; two
+///   cursors at different places do not show whether they are in one file.
 /// - `tag`: a keyed hash of all of the above and the (up to) 64 bytes just
 ///   before `offset`, 32 hex digits. It changes when the file is
 ///   truncated or rewritten in place, and when the cursor is altered.
@@ -74,7 +75,7 @@ impl JsonlCursor {
         before: &[u8],
     ) -> JsonlCursor {
         let identity = identity_at(offset, identity);
-        let file = key.mac(FILE_DOMAIN, &[&identity]);
+        let file = key.mac(FILE_DOMAIN, &[&file_part(offset, line, &identity)]);
         let window = &before[before.len().saturating_sub(WINDOW)..];
         let tag = with_tag_parts(offset, line, &identity, window, |parts| {
             key.mac(TAG_DOMAIN, parts)
@@ -90,7 +91,8 @@ impl JsonlCursor {
     /// Whether the cursor was made for the file with `identity`.
     pub(crate) fn fits_file(&self, key: &CursorKey, identity: (u64, u64)) -> bool {
         let identity = identity_at(self.offset, identity);
-        key.verify(FILE_DOMAIN, &[&identity], &self.file.to_be_bytes())
+        let part = file_part(self.offset, self.line, &identity);
+        key.verify(FILE_DOMAIN, &[&part], &self.file.to_be_bytes())
     }
 
     /// Whether the cursor was made for the file with `identity` whose bytes
@@ -160,6 +162,15 @@ fn identity_at(offset: u64, identity: (u64, u64)) -> [u8; 16] {
     bytes[..8].copy_from_slice(&dev.to_le_bytes());
     bytes[8..].copy_from_slice(&ino.to_le_bytes());
     bytes
+}
+
+/// What the file hash covers: the identity, and where the cursor is.
+fn file_part(offset: u64, line: u64, identity: &[u8; 16]) -> [u8; 32] {
+    let mut part = [0u8; 32];
+    part[..8].copy_from_slice(&offset.to_le_bytes());
+    part[8..16].copy_from_slice(&line.to_le_bytes());
+    part[16..].copy_from_slice(identity);
+    part
 }
 
 /// Calls `f` with the parts the tag covers.
