@@ -22,7 +22,9 @@
 // Each tool's annotations say what it can do with these options.
 // Every tool call runs as a wait on the library's engine: the main thread
 // only reads requests, so a long wait never blocks another request, and a
-// cancelled request gets no response (as MCP asks).
+// cancelled request gets no response (as MCP asks). A malformed request
+// (wrong types, nesting deeper than 64, an id still in flight) gets a
+// JSON-RPC error, a malformed notification is dropped: no line stops the server.
 //
 // Usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]...
 //        [--allow-command PROG]... [--allow-send-keys]
@@ -42,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -54,6 +57,25 @@ using json = nlohmann::ordered_json;
 namespace {
 
 const char *const kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+// Lines nested deeper are refused as they are parsed: nlohmann copies and
+// dumps values recursively, so a deep one would overflow the stack.
+constexpr int kMaxDepth = 64;
+
+/// A JSON-RPC error answer to the request being handled.
+struct RpcError : std::runtime_error {
+    int code;
+    RpcError(int code, const std::string &message) : std::runtime_error(message), code(code) {}
+};
+
+/// The string member `key` of `params`, "" when absent or null; any other
+/// type is invalid params (nlohmann would throw a type_error instead).
+std::string text(const json &params, const char *key) {
+    auto member = params.find(key);
+    if (member == params.end() || member->is_null()) return "";
+    if (!member->is_string()) throw RpcError(-32602, std::string("`") + key + "` must be a string");
+    return *member;
+}
 
 /// Writes one JSON-RPC message a line; callable from any thread.
 class Output {
@@ -187,29 +209,35 @@ public:
         if (options_.send_keys) definitions_.push_back(SendKeys::definition());
     }
 
-    /// Handles one incoming message.
-    void handle(const json &message) {
-        const std::string method = message.value("method", "");
+    /// Handles one line from the client: a request always gets an answer
+    /// (an error when malformed), a notification never does.
+    void handle(const std::string &line) {
+        bool too_deep = false;
+        const json message = json::parse(
+            line,
+            [&too_deep](int depth, json::parse_event_t, json &) {
+                too_deep = too_deep || depth > kMaxDepth;
+                return depth <= kMaxDepth;  // drop what is deeper: the value stays shallow
+            },
+            false);
+        if (message.is_discarded()) return fail(nullptr, -32700, "parse error");
+        if (!message.is_object()) return fail(nullptr, -32600, "invalid request: not a JSON object");
         const bool is_request = message.contains("id");
-        if (method == "notifications/cancelled") {
-            cancel(message["params"].value("requestId", json()));
-        } else if (!is_request) {
-            // notifications/initialized and others: nothing to do.
-        } else if (method == "initialize") {
-            reply(message["id"], initialize(message.value("params", json::object())));
-        } else if (method == "ping") {
-            reply(message["id"], json::object());
-        } else if (method == "tools/list") {
-            reply(message["id"], {{"tools", definitions_}});
-        } else if (method == "tools/call") {
-            call_tool(message["id"], message.value("params", json::object()));
-        } else if (method == "logging/setLevel") {
-            int level = severity(message.value("params", json::object()).value("level", ""));
-            if (level < 0) return fail(message["id"], -32602, "unknown logging level");
-            log_level_ = level;
-            reply(message["id"], json::object());
-        } else {
-            fail(message["id"], -32601, "method not found: " + method);
+        json id = message.value("id", json());
+        // JSON-RPC ids are strings or numbers: an error about another goes back with id null.
+        const bool usable = id.is_string() || id.is_number() || id.is_null();
+        if (!usable) id = nullptr;
+        try {
+            if (!usable) throw RpcError(-32600, "invalid request: the id must be a string or a number");
+            if (too_deep)
+                throw RpcError(-32600, "invalid request: nested deeper than " + std::to_string(kMaxDepth) + " levels");
+            dispatch(message, id, is_request);
+        } catch (const RpcError &e) {
+            if (is_request) fail(id, e.code, e.what());
+        } catch (const std::exception &e) {
+            // A bug costs one answer, not the server.
+            std::cerr << "waitfor_mcp_server: internal error: " << e.what() << std::endl;
+            if (is_request) fail(id, -32603, "internal error");
         }
     }
 
@@ -236,8 +264,48 @@ private:
         waitfor::Wait wait;
     };
 
+    void dispatch(const json &message, const json &id, bool is_request) {
+        auto method = message.find("method");
+        if (method == message.end() || !method->is_string())
+            throw RpcError(-32600, "invalid request: `method` must be a string");
+        const json params = message.value("params", json::object());
+        if (!params.is_object()) throw RpcError(-32602, "invalid params: not a JSON object");
+        const std::string name = *method;
+        if (name == "notifications/cancelled") {
+            const json request = params.value("requestId", json());
+            if (request.is_string() || request.is_number()) cancel(request);
+        } else if (!is_request) {
+            // notifications/initialized and others: nothing to do.
+        } else if (in_flight(id)) {
+            // The id names a call still running: a second use must leave it alone.
+            fail(id, -32600, "request id already in use");
+        } else if (name == "initialize") {
+            reply(id, initialize(params));
+        } else if (name == "ping") {
+            reply(id, json::object());
+        } else if (name == "tools/list") {
+            reply(id, {{"tools", definitions_}});
+        } else if (name == "tools/call") {
+            call_tool(id, params);
+        } else if (name == "logging/setLevel") {
+            int level = severity(text(params, "level"));
+            if (level < 0) return fail(id, -32602, "unknown logging level");
+            log_level_ = level;
+            reply(id, json::object());
+        } else {
+            fail(id, -32601, "method not found: " + name);
+        }
+    }
+
+    /// Whether a call with this id still runs. Only the main thread adds
+    /// calls, so the answer holds until it starts the next one.
+    bool in_flight(const json &id) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return running_.count(id.dump()) != 0;
+    }
+
     json initialize(const json &params) {
-        std::string wanted = params.value("protocolVersion", "");
+        const std::string wanted = text(params, "protocolVersion");
         std::string version = kProtocolVersions[0];
         for (const char *v : kProtocolVersions)
             if (wanted == v) version = v;
@@ -247,7 +315,7 @@ private:
     }
 
     void call_tool(const json &id, const json &params) {
-        const std::string name = params.value("name", "");
+        const std::string name = text(params, "name");
         if (name == "send_keys" && options_.send_keys) {
             reply(id, SendKeys::call(params.value("arguments", json::object())));
             return;
@@ -258,18 +326,28 @@ private:
             return;
         }
         json args = params.value("arguments", json::object());
-        json token = params.contains("_meta") ? params["_meta"].value("progressToken", json()) : json();
+        const json meta = params.value("_meta", json::object());
+        if (!meta.is_object()) throw RpcError(-32602, "`_meta` must be an object");
+        json token = meta.value("progressToken", json());
+        if (!token.is_null() && !token.is_string() && !token.is_number())
+            throw RpcError(-32602, "`progressToken` must be a string or a number");
         auto call = std::make_shared<Call>();
         waitfor::Hooks hooks;
         hooks.on_notice = [this, token](const std::string &notice_json) { notify(token, json::parse(notice_json)); };
         const std::string key = id.dump();
         hooks.on_done = [this, id, key, call](int32_t status, const std::string &answer) {
+            bool answered;
             {
-                std::lock_guard<std::mutex> lock(call->mutex);
+                // The id is free again before the client sees the answer (it
+                // may reuse it at once).
+                std::lock_guard<std::mutex> lock(mutex_);
+                std::lock_guard<std::mutex> call_lock(call->mutex);
                 call->finished = true;
-                if (!call->cancelled) reply(id, tool_result(status, answer));
+                answered = !call->cancelled;
+                running_.erase(key);
             }
-            finish(key);
+            if (answered) reply(id, tool_result(status, answer));
+            finish();
         };
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -285,7 +363,7 @@ private:
             // The arguments broke the tool's input schema: a tool error the
             // agent can read and correct.
             reply(id, tool_result(e.status(), e.detail_json()));
-            finish(key);
+            finish();
         }
     }
 
@@ -337,10 +415,9 @@ private:
         running->second.wait.cancel();
     }
 
-    /// A call is over: drop its handle, and count it out.
-    void finish(const std::string &key) {
+    /// A call's callbacks are over: count it out.
+    void finish() {
         std::lock_guard<std::mutex> lock(mutex_);
-        running_.erase(key);
         active_--;
         idle_.notify_all();
     }
@@ -413,15 +490,8 @@ int main(int argc, char **argv) {
     Output out;
     Server server(out, std::move(options));
     std::string line;
-    while (std::getline(std::cin, line)) {
-        if (line.empty()) continue;
-        json message = json::parse(line, nullptr, false);
-        if (message.is_discarded() || !message.is_object()) {
-            out.send({{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", {{"code", -32700}, {"message", "parse error"}}}});
-            continue;
-        }
-        server.handle(message);
-    }
+    while (std::getline(std::cin, line))
+        if (!line.empty()) server.handle(line);
     server.shutdown();
     return 0;
 }

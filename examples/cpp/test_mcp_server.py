@@ -1,16 +1,21 @@
 """Drives the C++ MCP server example with the official Python MCP SDK over
 stdio: initialize, tools/list, tools/call (with progress notifications and
 a tool error), notifications/cancelled, and send_keys + wait_for_text on a
-real tmux server (a private one: TMUX_TMPDIR points at a scratch directory).
+real tmux server (a private one: TMUX_TMPDIR points at a scratch directory);
+and with raw JSON-RPC lines, what the SDK never sends: malformed messages,
+deep nesting, a request id reused while its call runs.
 
 Run: WAITFOR_MCP_SERVER=path/to/waitfor_mcp_server pytest examples/cpp/test_mcp_server.py
 """
 
+import json
 import os
+import queue
 import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 
 import anyio
 import pytest
@@ -166,6 +171,131 @@ def test_unknown_tool_is_a_protocol_error():
             assert result.isError
 
     run(scenario)
+
+
+class RawServer:
+    """A fresh server spoken to in raw JSON-RPC lines, initialized; for what
+    the SDK never sends. Messages are read on a thread, so a server that
+    dies or hangs fails the test instead of blocking it. Leaving the `with`
+    block closes its stdin: it must then exit with status 0."""
+
+    def __init__(self, options=()):
+        self.proc = subprocess.Popen([SERVER, *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=get_default_environment())
+        self.messages = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.pings = 0
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "0"}}})
+        assert "result" in self.receive()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+        self.messages.put(None)
+
+    def send(self, message):
+        """Sends a message (a dict) or a line as it is (a str)."""
+        line = message if isinstance(message, str) else json.dumps(message)
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout=10):
+        message = self.messages.get(timeout=timeout)
+        assert message is not None, f"the server exited (status {self.proc.wait(5)})"
+        return message
+
+    def answer(self, request_id):
+        """The next answer to `request_id`, past any notifications."""
+        while "id" not in (message := self.receive()):
+            pass
+        assert message["id"] == request_id, message
+        return message
+
+    def answers_to(self, line):
+        """Sends `line` then a ping; gives what came back before the pong
+        (which must come: the server goes on)."""
+        self.pings += 1
+        ping = f"ping-{self.pings}"
+        self.send(line)
+        self.send({"jsonrpc": "2.0", "id": ping, "method": "ping"})
+        before = []
+        while (message := self.receive()).get("id") != ping:
+            before.append(message)
+        assert message["result"] == {}
+        return before
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, failure, *_):
+        self.proc.stdin.close()
+        try:
+            status = self.proc.wait(10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        assert failure or status == 0, f"exit status {status}"
+
+
+def error_codes(answers):
+    return [(a["id"], a["error"]["code"]) for a in answers]
+
+
+def test_malformed_lines_get_an_error_or_nothing_and_the_server_goes_on():
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    invalid_params = [(1, -32602)]
+    cases = [
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, [(1, -32600)]),
+        ({**call, "params": {"name": 7}}, invalid_params),
+        ({**call, "params": {"name": "wait_for", "arguments": {}, "_meta": "x"}}, invalid_params),
+        ({**call, "params": "x"}, invalid_params),
+        ({**call, "params": [1]}, invalid_params),
+        ({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": 3}}, invalid_params),
+        ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 5}}, invalid_params),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, [(None, -32600)]),
+        ('{"jsonrpc":"2.0","id":1,', [(None, -32700)]),
+        ("[]", [(None, -32600)]),
+        # Notifications get no answer, malformed or not.
+        ({"jsonrpc": "2.0", "method": "notifications/cancelled"}, []),
+        ({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5}, []),
+    ]
+    with RawServer() as server:
+        for line, expected in cases:
+            assert error_codes(server.answers_to(line)) == expected, line
+
+
+def test_lines_nested_too_deep_are_refused_before_they_overflow_the_stack():
+    def tools_call(arguments):
+        return ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_for","arguments":'
+                + arguments + "}}")
+
+    with RawServer() as server:
+        [refusal] = server.answers_to(tools_call('{"a":' * 20000 + "1" + "}" * 20000))
+        assert (refusal["id"], refusal["error"]["code"]) == (1, -32600)
+        assert "nested deeper than 64" in refusal["error"]["message"]
+        deep_ping = '{"jsonrpc":"2.0","id":2,"method":"ping","params":' + "[" * 100000 + "]" * 100000 + "}"
+        assert error_codes(server.answers_to(deep_ping)) == [(2, -32600)]
+        # Nesting an agent may write is read as usual: the tool names its mistake.
+        [shallow] = server.answers_to(tools_call('{"a":' * 50 + "1" + "}" * 50))
+        assert shallow["result"]["isError"] and "unknown field `a`" in shallow["result"]["content"][0]["text"]
+
+
+def test_a_request_id_in_flight_is_refused_and_its_call_goes_on():
+    def call(args):
+        return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wait_for", "arguments": args}}
+
+    with RawServer(GRANTED) as server:
+        server.send(call(command_args(["true"], {"matches": "never"}, max_wait_sec=2)))
+        server.send(call(command_args(["echo", "ok"], {"matches": "ok"})))
+        assert server.answer(7) == {"jsonrpc": "2.0", "id": 7,
+                                    "error": {"code": -32600, "message": "request id already in use"}}
+        first = server.answer(7)
+        assert first["result"]["structuredContent"]["reason"] == "timeout", first
+        # Once answered, the id may be used again.
+        server.send(call(command_args(["echo", "ok"], {"matches": "ok"})))
+        assert server.answer(7)["result"]["structuredContent"]["reason"] == "matched"
 
 
 @pytest.fixture
