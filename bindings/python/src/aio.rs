@@ -241,7 +241,7 @@ impl Call {
             .args(py, &ctx)
             .and_then(|args| probe.calls.invoke(py, probe.func.bind(py), args));
         let answer = match called {
-            Ok(Called::Value(value)) => observation(&value),
+            Ok(Called::Value(value)) => observation(&value, ctx.output_cap),
             Ok(Called::Awaitable(awaitable, context)) => match start_task(&context, awaitable) {
                 Ok(task) => {
                     let done = Done {
@@ -250,6 +250,7 @@ impl Call {
                         probe: probe.clone(),
                         flight: flight.clone(),
                         cancel: ctx.cancel,
+                        output_cap: ctx.output_cap,
                     };
                     // Should this fail, `done` is dropped with the reply,
                     // which answers with a probe error.
@@ -274,6 +275,8 @@ struct Done {
     flight: Arc<Flight>,
     /// The wait's token: cancelled when it ends.
     cancel: CancelToken,
+    /// The wait's output cap, for reading the answer.
+    output_cap: usize,
 }
 
 #[pymethods]
@@ -289,7 +292,7 @@ impl Done {
             return;
         }
         let answer = match task.call_method0(intern!(py, "result")) {
-            Ok(value) => observation(&value),
+            Ok(value) => observation(&value, self.output_cap),
             Err(err) => Err(self.probe.calls.failed(py, err)),
         };
         match task.call_method0(intern!(py, "get_loop")) {

@@ -54,7 +54,7 @@ impl From<NotJson> for PyErr {
 
 /// A host's Python object as JSON, or where it holds something JSON cannot.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    let mut unbounded = usize::MAX;
+    let mut unbounded = Budget::input(usize::MAX);
     to_json_at(obj, "$", 0, &mut unbounded)
 }
 
@@ -62,16 +62,96 @@ pub fn to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
 /// JSON, refused with rule `too_large` once it passes core's
 /// `MAX_INPUT_BYTES` (each value counts its text, or 8 bytes).
 pub fn input_to_json(obj: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    let mut budget = waitfor::input::MAX_INPUT_BYTES;
+    let mut budget = Budget::input(waitfor::input::MAX_INPUT_BYTES);
     to_json_at(obj, "$", 0, &mut budget)
 }
 
-/// `budget`: bytes of JSON still allowed; every value takes its share.
+/// A probe's (or a host tool's) answer as JSON, given up with rule
+/// `too_large` as soon as its compact JSON text is sure to pass `cap`
+/// bytes: each value counts the least its text can take, so an answer
+/// within the cap is never given up, and a huge one costs the interpreter
+/// lock no more than the cap's worth.
+pub fn output_to_json(obj: &Bound<'_, PyAny>, cap: usize) -> Result<Value, NotJson> {
+    let mut budget = Budget {
+        left: cap,
+        measure: Measure::Output,
+    };
+    to_json_at(obj, "$", 0, &mut budget)
+}
+
+/// How a value's size is counted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// Caller input: each value counts its text, or 8 bytes.
+    Input,
+    /// Output: each value counts the least its compact JSON text takes
+    /// (`null`, `[`, the quotes of a str, a separator), never more.
+    Output,
+}
+
+/// Bytes of JSON still allowed; every value takes its share.
+struct Budget {
+    left: usize,
+    measure: Measure,
+}
+
+impl Budget {
+    fn input(left: usize) -> Self {
+        Self {
+            left,
+            measure: Measure::Input,
+        }
+    }
+
+    /// Takes `bytes` from the budget, or refuses the value as too large.
+    fn spend(&mut self, bytes: usize) -> Result<(), NotJson> {
+        self.left = self.left.checked_sub(bytes).ok_or_else(|| NotJson {
+            // The whole value, not one place in it: no path in the message.
+            path: String::new(),
+            rule: waitfor::Rule::TooLarge,
+            message: match self.measure {
+                Measure::Input => waitfor::input::too_large().message,
+                Measure::Output => "larger than the output cap".to_string(),
+            },
+        })?;
+        Ok(())
+    }
+
+    /// Takes a value's share: 8 bytes of input, or `json` bytes (the
+    /// least its compact JSON text takes) of output.
+    fn value(&mut self, json: usize) -> Result<(), NotJson> {
+        self.spend(match self.measure {
+            Measure::Input => 8,
+            Measure::Output => json,
+        })
+    }
+
+    /// Takes the share of an item of a list or dict beside its value: its
+    /// separator in output, nothing in input (the value counts).
+    fn item(&mut self) -> Result<(), NotJson> {
+        self.spend(match self.measure {
+            Measure::Input => 0,
+            Measure::Output => 1,
+        })
+    }
+
+    /// `s` as UTF-8, its bytes taken from the budget. A str longer than
+    /// what is left is refused by its length before it is encoded: each
+    /// code point takes at least one byte.
+    fn text(&mut self, s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
+        let chars = s.len().unwrap_or(0);
+        self.spend(chars)?;
+        let s = text(s, path)?;
+        self.spend(s.len().saturating_sub(chars))?;
+        Ok(s)
+    }
+}
+
 fn to_json_at(
     obj: &Bound<'_, PyAny>,
     path: &str,
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<Value, NotJson> {
     if depth > MAX_DEPTH {
         return Err(NotJson::new(
@@ -79,49 +159,72 @@ fn to_json_at(
             format!("nested deeper than {MAX_DEPTH} levels"),
         ));
     }
-    spend(budget, 8)?;
     if obj.is_none() {
+        budget.value(4)?;
         return Ok(Value::Null);
     }
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
+        let b = b.is_true();
+        budget.value(if b { 4 } else { 5 })?;
+        return Ok(Value::Bool(b));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        let s = text(s, path)?;
-        spend(budget, s.len())?;
-        return Ok(Value::String(s));
+        // Its quotes; escapes only add.
+        budget.value(2)?;
+        return Ok(Value::String(budget.text(s, path)?));
     }
     if obj.cast::<PyInt>().is_ok() {
-        if let Ok(i) = obj.extract::<i64>() {
-            return Ok(Value::from(i));
+        budget.value(1)?;
+        let value = if let Ok(i) = obj.extract::<i64>() {
+            Value::from(i)
+        } else if let Ok(u) = obj.extract::<u64>() {
+            Value::from(u)
+        } else {
+            return Err(NotJson::new(path, "integer does not fit in 64 bits"));
+        };
+        if budget.measure == Measure::Output {
+            // Its other digits, and its sign.
+            let (digits, sign) = match (value.as_i64(), value.as_u64()) {
+                (Some(i), _) => (i.unsigned_abs().checked_ilog10(), usize::from(i < 0)),
+                (None, Some(u)) => (u.checked_ilog10(), 0),
+                _ => (None, 0),
+            };
+            budget.spend(digits.unwrap_or(0) as usize + sign)?;
         }
-        if let Ok(u) = obj.extract::<u64>() {
-            return Ok(Value::from(u));
-        }
-        return Err(NotJson::new(path, "integer does not fit in 64 bits"));
+        return Ok(value);
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
+        // The shortest finite float text is three bytes (`0.0`, `1e9`).
+        budget.value(3)?;
         return Number::from_f64(f.value())
             .map(Value::Number)
             .ok_or_else(|| NotJson::new(path, "NaN and infinity are not JSON"));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
+        // `{` and `}` count one byte, each entry one more (its separator).
+        budget.value(1)?;
         let mut map = Map::new();
         for (k, v) in d.iter() {
             let key = k
                 .cast::<PyString>()
                 .map_err(|_| NotJson::new(path, "dict keys must be str for JSON"))?;
-            let key = text(key, path)?;
-            spend(budget, key.len())?;
+            budget.item()?;
+            if budget.measure == Measure::Output {
+                // Its quotes and colon.
+                budget.spend(3)?;
+            }
+            let key = budget.text(key, path)?;
             let at = format!("{path}.{key}");
             map.insert(key, to_json_at(&v, &at, depth + 1, budget)?);
         }
         return Ok(Value::Object(map));
     }
     if let Ok(l) = obj.cast::<PyList>() {
+        budget.value(1)?;
         return items(l.iter(), path, depth, budget);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
+        budget.value(1)?;
         return items(t.iter(), path, depth, budget);
     }
     let kind = obj
@@ -140,25 +243,17 @@ fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
         .map_err(|_| NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)"))
 }
 
-/// Takes `bytes` from the budget, or refuses the input as too large.
-fn spend(budget: &mut usize, bytes: usize) -> Result<(), NotJson> {
-    *budget = budget.checked_sub(bytes).ok_or_else(|| NotJson {
-        // The whole input, not one place in it: no path in the message.
-        path: String::new(),
-        rule: waitfor::Rule::TooLarge,
-        message: waitfor::input::too_large().message,
-    })?;
-    Ok(())
-}
-
 fn items<'py>(
     iter: impl Iterator<Item = Bound<'py, PyAny>>,
     path: &str,
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<Value, NotJson> {
     iter.enumerate()
-        .map(|(i, v)| to_json_at(&v, &format!("{path}[{i}]"), depth + 1, budget))
+        .map(|(i, v)| {
+            budget.item()?;
+            to_json_at(&v, &format!("{path}[{i}]"), depth + 1, budget)
+        })
         .collect::<Result<Vec<_>, _>>()
         .map(Value::Array)
 }

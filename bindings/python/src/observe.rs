@@ -2,7 +2,7 @@
 
 use crate::convert;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString};
 use waitfor::{CancelToken, ProbeError};
 
 /// One observation of a probe: ``text``, optional structured ``json``
@@ -19,6 +19,8 @@ use waitfor::{CancelToken, ProbeError};
 #[pyclass(frozen, module = "waitfor", name = "Observation")]
 pub struct PyObservation {
     pub inner: waitfor::Observation,
+    /// The size of its `json` as compact text (0 without).
+    json_bytes: usize,
 }
 
 #[pymethods]
@@ -40,12 +42,17 @@ impl PyObservation {
             }
             _ => waitfor::Observation::default(),
         };
+        let json_bytes = if inner.json.is_some() {
+            inner.text.len()
+        } else {
+            0
+        };
         if let Some(text) = text {
             inner.text = text;
         }
         inner.exit_code = exit_code;
         inner.gone = gone;
-        Ok(Self { inner })
+        Ok(Self { inner, json_bytes })
     }
 
     /// The text the conditions read.
@@ -152,27 +159,49 @@ impl PyProbeContext {
 
 /// A probe's answer as an observation, or a probe error naming what came
 /// back instead.
-pub fn observation(value: &Bound<'_, PyAny>) -> Result<waitfor::Observation, ProbeError> {
+///
+/// An answer larger than `cap` (the wait's output cap) is found out at a
+/// cost the cap bounds, not its size: a str longer than `cap` code points,
+/// bytes longer than `cap`, a dict or list whose JSON passes `cap` as it
+/// is converted. The observation then holds the first `cap + 1` bytes of
+/// its text (to the end of their last character; for JSON, `cap + 1`
+/// spaces standing for it), and the engine ends the wait over the cap
+/// with its usual error, as when a built-in probe stops reading one byte
+/// past it.
+pub fn observation(
+    value: &Bound<'_, PyAny>,
+    cap: usize,
+) -> Result<waitfor::Observation, ProbeError> {
     if let Ok(s) = value.cast::<PyString>() {
-        return s
-            .to_str()
-            .map(waitfor::Observation::text)
-            .map_err(|_| ProbeError::new("the probe returned a str that is not valid UTF-8"));
+        return text(s, cap).map(waitfor::Observation::text);
     }
     if let Ok(obs) = value.cast::<PyObservation>() {
-        return Ok(obs.get().inner.clone());
+        let PyObservation { inner, json_bytes } = obs.get();
+        // Its text or its json over the cap: not copied whole.
+        if inner.text.len() > cap || *json_bytes > cap {
+            let text = if inner.text.len() > cap {
+                inner.text[..past(&inner.text, cap)].to_owned()
+            } else {
+                over_cap(cap)
+            };
+            let mut over = waitfor::Observation::text(text);
+            over.exit_code = inner.exit_code;
+            over.gone = inner.gone;
+            return Ok(over);
+        }
+        return Ok(inner.clone());
     }
     if let Ok(b) = value.cast::<PyBytes>() {
-        return std::str::from_utf8(b.as_bytes())
-            .map(waitfor::Observation::text)
-            .map_err(|e| {
-                ProbeError::new(format!("the probe returned bytes that are not UTF-8: {e}"))
-            });
+        return utf8(b.as_bytes(), cap).map(waitfor::Observation::text);
     }
     if value.cast::<PyDict>().is_ok() || value.cast::<PyList>().is_ok() {
-        return convert::to_json(value)
-            .map(waitfor::Observation::json)
-            .map_err(|e| ProbeError::new(format!("the probe returned {e}")));
+        return match convert::output_to_json(value, cap) {
+            Ok(json) => Ok(waitfor::Observation::json(json)),
+            Err(e) if e.rule == waitfor::Rule::TooLarge => {
+                Ok(waitfor::Observation::text(over_cap(cap)))
+            }
+            Err(e) => Err(ProbeError::new(format!("the probe returned {e}"))),
+        };
     }
     let kind = value
         .get_type()
@@ -181,4 +210,64 @@ pub fn observation(value: &Bound<'_, PyAny>) -> Result<waitfor::Observation, Pro
     Err(ProbeError::new(format!(
         "the probe returned a {kind}; return str, bytes, dict, list or waitfor.Observation"
     )))
+}
+
+/// A str answer as UTF-8. One longer than `cap` code points is over the
+/// cap whatever its encoding (each takes at least a byte): only its first
+/// `cap + 1` are encoded.
+fn text(s: &Bound<'_, PyString>, cap: usize) -> Result<String, ProbeError> {
+    let not_utf8 = |_| ProbeError::new("the probe returned a str that is not valid UTF-8");
+    let chars = s.len().unwrap_or(0);
+    if chars <= cap {
+        return s.to_str().map(str::to_owned).map_err(not_utf8);
+    }
+    let end = isize::try_from(cap.saturating_add(1)).unwrap_or(isize::MAX);
+    let head = s
+        .get_item(PySlice::new(s.py(), 0, end, 1))
+        .and_then(|head| Ok(head.cast_into::<PyString>()?))
+        .map_err(|e| {
+            ProbeError::new(format!("the probe returned a str that cannot be read: {e}"))
+        })?;
+    let head = head.to_str().map_err(not_utf8)?;
+    Ok(head[..past(head, cap)].to_owned())
+}
+
+/// A bytes answer as UTF-8. One longer than `cap` is over the cap: only
+/// its first `cap + 1` bytes (up to the end of the character they end in)
+/// are read.
+fn utf8(bytes: &[u8], cap: usize) -> Result<String, ProbeError> {
+    let not_utf8 = |e| ProbeError::new(format!("the probe returned bytes that are not UTF-8: {e}"));
+    if bytes.len() <= cap {
+        return std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(not_utf8);
+    }
+    // A character takes at most 4 bytes.
+    let head = &bytes[..bytes.len().min(cap.saturating_add(4))];
+    match std::str::from_utf8(head) {
+        Ok(head) => Ok(head[..past(head, cap)].to_owned()),
+        // Past the cap before the first bad byte (or a character the
+        // window cut): over the cap, whatever follows.
+        Err(e) if e.valid_up_to() > cap => {
+            let head = std::str::from_utf8(&head[..e.valid_up_to()]).map_err(not_utf8)?;
+            Ok(head[..past(head, cap)].to_owned())
+        }
+        Err(e) => Err(not_utf8(e)),
+    }
+}
+
+/// A text just over the cap, standing for JSON found to be larger (the
+/// engine reads no more than its size before it ends the wait).
+fn over_cap(cap: usize) -> String {
+    " ".repeat(cap.saturating_add(1))
+}
+
+/// Where `text` is cut to be just over `cap` bytes: the end of the
+/// character its byte `cap + 1` is in (all of it, if shorter).
+fn past(text: &str, cap: usize) -> usize {
+    let mut end = cap.saturating_add(1).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    end
 }

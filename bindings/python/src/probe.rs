@@ -51,7 +51,7 @@ impl Probe for PyProbe {
         attached(|py| {
             let args = self.args(py, ctx)?;
             let value = self.calls.call(py, self.func.bind(py), args, &ctx.cancel)?;
-            observation(&value)
+            observation(&value, ctx.output_cap)
         })
         .unwrap_or_else(|| Err(shutting_down()))
     }
@@ -114,7 +114,7 @@ impl ToolCaller for PyTools {
                 .and_then(|args| PyTuple::new(py, [name.into_pyobject(py)?.into_any(), args]))
                 .map_err(|e| self.calls.failed(py, e))?;
             let value = self.calls.call(py, self.func.bind(py), args, &ctx.cancel)?;
-            observation(&value).map(|o| o.text)
+            observation(&value, ctx.output_cap).map(|o| o.text)
         })
         .unwrap_or_else(|| Err(shutting_down()))
     }

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -53,6 +55,45 @@ def _installed_wheel() -> None:
     import waitfor
 
     assert "site-packages" in waitfor.__file__, waitfor.__file__
+
+
+class Ticker:
+    """A thread ticking every millisecond inside ``with``: ``longest`` is
+    the longest time it could not run (another thread held the interpreter
+    lock)."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _tick(self) -> None:
+        last = time.monotonic()
+        while not self._stop.is_set():
+            time.sleep(0.001)
+            now = time.monotonic()
+            self.longest = max(self.longest, now - last)
+            last = now
+
+    def __enter__(self) -> Ticker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# The default output cap, and the engine's error for an observation over it.
+OUTPUT_CAP = 256 * 1024
+_OVER_THE_CAP = re.compile(r"exceeds the cap of (\d+) bytes \((\d+) bytes read\)")
+
+
+def bytes_read_over_the_cap(error: str | None, cap: int = OUTPUT_CAP) -> int:
+    """How many bytes the engine's over-the-cap ``error`` says were read."""
+    found = _OVER_THE_CAP.search(error or "")
+    assert found is not None and int(found[1]) == cap, error
+    return int(found[2])
 
 
 def child_env() -> dict[str, str]:

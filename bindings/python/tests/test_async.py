@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 import waitfor
-from conftest import PYTHON, child_env, eventually
+from conftest import OUTPUT_CAP, PYTHON, bytes_read_over_the_cap, child_env, eventually
 
 FAST = {"interval_ms": 10, "max_wait_ms": 20000}
 
@@ -165,6 +165,56 @@ def test_hundred_concurrent_waits_keep_the_loop_responsive() -> None:
     assert len(lags) > 10
     assert statistics.median(lags) < 0.010, statistics.median(lags)
     assert max(lags) < 0.050, max(lags)
+
+
+def test_answers_over_the_cap_do_not_stall_the_loop() -> None:
+    """A plain probe's answer (read on the loop), a coroutine probe's and
+    an async host tool's, each far over the cap and made before the wait:
+    only about the cap's worth is read, so the loop keeps ticking (a
+    generous bound: reading them whole stalled it for seconds)."""
+    huge_list = ["x" * 100] * 3_000_000  # 309 MB as JSON
+    huge_str = "é" * 200_000_000  # 400 MB as UTF-8
+    lags: list[float] = []
+
+    async def ticker(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            lags.append(time.perf_counter() - before - 0.001)
+
+    async def coroutine_probe() -> str:
+        return huge_str
+
+    async def tools(name: str, arguments: dict[str, Any]) -> list[str]:
+        return huge_list
+
+    async def main() -> tuple[list[waitfor.WaitResult], str]:
+        stop = asyncio.Event()
+        tick = asyncio.create_task(ticker(stop))
+        await asyncio.sleep(0.05)
+        results = [
+            await waitfor.wait_async({**FAST, "until": {"matches": "never"}}, lambda: huge_list),
+            await waitfor.wait_async({**FAST, "until": {"matches": "never"}}, coroutine_probe),
+        ]
+        try:
+            await waitfor.call_tool_async(
+                "aura/wait_for",
+                {"probe": {"tool": "status", "args": {}}, "until": {"matches": "never"}, "max_wait_sec": 30},
+                tools=tools,
+            )
+            refused = ""
+        except waitfor.ToolError as err:
+            refused = str(err)
+        stop.set()
+        await tick
+        return results, refused
+
+    results, refused = asyncio.run(main())
+    for r in results:
+        assert r.outcome == "error", r
+        assert OUTPUT_CAP < bytes_read_over_the_cap(r.error) <= OUTPUT_CAP + 4
+    assert f"returned {OUTPUT_CAP + 1} bytes on sample 1, over the {OUTPUT_CAP}-byte cap" in refused, refused
+    assert max(lags) < 0.3, max(lags)
 
 
 def test_call_tool_async_with_async_tools_and_cancel() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,6 +36,29 @@ def test_spec_errors_name_field_and_rule(bad_spec: Any, field: str, rule: str) -
     if rule == "too_large":
         # The same words whether the input came as text or as objects.
         assert "input is larger than 4194304 bytes (4 MiB)" in err.message and "$" not in err.message, err.message
+
+
+# The doors a caller's dict comes in by.
+DOORS: dict[str, Callable[[Any], object]] = {
+    "check_spec": waitfor.check_spec,
+    "wait": lambda spec: waitfor.wait(spec, lambda: ""),
+    "call_tool": lambda spec: waitfor.call_tool("aura/wait_for", {"probe": {"tool": "status", "args": {}}, **spec}),
+}
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_one_huge_str_in_input_is_refused_by_its_length_before_it_is_encoded(door: str) -> None:
+    """A str of more code points than 4 MiB is refused at once: each takes
+    at least a byte of UTF-8 (encoding this one whole took over a second,
+    holding the interpreter lock)."""
+    huge = "é" * 300_000_000  # 300 MB, 600 MB as UTF-8
+    started = time.monotonic()
+    with pytest.raises(waitfor.SpecError) as caught:
+        DOORS[door]({"until": {"matches": "x"}, "stop": [huge]})
+    took = time.monotonic() - started
+    assert caught.value.rule == "too_large", caught.value
+    assert "input is larger than 4194304 bytes (4 MiB)" in caught.value.message
+    assert took < 0.25, took
 
 
 def test_probe_and_builtin_probe_together_is_a_conflict() -> None:

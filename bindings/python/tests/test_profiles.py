@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 import waitfor
+from conftest import OUTPUT_CAP, Ticker
 
 KEYS = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
@@ -86,6 +87,28 @@ def test_generic_wait_for_probes_the_hosts_own_tool(tmp_path: Path) -> None:
     # (120 s by default), no message.
     assert reports and all(p.total == 120.0 and p.message is None for p in reports)
     assert [p.progress for p in reports] == sorted(p.progress for p in reports)
+
+
+@pytest.mark.parametrize("kind", ["str", "list"])
+def test_a_host_tools_answer_over_the_cap_is_read_no_further_than_the_cap(kind: str) -> None:
+    """A lent tool's answer is read as a probe's: one far over the cap
+    (made before the wait) is found out after about the cap's worth, with
+    AURA's over-the-cap error, and other threads run throughout (a generous
+    bound: reading it whole took seconds)."""
+    huge: Any = "é" * 200_000_000 if kind == "str" else ["x" * 100] * 3_000_000
+
+    def tools(name: str, arguments: dict[str, Any]) -> Any:
+        return huge
+
+    with Ticker() as ticker, pytest.raises(waitfor.ToolError) as caught:
+        waitfor.call_tool(
+            "aura/wait_for",
+            {"probe": {"tool": "status", "args": {}}, "until": {"matches": "never"}, "max_wait_sec": 30},
+            tools=tools,
+        )
+    over = int(str(caught.value).split("returned ")[1].split(" bytes")[0])
+    assert f"over the {OUTPUT_CAP}-byte cap" in str(caught.value) and OUTPUT_CAP < over <= OUTPUT_CAP + 4, caught.value
+    assert ticker.longest < 0.3, ticker.longest
 
 
 def test_an_unknown_host_tool_is_not_exposed_by_any_server() -> None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 import waitfor
-from conftest import eventually
+from conftest import OUTPUT_CAP, Ticker, bytes_read_over_the_cap, eventually
 
 FAST = {"interval_ms": 10, "max_wait_ms": 20000}
 
@@ -193,6 +194,63 @@ def test_policy_clamps() -> None:
 def test_output_cap_policy() -> None:
     r = waitfor.wait(spec(until={"matches": "never"}), lambda: "x" * 5000, policy=waitfor.Policy(output_cap=1000))
     assert r.outcome == "error"
+
+
+# Answers far over the default cap, made before the wait (so the probe
+# call itself is instant).
+HUGE_ANSWERS: dict[str, Callable[[], Any]] = {
+    "str": lambda: "é" * 200_000_000,  # 200 MB, 400 MB as UTF-8
+    "bytes": lambda: b"a" * 100_000_000,
+    "list": lambda: ["x" * 100] * 3_000_000,  # 24 MB, 309 MB as JSON
+    "dict": lambda: {str(i): i for i in range(1_000_000)},
+    "Observation": lambda: waitfor.Observation("a" * 50_000_000, exit_code=1),
+}
+
+
+@pytest.mark.parametrize("kind", HUGE_ANSWERS)
+def test_an_answer_over_the_cap_is_found_out_at_the_caps_cost(kind: str) -> None:
+    """Only about the cap's worth of an answer is read (one character past
+    it), so the interpreter lock is never held for its whole size: the
+    wait ends with the engine's over-the-cap error, and other threads run
+    throughout (a generous bound: reading it whole took seconds)."""
+    answer = HUGE_ANSWERS[kind]()
+    with Ticker() as ticker:
+        r = waitfor.wait(spec(until={"matches": "never"}), lambda: answer)
+    assert r.outcome == "error", r
+    assert OUTPUT_CAP < bytes_read_over_the_cap(r.error) <= OUTPUT_CAP + 4
+    assert ticker.longest < 0.3, ticker.longest
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "é" * 40 + "x",
+        "😀" * 10,
+        b"ab\xc3\xa9" * 10,
+        [0] * 30,
+        [None, True, False, -12, 2**64 - 1, 1.5, 1e300, "a\"b\n", {"k": [], "é": {}}],
+        {str(i): i for i in range(20)},
+        waitfor.Observation("é" * 40),
+        waitfor.Observation("short", json=["x" * 100]),
+    ],
+    ids=lambda a: type(a).__name__,
+)
+def test_an_answer_exactly_at_the_cap_is_read_and_one_byte_over_is_not(answer: Any) -> None:
+    """What counts is the size of the text, or of the compact JSON, in
+    UTF-8 bytes: never a byte more, so nothing within the cap is refused."""
+    def compact(value: Any) -> int:
+        return len(waitfor.Observation(json=value).text.encode())
+
+    if isinstance(answer, waitfor.Observation):
+        size = max(len(answer.text.encode()), compact(answer.json))
+    elif isinstance(answer, (dict, list)):
+        size = compact(answer)
+    else:
+        size = len(answer.encode() if isinstance(answer, str) else answer)
+    at_cap = waitfor.wait(spec(until={"matches": "never"}, max_wait_ms=50, output_cap_bytes=size), lambda: answer)
+    assert at_cap.outcome == "timeout", at_cap
+    over = waitfor.wait(spec(until={"matches": "never"}, output_cap_bytes=size - 1), lambda: answer)
+    assert over.outcome == "error" and size <= bytes_read_over_the_cap(over.error, size - 1) <= size + 3, over
 
 
 def test_stream_probe_appends() -> None:
