@@ -6,10 +6,11 @@ use crate::errors;
 use crate::invoke::{attached, prepend, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
 use crate::sync::Mutex;
-use pyo3::exceptions::{PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::{Notice, Render, Report, ToolProgress};
@@ -24,6 +25,28 @@ const SIGNAL_CHECK: Duration = if WAKES_ON_SIGNAL {
 } else {
     Duration::from_millis(20)
 };
+
+thread_local! {
+    /// The wait (its [`Delivery`]'s address) whose progress or log notice
+    /// this thread is reporting now: that wait ends only after the report
+    /// returns, so its `result()` called from the report would never return.
+    static REPORTING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks this thread as reporting for a wait until dropped.
+struct Reporting(usize);
+
+impl Reporting {
+    fn enter(delivery: &Arc<Delivery>) -> Self {
+        Self(REPORTING.replace(Arc::as_ptr(delivery) as usize))
+    }
+}
+
+impl Drop for Reporting {
+    fn drop(&mut self) {
+        REPORTING.set(self.0);
+    }
+}
 
 /// Where the engine leaves the result for Python.
 #[derive(Default)]
@@ -195,8 +218,9 @@ impl Callbacks {
         let on_progress = on_progress.map(Arc::new);
         let mut options = WaitOptions::default();
         if let Some(report) = on_progress.clone() {
-            let (calls, notices) = (calls.clone(), notices.clone());
+            let (calls, notices, delivery) = (calls.clone(), notices.clone(), delivery.clone());
             options = options.on_progress(move |progress| {
+                let _reporting = Reporting::enter(&delivery);
                 attached(|py| match &notices {
                     Some(n) => {
                         let sent = n.report.progress(progress);
@@ -212,8 +236,9 @@ impl Callbacks {
             });
         } else if let Some(n) = notices.clone().filter(|n| n.on_log.is_some()) {
             // Log notices may come with progress reports.
-            let calls = calls.clone();
+            let (calls, delivery) = (calls.clone(), delivery.clone());
             options = options.on_progress(move |progress| {
+                let _reporting = Reporting::enter(&delivery);
                 let sent = n.report.progress(progress);
                 attached(|py| Notices::deliver(py, sent, None, n.on_log.as_ref(), &calls));
             });
@@ -365,6 +390,12 @@ impl NativeHandle {
     /// gives its output dict or raises.
     #[pyo3(signature = (timeout = None))]
     fn result<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        if REPORTING.get() == Arc::as_ptr(&self.delivery) as usize && !self.done() {
+            return Err(PyRuntimeError::new_err(
+                "result() called from this wait's own on_progress or on_log would wait for \
+                 ever: the wait ends only after the callback returns",
+            ));
+        }
         let deadline = match timeout {
             Some(t) if t.is_nan() || t < 0.0 => {
                 return Err(PyValueError::new_err(format!(
