@@ -9,6 +9,7 @@ use regex_automata::util::syntax;
 use regex_automata::Input;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// Patterns larger than this are refused: a pattern is a needle, not a file.
@@ -153,7 +154,15 @@ impl Pattern {
         if short && !cacheable {
             regex = build_with(LAZY_DFA_BYTES)?;
         }
-        WAIT_BYTES_LEFT.set(WAIT_BYTES_LEFT.get().saturating_sub(regex.memory_usage()));
+        // Literal text too: a program's smallest size is several KiB,
+        // however little its automata take (see `compiled_bytes`).
+        let bytes = compiled_bytes(&regex);
+        WAIT_BYTES_LEFT.set(WAIT_BYTES_LEFT.get().saturating_sub(bytes));
+        WAIT_BUILT.with_borrow(|built| {
+            if let Some(built) = built {
+                built.bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+        });
         let compiled = CompiledPattern {
             regex: Arc::new(Program::new(regex)),
             spans_lines: can_match_newline(&source, !self.case_sensitive),
@@ -163,7 +172,9 @@ impl Pattern {
 }
 
 /// The most memory one compiled pattern's program may take, in bytes: the
-/// automata that search for it. Each thread searching with it adds scratch
+/// automata that search for it, or the searcher of a plain-text pattern,
+/// with what the allocator and the regex's own bookkeeping add to them
+/// (an estimate that errs high). Each thread searching with it adds scratch
 /// space of at most about 2.25 MiB plus the program's size again. A pattern
 /// over it, such as a long run of a repeated Unicode class (`\w{150}`), is
 /// refused as `invalid_regex`.
@@ -184,8 +195,40 @@ pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
 /// The most memory the programs one wait builds may take in all (patterns
 /// it shares from the compile cache are not counted): a spec of many
 /// patterns, each within [`MAX_COMPILED_PATTERN_BYTES`], is refused past
-/// it as `invalid_regex`, instead of holding gigabytes.
+/// it as `invalid_regex`, instead of holding gigabytes. Plain text counts
+/// as regexes do, by what its searcher takes: about 4,000 patterns of
+/// a few bytes fill it.
 pub const MAX_COMPILED_WAIT_BYTES: usize = 32 << 20;
+
+/// What a program takes beyond what [`meta::Regex::memory_usage`] reports,
+/// at most: the regex's scratch pool (about 3 KiB before any search:
+/// eight cache-line-sized stacks and an empty cache), its shared
+/// information, and its capture groups' maps. Measured with glibc's
+/// `mallinfo2` over 20,000 programs each: a literal of 8 bytes (which
+/// reports 8 bytes: only its needle) takes 3.3 KiB, a small regex such as
+/// `^a12$` or `s0000001\d` 6.9 KiB more than it reports.
+const PROGRAM_OVERHEAD_BYTES: usize = 8 << 10;
+
+/// What a compiled program takes on the heap, erring high: its reported
+/// size, half as much again, and [`PROGRAM_OVERHEAD_BYTES`]. The reported
+/// size counts the automata's states and transitions but not what the
+/// allocator adds to each of their many small blocks (a case-insensitive
+/// letter's two transitions, 16 bytes, take a 32-byte chunk): measured,
+/// programs take up to 1.48 times their reported size plus the overhead
+/// (case-insensitive text; `\w{40}`, 1.06; an alternation of 3,000
+/// literals, 1.27; 60 KiB of case-insensitive text, 1.40).
+fn compiled_bytes(regex: &meta::Regex) -> usize {
+    let reported = regex.memory_usage();
+    reported
+        .saturating_add(reported / 2)
+        .saturating_add(PROGRAM_OVERHEAD_BYTES)
+}
+
+/// The largest reported size (see [`compiled_bytes`]) a program may have
+/// to take at most `limit`.
+fn reported_limit(limit: usize) -> usize {
+    limit.saturating_sub(PROGRAM_OVERHEAD_BYTES) / 3 * 2
+}
 
 thread_local! {
     /// What the wait whose patterns this thread compiles may still build
@@ -194,12 +237,56 @@ thread_local! {
 }
 
 /// Runs `compile`, the compiling of one wait's patterns, within
-/// [`MAX_COMPILED_WAIT_BYTES`].
+/// [`MAX_COMPILED_WAIT_BYTES`]. The pattern sets it makes share one
+/// [`WaitBuilt`], which gives back what the wait's programs freed once the
+/// last of them goes, if they were large together.
 pub(crate) fn within_wait_budget<R>(compile: impl FnOnce() -> R) -> R {
+    /// Ends the wait's budget, even when its compile panics.
+    struct Ended;
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            WAIT_BYTES_LEFT.set(usize::MAX);
+            // Its last holder when the compile failed (its sets are gone):
+            // dropped after what it built was freed.
+            WAIT_BUILT.set(None);
+        }
+    }
     WAIT_BYTES_LEFT.set(MAX_COMPILED_WAIT_BYTES);
-    let compiled = compile();
-    WAIT_BYTES_LEFT.set(usize::MAX);
-    compiled
+    WAIT_BUILT.set(Some(Arc::default()));
+    let _ended = Ended;
+    compile()
+}
+
+thread_local! {
+    /// What the wait whose patterns this thread compiles built so far (see
+    /// [`within_wait_budget`]); none outside one.
+    static WAIT_BUILT: std::cell::RefCell<Option<Arc<WaitBuilt>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The bytes one wait's compile built, as [`compiled_bytes`] counts them
+/// (patterns shared from the compile cache are not counted), held by each
+/// pattern set it made. Dropped with the last of them, that is when the
+/// wait's conditions go, it gives back what they freed if they were more
+/// than [`GIVE_BACK_BYTES`] together: thousands of small programs, each
+/// too small to ask on its own, can hold tens of megabytes.
+#[derive(Debug, Default)]
+pub(crate) struct WaitBuilt {
+    bytes: AtomicUsize,
+}
+
+impl WaitBuilt {
+    /// The one of the wait this thread compiles, if any.
+    fn current() -> Option<Arc<Self>> {
+        WAIT_BUILT.with_borrow(Clone::clone)
+    }
+}
+
+impl Drop for WaitBuilt {
+    fn drop(&mut self) {
+        if *self.bytes.get_mut() > GIVE_BACK_BYTES {
+            crate::memory::give_back_freed_memory();
+        }
+    }
 }
 
 thread_local! {
@@ -248,7 +335,7 @@ const CACHED_LAZY_DFA_BYTES: usize = 256 << 10;
 const CACHED_PROGRAM_BYTES: usize = 256 << 10;
 
 /// What the compile cache may hold in all, as [`PatternCache::entry_bytes`]
-/// accounts it: at least 50 entries, each one of up to 1.25 MiB.
+/// accounts it: at least 45 entries, each one of up to 1.4 MiB.
 const CACHE_BUDGET_BYTES: usize = 64 << 20;
 
 /// Only patterns this short are cached: the few a host reuses.
@@ -288,7 +375,7 @@ fn build_regex(
         .configure(
             meta::Config::new()
                 .which_captures(WhichCaptures::Implicit)
-                .nfa_size_limit(Some(limit))
+                .nfa_size_limit(Some(reported_limit(limit)))
                 .hybrid_cache_capacity(lazy_dfa_bytes),
         )
         .syntax(
@@ -308,8 +395,9 @@ fn build_regex(
                 one_line(&e.syntax_error().map_or(e.to_string(), |s| s.to_string()))
             ),
         })?;
-    // The size limit holds for each automaton; this one for all together.
-    if regex.memory_usage() > limit {
+    // The size limit holds for each automaton; this one for all together,
+    // and for plain text, which builds no automaton.
+    if compiled_bytes(&regex) > limit {
         drop(regex);
         crate::memory::give_back_freed_memory();
         return Err(too_big());
@@ -365,10 +453,11 @@ impl PatternCache {
 
     /// What an entry may keep: its key, its program, and the scratch space
     /// of one searching thread (both lazy DFAs, the backtracker, and for the
-    /// other engines at most about the program's size again).
+    /// other engines at most about the program's reported size again).
     fn entry_bytes(key: &CacheKey, compiled: &CompiledPattern) -> usize {
-        let program = compiled.regex.memory_usage();
-        key.0.len() + 2 * program + 2 * CACHED_LAZY_DFA_BYTES + BACKTRACK_VISITED_BYTES
+        let program = compiled_bytes(&compiled.regex);
+        let other_scratch = compiled.regex.memory_usage();
+        key.0.len() + program + other_scratch + 2 * CACHED_LAZY_DFA_BYTES + BACKTRACK_VISITED_BYTES
     }
 
     /// The bytes accounted for, computed afresh from the entries.
@@ -426,7 +515,7 @@ const GIVE_BACK_BYTES: usize = CACHED_PROGRAM_BYTES;
 
 impl Program {
     fn new(regex: meta::Regex) -> Self {
-        let large = regex.memory_usage() > GIVE_BACK_BYTES;
+        let large = compiled_bytes(&regex) > GIVE_BACK_BYTES;
         Self {
             regex,
             _give_back: GiveBack(large),
@@ -486,6 +575,9 @@ fn hir_has_newline(hir: &Hir) -> bool {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PatternSet {
     patterns: Vec<CompiledPattern>,
+    /// What the wait that compiled the set built; dropped after `patterns`
+    /// (fields drop in order), to give back what they freed.
+    _built: Option<Arc<WaitBuilt>>,
 }
 
 /// Where a pattern of a set matched.
@@ -505,12 +597,16 @@ impl PatternSet {
             .enumerate()
             .map(|(i, p)| p.compile(&format!("{field}[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self { patterns })
+        Ok(Self {
+            patterns,
+            _built: WaitBuilt::current(),
+        })
     }
 
     pub fn from_one(pattern: CompiledPattern) -> Self {
         Self {
             patterns: vec![pattern],
+            _built: WaitBuilt::current(),
         }
     }
 
@@ -640,6 +736,84 @@ mod tests {
         assert!(err.message.contains("limit for one wait"), "{err}");
         // Outside a wait's compile, no budget applies.
         assert!(patterns[1].compile("p").is_ok());
+    }
+
+    #[test]
+    fn plain_text_counts_against_a_wait_s_budget() {
+        // Thousands of short literals, whose automata report a few bytes
+        // each but take kilobytes: refused as a wait's regexes are, given
+        // as plain text or as regexes that are plain text.
+        for regex in [false, true] {
+            let patterns: Vec<Pattern> = (0..10_000)
+                .map(|i| Pattern {
+                    text: format!("plain budget {regex} {i:07}"),
+                    regex,
+                    case_sensitive: true,
+                })
+                .collect();
+            let err = within_wait_budget(|| PatternSet::compile(&patterns, "stop")).unwrap_err();
+            assert_eq!(err.rule, Rule::InvalidRegex);
+            assert!(err.message.contains("limit for one wait"), "{err}");
+            assert!(err.field.starts_with("stop["), "{err}");
+            let refused: usize = err.field[5..err.field.len() - 1].parse().unwrap();
+            // Each counted at its overhead at least, and at what a short
+            // literal really takes (3.3 KiB) at most.
+            assert!(refused <= MAX_COMPILED_WAIT_BYTES / PROGRAM_OVERHEAD_BYTES);
+            assert!(refused >= MAX_COMPILED_WAIT_BYTES / (2 * PROGRAM_OVERHEAD_BYTES));
+        }
+        // A few hundred are fine.
+        let few: Vec<Pattern> = (0..300)
+            .map(|i| Pattern::literal(format!("plain budget few {i}")))
+            .collect();
+        assert!(within_wait_budget(|| PatternSet::compile(&few, "stop")).is_ok());
+    }
+
+    #[test]
+    fn one_literal_is_counted_at_more_than_its_needle() {
+        let compiled = Pattern::literal("counted literal").compile("p").unwrap();
+        assert!(compiled.regex.memory_usage() < 64, "only its needle");
+        assert!(compiled_bytes(&compiled.regex) >= PROGRAM_OVERHEAD_BYTES);
+        // The per-pattern limit holds for what is counted.
+        let err = Pattern::regex(r"\w{150}N").compile("p").unwrap_err();
+        assert!(err.message.contains("4 MiB"), "{err}");
+        assert_eq!(reported_limit(PROGRAM_OVERHEAD_BYTES), 0);
+        let limit = reported_limit(MAX_COMPILED_PATTERN_BYTES);
+        assert!(limit + limit / 2 + PROGRAM_OVERHEAD_BYTES <= MAX_COMPILED_PATTERN_BYTES);
+    }
+
+    #[test]
+    fn a_wait_s_many_small_programs_give_their_memory_back_together() {
+        // None large on its own; together far over what one large program
+        // is: the wait's sets ask for a give-back once, when the last goes.
+        let compile = |name: &str, count: usize| {
+            let patterns: Vec<Pattern> = (0..count)
+                .map(|i| Pattern::literal(format!("give back {name} {i}")))
+                .collect();
+            within_wait_budget(|| {
+                let until = PatternSet::from_one(patterns[0].compile("until.matches")?);
+                let stop = PatternSet::compile(&patterns[1..], "stop")?;
+                Ok::<_, SpecError>((until, stop))
+            })
+            .unwrap()
+        };
+        let asked = || crate::memory::GIVE_BACKS_ASKED.get();
+        let before = asked();
+        let (until, stop) = compile("many", 200);
+        assert!(stop.patterns.iter().all(|p| !p.regex._give_back.0));
+        drop(stop);
+        assert_eq!(asked(), before, "the until set still holds them");
+        drop(until);
+        assert_eq!(asked(), before + 1);
+        // A few small ones ask for nothing.
+        let (until, stop) = compile("few", 10);
+        drop((until, stop));
+        assert_eq!(asked(), before + 1);
+        // Refused past the budget: what was built is given back.
+        let patterns: Vec<Pattern> = (0..10_000)
+            .map(|i| Pattern::literal(format!("give back refused {i}")))
+            .collect();
+        within_wait_budget(|| PatternSet::compile(&patterns, "stop")).unwrap_err();
+        assert!(asked() > before + 1);
     }
 
     #[test]
