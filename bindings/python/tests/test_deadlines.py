@@ -49,8 +49,12 @@ def test_a_huge_pattern_list_ends_at_its_deadline_and_the_loop_keeps_ticking(reg
     # Generous bounds: compiling on the caller's thread took seconds.
     assert took < 2.0, took
     assert max(gaps) < 1.0, max(gaps)
-    assert result.outcome == "timeout" and "compiled" in (result.error or ""), result
-    assert 50 <= result.elapsed_ms < 2000
+    # Ended by its deadline while compiling, or refused as soon as one
+    # pattern is over the limit for one (60 KiB of text in any case takes
+    # more than 4 MiB compiled).
+    assert result.outcome in ("timeout", "error") and "compiled" in (result.error or ""), result
+    assert result.elapsed_ms < 2000
+    assert result.outcome == "error" or result.elapsed_ms >= 50
 
 
 def test_result_accepts_any_timeout_a_clock_cannot_hold() -> None:
