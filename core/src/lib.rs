@@ -74,7 +74,7 @@ pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};
 pub use pane_id::parse_pane_id;
 pub use pattern::{
-    Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERN_BYTES,
+    Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS, MAX_PATTERN_BYTES,
 };
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{

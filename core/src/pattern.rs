@@ -200,6 +200,22 @@ pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
 /// a few bytes fill it.
 pub const MAX_COMPILED_WAIT_BYTES: usize = 32 << 20;
 
+/// The most patterns one spec may list in all (`until`, its `any` and
+/// `all` included, and `stop`), refused past it as `out_of_range` before
+/// any is checked (field `until`, or `stop` when `until` is within it):
+/// every program takes at least [`PROGRAM_OVERHEAD_BYTES`],
+/// so more distinct patterns could never compile within
+/// [`MAX_COMPILED_WAIT_BYTES`], and checking 200,000 of them took a host's
+/// thread a fifth of a second.
+///
+/// ```
+/// let many: Vec<String> = (0..=waitfor::MAX_PATTERNS).map(|i| format!("p{i}")).collect();
+/// let spec = serde_json::json!({"until": {"patterns": many}});
+/// let err = waitfor::Spec::from_json(&spec.to_string()).unwrap_err();
+/// assert_eq!((err.field.as_str(), err.rule), ("until", waitfor::Rule::OutOfRange));
+/// ```
+pub const MAX_PATTERNS: usize = 4096;
+
 /// What a program takes beyond what [`meta::Regex::memory_usage`] reports,
 /// at most: the regex's scratch pool (about 3 KiB before any search:
 /// eight cache-line-sized stacks and an empty cache), its shared
@@ -217,7 +233,7 @@ const PROGRAM_OVERHEAD_BYTES: usize = 8 << 10;
 /// programs take up to 1.48 times their reported size plus the overhead
 /// (case-insensitive text; `\w{40}`, 1.06; an alternation of 3,000
 /// literals, 1.27; 60 KiB of case-insensitive text, 1.40).
-fn compiled_bytes(regex: &meta::Regex) -> usize {
+pub(crate) fn compiled_bytes(regex: &meta::Regex) -> usize {
     let reported = regex.memory_usage();
     reported
         .saturating_add(reported / 2)
@@ -226,7 +242,7 @@ fn compiled_bytes(regex: &meta::Regex) -> usize {
 
 /// The largest reported size (see [`compiled_bytes`]) a program may have
 /// to take at most `limit`.
-fn reported_limit(limit: usize) -> usize {
+pub(crate) fn reported_limit(limit: usize) -> usize {
     limit.saturating_sub(PROGRAM_OVERHEAD_BYTES) / 3 * 2
 }
 

@@ -264,6 +264,25 @@ fn huge_patterns_are_refused() {
 }
 
 #[test]
+fn more_patterns_than_a_wait_could_compile_are_refused_at_once() {
+    let list = |n: usize| -> Vec<String> { (0..n).map(|i| format!("p{i}")).collect() };
+    let max = waitfor::MAX_PATTERNS;
+    let nested = json!({"any": [{"patterns": list(max)}, {"matches": "one more"}]});
+    let (field, rule) = rejected(with("until", nested));
+    assert_eq!((field.as_str(), rule), ("until", Rule::OutOfRange));
+    let mut split = with("until", json!({ "patterns": list(max / 2) }));
+    split["stop"] = json!(list(max / 2 + 1));
+    let (field, rule) = rejected(split);
+    assert_eq!((field.as_str(), rule), ("stop", Rule::OutOfRange));
+    let mut full = with("until", json!({ "patterns": list(max / 2) }));
+    full["stop"] = json!(list(max / 2));
+    assert!(
+        Spec::from_value(&full).is_ok(),
+        "the limit itself is allowed"
+    );
+}
+
+#[test]
 fn native_specs_are_validated_too() {
     use std::time::Duration;
     use waitfor::{Condition, Pattern};

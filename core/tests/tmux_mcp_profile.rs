@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use support::{assert_valid, output_schema, start, Running, Server};
 use waitfor::profiles::{refusal_notices, Host, LogLevel, Notice, ToolError, ToolProgress};
+use waitfor::Rule;
 
 const PY: &str = "libtmux-mcp/wait_for_text";
 
@@ -560,4 +561,37 @@ fn costly_patterns_are_compiled_in_the_waits_own_time_within_a_bound() {
         "{:?}",
         began.elapsed()
     );
+}
+
+/// A call lists at most `MAX_PATTERNS` patterns, refused before any is
+/// checked (checking 200,000 held the host's thread half a second); the
+/// syntax of regexes is checked at the call up to one pattern's worth of
+/// text, and past it as the wait compiles them, with the same words.
+#[test]
+fn long_pattern_lists_are_bounded_at_the_call_and_checked_in_the_waits_time() {
+    let server = Server::start(80, 24);
+    let call_args = |patterns: Vec<String>, regex: bool| {
+        json!({"socket_name": server.name, "pane_id": server.pane,
+               "patterns": patterns, "regex": regex, "timeout": 2})
+    };
+    let many: Vec<String> = (0..=waitfor::MAX_PATTERNS)
+        .map(|i| format!("p{i}"))
+        .collect();
+    let err = waitfor::profiles::prepare(PY, &call_args(many, false), &Host::default())
+        .err()
+        .expect("refused");
+    let ToolError::InvalidArguments(spec_error) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (spec_error.field.as_str(), spec_error.rule),
+        ("patterns", Rule::OutOfRange)
+    );
+
+    let mut late: Vec<String> = (0..2)
+        .map(|i| format!("{}{i}", "a".repeat(40_000)))
+        .collect();
+    late.push("(".into());
+    let err = waitfor::profiles::call(PY, &call_args(late, true), &Host::default()).unwrap_err();
+    assert!(err.to_string().contains("Invalid regex pattern: "), "{err}");
 }

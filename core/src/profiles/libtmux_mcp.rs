@@ -31,7 +31,10 @@ use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
-use crate::pattern::{Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERN_BYTES};
+use crate::pattern::{
+    compiled_bytes, reported_limit, Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERNS,
+    MAX_PATTERN_BYTES,
+};
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::probe::ProbeError;
 use crate::result::{Outcome, WaitResult};
@@ -216,14 +219,14 @@ impl RowSearch {
             .configure(
                 meta::Config::new()
                     .which_captures(WhichCaptures::None)
-                    .nfa_size_limit(Some(limit))
+                    .nfa_size_limit(Some(reported_limit(limit)))
                     .hybrid_cache_capacity(1 << 20),
             )
             .syntax(syntax::Config::new().case_insensitive(!match_case))
             .build(&source);
         match linear {
-            Ok(re) if re.memory_usage() <= limit => {
-                let bytes = re.memory_usage();
+            Ok(re) if compiled_bytes(&re) <= limit => {
+                let bytes = compiled_bytes(&re);
                 return Ok((Self::Linear(Arc::new(re)), bytes));
             }
             Ok(_) => return Err(too_big()),
@@ -233,10 +236,14 @@ impl RowSearch {
         fancy_regex::RegexBuilder::new(&source)
             .case_insensitive(!match_case)
             .backtrack_limit(BACKTRACK_LIMIT)
-            .delegate_size_limit(limit)
+            .delegate_size_limit(reported_limit(limit))
             .build()
             .map(|re| (Self::Backtracking(Arc::new(re)), MAX_COMPILED_PATTERN_BYTES))
-            .map_err(|_| too_big())
+            .map_err(|_| match check_syntax(text, regex, match_case) {
+                // Past the syntax checked at the call (see `patterns`).
+                Err(message) => format!("Invalid regex pattern: {message}"),
+                Ok(()) => too_big(),
+            })
     }
 
     /// Whether the pattern occurs in `row`.
@@ -395,32 +402,46 @@ impl Findings {
     }
 }
 
-/// Checks a list of patterns (see [`check_syntax`]) and gives it back.
+/// Regex text whose syntax a call checks at most (see [`patterns`]): as
+/// much as one pattern of the longest kind, whose parse takes
+/// milliseconds. Parsing every pattern of a 4 MiB argument list took half
+/// a second on the host's thread.
+const SYNTAX_CHECKED_BYTES: usize = MAX_PATTERN_BYTES;
+
+/// Checks a list of patterns and gives it back: their length, and the
+/// syntax of regexes (see [`check_syntax`]) while `syntax_budget` lasts;
+/// a regex past it is checked as its wait compiles it, in the wait's time.
+/// Plain text is escaped, so its syntax is always right.
 fn patterns(
     values: &[String],
     field: &str,
     regex: bool,
     match_case: bool,
+    syntax_budget: &mut usize,
 ) -> Result<Vec<String>, ToolError> {
     for (i, text) in values.iter().enumerate() {
-        let at = format!("{field}[{i}]");
+        let at = || format!("{field}[{i}]");
         if text.is_empty() {
             return Err(invalid(
-                &at,
+                &at(),
                 Rule::Empty,
                 format!("{field} pattern must be a non-empty string"),
             ));
         }
         if text.len() > MAX_PATTERN_BYTES {
             return Err(invalid(
-                &at,
+                &at(),
                 Rule::OutOfRange,
                 format!("{field} pattern may be at most {MAX_PATTERN_BYTES} bytes"),
             ));
         }
+        if !regex || text.len() > *syntax_budget {
+            continue;
+        }
+        *syntax_budget -= text.len();
         check_syntax(text, regex, match_case).map_err(|message| {
             invalid(
-                &at,
+                &at(),
                 Rule::InvalidRegex,
                 format!("Invalid regex pattern: {message}"),
             )
@@ -495,11 +516,23 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
             "patterns must be a non-empty list, or null to wait for any new output",
         ));
     }
+    let listed = wanted
+        .as_ref()
+        .map_or(0, Vec::len)
+        .saturating_add(stop.len());
+    if listed > MAX_PATTERNS {
+        return Err(invalid(
+            "patterns",
+            Rule::OutOfRange,
+            format!("patterns and stop may list at most {MAX_PATTERNS} patterns together"),
+        ));
+    }
+    let mut syntax_budget = SYNTAX_CHECKED_BYTES;
     let listed = match &wanted {
-        Some(list) => patterns(list, "patterns", regex, match_case)?,
+        Some(list) => patterns(list, "patterns", regex, match_case, &mut syntax_budget)?,
         None => Vec::new(),
     };
-    let stop_listed = patterns(&stop, "stop", regex, match_case)?;
+    let stop_listed = patterns(&stop, "stop", regex, match_case, &mut syntax_budget)?;
     let until = match &wanted {
         Some(_) => Condition::Patterns((0..listed.len()).map(|i| finding('p', i)).collect()),
         None => Condition::AnyOutput,
@@ -921,7 +954,14 @@ mod tests {
         // call's bound instead of taking 16 MiB a pattern.
         let heavy: Vec<String> = (0..100).map(|i| format!(r"\w{{250}}N{i}")).collect();
         let refs: Vec<&str> = heavy.iter().map(String::as_str).collect();
-        assert!(patterns(&heavy, "patterns", true, false).is_ok());
+        assert!(patterns(
+            &heavy,
+            "patterns",
+            true,
+            false,
+            &mut SYNTAX_CHECKED_BYTES.clone()
+        )
+        .is_ok());
         let huge = findings(&refs, &[]);
         assert!(huge.searches.compiled.get().is_none());
         let err = huge.of(&rows(&["x"])).unwrap_err();
@@ -933,6 +973,15 @@ mod tests {
             findings(&refs, &[]).of(&rows(&["ready 7"])).unwrap(),
             "rows\np7\n"
         );
+    }
+
+    #[test]
+    fn plain_text_counts_as_what_its_searcher_takes() {
+        // Each needle reports a few bytes; its program takes kilobytes.
+        let many: Vec<String> = (0..MAX_PATTERNS).map(|i| format!("ready {i}")).collect();
+        let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+        let err = findings(&refs, &[]).of(&rows(&["x"])).unwrap_err();
+        assert!(err.refused && err.message.contains("MiB"), "{err:?}");
     }
 
     #[test]

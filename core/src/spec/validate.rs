@@ -2,7 +2,7 @@
 
 use super::{Condition, ProbeSpec, Spec, MIN_INTERVAL};
 use crate::error::{Rule, SpecError};
-use crate::pattern::{Pattern, MAX_PATTERN_BYTES};
+use crate::pattern::{Pattern, MAX_PATTERNS, MAX_PATTERN_BYTES};
 use std::time::Duration;
 
 /// Every rule, in bounded time: the patterns are checked, not compiled
@@ -41,15 +41,40 @@ fn check_resume_kind(token: &crate::resume::ResumeToken, spec: &Spec) -> Result<
 /// pattern of the longest kind, whose parse takes milliseconds.
 const SYNTAX_CHECKED_BYTES: usize = MAX_PATTERN_BYTES;
 
-/// The patterns' length, and the syntax of the first of them up to
+/// The number of patterns (at most [`MAX_PATTERNS`]), their length, and
+/// the syntax of the first of them up to
 /// [`SYNTAX_CHECKED_BYTES`], in the order compiling them meets them (so
 /// the same first error), without compiling them (see `Pattern::check`).
 /// A longer list of regexes is checked as the wait compiles it, in its
 /// own time.
 pub(super) fn check_patterns(spec: &Spec) -> Result<(), SpecError> {
+    let until = pattern_count(&spec.until);
+    if until.saturating_add(spec.stop.len()) > MAX_PATTERNS {
+        return Err(SpecError::new(
+            if until > MAX_PATTERNS {
+                "until"
+            } else {
+                "stop"
+            },
+            Rule::OutOfRange,
+            format!("a spec may list at most {MAX_PATTERNS} patterns in all"),
+        ));
+    }
     let mut budget = SYNTAX_CHECKED_BYTES;
     check_condition_patterns(&spec.until, "until", &mut budget)?;
     check_each(&spec.stop, "stop", &mut budget)
+}
+
+/// How many patterns `condition` lists.
+fn pattern_count(condition: &Condition) -> usize {
+    match condition {
+        Condition::Matches(_) | Condition::NotMatches(_) => 1,
+        Condition::Patterns(list) => list.len(),
+        Condition::Any(children) | Condition::All(children) => {
+            children.iter().map(pattern_count).sum()
+        }
+        _ => 0,
+    }
 }
 
 fn check_condition_patterns(
