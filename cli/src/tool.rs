@@ -26,7 +26,8 @@ const TICK: Duration = Duration::from_millis(50);
 pub fn run(args: &ToolArgs) -> ExitCode {
     if args.list {
         let definitions = serde_json::to_value(profiles::definitions()).unwrap_or_default();
-        println!("{definitions:#}");
+        // A reader that stops early (`| head`) is no error of ours.
+        let _ = writeln!(std::io::stdout().lock(), "{definitions:#}");
         return ExitCode::from(ANSWERED);
     }
     let (Some(name), Some(arguments)) = (&args.name, &args.arguments) else {

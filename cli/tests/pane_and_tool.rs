@@ -235,6 +235,29 @@ fn tool_errors_have_their_codes() {
     assert!(stderr(&failed).contains("/nonexistent/x"));
 }
 
+/// A reader that stops early (`waitfor tool --list | head`) closes the
+/// pipe: the list ends there, with no panic.
+#[test]
+fn tool_list_into_a_closed_pipe_ends_quietly() {
+    use std::process::Stdio;
+    let child = Command::new(env!("CARGO_BIN_EXE_waitfor"))
+        .args(["tool", "--list"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("waitfor starts");
+    // Closing the read end before the list is written makes every write fail.
+    let mut child = child;
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("waitfor ends");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 #[test]
 fn tool_list_prints_every_definition() {
     let output = run(&["tool", "--list"]);
