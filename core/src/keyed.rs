@@ -4,10 +4,42 @@
 //! whether a cursor still fits its file while an agent holding the cursor
 //! learns nothing it was not shown, and cannot test guesses about the
 //! file's content.
+//!
+//! Both a JSONL cursor and a file resume token cover the same bytes before
+//! their offset ([`WINDOW`], [`window`], [`read_before`]): kept here, below
+//! both `resume` and `ouro`, so the two read and cut them alike.
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::OnceLock;
+
+/// How many bytes just before its offset a cursor's or a file resume
+/// token's keyed hash covers. A file replaced by another that got its
+/// device and inode (a freed inode handed to the next file), or rewritten
+/// in place, differs there unless its last 64 bytes before the offset are
+/// the same; a file only appended to never does.
+pub(crate) const WINDOW: usize = 64;
+
+/// The part of `before` (the bytes before an offset, oldest first) that a
+/// keyed hash of them covers: its last [`WINDOW`] bytes, fewer near the
+/// file's start (none at offset 0, where every file fits).
+pub(crate) fn window(before: &[u8]) -> &[u8] {
+    &before[before.len().saturating_sub(WINDOW)..]
+}
+
+/// Reads the (up to) `most` bytes of `file` just before `offset`: fewer
+/// near its start, and fewer when the file now ends before `offset` (so a
+/// truncated file does not fit a hash of what was there). Leaves the
+/// file's position after what it read.
+pub(crate) fn read_before(mut file: &File, offset: u64, most: usize) -> io::Result<Vec<u8>> {
+    let start = offset.saturating_sub(most as u64);
+    let mut bytes = Vec::with_capacity(usize::try_from(offset - start).unwrap_or(most));
+    file.seek(SeekFrom::Start(start))?;
+    file.take(offset - start).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
 
 /// The key of cursors and resume tokens.
 ///
@@ -108,6 +140,27 @@ mod tests {
         let key = CursorKey::public();
         assert_ne!(key.mac("d", &[b"ab", b"c"]), key.mac("d", &[b"a", b"bc"]));
         assert_ne!(key.mac("d", &[b"x"]), key.mac("e", &[b"x"]));
+    }
+
+    #[test]
+    fn the_window_is_the_last_bytes_before_the_offset() {
+        let bytes: Vec<u8> = (0..100).collect();
+        assert_eq!(window(&bytes), &bytes[36..]);
+        assert_eq!(window(&bytes[..10]), &bytes[..10]);
+        assert!(window(&[]).is_empty());
+    }
+
+    #[test]
+    fn read_before_reads_up_to_the_offset_and_no_further() {
+        let path = std::env::temp_dir().join(format!("waitfor-keyed-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let file = File::open(&path).unwrap();
+        assert_eq!(read_before(&file, 7, 4).unwrap(), b"3456");
+        assert_eq!(read_before(&file, 3, 64).unwrap(), b"012");
+        assert!(read_before(&file, 0, 64).unwrap().is_empty());
+        // Past the end (truncated since): only what is still there.
+        assert_eq!(read_before(&file, 12, 4).unwrap(), b"89");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Resume tokens: where a later wait continues from.
 
 use crate::error::{Rule, SpecError};
-use crate::keyed::CursorKey;
+use crate::keyed::{window, CursorKey};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -11,9 +11,12 @@ use serde::{Deserialize, Serialize};
 /// encoded form as opaque text.
 ///
 /// A file position is sealed with the process's secret key (HMAC-SHA256):
-/// it shows neither the offset nor the file's identity, cannot be forged,
-/// and does not fit in another process (a restarted host's tokens are
-/// refused as `invalid_resume`).
+/// it shows neither the offset nor the file's identity or content, cannot
+/// be forged, and does not fit in another process (a restarted host's
+/// tokens are refused as `invalid_resume`). It fits only the file it was
+/// made in, holding the bytes the wait read before the offset: another
+/// file at the path, even one that took the old file's inode, fails the
+/// resumed wait instead of having its start skipped.
 ///
 /// ```
 /// use waitfor::ResumeToken;
@@ -35,13 +38,26 @@ pub enum ResumeToken {
 }
 
 /// A sealed position in a file: its offset, encrypted with a pad drawn
-/// from the process key and a random nonce, a keyed hash of the nonce and
-/// the file's device and inode (two tokens of one file do not show it),
-/// and a tag over both. Only this process can read it.
+/// from the process key and a random nonce; a keyed hash of the nonce and
+/// the file's device and inode; a keyed hash of the nonce, the offset and
+/// the (up to) 64 bytes just before the offset; and a tag over all of it.
+/// Only this process can read it.
+///
+/// Device and inode alone do not name a file for good: once a file is
+/// removed, the filesystem may give its inode to the next file created
+/// (ext4 does at once), and a file rewritten in place keeps both. The hash
+/// of the bytes before the offset tells such a file from the one the token
+/// was made in, as the Ouro cursor's does (the same window, see
+/// `crate::keyed::window`): resumed there, the wait would skip the new
+/// file's first bytes. At offset 0 it covers no bytes: nothing is skipped.
+///
+/// Both hashes take the token's random nonce, so two tokens of one file, or
+/// of one content, do not show it, and only this process's key computes
+/// them: a token's holder cannot test a guess of the bytes with it.
 ///
 /// ```
 /// use base64::Engine as _;
-/// let forged = r#"{"kind":"file","nonce":"00","at":"00","file":"00","tag":"00"}"#;
+/// let forged = r#"{"kind":"file","nonce":"00","at":"00","file":"00","before":"00","tag":"00"}"#;
 /// let text = format!("wf1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged));
 /// assert!(waitfor::ResumeToken::decode(&text).is_err());
 /// ```
@@ -51,27 +67,43 @@ pub struct FilePosition {
     nonce: String,
     at: String,
     file: String,
+    /// Required: a token of the earlier form, without it, is refused as
+    /// damaged (`invalid_resume`), never taken for one at offset 0.
+    before: String,
     tag: String,
 }
 
 const PAD: &str = "waitfor file token pad";
 const FILE: &str = "waitfor file token file";
+const BEFORE: &str = "waitfor file token before";
 const TAG: &str = "waitfor file token tag";
 
 impl FilePosition {
-    /// Seals `offset` in the file with identity (`dev`, `ino`).
-    pub(crate) fn new(dev: u64, ino: u64, offset: u64) -> FilePosition {
+    /// Seals `offset` in the file with identity (`dev`, `ino`), whose bytes
+    /// just before `offset` end with `before` (only the last
+    /// [`crate::keyed::WINDOW`] count; at offset 0, none).
+    pub(crate) fn new(dev: u64, ino: u64, offset: u64, before: &[u8]) -> FilePosition {
         let key = CursorKey::process();
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).expect("the operating system's random source works");
         let at = offset ^ first_u64(&key.mac(PAD, &[&nonce]));
         // With the nonce: two tokens of one file do not show it.
         let file = first_u64(&key.mac(FILE, &[&nonce, &identity(dev, ino)]));
-        let tag = key.mac(TAG, &[&nonce, &at.to_be_bytes(), &file.to_be_bytes()]);
+        let before = key.mac(BEFORE, &before_parts(&nonce, &offset.to_le_bytes(), before));
+        let tag = key.mac(
+            TAG,
+            &[
+                &nonce,
+                &at.to_be_bytes(),
+                &file.to_be_bytes(),
+                &before[..16],
+            ],
+        );
         FilePosition {
             nonce: hex(&nonce),
             at: format!("{at:016x}"),
             file: format!("{file:016x}"),
+            before: hex(&before[..16]),
             tag: hex(&tag[..16]),
         }
     }
@@ -82,15 +114,19 @@ impl FilePosition {
         let nonce = unhex(&self.nonce).filter(|n| n.len() == 16)?;
         let at = u64_hex(&self.at)?;
         let file = u64_hex(&self.file)?;
+        let before = unhex(&self.before).filter(|b| b.len() == 16)?;
         let tag = unhex(&self.tag).filter(|t| t.len() == 16)?;
-        if !key.verify(TAG, &[&nonce, &at.to_be_bytes(), &file.to_be_bytes()], &tag) {
+        let parts: [&[u8]; 4] = [&nonce, &at.to_be_bytes(), &file.to_be_bytes(), &before];
+        if !key.verify(TAG, &parts, &tag) {
             return None;
         }
         Some(at ^ first_u64(&key.mac(PAD, &[&nonce])))
     }
 
     /// The offset, if the position was sealed by this process for the
-    /// file with identity (`dev`, `ino`).
+    /// file with identity (`dev`, `ino`). Whether the file still holds the
+    /// bytes it was sealed after is [`FilePosition::fits_before`]'s check:
+    /// the identity alone does not show that another file took the inode.
     pub(crate) fn offset_in(&self, dev: u64, ino: u64) -> Option<u64> {
         let offset = self.offset()?;
         let nonce = unhex(&self.nonce)?;
@@ -99,6 +135,27 @@ impl FilePosition {
             .verify(FILE, &[&nonce, &identity(dev, ino)], &file)
             .then_some(offset)
     }
+
+    /// Whether the bytes just before the position's offset end with
+    /// `before` (read from the file now, see `crate::keyed::read_before`),
+    /// as they did when it was sealed: not the case in another file that
+    /// reuses the inode, or this one rewritten or truncated below the
+    /// offset. At offset 0 every file fits.
+    pub(crate) fn fits_before(&self, before: &[u8]) -> bool {
+        let (Some(offset), Some(nonce), Some(sealed)) =
+            (self.offset(), unhex(&self.nonce), unhex(&self.before))
+        else {
+            return false;
+        };
+        let offset = offset.to_le_bytes();
+        CursorKey::process().verify(BEFORE, &before_parts(&nonce, &offset, before), &sealed)
+    }
+}
+
+/// What the hash of the bytes before the offset covers: the nonce (so it
+/// is never the same twice), the offset, and the window of `before`.
+fn before_parts<'a>(nonce: &'a [u8], offset: &'a [u8; 8], before: &'a [u8]) -> [&'a [u8]; 3] {
+    [nonce, offset, window(before)]
 }
 
 fn identity(dev: u64, ino: u64) -> [u8; 16] {
@@ -162,5 +219,77 @@ impl ResumeToken {
             })?;
         }
         Ok(token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(token: &ResumeToken) -> serde_json::Map<String, serde_json::Value> {
+        let body = token.encode();
+        let json = URL_SAFE_NO_PAD.decode(&body[PREFIX.len()..]).unwrap();
+        serde_json::from_slice(&json).unwrap()
+    }
+
+    fn encode(fields: &serde_json::Map<String, serde_json::Value>) -> String {
+        format!(
+            "{PREFIX}{}",
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(fields).unwrap())
+        )
+    }
+
+    #[test]
+    fn a_position_fits_only_the_bytes_before_its_offset() {
+        let position = FilePosition::new(8, 9, 22, b"old-line-1\nold-line-2\n");
+        assert_eq!(position.offset_in(8, 9), Some(22));
+        assert!(position.fits_before(b"old-line-1\nold-line-2\n"));
+        // Another file with the same device and inode.
+        assert!(!position.fits_before(b"SECRET-NEW-FILE-HEADER"));
+        assert!(!position.fits_before(b"old-line-1\nold-line-X\n"));
+        // Truncated below the offset: fewer bytes before it.
+        assert!(!position.fits_before(b"old-line-1\nold-line-2"));
+        // Only the last 64 bytes count.
+        let long: Vec<u8> = (0..200).collect();
+        let position = FilePosition::new(8, 9, 200, &long);
+        let mut other = long.clone();
+        other[0] = 255;
+        assert!(position.fits_before(&other) && position.fits_before(&long[136..]));
+        other[199] = 0;
+        assert!(!position.fits_before(&other));
+        // At offset 0 nothing is before it: any file fits.
+        assert!(FilePosition::new(8, 9, 0, b"").fits_before(b""));
+    }
+
+    #[test]
+    fn two_tokens_of_one_place_and_content_do_not_show_it() {
+        let token = |bytes: &[u8]| ResumeToken::File(FilePosition::new(1, 2, 5, bytes));
+        let (a, b) = (fields(&token(b"hello")), fields(&token(b"hello")));
+        for name in ["nonce", "at", "file", "before", "tag"] {
+            assert_ne!(a[name], b[name], "{name}");
+        }
+        // 32 hex digits each for the nonce, the hash of the bytes and the tag.
+        assert_eq!(a["before"].as_str().unwrap().len(), 32);
+    }
+
+    #[test]
+    fn a_token_of_the_earlier_form_or_altered_is_refused() {
+        let token = ResumeToken::File(FilePosition::new(1, 2, 5, b"hello"));
+        let text = token.encode();
+        assert_eq!(ResumeToken::decode(&text).unwrap(), token);
+        // Well under the 4 MiB a caller's JSON may hold; a few hundred bytes.
+        assert!(text.len() < 300, "{}", text.len());
+        let good = fields(&token);
+        // The form before the hash of the bytes: no `before`.
+        let mut old = good.clone();
+        old.remove("before");
+        let err = ResumeToken::decode(&encode(&old)).unwrap_err();
+        assert_eq!(err.rule, Rule::InvalidResume, "{err}");
+        // Another token's hash of the bytes: the tag covers it.
+        let mut swapped = good.clone();
+        let other = fields(&ResumeToken::File(FilePosition::new(1, 2, 5, b"world")));
+        swapped.insert("before".into(), other["before"].clone());
+        let err = ResumeToken::decode(&encode(&swapped)).unwrap_err();
+        assert_eq!(err.rule, Rule::InvalidResume, "{err}");
     }
 }

@@ -281,6 +281,132 @@ fn a_token_that_does_not_fit_its_file_is_an_error_not_a_replay() {
     assert!(err.contains("does not fit"), "{err}");
 }
 
+/// A new file that gets the old one's inode (ext4 hands a freed inode to the
+/// next file) has the same device and inode as the file a token was made
+/// for. Rewriting the file in place is the same situation without relying
+/// on the filesystem: the token must see that the bytes before its offset
+/// are not the ones it was made after, instead of skipping the new start.
+#[test]
+fn a_token_for_a_file_rewritten_in_place_is_an_error_not_a_skip() {
+    let path = temp_dir("file-token-rewritten").join("log");
+    append(&path, b"old-line-1\nold-line-2\n");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    let token = probe.resume_point().unwrap();
+    let id = |path: &std::path::Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = fs::metadata(path).unwrap();
+            Some((meta.dev(), meta.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None::<(u64, u64)>
+        }
+    };
+    let before = id(&path);
+    for rewritten in [
+        // Larger, with a header the resumed wait would skip.
+        &b"SECRET-NEW-FILE-HEADER\nnew2\n"[..],
+        // The same size, one byte just before the offset differs.
+        &b"old-line-1\nold-line-X\n"[..],
+        // The same size, only the first byte differs.
+        &b"Xld-line-1\nold-line-2\n"[..],
+    ] {
+        // In place (truncated and written again): the same device and inode.
+        fs::write(&path, rewritten).unwrap();
+        assert_eq!(id(&path), before, "not the same file any more");
+        let err = sample_error(&mut FileProbe::new(&path).resume_from(&token));
+        assert!(err.contains("does not fit"), "{rewritten:?}: {err}");
+    }
+
+    // The file as the token left it, then appended to: resumed exactly.
+    fs::write(&path, b"old-line-1\nold-line-2\n").unwrap();
+    append(&path, b"after\n");
+    let mut resumed = FileProbe::new(&path).resume_from(&token);
+    assert_eq!(read(&mut resumed), "after\n");
+    // The token it gives covers what it read: another rewrite of the same
+    // size is caught too.
+    let next = resumed.resume_point().unwrap();
+    fs::write(&path, b"old-line-1\nold-line-2\nAFTER\n").unwrap();
+    let err = sample_error(&mut FileProbe::new(&path).resume_from(&next));
+    assert!(err.contains("does not fit"), "{err}");
+
+    // A token at offset 0 skips nothing: any bytes fit it.
+    let empty = temp_dir("file-token-rewritten-empty").join("log");
+    append(&empty, b"");
+    let mut probe = FileProbe::new(&empty);
+    read(&mut probe);
+    let at_start = probe.resume_point().unwrap();
+    fs::write(&empty, b"written after the token\n").unwrap();
+    let mut resumed = FileProbe::new(&empty).resume_from(&at_start);
+    assert_eq!(read(&mut resumed), "written after the token\n");
+}
+
+/// The bytes a token covers are those the probe read, up to the offset the
+/// token names: a partial character carried to the next read is not among
+/// them, and more than the last 64 bytes are not needed.
+#[test]
+fn a_token_covers_the_bytes_before_its_offset_as_they_were_read() {
+    let path = temp_dir("file-token-window").join("log");
+    append(&path, b"");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    let long: Vec<u8> = (0..200u8).map(|i| b'a' + i % 26).collect();
+    append(&path, &long);
+    append(&path, &"é".as_bytes()[..1]);
+    read(&mut probe);
+    // Sealed before the carried byte: resumed, the character is whole.
+    let token = probe.resume_point().unwrap();
+    append(&path, &"é".as_bytes()[1..]);
+    let mut resumed = FileProbe::new(&path).resume_from(&token);
+    assert_eq!(read(&mut resumed), "é");
+    // A byte changed just before the offset: refused.
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[199] = b'!';
+    fs::write(&path, &bytes).unwrap();
+    let err = sample_error(&mut FileProbe::new(&path).resume_from(&token));
+    assert!(err.contains("does not fit"), "{err}");
+}
+
+/// The same through the engine, as `resume_reuse` showed it: the resumed
+/// wait ends with `probe_error` at once instead of reading past the new
+/// file's first line.
+#[test]
+fn engine_refuses_a_token_for_a_rewritten_file() {
+    let dir = temp_dir("file-token-rewritten-engine");
+    let path = dir.join("a.log");
+    append(&path, b"old-line-1\nold-line-2\n");
+    let spec = |extra: &str| {
+        Spec::from_json(&format!(
+            r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "view": "fresh", "until": {{"matches": "NEVER"}},
+               "interval_ms": 10, "max_wait_ms": 150 {extra}}}"#,
+            path = path.to_str().unwrap()
+        ))
+        .unwrap()
+    };
+    let granted =
+        || WaitOptions::default().policy(Policy::default().grants(Grants::none().file_root(&dir)));
+    let first = Engine::global().run(spec(""), granted()).unwrap();
+    let token = first.resume.expect("a file wait can be resumed");
+    fs::write(&path, b"SECRET-NEW-FILE-HEADER\nnew2\n").unwrap();
+    let second = Engine::global()
+        .run(spec(&format!(r#", "resume": "{token}""#)), granted())
+        .unwrap();
+    assert_eq!(second.outcome, Outcome::ProbeError, "{second:?}");
+    assert!(
+        second
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not fit"),
+        "{second:?}"
+    );
+    assert!(!second.saw_new_output, "{second:?}");
+}
+
 #[test]
 fn a_forged_or_old_token_is_refused_before_the_wait() {
     use base64::Engine as _;

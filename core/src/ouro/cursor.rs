@@ -3,11 +3,8 @@
 //! tell whether it still points into the same file, while the cursor
 //! itself tells its holder nothing about the file.
 
-use crate::keyed::CursorKey;
+use crate::keyed::{window, CursorKey};
 use std::fmt;
-
-/// How many bytes before the cursor's offset its tag covers.
-pub(crate) const WINDOW: usize = 64;
 
 const FILE_DOMAIN: &str = "waitfor jsonl cursor file";
 const TAG_DOMAIN: &str = "waitfor jsonl cursor tag";
@@ -66,7 +63,7 @@ impl JsonlCursor {
 
     /// The cursor at `offset` (after `line` lines) in the file with
     /// `identity` (device, inode), whose bytes just before `offset` end
-    /// with `before` (only the last [`WINDOW`] count).
+    /// with `before` (only the last [`crate::keyed::WINDOW`] count).
     pub(crate) fn at(
         key: &CursorKey,
         offset: u64,
@@ -76,8 +73,7 @@ impl JsonlCursor {
     ) -> JsonlCursor {
         let identity = identity_at(offset, identity);
         let file = key.mac(FILE_DOMAIN, &[&file_part(offset, line, &identity)]);
-        let window = &before[before.len().saturating_sub(WINDOW)..];
-        let tag = with_tag_parts(offset, line, &identity, window, |parts| {
+        let tag = with_tag_parts(offset, line, &identity, window(before), |parts| {
             key.mac(TAG_DOMAIN, parts)
         });
         JsonlCursor {
@@ -99,8 +95,7 @@ impl JsonlCursor {
     /// just before the offset end with `before`.
     pub(crate) fn fits_bytes(&self, key: &CursorKey, identity: (u64, u64), before: &[u8]) -> bool {
         let identity = identity_at(self.offset, identity);
-        let window = &before[before.len().saturating_sub(WINDOW)..];
-        with_tag_parts(self.offset, self.line, &identity, window, |parts| {
+        with_tag_parts(self.offset, self.line, &identity, window(before), |parts| {
             key.verify(TAG_DOMAIN, parts, &self.tag.to_be_bytes())
         })
     }

@@ -15,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::clock::{rfc3339, Clock};
-use super::cursor::{JsonlCursor, WINDOW};
+use super::cursor::JsonlCursor;
 use super::envelope::{AxEvent, Fresh};
 use super::events::CURSOR_END;
 use super::matcher::EventMatcher;
 use crate::cancel::CancelToken;
 use crate::grants::Grants;
-use crate::keyed::CursorKey;
+use crate::keyed::{read_before, window, CursorKey, WINDOW};
 
 /// Event types that end a wait with `gone` by default: what was awaited was
 /// deleted, left, closed, or says outright that it is gone.
@@ -411,11 +411,7 @@ impl JsonlSource {
             }
             offset += n as u64;
         }
-        let window_start = end.saturating_sub(WINDOW as u64);
-        let mut window = Vec::new();
-        file.seek(SeekFrom::Start(window_start))
-            .and_then(|_| (&file).take(end - window_start).read_to_end(&mut window))
-            .map_err(|e| self.io(e))?;
+        let window = read_before(&file, end, WINDOW).map_err(|e| self.io(e))?;
         Ok(JsonlCursor::at(&self.key, end, lines, (dev, ino), &window).to_string())
     }
 
@@ -670,7 +666,7 @@ impl Scan<'_> {
     /// newline is in the file, reporting it as malformed.
     fn skip_long_line(&mut self, file: &mut File, cancel: &CancelToken) -> io::Result<()> {
         let start = self.file_offset + self.pos as u64;
-        let mut tail: Vec<u8> = self.bytes[self.bytes.len().saturating_sub(WINDOW)..].to_vec();
+        let mut tail: Vec<u8> = window(&self.bytes).to_vec();
         let mut end = self.file_offset + self.bytes.len() as u64;
         let mut block = vec![0u8; BLOCK];
         loop {

@@ -5,6 +5,7 @@ use super::Waker;
 use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
 use crate::file_id;
 use crate::grants::Grants;
+use crate::keyed::{read_before, WINDOW};
 use crate::resume::{FilePosition, ResumeToken};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -59,7 +60,17 @@ struct Followed {
     dev: u64,
     ino: u64,
     offset: u64,
+    /// The last bytes before `offset` as they were read ([`KEPT`] at
+    /// most): a resume token covers those before its own offset, so it
+    /// fits only a file that still holds them (not another file that got
+    /// this one's inode, nor this one rewritten in place).
+    seen: Vec<u8>,
 }
+
+/// How many bytes before the offset [`Followed::seen`] keeps: the window a
+/// token covers, and the start of a character carried to the next read
+/// (at most 3 bytes), which lies after a token's offset.
+const KEPT: usize = WINDOW + 4;
 
 impl FileProbe {
     /// Follows `path` from its current end (or from its start if it does
@@ -101,9 +112,10 @@ impl FileProbe {
 
     /// Continues from a resume token of an earlier wait on the same path
     /// in this process. A token that does not fit the file (another file
-    /// is at the path, it is shorter than the token's position, or the
-    /// token is from another process) fails every sample with a probe
-    /// error saying so: nothing is replayed or skipped silently.
+    /// is at the path, even one that reuses the old file's inode; the file
+    /// was rewritten or is shorter than the token's position; or the token
+    /// is from another process) fails every sample with a probe error
+    /// saying so: nothing is replayed or skipped silently.
     pub fn resume_from(mut self, token: &ResumeToken) -> Self {
         if let ResumeToken::File(position) = token {
             self.start_at = Some(position.clone());
@@ -130,28 +142,53 @@ impl FileProbe {
         let (dev, ino) = file_id::of_file(&file).map_err(|e| self.error("cannot stat", e))?;
         let offset = match (self.started, &self.start_at) {
             (_, Some(position)) => {
-                let offset = position
+                // The device and inode first, then the bytes before the
+                // offset: a file that took the inode of the token's file
+                // (or the file rewritten in place) has the same identity.
+                let found = match position
                     .offset_in(dev, ino)
                     .filter(|&offset| offset <= meta.len())
-                    .ok_or_else(|| {
-                        ProbeError::refused(format!(
-                            "the resume token does not fit {}: another file is there now, \
-                             it is shorter than the token's position, or the token is from \
-                             another process; wait again without it",
-                            self.path.display()
-                        ))
-                    })?;
+                {
+                    Some(offset) => {
+                        let seen = read_before(&file, offset, KEPT)
+                            .map_err(|e| self.error("cannot read", e))?;
+                        position.fits_before(&seen).then_some((offset, seen))
+                    }
+                    None => None,
+                };
+                let (offset, seen) = found.ok_or_else(|| {
+                    ProbeError::refused(format!(
+                        "the resume token does not fit {}: another file is there now (perhaps \
+                         with the old one's inode), it was rewritten or is shorter than the \
+                         token's position, or the token is from another process; wait again \
+                         without it",
+                        self.path.display()
+                    ))
+                })?;
                 self.start_at = None;
-                offset
+                return Ok(Some(Followed {
+                    file,
+                    dev,
+                    ino,
+                    offset,
+                    seen,
+                }));
             }
             (false, None) => meta.len(),
             (true, None) => 0,
+        };
+        // Where a later token may be made before anything more is read.
+        let seen = if offset == 0 {
+            Vec::new()
+        } else {
+            read_before(&file, offset, KEPT).map_err(|e| self.error("cannot read", e))?
         };
         Ok(Some(Followed {
             file,
             dev,
             ino,
             offset,
+            seen,
         }))
     }
 
@@ -179,6 +216,7 @@ impl FileProbe {
             // Truncated: what is there now was written after the cut, and
             // what was carried belongs to the part cut off.
             followed.offset = 0;
+            followed.seen.clear();
             out.drain(..carried.min(out.len()));
         }
         if len == followed.offset && len > 0 {
@@ -197,6 +235,9 @@ impl FileProbe {
             .read_to_end(out)
             .map_err(|e| self.error("cannot read", e))?;
         followed.offset += (out.len() - before) as u64;
+        followed.seen.extend_from_slice(&out[before..]);
+        let excess = followed.seen.len().saturating_sub(KEPT);
+        followed.seen.drain(..excess);
         Ok(())
     }
 
@@ -225,6 +266,7 @@ impl Probe for FileProbe {
                 self.open = self.open_path()?;
                 if let Some(mut next) = self.open.take() {
                     next.offset = 0;
+                    next.seen.clear();
                     self.read_new(&mut next, limit, &mut bytes, 0)?;
                     self.open = Some(next);
                 }
@@ -262,10 +304,14 @@ impl Probe for FileProbe {
 
     fn resume_point(&self) -> Option<ResumeToken> {
         let followed = self.open.as_ref()?;
+        // The carried start of a character is the last bytes read: the
+        // token's offset is before it, and so is the end of what it covers.
+        let seen = &followed.seen[..followed.seen.len().saturating_sub(self.carry.len())];
         Some(ResumeToken::File(FilePosition::new(
             followed.dev,
             followed.ino,
             followed.offset.saturating_sub(self.carry.len() as u64),
+            seen,
         )))
     }
 }
