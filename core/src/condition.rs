@@ -78,6 +78,11 @@ impl PatternScan {
         self.hit.clone()
     }
 
+    /// What the programs of its patterns report taking.
+    pub fn program_bytes(&self) -> usize {
+        self.set.program_bytes()
+    }
+
     /// Whether any pattern matches `text` (used for text already on screen
     /// at entry).
     pub fn matches(&self, text: &str) -> bool {
@@ -156,6 +161,18 @@ impl CompiledCondition {
             Condition::Any(children) => Self::Any(compile_all(children, &format!("{field}.any"))?),
             Condition::All(children) => Self::All(compile_all(children, &format!("{field}.all"))?),
         })
+    }
+
+    /// What the programs of its patterns report taking.
+    pub fn program_bytes(&self) -> usize {
+        match self {
+            Self::Scan(scan) => scan.program_bytes(),
+            Self::NotMatches(set) => set.program_bytes(),
+            Self::Any(children) | Self::All(children) => {
+                children.iter().map(Self::program_bytes).sum()
+            }
+            Self::QuietFor(_) | Self::AnyOutput | Self::Json { .. } | Self::ExitCode(_) => 0,
+        }
     }
 
     /// Evaluates one sample. Every child sees every sample, so incremental

@@ -13,6 +13,15 @@ use crate::spec::{Backoff, ErrorPolicy, Spec, TailLimits};
 use crate::view::View;
 use std::time::Duration;
 
+/// Text bytes times program bytes past which reading a sample is costly
+/// (see [`Machine::costly_to_read`]): about a millisecond at worst.
+/// Measured at the worst, with programs of 2.2 MB each (`\w{38}X\w{2}`,
+/// any case) on Unicode words: a microsecond a byte. Common patterns take
+/// 5-60 KB, so a sample of tens of kilobytes is read where it came in.
+/// The estimate errs high: a stream's or a growing snapshot's new bytes
+/// are all that is searched, but the whole observation is counted.
+const COSTLY_READ: usize = 2 << 30;
+
 /// A probe call the driver must start now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProbeCall {
@@ -82,18 +91,27 @@ enum State {
 /// What decides a wait: its success condition and its stop markers,
 /// compiled. Compiling large patterns can take seconds, so the engine does
 /// it in the wait's own time, on a worker (see [`Machine::start`]).
+#[derive(Clone)]
 pub(crate) struct Conditions {
     until: CompiledCondition,
     stop: PatternScan,
+    /// What the programs that read a sample report taking: with the
+    /// sample's length, what reading it may cost (see
+    /// [`Machine::costly_to_read`]).
+    program_bytes: usize,
 }
 
 impl Conditions {
     /// Compiles `spec`'s conditions.
     pub fn compile(spec: &Spec) -> Result<Self, SpecError> {
         crate::pattern::within_wait_budget(|| {
+            let until = CompiledCondition::compile(&spec.until, "until")?;
+            let stop = PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false);
+            let program_bytes = until.program_bytes() + stop.program_bytes();
             Ok(Self {
-                until: CompiledCondition::compile(&spec.until, "until")?,
-                stop: PatternScan::new(PatternSet::compile(&spec.stop, "stop")?, false),
+                until,
+                stop,
+                program_bytes,
             })
         })
     }
@@ -103,10 +121,14 @@ impl Conditions {
         Self {
             until: CompiledCondition::Any(Vec::new()),
             stop: PatternScan::new(PatternSet::default(), false),
+            program_bytes: 0,
         }
     }
 }
 
+/// Cloned when a sample too costly to read on the scheduler thread is read
+/// on a worker (see `engine/evaluate.rs`): the clone stands in meanwhile.
+#[derive(Clone)]
 pub(crate) struct Machine {
     view: View,
     conditions: Conditions,
@@ -137,6 +159,9 @@ pub(crate) struct Machine {
     consecutive_errors: u32,
     last_change: Duration,
     wake_pending: bool,
+    /// Stand-in only: the call answered and the answer is being read on a
+    /// worker (see [`Machine::stands_in`]).
+    reading: bool,
     exit_code: Option<i32>,
     entry_matched: bool,
     alternate_screen: bool,
@@ -193,6 +218,7 @@ impl Machine {
             consecutive_errors: 0,
             last_change: now,
             wake_pending: false,
+            reading: false,
             exit_code: None,
             entry_matched: false,
             alternate_screen: false,
@@ -332,7 +358,7 @@ impl Machine {
         if self.state == State::Done {
             return Step::Idle;
         }
-        if self.is_probing() {
+        if self.is_probing() && !self.reading {
             self.probe.abandoned += 1;
         }
         Step::Done(self.end(now, Outcome::Cancelled, None, Vec::new(), None))
@@ -341,10 +367,39 @@ impl Machine {
     /// Something failed while the driver ran this wait (a panic): the wait
     /// ends with outcome `error` and `message`.
     pub fn fail(&mut self, now: Duration, message: String) -> Ending {
-        if self.is_probing() {
+        if self.is_probing() && !self.reading {
             self.probe.abandoned += 1;
         }
         self.end(now, Outcome::Error, None, Vec::new(), Some(message))
+    }
+
+    /// Whether reading `answer` may take long enough to hold other waits
+    /// up: its text (and the screen at entry, read at the first sample)
+    /// times what the programs that search it take. A search is linear in
+    /// the text, but each byte can cost up to the size of the automata when
+    /// their cache cannot hold the states the text needs: 150 KB of
+    /// Unicode words under eight case-insensitive `\w{38}X\w{2}` took
+    /// over a second.
+    pub fn costly_to_read(&self, answer: &Result<Observation, ProbeError>) -> bool {
+        let Ok(observation) = answer else {
+            return false;
+        };
+        let entry = observation.at_entry.as_deref().map_or(0, str::len);
+        let bytes = observation.text.len().saturating_add(entry);
+        bytes.saturating_mul(self.conditions.program_bytes) > COSTLY_READ
+    }
+
+    /// Makes this clone the stand-in for the machine reading the answer
+    /// to the call in flight: should the deadline pass first, the wait
+    /// times out saying the reading took too long, as the probe answered.
+    pub fn stands_in(&mut self) {
+        self.reading = true;
+    }
+
+    /// A wake came while the call was out: the next sample is taken at
+    /// once (see [`Machine::on_wake`]).
+    pub fn wake_pending(&self) -> bool {
+        self.wake_pending
     }
 
     /// A probe call returned.
@@ -492,7 +547,16 @@ impl Machine {
     }
 
     fn at_deadline(&mut self, now: Duration) -> Step {
-        if self.is_probing() {
+        if self.reading {
+            let message = format!(
+                "the time limit ({} ms) passed while sample {} was read: its output is \
+                 costly for the patterns to search (use fewer or simpler patterns, or less output)",
+                millis(self.effective),
+                self.samples + 1
+            );
+            return Step::Done(self.end(now, Outcome::Timeout, None, Vec::new(), Some(message)));
+        }
+        if self.is_probing() && !self.reading {
             self.probe.abandoned += 1;
         }
         if self.samples == 0 {
@@ -595,6 +659,38 @@ mod tests {
 
     fn ms(ms: f64) -> Duration {
         Duration::from_secs_f64(ms / 1e3)
+    }
+
+    /// The stand-in for a machine reading a costly sample on a worker:
+    /// at the deadline the wait times out saying so, and its call counts
+    /// as answered, not abandoned; cancelled, likewise.
+    #[test]
+    fn a_stand_in_ends_at_the_deadline_as_the_reading_took_too_long() {
+        let spec = Spec::from_json(
+            r#"{"until": {"matches": "ok"}, "interval_ms": 100, "max_wait_ms": 1000}"#,
+        )
+        .unwrap();
+        let mut machine =
+            Machine::new(&spec, &Policy::default(), ProbeMode::Snapshot, ms(0.0)).unwrap();
+        let conditions = Conditions::compile(&spec).unwrap();
+        assert!(matches!(machine.start(ms(0.0), conditions), Step::Probe(_)));
+        let mut cancelled = machine.clone();
+        machine.stands_in();
+        let Step::Done(ending) = machine.on_timer(ms(1000.0)) else {
+            panic!("the deadline ends it")
+        };
+        let result = machine.result(ending);
+        assert_eq!(result.outcome, Outcome::Timeout);
+        assert!(result
+            .error
+            .unwrap()
+            .contains("passed while sample 1 was read"));
+        assert_eq!(result.probe.abandoned, 0);
+        cancelled.stands_in();
+        let Step::Done(ending) = cancelled.on_cancel(ms(10.0)) else {
+            panic!("cancelling ends it")
+        };
+        assert_eq!(cancelled.result(ending).probe.abandoned, 0);
     }
 
     /// A driver whose timer fires late (a 1 ms timer tick, a busy

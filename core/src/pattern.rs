@@ -626,6 +626,11 @@ impl PatternSet {
         }
     }
 
+    /// What its programs report taking (see [`compiled_bytes`]).
+    pub fn program_bytes(&self) -> usize {
+        self.patterns.iter().map(|p| p.regex.memory_usage()).sum()
+    }
+
     pub fn spans_lines(&self) -> bool {
         self.patterns.iter().any(|p| p.spans_lines)
     }

@@ -20,24 +20,25 @@ pub(crate) struct CompileJob {
     /// Cancelled when the wait ends: a compile not begun by then is skipped.
     pub ended: CancelToken,
     /// The engine's gate, which the compile passes.
-    pub gate: Arc<CompileGate>,
+    pub gate: Arc<CpuGate>,
 }
 
-/// An engine's compiles running at once, at most one per core (cached
-/// patterns pass in microseconds). Why: a burst of costly patterns
+/// An engine's work that takes a core, running at once: compiles (cached
+/// patterns pass in microseconds) and costly samples' readings (see
+/// `evaluate.rs`), at most one per core. Why: a burst of costly patterns
 /// (`\w{150}` runs to the size limit) on every worker at once would leave
 /// the scheduler thread no CPU to end waits at their deadlines.
 ///
 /// One per engine, not per process: a child forked while its parent
 /// compiled would otherwise inherit the parent's places as taken for good,
 /// and its own engine's waits would never compile.
-pub(crate) struct CompileGate {
+pub(crate) struct CpuGate {
     running: Mutex<usize>,
     freed: Condvar,
     limit: usize,
 }
 
-impl Default for CompileGate {
+impl Default for CpuGate {
     fn default() -> Self {
         Self {
             running: Mutex::new(0),
@@ -50,9 +51,9 @@ impl Default for CompileGate {
 /// How often a compile waiting for the gate looks whether its wait ended.
 const GATE_CHECK: Duration = Duration::from_millis(10);
 
-impl CompileGate {
+impl CpuGate {
     /// Waits for a place, or gives up (`false`) once `ended` is cancelled.
-    fn enter(&self, ended: &CancelToken) -> bool {
+    pub(crate) fn enter(&self, ended: &CancelToken) -> bool {
         let mut running = self.running.lock();
         while *running >= self.limit {
             if ended.is_cancelled() {
@@ -64,7 +65,7 @@ impl CompileGate {
         true
     }
 
-    fn leave(&self) {
+    pub(crate) fn leave(&self) {
         *self.running.lock() -= 1;
         self.freed.notify_one();
     }

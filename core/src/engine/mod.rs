@@ -2,6 +2,7 @@
 
 mod call;
 mod compile;
+mod evaluate;
 mod handle;
 mod lane;
 mod queue;

@@ -3,7 +3,8 @@
 //! delivery threads. Host probe calls never run on its thread.
 
 use super::call::{panic_message, panicked, ProbeJob, ANSWER_WAIT};
-use super::compile::{self, CompileGate, CompileJob, Compiled};
+use super::compile::{self, CompileJob, Compiled, CpuGate};
+use super::evaluate::{EvaluateJob, Evaluated};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::timers::{Due, Timers};
@@ -79,6 +80,14 @@ pub(crate) enum Msg {
         /// field, few a token.
         resume: Option<Box<ResumeToken>>,
     },
+    /// A costly sample, read on a worker by the wait's machine (see
+    /// `evaluate.rs`).
+    Evaluated {
+        id: u64,
+        call: u64,
+        machine: Box<Machine>,
+        step: Evaluated,
+    },
     Cancel(u64),
     Wake(u64),
 }
@@ -102,7 +111,7 @@ pub(crate) struct Scheduler {
     /// handed to the workers together at its end.
     calls: Vec<Task>,
     starvation: StarvationWatch,
-    compile_gate: Arc<CompileGate>,
+    cpu_gate: Arc<CpuGate>,
     /// Probe calls handed out whose answer has not come in yet.
     calls_out: usize,
     /// Whether the last turn took in an answer.
@@ -124,7 +133,7 @@ impl Scheduler {
             delivery: Delivery::new(),
             calls: Vec::new(),
             starvation: StarvationWatch::default(),
-            compile_gate: Arc::default(),
+            cpu_gate: Arc::default(),
             calls_out: 0,
             took_answer: false,
         }
@@ -230,10 +239,11 @@ impl Scheduler {
             Msg::Start(id, ..)
             | Msg::Compiled { id, .. }
             | Msg::ProbeDone { id, .. }
+            | Msg::Evaluated { id, .. }
             | Msg::Cancel(id)
             | Msg::Wake(id) => id,
         };
-        if let Msg::ProbeDone { .. } = msg {
+        if let Msg::ProbeDone { .. } | Msg::Evaluated { .. } = msg {
             self.calls_out = self.calls_out.saturating_sub(1);
             self.took_answer = true;
         }
@@ -279,7 +289,7 @@ impl Scheduler {
                     id,
                     spec,
                     ended,
-                    gate: self.compile_gate.clone(),
+                    gate: self.cpu_gate.clone(),
                 }));
             }
             Msg::Compiled { id, conditions } => {
@@ -295,16 +305,61 @@ impl Scheduler {
                 result,
                 resume,
             } => {
-                let step = self.waits.get_mut(&id).and_then(|a| {
-                    (a.call == call && a.machine.is_probing()).then(|| {
-                        if resume.is_some() {
-                            a.resume_point = resume;
-                        }
-                        a.machine.on_probe(now, result)
-                    })
-                });
+                let Some(a) = self.waits.get_mut(&id) else {
+                    return;
+                };
+                if a.call != call || !a.machine.is_probing() {
+                    return;
+                }
+                if resume.is_some() {
+                    a.resume_point = resume;
+                }
+                if a.machine.costly_to_read(&result) {
+                    // The clone stands in here while the machine reads.
+                    let mut stand_in = a.machine.clone();
+                    stand_in.stands_in();
+                    let machine = Box::new(std::mem::replace(&mut a.machine, stand_in));
+                    self.calls_out += 1;
+                    self.calls.push(Task::Evaluate(EvaluateJob {
+                        id,
+                        call,
+                        machine,
+                        answer: result,
+                        now,
+                        ended: a.call_cancel.clone(),
+                        gate: self.cpu_gate.clone(),
+                    }));
+                    return;
+                }
+                let step = a.machine.on_probe(now, result);
                 self.report_progress(id);
-                self.apply(id, step);
+                self.apply(id, Some(step));
+            }
+            Msg::Evaluated {
+                id,
+                call,
+                machine,
+                step,
+            } => {
+                // Unless the stand-in ended the wait (or a later call is out).
+                let Some(a) = self.waits.get_mut(&id) else {
+                    return;
+                };
+                if a.call != call || !a.machine.is_probing() {
+                    return;
+                }
+                let woken_meanwhile = a.machine.wake_pending();
+                a.machine = *machine;
+                let step = match step {
+                    Ok(Step::Idle) if woken_meanwhile => a.machine.on_wake(now),
+                    Ok(step) => step,
+                    Err(panic) => Step::Done(a.machine.fail(
+                        now,
+                        format!("the engine panicked while running this wait: {panic}"),
+                    )),
+                };
+                self.report_progress(id);
+                self.apply(id, Some(step));
             }
             Msg::Cancel(id) => {
                 let step = self.waits.get_mut(&id).map(|a| a.machine.on_cancel(now));

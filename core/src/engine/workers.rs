@@ -15,6 +15,7 @@
 
 use super::call::ProbeJob;
 use super::compile::CompileJob;
+use super::evaluate::EvaluateJob;
 use super::lane::Lane;
 use super::queue::{Queue, Urgent};
 use super::scheduler::Msg;
@@ -33,6 +34,8 @@ pub(crate) enum Task {
     Call(ProbeJob),
     /// Makes the queued calls of a lane.
     Drain(Arc<Lane>),
+    /// Reads a costly sample.
+    Evaluate(EvaluateJob),
 }
 
 /// The workers' queue: earliest deadline first. In order of arrival, a
@@ -49,7 +52,7 @@ impl Task {
         match self {
             Task::Compile(job) => now.saturating_add(job.spec.max_wait),
             Task::Call(job) => now.saturating_add(job.call.budget),
-            Task::Drain(_) => now,
+            Task::Drain(_) | Task::Evaluate(_) => now,
         }
     }
 
@@ -58,6 +61,7 @@ impl Task {
             Task::Compile(job) => job.run(inbox),
             Task::Call(job) => job.run(inbox),
             Task::Drain(lane) => lane.drain(inbox),
+            Task::Evaluate(job) => job.run(inbox),
         }
     }
 }

@@ -20,6 +20,7 @@ pub(crate) struct Update {
 }
 
 /// The view of one wait.
+#[derive(Clone)]
 pub(crate) struct View {
     kind: ViewKind,
     mode: ProbeMode,
