@@ -286,3 +286,67 @@ fn processes_that_left_the_group_end_with_the_wait() {
     assert!(left.is_empty(), "outlived the wait: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The directory a command runs in is checked at every run, on the
+/// directory as opened, not only when the wait starts: a `cwd` inside the
+/// roots that is renamed away and replaced by a link out of them after the
+/// check is refused at the next run (a probe error), never run in.
+#[cfg(unix)]
+#[test]
+fn a_cwd_swapped_for_a_link_out_of_the_roots_is_never_run_in() {
+    let base = files::temp_dir("command-cwd-swap");
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside_real = std::fs::canonicalize(&outside).unwrap();
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&root);
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["pwd"], "cwd": root.join("d")}},
+        "until": {"matches": outside_real.to_str().unwrap()},
+        "interval_ms": 20, "max_wait_ms": 5000,
+    });
+    let options = WaitOptions::default().policy(Policy::default().grants(grants));
+    // Checked here, before the swap; every run comes after it (or, at
+    // most the first, before it, in `d` itself).
+    let handle = Engine::global()
+        .start_with(Spec::from_json(&spec.to_string()).unwrap(), None, options)
+        .unwrap();
+    std::fs::rename(root.join("d"), root.join("d.old")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    let result = handle.wait();
+    assert_eq!(result.outcome, Outcome::ProbeError, "{result:?}");
+    let error = result.probe.last_error.unwrap_or_default();
+    assert!(
+        error.contains("not_granted") && error.contains("cwd"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// A `cwd` that does not exist when the wait starts is refused then: a
+/// link out of the roots that appears there later is never run in.
+#[cfg(unix)]
+#[test]
+fn a_cwd_that_does_not_exist_yet_is_refused_at_the_check() {
+    let base = files::temp_dir("command-cwd-missing");
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&base);
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["pwd"], "cwd": base.join("later")}},
+        "until": {"matches": "never"}, "max_wait_ms": 5000,
+    });
+    let options = WaitOptions::default().policy(Policy::default().grants(grants));
+    let err = Engine::global()
+        .start_with(Spec::from_json(&spec.to_string()).unwrap(), None, options)
+        .map(|handle| handle.wait())
+        .expect_err("refused before anything runs");
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("probe.command.cwd", Rule::NotGranted)
+    );
+    assert!(err.message.contains("not a directory"), "{}", err.message);
+    std::fs::remove_dir_all(&base).unwrap();
+}

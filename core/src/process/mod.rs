@@ -149,8 +149,20 @@ impl std::fmt::Display for Stream {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Working directory of the child; `None` inherits ours.
+    /// Working directory of the child; `None` inherits ours. The path is
+    /// followed when the child starts, links included: a caller that
+    /// checked the directory beforehand passes it open in
+    /// [`cwd_dir`](Self::cwd_dir) instead (Unix).
     pub cwd: Option<PathBuf>,
+    /// An open directory the child changes into (`fchdir`) just before it
+    /// runs the program, instead of following [`cwd`](Self::cwd)'s path
+    /// again: the directory it runs in is the very one the caller opened
+    /// and checked, whatever was renamed or linked in its place since. It
+    /// must be a directory, opened with `O_CLOEXEC` (`O_PATH` will do on
+    /// Linux). Unix only: Windows starts a process in a directory named
+    /// by path.
+    #[cfg(unix)]
+    pub cwd_dir: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     /// Variables added to (or replacing in) the inherited environment.
     pub env: Vec<(OsString, OsString)>,
     /// Bytes written to the child's stdin, which is then closed; `None`
@@ -169,6 +181,8 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             cwd: None,
+            #[cfg(unix)]
+            cwd_dir: None,
             env: Vec::new(),
             stdin: None,
             output_cap: DEFAULT_OUTPUT_CAP,
@@ -355,7 +369,14 @@ pub fn run_bounded(
         } else {
             Stdio::piped()
         });
-    if let Some(cwd) = &opts.cwd {
+    #[cfg(unix)]
+    let entered = opts
+        .cwd_dir
+        .as_ref()
+        .map(|dir| os::enter(&mut cmd, dir.clone()));
+    #[cfg(not(unix))]
+    let entered: Option<()> = None;
+    if let (None, Some(cwd)) = (entered, &opts.cwd) {
         cmd.current_dir(cwd);
     }
     for (k, v) in &opts.env {

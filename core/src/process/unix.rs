@@ -145,6 +145,24 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
     ))
 }
 
+/// Has the child change into `dir`, an open directory, just before it
+/// runs its program (`fchdir`, in the child after the fork): the directory
+/// is the one the caller opened and checked, not whatever its path leads
+/// to by then. The child keeps `dir` alive until it is spawned.
+pub(super) fn enter(cmd: &mut Command, dir: std::sync::Arc<OwnedFd>) {
+    // SAFETY: the closure runs in the forked child, where it only calls
+    // `fchdir`, which is async-signal-safe, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fchdir(dir.as_raw_fd()) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+}
+
 /// A child in its own process group; dropping it kills the group and reaps
 /// the child, so an early return or a panic leaks nothing.
 struct Group {
