@@ -12,8 +12,8 @@ use std::sync::Arc;
 /// JSON, for pointer conditions. The process group is killed when the
 /// call's budget runs out or the wait ends, so nothing is left behind, and
 /// as soon as the observed output goes over the wait's cap (the wait then
-/// ends with its over-cap error); what left the group ends with the probe
-/// (see [`RunMark`]).
+/// ends with its over-cap error); what left the group ends with the probe,
+/// or as the process exits if that comes first (see [`RunMark`]).
 ///
 /// ```
 /// use waitfor::probes::CommandProbe;

@@ -200,6 +200,11 @@ impl Default for RunOptions {
 /// thread of its own ([`finish_sweeps`] waits for it). Held by a wait's
 /// probe, so the sweep runs once a wait, not once a sample.
 ///
+/// A process that exits while marks are still held (a wait running, or a
+/// call abandoned at its deadline or cancel that still holds its probe)
+/// ends their processes too, as it exits (an `atexit` handler): the probe
+/// is not dropped then, so only a register of the live marks reaches them.
+///
 /// ```
 /// use waitfor::process::{run_bounded, RunMark, RunOptions};
 /// let mark = RunMark::new();
@@ -220,7 +225,12 @@ impl RunMark {
     pub fn new() -> std::sync::Arc<Self> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system's random source works");
-        std::sync::Arc::new(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+        let mark: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        // Live until dropped: a process that exits first ends its
+        // processes as it exits.
+        #[cfg(target_os = "linux")]
+        sweep::track(&mark);
+        std::sync::Arc::new(Self(mark))
     }
 
     /// The variable to add to a run's environment.
@@ -232,7 +242,13 @@ impl RunMark {
 impl Drop for RunMark {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        sweep::end_soon(MARK_VAR, std::mem::take(&mut self.0));
+        {
+            // Queued before it leaves the register, so that an exit in
+            // between finds it in one or the other.
+            let mark = std::mem::take(&mut self.0);
+            sweep::end_soon(MARK_VAR, mark.clone());
+            sweep::untrack(&mark);
+        }
     }
 }
 

@@ -244,14 +244,23 @@ mod live_groups {
     }
 
     /// Kills every group not reaped yet; holding the lock, so none is
-    /// reaped (its number freed) meanwhile.
-    extern "C" fn kill_at_exit() {
+    /// reaped (its number freed) meanwhile. Also called by the exit
+    /// handler of the marks' sweeps, before it sweeps: a group killed
+    /// twice is no harm, since its leader is not reaped while listed.
+    pub(super) extern "C" fn kill_at_exit() {
         let Some(live) = ours() else { return };
         for &pid in live.lock().iter() {
             // SAFETY: plain syscall; the group id is an unreaped child's pid.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
     }
+}
+
+/// Kills the process group of every run not reaped yet (see
+/// `live_groups`), for the exit handler that sweeps the marks.
+#[cfg(target_os = "linux")]
+pub(super) fn kill_live_groups() {
+    live_groups::kill_at_exit();
 }
 
 impl Drop for Group {
