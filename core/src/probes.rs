@@ -34,7 +34,8 @@ pub(crate) fn builtin(
                 .map(|cwd| grants.resolve_command_dir(cwd))
                 .transpose()
                 .map_err(|r| refused("probe.command.cwd", r))?;
-            Box::new(CommandProbe::new(argv.clone(), cwd, *stderr))
+            // Checked again at every run, on the directory opened.
+            Box::new(CommandProbe::new(argv.clone(), cwd, *stderr).within(grants.clone()))
         }
         #[cfg(not(unix))]
         ProbeSpec::Tmux { .. } => {

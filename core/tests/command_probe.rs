@@ -286,3 +286,154 @@ fn processes_that_left_the_group_end_with_the_wait() {
     assert!(left.is_empty(), "outlived the wait: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The directory a command runs in is checked at every run, on the
+/// directory as opened, not only when the wait starts: a `cwd` inside the
+/// roots that is renamed away and replaced by a link out of them after the
+/// check is refused at the next run (a probe error), never run in.
+#[cfg(unix)]
+#[test]
+fn a_cwd_swapped_for_a_link_out_of_the_roots_is_never_run_in() {
+    let base = files::temp_dir("command-cwd-swap");
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside_real = std::fs::canonicalize(&outside).unwrap();
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&root);
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["pwd"], "cwd": root.join("d")}},
+        "until": {"matches": outside_real.to_str().unwrap()},
+        "interval_ms": 20, "max_wait_ms": 5000,
+    });
+    let options = WaitOptions::default().policy(Policy::default().grants(grants));
+    // Checked here, before the swap; every run comes after it (or, at
+    // most the first, before it, in `d` itself).
+    let handle = Engine::global()
+        .start_with(Spec::from_json(&spec.to_string()).unwrap(), None, options)
+        .unwrap();
+    std::fs::rename(root.join("d"), root.join("d.old")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    let result = handle.wait();
+    assert_eq!(result.outcome, Outcome::ProbeError, "{result:?}");
+    let error = result.probe.last_error.unwrap_or_default();
+    assert!(
+        error.contains("not_granted") && error.contains("cwd"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// A `cwd` that does not exist when the wait starts is refused then: a
+/// link out of the roots that appears there later is never run in.
+#[cfg(unix)]
+#[test]
+fn a_cwd_that_does_not_exist_yet_is_refused_at_the_check() {
+    let base = files::temp_dir("command-cwd-missing");
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&base);
+    let spec = serde_json::json!({
+        "probe": {"command": {"argv": ["pwd"], "cwd": base.join("later")}},
+        "until": {"matches": "never"}, "max_wait_ms": 5000,
+    });
+    let options = WaitOptions::default().policy(Policy::default().grants(grants));
+    let err = Engine::global()
+        .start_with(Spec::from_json(&spec.to_string()).unwrap(), None, options)
+        .map(|handle| handle.wait())
+        .expect_err("refused before anything runs");
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("probe.command.cwd", Rule::NotGranted)
+    );
+    assert!(err.message.contains("not a directory"), "{}", err.message);
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// Set in the hosts the next test starts: `MODE DIR`, how the host leaves
+/// its wait and where its command writes the pids it starts.
+#[cfg(target_os = "linux")]
+const EXITING_HOST_VAR: &str = "WAITFOR_TEST_EXITING_COMMAND_HOST";
+
+/// A host that exits while its wait's probe is still held leaves no process
+/// that left the command's group behind: not mid-wait (`exit`), not right
+/// after a cancelled wait (`cancel`) or a wait whose call was abandoned at
+/// its deadline (`deadline`), whose probe the abandoned call still holds.
+#[cfg(target_os = "linux")]
+#[test]
+fn processes_that_left_the_group_end_when_the_host_exits() {
+    use std::path::PathBuf;
+    if let Some(var) = std::env::var_os(EXITING_HOST_VAR) {
+        let var = var.into_string().unwrap();
+        let (mode, dir) = var.split_once(' ').unwrap();
+        // Each sample's shell starts a process in a session of its own,
+        // waits until it has written its pid, then hangs in its group.
+        let script = format!(
+            "setsid sh -c 'echo $$ > {dir}/pid.'$$'; exec sleep 300' >/dev/null & \
+             until [ -s {dir}/pid.$$ ]; do sleep 0.01; done; sleep 300"
+        );
+        let max_wait_ms = if mode == "deadline" { 2000 } else { 60_000 };
+        let spec = serde_json::json!({
+            "probe": {"command": {"argv": ["sh", "-c", script]}},
+            "until": {"matches": "never"}, "max_wait_ms": max_wait_ms,
+        });
+        let handle = Engine::global()
+            .start_with(Spec::from_json(&spec.to_string()).unwrap(), None, granted())
+            .unwrap();
+        let started = || {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .any(|e| std::fs::read(e.path()).is_ok_and(|s| s.ends_with(b"\n")))
+        };
+        let end = Instant::now() + Duration::from_secs(20);
+        while !started() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        match mode {
+            "exit" => {}
+            "cancel" => {
+                handle.control().cancel();
+                handle.wait();
+            }
+            _ => {
+                handle.wait();
+            }
+        }
+        std::process::exit(0);
+    }
+    let mut outlived = Vec::new();
+    for mode in ["exit", "cancel", "deadline"] {
+        let dir: PathBuf = files::temp_dir(&format!("exiting-host-{mode}"));
+        let host = std::process::Command::new(std::env::current_exe().unwrap())
+            .env(EXITING_HOST_VAR, format!("{mode} {}", dir.display()))
+            .args([
+                "--exact",
+                "processes_that_left_the_group_end_when_the_host_exits",
+            ])
+            .output()
+            .unwrap();
+        assert!(host.status.success(), "{mode}: {host:?}");
+        let started: Vec<i32> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+            .collect();
+        assert!(!started.is_empty(), "{mode}: the command never ran");
+        let end = Instant::now() + Duration::from_secs(20);
+        while started.iter().any(|&p| alive(p)) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<i32> = started.iter().copied().filter(|&p| alive(p)).collect();
+        for &pid in &left {
+            // SAFETY: plain syscall; cleans up after a failure.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        if !left.is_empty() {
+            outlived.push(format!("{mode}: {left:?}"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(outlived.is_empty(), "outlived the host: {outlived:?}");
+}

@@ -109,6 +109,52 @@ fn run_command_runs_in_a_cwd_of_the_agent_s_choosing_only_inside_the_file_roots(
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// `run_command`'s `cwd` is checked again at every run, on the directory
+/// as opened: one renamed away and replaced by a link out of the roots
+/// after the call was checked is refused (the call fails), never run in.
+#[cfg(unix)]
+#[test]
+fn run_command_never_runs_in_a_cwd_swapped_for_a_link_out_of_the_roots() {
+    let base = temp_dir("run-command-cwd-swap");
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside_real = std::fs::canonicalize(&outside).unwrap();
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&root);
+    let call_args = json!({
+        "probe": {"tool": "run_command",
+                  "args": {"argv": ["pwd"], "cwd": root.join("d").to_str().unwrap()}},
+        "until": {"matches": outside_real.to_str().unwrap()},
+        "poll_sec": 1, "max_wait_sec": 5
+    });
+    // Checked here; every run comes after the swap.
+    let prepared = prepare("aura/wait_for", &call_args, &host(grants)).unwrap();
+    std::fs::rename(root.join("d"), root.join("d.old")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("d")).unwrap();
+    match prepared.run(WaitOptions::default()) {
+        Err(ToolError::Runtime(message)) => assert!(
+            message.contains("not_granted") && message.contains("cwd"),
+            "{message}"
+        ),
+        other => panic!("ran in a directory outside the roots: {other:?}"),
+    }
+    // A cwd that does not exist yet is refused at the check.
+    let later = json!({
+        "probe": {"tool": "run_command",
+                  "args": {"argv": ["pwd"], "cwd": root.join("later").to_str().unwrap()}},
+        "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 5
+    });
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&root);
+    let (field, rule, message) = refusal(call("aura/wait_for", &later, &host(grants)));
+    assert_eq!((field.as_str(), rule), ("probe.args.cwd", Rule::NotGranted));
+    assert!(message.contains("not a directory"), "{message}");
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn read_file_is_refused_outside_the_granted_roots() {

@@ -212,28 +212,83 @@ impl Grants {
 
     /// Checks that a command may run in `cwd`, and returns the directory
     /// to run it in, its links resolved. Anywhere when any program may run
-    /// (a shell changes directory itself); otherwise only inside the file
-    /// roots, because the directory chooses what a granted program does:
-    /// which `./run.sh` a relative name runs, which repository's hooks
-    /// `git` obeys.
+    /// (a shell changes directory itself); otherwise only in a directory
+    /// that exists inside the file roots, because the directory chooses
+    /// what a granted program does: which `./run.sh` a relative name runs,
+    /// which repository's hooks `git` obeys.
+    ///
+    /// The check holds for the moment it is made; a path can be renamed or
+    /// linked elsewhere later. So each run opens the directory again and
+    /// checks the open directory itself ([`Grants::open_command_dir`],
+    /// Unix). A `cwd` that does not exist yet is refused here rather than
+    /// judged when it appears: the command could not run in it anyway.
     ///
     /// ```
     /// use waitfor::grants::{Commands, Grants};
     /// let git = Grants::none().commands(Commands::Only(vec!["git".into()]));
     /// assert!(git.resolve_command_dir("/tmp").is_err());
     /// let tmp = std::env::temp_dir();
-    /// assert!(git.file_root(&tmp).resolve_command_dir(tmp.to_str().unwrap()).is_ok());
+    /// let git = git.file_root(&tmp);
+    /// assert!(git.resolve_command_dir(tmp.to_str().unwrap()).is_ok());
+    /// let later = tmp.join("waitfor-doc-no-such-dir");
+    /// assert!(git.resolve_command_dir(later.to_str().unwrap()).is_err());
     /// ```
     pub fn resolve_command_dir(&self, cwd: &str) -> Result<PathBuf, Refused> {
         if self.commands == Commands::Any {
             return Ok(PathBuf::from(cwd));
         }
-        self.resolve_file(cwd).map_err(|_| {
+        let resolved = self.resolve_file(cwd).map_err(|_| {
             Refused(format!(
                 "the host lets commands run only in the directories it lets waits read, \
                  and {cwd} is not one of them; leave cwd out to run in the host's own directory"
             ))
-        })
+        })?;
+        // Told only inside the roots: it says nothing about outside paths.
+        if !resolved.is_dir() {
+            return Err(Refused(format!(
+                "{cwd} is not a directory (it does not exist, or is a file): a command's cwd \
+                 must be a directory that exists inside the roots when the wait starts"
+            )));
+        }
+        Ok(resolved)
+    }
+
+    /// Opens `dir`, a directory [`Grants::resolve_command_dir`] returned,
+    /// for a command to run in (see [`crate::process::RunOptions::cwd_dir`]),
+    /// and checks the directory opened, by its real path read back from the
+    /// kernel as [`Grants::open_file`] does, so that one renamed away and
+    /// replaced by a link out of the roots since the check is refused, not
+    /// run in. Unix only. Other Unix systems than Linux and macOS check the
+    /// path just before the open, and the command still runs in the
+    /// directory opened.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// let tmp = std::env::temp_dir();
+    /// let grants = Grants::none().commands(Commands::Only(vec!["pwd".into()])).file_root(&tmp);
+    /// assert!(grants.open_command_dir(&tmp).is_ok());
+    /// assert!(grants.open_command_dir(std::path::Path::new("/etc")).is_err());
+    /// ```
+    #[cfg(unix)]
+    pub fn open_command_dir(&self, dir: &Path) -> Result<std::os::fd::OwnedFd, Refused> {
+        let refused = || {
+            Refused(format!(
+                "the host lets commands run only in the directories it lets waits read, \
+                 and {} is no longer one of them",
+                dir.display()
+            ))
+        };
+        let resolved = self.resolve_file(dir).map_err(|_| refused())?;
+        let opened = os::open_dir(&resolved).map_err(|e| {
+            Refused(format!(
+                "cannot open the command's directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        match os::opened_path(&opened) {
+            Some(real) if !self.inside_roots(&real) => Err(refused()),
+            _ => Ok(opened.into()),
+        }
     }
 
     /// Checks that `name` may name a tmux socket: a plain name unless the

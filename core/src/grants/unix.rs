@@ -20,6 +20,23 @@ pub(super) fn open_nonblocking(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Opens the directory `path` (links followed) for a command to run in:
+/// `O_DIRECTORY`, so anything else is refused, and close-on-exec (the
+/// standard library's default), so no command inherits it. On Linux
+/// `O_PATH`, which `fchdir` accepts, so a directory the host may enter but
+/// not list is opened too.
+pub(super) fn open_dir(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    #[cfg(target_os = "linux")]
+    let flags = libc::O_DIRECTORY | libc::O_PATH;
+    #[cfg(not(target_os = "linux"))]
+    let flags = libc::O_DIRECTORY;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags)
+        .open(path)
+}
+
 /// Where an open file really is: its `/proc/self/fd` link.
 #[cfg(target_os = "linux")]
 pub(super) fn opened_path(file: &File) -> Option<PathBuf> {

@@ -1,6 +1,7 @@
 //! The `command` probe: run a program, observe its output and exit status.
 
 use super::{Observation, Probe, ProbeContext, ProbeError};
+use crate::grants::{Commands, Grants};
 use crate::process::{run_bounded, OverCap, RunError, RunMark, RunOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,8 +12,8 @@ use std::sync::Arc;
 /// JSON, for pointer conditions. The process group is killed when the
 /// call's budget runs out or the wait ends, so nothing is left behind, and
 /// as soon as the observed output goes over the wait's cap (the wait then
-/// ends with its over-cap error); what left the group ends with the probe
-/// (see [`RunMark`]).
+/// ends with its over-cap error); what left the group ends with the probe,
+/// or as the process exits if that comes first (see [`RunMark`]).
 ///
 /// ```
 /// use waitfor::probes::CommandProbe;
@@ -27,6 +28,10 @@ pub struct CommandProbe {
     /// Held for the probe's life: dropped with the wait, it ends what
     /// escaped the runs' process groups.
     _mark: Arc<RunMark>,
+    /// The grants the working directory must stay inside, checked again
+    /// at every run (see [`CommandProbe::within`]).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    within: Option<Grants>,
 }
 
 impl CommandProbe {
@@ -54,7 +59,40 @@ impl CommandProbe {
             },
             stderr,
             _mark: mark,
+            within: None,
         }
+    }
+
+    /// Keeps the working directory inside `grants`' file roots at every
+    /// run, not only when the wait starts, unless `grants` let any program
+    /// run (a shell changes directory itself). The directory was checked
+    /// when the spec was ([`Grants::resolve_command_dir`]), but a path can
+    /// be renamed and replaced by a link out of the roots later; following
+    /// it again at each run would run the program there. So each run opens
+    /// the directory, checks the directory opened
+    /// ([`Grants::open_command_dir`]) and has the child change into that
+    /// very directory; one no longer inside is a probe error, and nothing
+    /// runs. Unix only: on Windows a process starts in a directory named by
+    /// path, so the check at the start is the only one.
+    pub fn within(mut self, grants: Grants) -> Self {
+        if grants.commands != Commands::Any {
+            self.within = Some(grants);
+        }
+        self
+    }
+
+    /// The directory this run is to enter, opened and checked inside the
+    /// grants; `None` when the path is followed as it is.
+    #[cfg(unix)]
+    fn checked_dir(&self) -> Result<Option<Arc<std::os::fd::OwnedFd>>, ProbeError> {
+        let (Some(grants), Some(cwd)) = (&self.within, &self.options.cwd) else {
+            return Ok(None);
+        };
+        let dir = grants.open_command_dir(cwd).map_err(|r| {
+            // Named as the rule a refusal at the start names.
+            ProbeError::new(format!("cwd refused (not_granted): {r}"))
+        })?;
+        Ok(Some(Arc::new(dir)))
     }
 }
 
@@ -65,15 +103,23 @@ impl Probe for CommandProbe {
         // there, not left writing until the call's budget runs out.
         self.options.output_cap = ctx.output_cap.saturating_add(1);
         self.options.over_cap = OverCap::Stop;
-        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel).map_err(
-            |e| match e {
-                RunError::TimedOut { .. } | RunError::Cancelled { .. } => ProbeError::new(format!(
-                    "`{}` did not finish in time and was killed",
-                    self.name()
-                )),
-                other => ProbeError::new(other.to_string()),
-            },
-        )?;
+        #[cfg(unix)]
+        {
+            self.options.cwd_dir = self.checked_dir()?;
+        }
+        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel);
+        #[cfg(unix)]
+        {
+            // Not held open between runs.
+            self.options.cwd_dir = None;
+        }
+        let output = output.map_err(|e| match e {
+            RunError::TimedOut { .. } | RunError::Cancelled { .. } => ProbeError::new(format!(
+                "`{}` did not finish in time and was killed",
+                self.name()
+            )),
+            other => ProbeError::new(other.to_string()),
+        })?;
         let mut bytes = output.stdout;
         let json = serde_json::from_slice(&bytes).ok();
         if self.stderr {

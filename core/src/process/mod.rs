@@ -149,8 +149,20 @@ impl std::fmt::Display for Stream {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Working directory of the child; `None` inherits ours.
+    /// Working directory of the child; `None` inherits ours. The path is
+    /// followed when the child starts, links included: a caller that
+    /// checked the directory beforehand passes it open in
+    /// [`cwd_dir`](Self::cwd_dir) instead (Unix).
     pub cwd: Option<PathBuf>,
+    /// An open directory the child changes into (`fchdir`) just before it
+    /// runs the program, instead of following [`cwd`](Self::cwd)'s path
+    /// again: the directory it runs in is the very one the caller opened
+    /// and checked, whatever was renamed or linked in its place since. It
+    /// must be a directory, opened with `O_CLOEXEC` (`O_PATH` will do on
+    /// Linux). Unix only: Windows starts a process in a directory named
+    /// by path.
+    #[cfg(unix)]
+    pub cwd_dir: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     /// Variables added to (or replacing in) the inherited environment.
     pub env: Vec<(OsString, OsString)>,
     /// Bytes written to the child's stdin, which is then closed; `None`
@@ -169,6 +181,8 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             cwd: None,
+            #[cfg(unix)]
+            cwd_dir: None,
             env: Vec::new(),
             stdin: None,
             output_cap: DEFAULT_OUTPUT_CAP,
@@ -185,6 +199,11 @@ impl Default for RunOptions {
 /// a process that clears its environment escapes), moments later on a
 /// thread of its own ([`finish_sweeps`] waits for it). Held by a wait's
 /// probe, so the sweep runs once a wait, not once a sample.
+///
+/// A process that exits while marks are still held (a wait running, or a
+/// call abandoned at its deadline or cancel that still holds its probe)
+/// ends their processes too, as it exits (an `atexit` handler): the probe
+/// is not dropped then, so only a register of the live marks reaches them.
 ///
 /// ```
 /// use waitfor::process::{run_bounded, RunMark, RunOptions};
@@ -206,7 +225,12 @@ impl RunMark {
     pub fn new() -> std::sync::Arc<Self> {
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).expect("the operating system's random source works");
-        std::sync::Arc::new(Self(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+        let mark: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        // Live until dropped: a process that exits first ends its
+        // processes as it exits.
+        #[cfg(target_os = "linux")]
+        sweep::track(&mark);
+        std::sync::Arc::new(Self(mark))
     }
 
     /// The variable to add to a run's environment.
@@ -218,7 +242,13 @@ impl RunMark {
 impl Drop for RunMark {
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
-        sweep::end_soon(MARK_VAR, std::mem::take(&mut self.0));
+        {
+            // Queued before it leaves the register, so that an exit in
+            // between finds it in one or the other.
+            let mark = std::mem::take(&mut self.0);
+            sweep::end_soon(MARK_VAR, mark.clone());
+            sweep::untrack(&mark);
+        }
     }
 }
 
@@ -355,7 +385,14 @@ pub fn run_bounded(
         } else {
             Stdio::piped()
         });
-    if let Some(cwd) = &opts.cwd {
+    #[cfg(unix)]
+    let entered = opts
+        .cwd_dir
+        .as_ref()
+        .map(|dir| os::enter(&mut cmd, dir.clone()));
+    #[cfg(not(unix))]
+    let entered: Option<()> = None;
+    if let (None, Some(cwd)) = (entered, &opts.cwd) {
         cmd.current_dir(cwd);
     }
     for (k, v) in &opts.env {

@@ -9,8 +9,15 @@
 //! over `/proc`, then leaves when none is left. The process waits for it
 //! as it exits (an `atexit` handler), so what escaped a wait's command
 //! does not outlive a program that exits right after its waits.
+//!
+//! A mark is dropped only with its probe, and a program may exit before
+//! that: during a wait, or right after one whose last call was abandoned
+//! at its deadline or cancel (the abandoned call still holds the probe).
+//! So every mark not dropped yet is also kept in a register, and the exit
+//! handler queues those too before it waits.
 
 use crate::sync::{Condvar, Mutex};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -27,6 +34,39 @@ struct Sweeps {
 static SWEEPS: LazyLock<(u32, Mutex<Sweeps>, Condvar)> =
     LazyLock::new(|| (std::process::id(), Mutex::default(), Condvar::new()));
 
+/// The marks not dropped yet, with the process that made them (as
+/// [`SWEEPS`]): a forked child neither sweeps its parent's marks as it
+/// exits nor takes a lock that may have been held at the fork.
+static LIVE: LazyLock<(u32, Mutex<HashSet<String>>)> =
+    LazyLock::new(|| (std::process::id(), Mutex::default()));
+
+/// Registers a new mark, and the exit handler that ends what carries it.
+pub(super) fn track(mark: &str) {
+    let (owner, live) = &*LIVE;
+    if *owner != std::process::id() {
+        return;
+    }
+    live.lock().insert(mark.to_string());
+    at_exit();
+}
+
+/// Forgets a mark being dropped (its processes are ended by the sweep).
+pub(super) fn untrack(mark: &str) {
+    let (owner, live) = &*LIVE;
+    if *owner == std::process::id() {
+        live.lock().remove(mark);
+    }
+}
+
+/// Registers [`finish_sweeps_at_exit`] once.
+fn at_exit() {
+    if !AT_EXIT.swap(true, Ordering::SeqCst) {
+        // SAFETY: registers a plain function; glibc runs it at `exit`, or
+        // when this library is unloaded.
+        unsafe { libc::atexit(finish_sweeps_at_exit) };
+    }
+}
+
 /// Ends the processes that carry `mark` soon, on the sweeping thread (at
 /// once, on this thread, in a forked child).
 pub(super) fn end_soon(var: &'static str, mark: String) {
@@ -41,11 +81,7 @@ pub(super) fn end_soon(var: &'static str, mark: String) {
     }
     state.running = true;
     drop(state);
-    if !AT_EXIT.swap(true, Ordering::SeqCst) {
-        // SAFETY: registers a plain function; glibc runs it at `exit`, or
-        // when this library is unloaded.
-        unsafe { libc::atexit(finish_sweeps_at_exit) };
-    }
+    at_exit();
     let spawned = std::thread::Builder::new()
         .name("waitfor-sweep".into())
         .spawn(move || sweep(var));
@@ -78,7 +114,21 @@ static AT_EXIT: AtomicBool = AtomicBool::new(false);
 /// process's environment must not keep the program from exiting.
 const EXIT_PATIENCE: Duration = Duration::from_secs(1);
 
+/// Queues the marks still held as if dropped, then waits (a while) for
+/// the sweeps of every mark. The process groups of runs still going are
+/// killed first, so that none of their members starts another marked
+/// process after the pass over `/proc`.
 extern "C" fn finish_sweeps_at_exit() {
+    let (owner, live) = &*LIVE;
+    if *owner == std::process::id() {
+        let marks: Vec<String> = live.lock().iter().cloned().collect();
+        if !marks.is_empty() {
+            super::unix::kill_live_groups();
+        }
+        for mark in marks {
+            end_soon(super::MARK_VAR, mark);
+        }
+    }
     wait_for_sweeps(Some(Instant::now() + EXIT_PATIENCE));
 }
 

@@ -145,6 +145,24 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
     ))
 }
 
+/// Has the child change into `dir`, an open directory, just before it
+/// runs its program (`fchdir`, in the child after the fork): the directory
+/// is the one the caller opened and checked, not whatever its path leads
+/// to by then. The child keeps `dir` alive until it is spawned.
+pub(super) fn enter(cmd: &mut Command, dir: std::sync::Arc<OwnedFd>) {
+    // SAFETY: the closure runs in the forked child, where it only calls
+    // `fchdir`, which is async-signal-safe, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fchdir(dir.as_raw_fd()) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+}
+
 /// A child in its own process group; dropping it kills the group and reaps
 /// the child, so an early return or a panic leaks nothing.
 struct Group {
@@ -226,14 +244,23 @@ mod live_groups {
     }
 
     /// Kills every group not reaped yet; holding the lock, so none is
-    /// reaped (its number freed) meanwhile.
-    extern "C" fn kill_at_exit() {
+    /// reaped (its number freed) meanwhile. Also called by the exit
+    /// handler of the marks' sweeps, before it sweeps: a group killed
+    /// twice is no harm, since its leader is not reaped while listed.
+    pub(super) extern "C" fn kill_at_exit() {
         let Some(live) = ours() else { return };
         for &pid in live.lock().iter() {
             // SAFETY: plain syscall; the group id is an unreaped child's pid.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
     }
+}
+
+/// Kills the process group of every run not reaped yet (see
+/// `live_groups`), for the exit handler that sweeps the marks.
+#[cfg(target_os = "linux")]
+pub(super) fn kill_live_groups() {
+    live_groups::kill_at_exit();
 }
 
 impl Drop for Group {

@@ -129,7 +129,11 @@ impl Builtin {
     fn run(&self, ctx: &ProbeContext) -> Result<String, ProbeError> {
         match &self.call {
             Call::RunCommand { argv, cwd } => {
-                CommandProbe::marked(argv.clone(), cwd.clone(), true, self.mark.clone()).sample(ctx)
+                // The directory is checked again at this run, on the
+                // directory opened (see `CommandProbe::within`).
+                CommandProbe::marked(argv.clone(), cwd.clone(), true, self.mark.clone())
+                    .within(self.grants.clone())
+                    .sample(ctx)
             }
             .map(|o| o.text),
             Call::ReadFile { path } => {
