@@ -25,18 +25,23 @@ function isObservation(v) {
   return keys.length > 0 && keys.every((k) => OBSERVATION_KEYS.has(k))
 }
 
-/** The message of anything thrown. */
-function errorText(err) {
+/**
+ * The message of anything thrown, cut to `cap` UTF-16 units and an ellipsis
+ * when longer: the engine measures no error against the cap, so uncut a
+ * 50 MB message was encoded (3x its length reserved) and came back whole.
+ */
+function errorText(err, cap) {
+  let text
   try {
-    if (err instanceof Error) return String(err.message || err.name)
-    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)
+    text = err instanceof Error ? String(err.message || err.name) : typeof err === 'string' ? err : jsonText('error', err, cap)
   } catch {
     try {
-      return String(err)
+      text = String(err)
     } catch {
-      return 'the probe threw a value that cannot be read'
+      text = 'the probe threw a value that cannot be read'
     }
   }
+  return text.length > cap ? `${text.slice(0, cap)}…` : text
 }
 
 /**
@@ -220,7 +225,7 @@ class Answers {
     try {
       answer = answerOf(value, cap)
     } catch (err) {
-      this.error(slot, key, err)
+      this.error(slot, key, err, cap)
       return
     }
     const textLen = this.write(answer.text)
@@ -228,9 +233,9 @@ class Answers {
     this.push(slot, key, answer.flags, answer.exitCode ?? 0, textLen, jsonLen)
   }
 
-  /** Adds a probe error for the call of the wait in `slot` with `key`. */
-  error(slot, key, err) {
-    this.push(slot, key, ERROR, 0, this.write(errorText(err)), 0)
+  /** Adds a probe error for the call of the wait in `slot` with `key`, whose output cap is `cap` bytes (see `errorText`). */
+  error(slot, key, err, cap) {
+    this.push(slot, key, ERROR, 0, this.write(errorText(err, cap)), 0)
   }
 
   /** Hands every answer to `channel` at once, and starts over. */

@@ -284,6 +284,14 @@ test("an answer longer than its wait's output cap reaches the engine cut one uni
   assert.match((await run(() => huge, {}, { policy: { outputCapBytes: 8 } })).error, /cap of 8 bytes \(9 bytes read\)/)
   assert.equal((await run(() => 'ready!!!')).outcome, 'matched')
   assert.equal((await run(() => ({ json: 'ready' }))).outcome, 'matched')
+  // An error is no observation: its message is cut to the cap, and an ellipsis.
+  const throws = () => {
+    throw new Error(huge)
+  }
+  for (const probe of [throws, () => Promise.reject(huge), async () => ({ exitCode: huge })]) {
+    const { error } = await run(probe)
+    assert.ok(/^probe failed: \S{0,8}…$/.test(error), error.slice(0, 80))
+  }
 })
 
 test('a late answer of an ended wait never reaches the wait that took over its slot', async () => {
