@@ -25,18 +25,23 @@ function isObservation(v) {
   return keys.length > 0 && keys.every((k) => OBSERVATION_KEYS.has(k))
 }
 
-/** The message of anything thrown. */
-function errorText(err) {
+/**
+ * The message of anything thrown, cut to `cap` UTF-16 units and an ellipsis
+ * when longer: the engine measures no error against the cap, so uncut a
+ * 50 MB message was encoded (3x its length reserved) and came back whole.
+ */
+function errorText(err, cap) {
+  let text
   try {
-    if (err instanceof Error) return String(err.message || err.name)
-    return typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)
+    text = err instanceof Error ? String(err.message || err.name) : typeof err === 'string' ? err : jsonText('error', err, cap)
   } catch {
     try {
-      return String(err)
+      text = String(err)
     } catch {
-      return 'the probe threw a value that cannot be read'
+      text = 'the probe threw a value that cannot be read'
     }
   }
+  return text.length > cap ? `${text.slice(0, cap)}…` : text
 }
 
 /**
@@ -55,9 +60,32 @@ function bytesText(v, cap) {
   return Buffer.from(v.buffer, v.byteOffset, Math.min(v.byteLength, cap + 1)).toString('utf8')
 }
 
-function jsonText(field, value) {
-  const text = JSON.stringify(value)
+/** Thrown by `jsonText` once the JSON text is sure to be longer than the cap. */
+const OVER_CAP = new Error('over the cap')
+
+/**
+ * The JSON text of `value`; `OVER_CAP` thrown once it is sure to be longer
+ * than `cap`: a structured value is serialized only as far as the cap, as a
+ * string is read (a 100 MB object held the event loop 800 ms and took
+ * 225 MB). The count is a lower bound of the text's length (an object
+ * member writes at least `"key":` and one character, a string its length, an
+ * array two characters an element, counted before its elements are seen),
+ * so a value within the cap is never refused, and the text written before a
+ * refusal is a few times the cap at most (escapes, long numbers). A whole
+ * text longer than the cap is refused too: the engine measures only an
+ * observation's text, not its `json`.
+ */
+function jsonText(field, value, cap) {
+  let least = 0
+  const text = JSON.stringify(value, function (key, v) {
+    const type = typeof v
+    if (!Array.isArray(this) && v !== undefined && type !== 'function' && type !== 'symbol') least += key ? key.length + 4 : 1
+    least += type === 'string' ? v.length : Array.isArray(v) ? 2 * v.length : 0
+    if (least > cap) throw OVER_CAP
+    return v
+  })
   if (text === undefined) throw new TypeError(`${field}: not a JSON value`)
+  if (text.length > cap) throw OVER_CAP
   return text
 }
 
@@ -72,6 +100,16 @@ function jsonText(field, value) {
  * answerOf({ text: 'done', exitCode: 3 }, cap) // {flags: TEXT | EXIT, text: 'done', exitCode: 3, ...}
  */
 function answerOf(value, cap) {
+  try {
+    return readAnswer(value, cap)
+  } catch (err) {
+    // A structured value over the cap is answered as a string over it is: cut one past it.
+    if (err === OVER_CAP) return { flags: TEXT, text: ' '.repeat(cap + 1) }
+    throw err
+  }
+}
+
+function readAnswer(value, cap) {
   if (value === undefined || value === null) return { flags: TEXT, text: '' }
   if (typeof value === 'string') return { flags: TEXT, text: capped(value, cap) }
   if (ArrayBuffer.isView(value)) return { flags: TEXT, text: bytesText(value, cap) }
@@ -85,7 +123,7 @@ function answerOf(value, cap) {
     }
     if (value.json !== undefined) {
       flags |= JSON_VALUE
-      json = jsonText('json', value.json)
+      json = jsonText('json', value.json, cap)
     } else if (value.text === undefined) {
       flags |= TEXT
     }
@@ -98,7 +136,7 @@ function answerOf(value, cap) {
     if (value.gone) flags |= GONE
     return { flags, text, json, exitCode: value.exitCode }
   }
-  if (typeof value === 'object') return { flags: JSON_VALUE, text: '', json: jsonText('value', value) }
+  if (typeof value === 'object') return { flags: JSON_VALUE, text: '', json: jsonText('value', value, cap) }
   return { flags: TEXT, text: capped(String(value), cap) }
 }
 
@@ -187,7 +225,7 @@ class Answers {
     try {
       answer = answerOf(value, cap)
     } catch (err) {
-      this.error(slot, key, err)
+      this.error(slot, key, err, cap)
       return
     }
     const textLen = this.write(answer.text)
@@ -195,9 +233,9 @@ class Answers {
     this.push(slot, key, answer.flags, answer.exitCode ?? 0, textLen, jsonLen)
   }
 
-  /** Adds a probe error for the call of the wait in `slot` with `key`. */
-  error(slot, key, err) {
-    this.push(slot, key, ERROR, 0, this.write(errorText(err)), 0)
+  /** Adds a probe error for the call of the wait in `slot` with `key`, whose output cap is `cap` bytes (see `errorText`). */
+  error(slot, key, err, cap) {
+    this.push(slot, key, ERROR, 0, this.write(errorText(err, cap)), 0)
   }
 
   /** Hands every answer to `channel` at once, and starts over. */

@@ -82,7 +82,7 @@ function runProbe(at) {
   const cap = due[at + 5]
   const handle = handles[slot]
   if (handle === undefined || handle._key !== key || handle._cancelled) {
-    answers.error(slot, key, CANCELLED)
+    answers.error(slot, key, CANCELLED, cap)
     return
   }
   let value
@@ -91,12 +91,12 @@ function runProbe(at) {
     if (isThenable(value)) {
       Promise.resolve(value).then(
         (v) => lateAnswers().value(slot, key, v, cap),
-        (err) => lateAnswers().error(slot, key, err),
+        (err) => lateAnswers().error(slot, key, err, cap),
       )
       return
     }
   } catch (err) {
-    answers.error(slot, key, err)
+    answers.error(slot, key, err, cap)
     return
   }
   answers.value(slot, key, value, cap)
@@ -244,7 +244,7 @@ function toolDispatcher(tools) {
       .then((value) => answerOf(value, outputCap))
       .then(
         (answer) => reply.settle(answer.flags, answer.text, answer.json),
-        (err) => reply.settle(ERROR, errorText(err)),
+        (err) => reply.settle(ERROR, errorText(err, outputCap)),
       )
       .catch(() => {}) // settle only throws on a broken environment; nothing is waiting then.
   }

@@ -75,6 +75,7 @@ test('a probe that throws, rejects or answers garbage in a batch fails only its 
   const counter = turnCounter()
   const turnsOf = { good: new Set(), bad: new Set() }
   const spec = { until: { matches: 'ok' }, interval_ms: 10, max_wait_ms: 60000 }
+  const cyclic = {}
   const bad = {
     throws: () => {
       throw new Error('sync boom')
@@ -83,6 +84,19 @@ test('a probe that throws, rejects or answers garbage in a batch fails only its 
     bigint: () => ({ big: 10n }),
     fractionalExit: () => ({ text: 'ok', exitCode: 1.5 }),
     functionJson: () => ({ json: () => 1 }),
+    cyclic: () => (cyclic.self = cyclic),
+    throwingToJSON: () => ({
+      toJSON() {
+        throw new Error('toJSON')
+      },
+    }),
+    proxy: () => ({
+      json: new Proxy([], {
+        get() {
+          throw new Error('trap')
+        },
+      }),
+    }),
     resolvesGarbage: async () => ({ big: 1n }),
     badThen: () => ({
       get then() {
@@ -255,6 +269,11 @@ test("an answer longer than its wait's output cap reaches the engine cut one uni
     ['an observation', () => ({ text: huge, exitCode: 1 }), 9],
     ['a Buffer', () => Buffer.from(huge), 9],
     ['a cut surrogate pair', () => '😀'.repeat(1000), 4 * 4 + 3],
+    // Structured values: serialized only until they are sure to be over it.
+    ['an object', () => ({ a: huge }), 9],
+    ['a Promise of an object', async () => [huge], 9],
+    ['a JSON value', () => ({ json: Array.from({ length: 1000 }, (_, i) => i) }), 9],
+    ['a JSON value beside a text', () => ({ text: 'ready', json: { huge } }), 9],
   ]
   for (const [what, probe, read] of cases) {
     const r = await run(probe)
@@ -264,6 +283,15 @@ test("an answer longer than its wait's output cap reaches the engine cut one uni
   // The policy's cap, when the spec sets none; an answer as long as the cap is whole.
   assert.match((await run(() => huge, {}, { policy: { outputCapBytes: 8 } })).error, /cap of 8 bytes \(9 bytes read\)/)
   assert.equal((await run(() => 'ready!!!')).outcome, 'matched')
+  assert.equal((await run(() => ({ json: 'ready' }))).outcome, 'matched')
+  // An error is no observation: its message is cut to the cap, and an ellipsis.
+  const throws = () => {
+    throw new Error(huge)
+  }
+  for (const probe of [throws, () => Promise.reject(huge), async () => ({ exitCode: huge })]) {
+    const { error } = await run(probe)
+    assert.ok(/^probe failed: \S{0,8}…$/.test(error), error.slice(0, 80))
+  }
 })
 
 test('a late answer of an ended wait never reaches the wait that took over its slot', async () => {

@@ -42,23 +42,30 @@ test('1,000 pending waits: timers keep firing and fs.readFile completes while th
   assert.ok(results.every((r) => r.outcome === 'cancelled'))
 })
 
-test('64 MiB answers from probes and a lent tool end over the output cap without holding the event loop', async () => {
+test('64 MiB answers and errors from probes and a lent tool cost the output cap without holding the event loop', async () => {
   const big = 'x'.repeat(64 << 20)
   big.charCodeAt(0) // flattened now, not while the loop is watched
+  const numbers = Array.from({ length: 1 << 22 }, (_, i) => i)
   const spec = { until: { matches: 'ready' }, interval_ms: 10, max_wait_ms: 10000 }
   const aura = { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 5 }
+  const throws = () => {
+    throw new Error(big)
+  }
   const lag = monitorEventLoopDelay({ resolution: 5 })
   lag.enable()
-  const [sync, late, tool] = await Promise.all([
-    start(spec, () => big).result,
-    start(spec, async () => big).result,
-    callTool('aura/wait_for', aura, { tools: () => big }).catch((e) => e),
+  const answers = [() => big, async () => big, () => ({ a: big }), () => ({ json: numbers }), throws, () => Promise.reject(big)]
+  const [results, tools] = await Promise.all([
+    Promise.all(answers.map((probe) => start(spec, probe).result)),
+    Promise.all(answers.map((tool) => callTool('aura/wait_for', aura, { tools: tool }).catch((e) => e))),
   ])
   lag.disable()
-  for (const r of [sync, late]) assert.deepEqual([r.outcome, r.error], ['error', 'output of sample 1 exceeds the cap of 262144 bytes (262145 bytes read)'])
-  assert.ok(tool instanceof WaitforError && tool.code === 'runtime', String(tool))
-  assert.match(tool.message, /returned 262145 bytes on sample 1, over the 262144-byte cap/)
-  // Encoding them would take ~150 ms each.
+  const overCap = ['error', 'output of sample 1 exceeds the cap of 262144 bytes (262145 bytes read)']
+  for (const r of results.slice(0, 4)) assert.deepEqual([r.outcome, r.error], overCap)
+  for (const e of tools.slice(0, 4)) assert.ok(e instanceof WaitforError && /returned 262145 bytes on sample 1, over the 262144-byte cap/.test(e.message), String(e))
+  // An error is cut to the cap, and an ellipsis.
+  for (const r of results.slice(4)) assert.deepEqual([r.outcome, r.error.length, r.error.endsWith('x…')], ['probe_error', 14 + 262144 + 1, true])
+  for (const e of tools.slice(4)) assert.ok(e instanceof WaitforError && e.message.endsWith('x…') && e.message.length < 262144 + 100, `${e.message.length} characters`)
+  // Encoding or serializing any of them whole would take ~150 ms.
   assert.ok(lag.max / 1e6 < 50, `event loop delay max ${lag.max / 1e6} ms`)
 })
 
