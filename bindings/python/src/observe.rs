@@ -203,10 +203,10 @@ pub fn observation(
             Err(e) => Err(ProbeError::new(format!("the probe returned {e}"))),
         };
     }
-    let kind = value
-        .get_type()
-        .name()
-        .map_or_else(|_| "value".to_string(), |n| n.to_string());
+    let kind = value.get_type().name().map_or_else(
+        |_| "value".to_string(),
+        |n| text_head(&n, ProbeError::MAX_MESSAGE_BYTES),
+    );
     Err(ProbeError::new(format!(
         "the probe returned a {kind}; return str, bytes, dict, list or waitfor.Observation"
     )))
@@ -248,6 +248,12 @@ pub fn head<'py>(s: &Bound<'py, PyString>, max: usize) -> PyResult<Bound<'py, Py
         Bound::from_owned_ptr_or_err(s.py(), pyo3::ffi::PyUnicode_Substring(s.as_ptr(), 0, end))
     }?;
     Ok(head.cast_into::<PyString>()?)
+}
+
+/// At most `max + 1` code points of `s` as UTF-8 (a lone surrogate
+/// replaced), for messages: an exception's text or its type's name.
+pub fn text_head(s: &Bound<'_, PyString>, max: usize) -> String {
+    head(s, max).map_or_else(|_| String::new(), |h| h.to_string_lossy().into_owned())
 }
 
 /// A bytes answer as UTF-8. One longer than `cap` is over the cap: only
