@@ -441,6 +441,9 @@ int32_t waitfor_observation_set_gone(struct waitfor_observation *out,
  * Makes this call a probe error with `message` (copied; bytes that are
  * not UTF-8 are replaced). The spec's `on_probe_error` decides whether
  * the wait fails or tolerates it; the result reports the last message.
+ * A message longer than 4,096 bytes is cut to that, ending in
+ * ` ... [cut: the message is longer than 4096 bytes]`: only its first
+ * 4,097 bytes are read, however long `len` says it is.
  *
  * Threads: the probe callback's thread, during the call.
  * @return `WAITFOR_OK` or `WAITFOR_ERR_NULL_POINTER`.

@@ -422,6 +422,11 @@ impl Machine {
         }
         self.probe.errors += 1;
         self.consecutive_errors += 1;
+        // Bounded here too: a `ProbeError` built field by field skips `new`.
+        let err = ProbeError {
+            message: ProbeError::bounded(err.message),
+            ..err
+        };
         self.probe.last_error = Some(err.message.clone());
         let tolerated = match self.on_probe_error {
             ErrorPolicy::Fail => 0,

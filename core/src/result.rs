@@ -71,7 +71,8 @@ pub struct ProbeAccounting {
     pub errors: u64,
     /// Probe calls still running at the deadline or cancel, abandoned.
     pub abandoned: u64,
-    /// The last failure's message.
+    /// The last failure's message, at most
+    /// [`ProbeError::MAX_MESSAGE_BYTES`](crate::ProbeError::MAX_MESSAGE_BYTES).
     pub last_error: Option<String>,
 }
 

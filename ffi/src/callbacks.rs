@@ -454,6 +454,9 @@ pub unsafe extern "C" fn waitfor_observation_set_gone(
 /// Makes this call a probe error with `message` (copied; bytes that are
 /// not UTF-8 are replaced). The spec's `on_probe_error` decides whether
 /// the wait fails or tolerates it; the result reports the last message.
+/// A message longer than 4,096 bytes is cut to that, ending in
+/// ` ... [cut: the message is longer than 4096 bytes]`: only its first
+/// 4,097 bytes are read, however long `len` says it is.
 ///
 /// Threads: the probe callback's thread, during the call.
 /// @return `WAITFOR_OK` or `WAITFOR_ERR_NULL_POINTER`.
@@ -474,10 +477,36 @@ pub unsafe extern "C" fn waitfor_observation_set_error(
         let bytes = if message.is_null() {
             &[][..]
         } else {
-            // SAFETY: per the contract above.
+            // Only what the bound keeps, and a byte to know it was cut
+            // (`ProbeError::new` cuts it): a huge message is not copied
+            // whole. SAFETY: per the contract above (`len` bytes readable).
+            let len = len.min(ProbeError::MAX_MESSAGE_BYTES + 1);
             unsafe { std::slice::from_raw_parts(message.cast::<u8>(), len) }
         };
         out.error = Some(String::from_utf8_lossy(bytes).into_owned());
         WAITFOR_OK
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A huge error message is read only as far as the bound keeps, and
+    /// the probe error holds it cut.
+    #[test]
+    fn set_error_copies_only_the_bounded_head() {
+        let max = ProbeError::MAX_MESSAGE_BYTES;
+        let huge = "é".repeat(1 << 20);
+        let mut out = waitfor_observation::default();
+        // SAFETY: `out` is a live observation; `huge` has `len` bytes.
+        let status =
+            unsafe { waitfor_observation_set_error(&mut out, huge.as_ptr().cast(), huge.len()) };
+        assert_eq!(status, WAITFOR_OK);
+        let copied = out.error.clone().unwrap();
+        assert!(copied.len() <= max + 3, "{}", copied.len());
+        let err = ProbeError::new(copied);
+        assert!(err.message.len() <= max);
+        assert!(err.message.ends_with(ProbeError::CUT_MARK));
+    }
 }

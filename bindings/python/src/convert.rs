@@ -137,9 +137,11 @@ impl Budget {
 
     /// `s` as UTF-8, its bytes taken from the budget. A str longer than
     /// what is left is refused by its length before it is encoded: each
-    /// code point takes at least one byte.
+    /// code point takes at least one byte. The length is the string
+    /// object's own, never `len(s)` (a `str` subclass's `__len__` may lie
+    /// or raise); one that cannot be had counts as too large, not as 0.
     fn text(&mut self, s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
-        let chars = s.len().unwrap_or(0);
+        let chars = s.code_point_len().unwrap_or(usize::MAX);
         self.spend(chars)?;
         let s = text(s, path)?;
         self.spend(s.len().saturating_sub(chars))?;

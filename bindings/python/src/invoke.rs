@@ -3,6 +3,7 @@
 //! run it in the caller's `contextvars` context, run a coroutine on the
 //! caller's event loop, remember the exception a call raised.
 
+use crate::observe::text_head;
 use crate::sync::{Mutex, MutexGuard};
 use crossbeam_channel::{Receiver, Sender};
 use pyo3::intern;
@@ -378,15 +379,24 @@ fn done_or_cancelled(rx: &Receiver<()>, cancel: &CancelToken) -> bool {
 }
 
 /// `TypeName: message`, the way a traceback's last line reads.
+///
+/// The message may be huge (an exception that quotes a whole response, a
+/// lent tool's error result): only its first
+/// `ProbeError::MAX_MESSAGE_BYTES + 1` characters are read, by the str's
+/// own length (see [`crate::observe::head`]), and `ProbeError::new` cuts
+/// the rest. So a 100 MB message costs the interpreter lock a few KiB's
+/// worth, not a copy of its size. (`str(exc)` runs the exception's own
+/// `__str__`, the host's code: what that builds is the host's cost.)
 pub fn describe(py: Python<'_>, err: &PyErr) -> String {
+    let max = ProbeError::MAX_MESSAGE_BYTES;
     let kind = err
         .get_type(py)
         .name()
-        .map_or_else(|_| "Exception".to_string(), |n| n.to_string());
+        .map_or_else(|_| "Exception".to_string(), |n| text_head(&n, max));
     let text = err
         .value(py)
         .str()
-        .map_or_else(|_| String::new(), |s| s.to_string());
+        .map_or_else(|_| String::new(), |s| text_head(&s, max));
     if text.is_empty() {
         kind
     } else {

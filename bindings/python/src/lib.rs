@@ -277,5 +277,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RESULT_SCHEMA", waitfor::RESULT_SCHEMA)?;
     m.add("SPEC_SCHEMA", waitfor::SPEC_SCHEMA)?;
     m.add("UNKNOWN_TOOL", profiles::UNKNOWN_TOOL)?;
+    // For `waitfor.mcp`, which joins a lent tool's error text no further.
+    m.add("MAX_ERROR_BYTES", waitfor::ProbeError::MAX_MESSAGE_BYTES)?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use crate::convert;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use waitfor::{CancelToken, ProbeError};
 
 /// One observation of a probe: ``text``, optional structured ``json``
@@ -203,10 +203,10 @@ pub fn observation(
             Err(e) => Err(ProbeError::new(format!("the probe returned {e}"))),
         };
     }
-    let kind = value
-        .get_type()
-        .name()
-        .map_or_else(|_| "value".to_string(), |n| n.to_string());
+    let kind = value.get_type().name().map_or_else(
+        |_| "value".to_string(),
+        |n| text_head(&n, ProbeError::MAX_MESSAGE_BYTES),
+    );
     Err(ProbeError::new(format!(
         "the probe returned a {kind}; return str, bytes, dict, list or waitfor.Observation"
     )))
@@ -217,19 +217,43 @@ pub fn observation(
 /// `cap + 1` are encoded.
 fn text(s: &Bound<'_, PyString>, cap: usize) -> Result<String, ProbeError> {
     let not_utf8 = |_| ProbeError::new("the probe returned a str that is not valid UTF-8");
-    let chars = s.len().unwrap_or(0);
-    if chars <= cap {
-        return s.to_str().map(str::to_owned).map_err(not_utf8);
+    let head = head(s, cap).map_err(|e| {
+        ProbeError::new(format!("the probe returned a str that cannot be read: {e}"))
+    })?;
+    let text = head.to_str().map_err(not_utf8)?;
+    if head.is(s) {
+        // Within `cap` code points: all of it, whatever its UTF-8 size.
+        return Ok(text.to_owned());
     }
-    let end = isize::try_from(cap.saturating_add(1)).unwrap_or(isize::MAX);
-    let head = s
-        .get_item(PySlice::new(s.py(), 0, end, 1))
-        .and_then(|head| Ok(head.cast_into::<PyString>()?))
-        .map_err(|e| {
-            ProbeError::new(format!("the probe returned a str that cannot be read: {e}"))
-        })?;
-    let head = head.to_str().map_err(not_utf8)?;
-    Ok(head[..past(head, cap)].to_owned())
+    Ok(text[..past(text, cap)].to_owned())
+}
+
+/// `s` itself when it is at most `max` code points long, else its first
+/// `max + 1`: what is read of a str that may be huge, so that reading it
+/// costs `max`'s worth, not its size.
+///
+/// Its length is the string object's own (`PyUnicode_GetLength`), never
+/// `len(s)`: a `str` subclass's `__len__` may lie or raise, and a length
+/// that cannot be had counts as too long. The head is cut by
+/// `PyUnicode_Substring`, which reads the characters themselves (a
+/// subclass's `__getitem__` is not called) and gives a plain `str`.
+pub fn head<'py>(s: &Bound<'py, PyString>, max: usize) -> PyResult<Bound<'py, PyString>> {
+    if s.code_point_len().is_ok_and(|chars| chars <= max) {
+        return Ok(s.clone());
+    }
+    let end = isize::try_from(max.saturating_add(1)).unwrap_or(isize::MAX);
+    // SAFETY: `s` is a live str (a subclass's instance is one too); the
+    // call returns a new reference or NULL with an exception set.
+    let head = unsafe {
+        Bound::from_owned_ptr_or_err(s.py(), pyo3::ffi::PyUnicode_Substring(s.as_ptr(), 0, end))
+    }?;
+    Ok(head.cast_into::<PyString>()?)
+}
+
+/// At most `max + 1` code points of `s` as UTF-8 (a lone surrogate
+/// replaced), for messages: an exception's text or its type's name.
+pub fn text_head(s: &Bound<'_, PyString>, max: usize) -> String {
+    head(s, max).map_or_else(|_| String::new(), |h| h.to_string_lossy().into_owned())
 }
 
 /// A bytes answer as UTF-8. One longer than `cap` is over the cap: only

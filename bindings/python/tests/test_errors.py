@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import waitfor
+from conftest import PYTHON, Ticker, child_env
 
 
 @pytest.mark.parametrize(
@@ -89,6 +93,134 @@ def test_probe_error_chains_the_probes_exception() -> None:
     assert caught.value.__cause__ is r.probe_exception
     ok = waitfor.wait({"until": {"matches": "x"}}, lambda: "x")
     assert ok.raise_for_probe_error() is ok
+
+
+# A probe error's message is kept to 4 KiB (SECURITY.md), its cut marked.
+MAX_ERROR = 4096
+CUT_MARK = " ... [cut: the message is longer than 4096 bytes]"
+
+
+class _Text(str):
+    """A str whose ``len()`` raises: the message is measured by its real
+    length all the same."""
+
+    def __len__(self) -> int:
+        raise TypeError("no len")
+
+
+HUGE_MESSAGE = "é" * 20_000_000  # 20 MB, 40 MB as UTF-8; made once
+HUGE_TEXT = _Text(HUGE_MESSAGE)
+
+
+class _HugeStr(Exception):
+    def __str__(self) -> str:
+        return HUGE_TEXT
+
+
+# Exceptions whose text is far over the bound, made before the wait.
+HUGE_EXCEPTIONS: dict[str, Callable[[], BaseException]] = {
+    "message": lambda: RuntimeError(HUGE_MESSAGE),
+    "__str__ of a str subclass": lambda: _HugeStr(),
+    "type name": lambda: type("E" * 10_000_000, (Exception,), {})("short"),
+}
+
+
+def _assert_cut(message: str | None, prefix: str) -> None:
+    assert message is not None and message.startswith(prefix), (message or "")[:100]
+    assert len(message.encode()) <= MAX_ERROR + len(prefix.encode()), len(message)
+    assert message.endswith(CUT_MARK), message[-100:]
+
+
+@pytest.mark.parametrize("kind", HUGE_EXCEPTIONS)
+def test_a_huge_exception_message_is_cut_before_it_is_copied(kind: str) -> None:
+    """A probe's exception text far over the bound is read one character
+    past it at most: the result's ``error`` and ``probe.last_error`` hold
+    its first 4 KiB and the cut mark (they held all of it: a 100 MB message
+    made a 1.2 GB result and held the interpreter lock for seconds). The
+    exception itself is kept whole, as the cause."""
+    exc = HUGE_EXCEPTIONS[kind]()
+
+    def probe() -> str:
+        raise exc
+
+    with Ticker() as ticker:
+        r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 30_000}, probe)
+    assert r.outcome == "probe_error", r.outcome
+    _assert_cut(r.probe.last_error, "")
+    _assert_cut(r.error, "probe failed: ")
+    assert r.error == f"probe failed: {r.probe.last_error}"
+    assert len(json.dumps(r.to_dict(), ensure_ascii=False).encode()) < 3 * MAX_ERROR
+    assert r.probe_exception is exc
+    assert ticker.longest < 0.3, ticker.longest
+
+
+@pytest.mark.parametrize("caller", ["probe", "lent tool"])
+def test_a_huge_exception_message_costs_the_bounds_worth(caller: str) -> None:
+    """Reading a 100 MB exception message takes a few KiB of it, not a
+    copy of its size: in a process of its own, the peak memory grows by
+    far less than the message's 200 MB of UTF-8 (copied whole, it grew by
+    several times that), and the wait answers at once."""
+    code = f"""
+        import json, resource, time, waitfor
+        message = "é" * 100_000_000
+        def raises(*args):
+            raise RuntimeError(message)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.monotonic()
+        if {caller!r} == "probe":
+            error = waitfor.wait({{"until": {{"matches": "x"}}, "max_wait_ms": 30000}}, raises).error
+        else:
+            try:
+                waitfor.call_tool(
+                    "aura/wait_for",
+                    {{"probe": {{"tool": "status", "args": {{}}}}, "until": {{"matches": "x"}}, "max_wait_sec": 30}},
+                    tools=raises,
+                )
+            except waitfor.ToolError as err:
+                error = str(err)
+        took = time.monotonic() - started
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(json.dumps({{"grew_kib": grew, "took": took, "error_bytes": len(error.encode())}}))
+    """
+    child = subprocess.run(
+        [PYTHON, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=child_env(), timeout=300
+    )
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout)
+    assert seen["error_bytes"] < MAX_ERROR + 200, seen
+    assert seen["grew_kib"] < 50 * 1024, seen
+    assert seen["took"] < 5, seen
+
+
+def test_an_error_message_within_the_bound_is_kept_whole() -> None:
+    text = "é" * (MAX_ERROR // 2 - len("RuntimeError: ") // 2)
+    message = f"RuntimeError: {text}"
+    assert len(message.encode()) <= MAX_ERROR
+
+    def probe() -> str:
+        raise RuntimeError(text)
+
+    r = waitfor.wait({"until": {"matches": "x"}, "interval_ms": 10}, probe)
+    assert r.probe.last_error == message
+
+
+def test_a_lent_tools_huge_error_is_cut_before_it_is_copied() -> None:
+    """A lent tool's error (an exception of the tools callable) is read as
+    a probe's: AURA's error names its first 4 KiB, cut."""
+
+    def tools(name: str, arguments: dict[str, Any]) -> str:
+        raise RuntimeError(HUGE_MESSAGE)
+
+    with Ticker() as ticker, pytest.raises(waitfor.ToolError) as caught:
+        waitfor.call_tool(
+            "aura/wait_for",
+            {"probe": {"tool": "status", "args": {}}, "until": {"matches": "x"}, "max_wait_sec": 30},
+            tools=tools,
+        )
+    text = str(caught.value)
+    assert "probe tool 'status' failed on sample 1: RuntimeError: éé" in text, text[:200]
+    assert CUT_MARK in text and len(text.encode()) < MAX_ERROR + 200, len(text)
+    assert ticker.longest < 0.3, ticker.longest
 
 
 def test_unknown_profile_is_a_tool_error() -> None:

@@ -304,3 +304,27 @@ def test_libtmux_cxx_wait_for_text_on_a_real_pane(framework: str, pane: str) -> 
     assert "MARK_9" in found["text"].splitlines(), found  # the pane's text, with the output line
     assert missing["matched"] is False and missing["timed_out"] is True, missing
     assert refused.startswith("invalid_arguments:") and "timeout_ms" in refused, refused
+
+
+class _Block:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def test_a_lent_tools_error_result_is_joined_no_further_than_the_bound() -> None:
+    """A lent tool's ``isError`` result raises its text; a huge one is
+    joined only as far as a probe error keeps it (and a character more, so
+    it is known to be cut), not copied whole."""
+    limit = waitfor._native.MAX_ERROR_BYTES + 1
+    with pytest.raises(RuntimeError) as caught:
+        waitfor.mcp._text([_Block("x" * 50_000_000), _Block("y")], True)
+    assert str(caught.value) == "x" * limit
+    with pytest.raises(RuntimeError) as caught:
+        waitfor.mcp._text([_Block("a" * (limit - 2)), _Block("b" * 10)], True)
+    assert str(caught.value) == "a" * (limit - 2) + "\nb"
+    with pytest.raises(RuntimeError) as caught:
+        waitfor.mcp._text([_Block("no"), _Block("way")], True)
+    assert str(caught.value) == "no\nway"
+    with pytest.raises(RuntimeError, match="the tool failed"):
+        waitfor.mcp._text([], True)
+    assert waitfor.mcp._text([_Block("a" * limit), _Block("b")], False) == "a" * limit + "\nb"

@@ -222,6 +222,61 @@ def test_an_answer_over_the_cap_is_found_out_at_the_caps_cost(kind: str) -> None
     assert ticker.longest < 0.3, ticker.longest
 
 
+class _StrOfItsOwn(str):
+    """A str whose ``len()`` and indexing are its own: they lie (a length
+    of 0, a slice that is all of it) or raise. The cap is checked by the
+    string's real length, so neither is ever called."""
+
+    lie = "zero"
+    called: list[str] = []
+
+    def __len__(self) -> int:
+        type(self).called.append("__len__")
+        if self.lie == "raise":
+            raise TypeError("no len")
+        return 0
+
+    def __getitem__(self, key: Any) -> str:  # type: ignore[override]
+        type(self).called.append("__getitem__")
+        return str(self)
+
+
+@pytest.mark.parametrize("lie", ["zero", "raise"])
+@pytest.mark.parametrize("inside", ["str", "list", "dict key", "dict value"])
+def test_a_str_subclass_cannot_talk_its_way_past_the_cap(lie: str, inside: str) -> None:
+    """A ``str`` subclass whose ``__len__`` says 0 or raises is measured by
+    its real length: found over the cap after about the cap's worth (it
+    was encoded whole, 200 MB under the interpreter lock),
+    its ``__len__`` and ``__getitem__`` never called."""
+    _StrOfItsOwn.lie = lie
+    _StrOfItsOwn.called = []
+    huge = _StrOfItsOwn("é" * 100_000_000)
+    answer: Any = {
+        "str": huge,
+        "list": [huge],
+        "dict key": {huge: 1},
+        "dict value": {"k": huge},
+    }[inside]
+    with Ticker() as ticker:
+        r = waitfor.wait(spec(until={"matches": "never"}), lambda: answer)
+    assert r.outcome == "error", r
+    assert OUTPUT_CAP < bytes_read_over_the_cap(r.error) <= OUTPUT_CAP + 4
+    assert _StrOfItsOwn.called == [], _StrOfItsOwn.called
+    assert ticker.longest < 0.3, ticker.longest
+
+
+@pytest.mark.parametrize("lie", ["zero", "raise"])
+def test_a_str_subclass_in_a_spec_is_measured_by_its_real_length(lie: str) -> None:
+    """Input too: a spec's str whose ``__len__`` lies is refused as too
+    large by its real length, before it is encoded."""
+    _StrOfItsOwn.lie = lie
+    _StrOfItsOwn.called = []
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait({"until": {"matches": _StrOfItsOwn("x" * (5 << 20))}}, lambda: "")
+    assert caught.value.rule == "too_large", caught.value
+    assert _StrOfItsOwn.called == [], _StrOfItsOwn.called
+
+
 @pytest.mark.parametrize(
     "answer",
     [

@@ -43,6 +43,14 @@ pub struct ProbeContext {
 /// A failed probe call. The engine counts it and applies the spec's
 /// error policy; the last one is reported in the result.
 ///
+/// Its message is at most [`ProbeError::MAX_MESSAGE_BYTES`]: a longer one
+/// is cut (see [`ProbeError::new`]). A probe's error text may come from
+/// anywhere (an exception that quotes a whole response, a tool's error
+/// result, a C host's buffer): it goes into the result twice
+/// (`probe.last_error` and `error`) and to the agent, so it is bounded
+/// like an answer is by the output cap, but by a fixed bound, the same for
+/// every probe and binding, since an error is not an observation.
+///
 /// ```
 /// let err = waitfor::ProbeError::new("connection refused");
 /// assert_eq!(err.to_string(), "connection refused");
@@ -58,13 +66,52 @@ pub struct ProbeError {
 }
 
 impl ProbeError {
+    /// The longest message a probe error keeps, in bytes, its cut mark
+    /// included: 4 KiB. A binding reads no more of a host's error text than
+    /// this and one more character (or byte), so a huge exception message
+    /// costs the cut's worth, not its size.
+    pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+    /// What ends a message that was cut to [`ProbeError::MAX_MESSAGE_BYTES`].
+    pub const CUT_MARK: &'static str = " ... [cut: the message is longer than 4096 bytes]";
+
     /// An error with this message; the spec's `on_probe_error` decides
     /// whether the wait goes on.
+    ///
+    /// A message longer than [`ProbeError::MAX_MESSAGE_BYTES`] is cut: its
+    /// first bytes (to the end of a character) then
+    /// [`ProbeError::CUT_MARK`], that many bytes in all.
+    ///
+    /// ```
+    /// use waitfor::ProbeError;
+    /// let err = ProbeError::new("x".repeat(1 << 20));
+    /// assert_eq!(err.message.len(), ProbeError::MAX_MESSAGE_BYTES);
+    /// assert!(err.message.ends_with(ProbeError::CUT_MARK));
+    /// ```
     pub fn new(message: impl Into<String>) -> Self {
         Self {
-            message: message.into(),
+            message: Self::bounded(message.into()),
             refused: false,
         }
+    }
+
+    /// `message`, cut as [`ProbeError::new`] cuts it (unchanged when it is
+    /// within [`ProbeError::MAX_MESSAGE_BYTES`]). The engine applies it
+    /// again to every error it records, so an error built field by field
+    /// is bounded too.
+    pub fn bounded(mut message: String) -> String {
+        if message.len() <= Self::MAX_MESSAGE_BYTES {
+            return message;
+        }
+        let mut end = Self::MAX_MESSAGE_BYTES - Self::CUT_MARK.len();
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push_str(Self::CUT_MARK);
+        // A huge message's allocation is not kept for a few KiB.
+        message.shrink_to_fit();
+        message
     }
 
     /// An error no retry can mend (a path outside the host's grants, a
@@ -169,4 +216,65 @@ pub trait HostLock: Send + Sync + 'static {
     /// Calls `calls` once, holding the lock; when the lock cannot be had
     /// any more (the interpreter is exiting), calls it without.
     fn hold(&self, calls: &mut dyn FnMut());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{probe_fn, Condition, Engine, Outcome, Pattern, Spec};
+
+    /// A message within the bound is kept as is; a longer one is cut to
+    /// the bound, mark included, at a character boundary.
+    #[test]
+    fn a_probe_error_keeps_at_most_max_message_bytes() {
+        let max = ProbeError::MAX_MESSAGE_BYTES;
+        assert!(ProbeError::CUT_MARK.contains(&max.to_string()));
+        let exact = "x".repeat(max);
+        assert_eq!(ProbeError::new(exact.clone()).message, exact);
+        for message in ["x".repeat(max + 1), "é".repeat(max), "€".repeat(1 << 20)] {
+            for err in [
+                ProbeError::new(message.clone()),
+                ProbeError::refused(message.clone()),
+            ] {
+                assert!(err.message.len() <= max, "{}", err.message.len());
+                assert!(err.message.len() > max - 4 - ProbeError::CUT_MARK.len());
+                assert!(err.message.ends_with(ProbeError::CUT_MARK));
+                let kept = &err.message[..err.message.len() - ProbeError::CUT_MARK.len()];
+                assert!(message.starts_with(kept));
+            }
+        }
+    }
+
+    /// The wait's result holds the bounded message, in `probe.last_error`
+    /// and `error`, also for an error built field by field (no `new`).
+    #[test]
+    fn a_wait_reports_a_huge_probe_error_bounded() {
+        let huge = "é".repeat(1 << 20);
+        let spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+            .max_wait(std::time::Duration::from_secs(30));
+        for literal in [false, true] {
+            let huge = huge.clone();
+            let probe = probe_fn(move |_| {
+                Err::<Observation, _>(if literal {
+                    ProbeError {
+                        message: huge.clone(),
+                        refused: false,
+                    }
+                } else {
+                    ProbeError::new(huge.clone())
+                })
+            });
+            let result = Engine::global().wait(spec.clone(), probe).unwrap();
+            assert_eq!(result.outcome, Outcome::ProbeError);
+            let last = result.probe.last_error.unwrap();
+            let max = ProbeError::MAX_MESSAGE_BYTES;
+            assert!(
+                last.len() <= max && last.len() > max - 4,
+                "literal: {literal}"
+            );
+            assert!(last.ends_with(ProbeError::CUT_MARK));
+            let error = result.error.unwrap();
+            assert_eq!(error, format!("probe failed: {last}"));
+        }
+    }
 }

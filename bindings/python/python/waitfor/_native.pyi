@@ -6,6 +6,7 @@ from typing import Any, final
 
 RESULT_SCHEMA: str
 UNKNOWN_TOOL: str
+MAX_ERROR_BYTES: int
 SPEC_SCHEMA: str
 
 @final

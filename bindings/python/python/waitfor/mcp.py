@@ -50,6 +50,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import waitfor
+from waitfor import _native
 
 __all__ = ["progress_notice", "register", "wait_for_annotations"]
 
@@ -163,11 +164,23 @@ def _refusal(err: waitfor.WaitforError) -> str:
 
 
 def _text(content: Iterable[Any], is_error: bool | None) -> str:
-    """A tool result's text blocks; an error result raises its text."""
-    text = "\n".join(block.text for block in content if isinstance(getattr(block, "text", None), str))
-    if is_error:
-        raise RuntimeError(text or "the tool failed")
-    return text
+    """A tool result's text blocks; an error result raises its text.
+
+    An error's text is joined only as far as a probe error keeps it
+    (``_native.MAX_ERROR_BYTES``, and one character to know it was cut):
+    a huge error result is not copied whole under the interpreter lock."""
+    texts = (block.text for block in content if isinstance(getattr(block, "text", None), str))
+    if not is_error:
+        return "\n".join(texts)
+    limit = _native.MAX_ERROR_BYTES + 1
+    head: list[str] = []
+    size = 0
+    for text in texts:
+        head.append(text[: limit - size])
+        size += len(head[-1]) + 1
+        if size > limit:
+            break
+    raise RuntimeError("\n".join(head)[:limit] or "the tool failed")
 
 
 class _Waits:
