@@ -1,7 +1,7 @@
 //! Plain-text patterns count against a wait's compile budget as regexes
-//! do: a spec of 200,000 literal stop strings (2.2 MB of JSON, within the
-//! input limit) is refused with the budget's error instead of holding
-//! hundreds of megabytes (a binary of its own: it measures what the
+//! do: a spec of as many literal stop strings as it may list (4,096; a
+//! spec of 200,000, 2.2 MB of JSON, held hundreds of megabytes) is refused
+//! with the budget's error (a binary of its own: it measures what the
 //! allocator holds for the whole process).
 
 #![cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -9,7 +9,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use waitfor::{probe_fn, Engine, Observation, Outcome, Spec, MAX_COMPILED_WAIT_BYTES};
+use waitfor::{
+    probe_fn, Engine, Observation, Outcome, Rule, Spec, MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS,
+};
 
 /// Bytes the allocator hands out, in all its arenas and mapped on their own.
 fn in_use() -> usize {
@@ -27,9 +29,11 @@ fn resident_bytes() -> usize {
 /// Each test measures the whole process: one at a time.
 static ALONE: Mutex<()> = Mutex::new(());
 
-/// A spec whose stop list holds `count` distinct plain-text strings.
+/// A spec whose stop list holds `count` distinct plain-text strings of
+/// 200 bytes.
 fn spec_json(count: usize, regex: bool) -> String {
-    let stop: Vec<String> = (0..count).map(|i| format!("\"s{i:07}\"")).collect();
+    let pad = "x".repeat(192);
+    let stop: Vec<String> = (0..count).map(|i| format!("\"s{i:07}{pad}\"")).collect();
     format!(
         r#"{{{}"until": {{"matches": "zz"}}, "stop": [{}], "max_wait_ms": 60000, "interval_ms": 10}}"#,
         if regex { r#""regex": true, "# } else { "" },
@@ -66,11 +70,16 @@ fn start_engine() {
 }
 
 #[test]
-fn a_spec_of_200k_literal_patterns_is_refused_with_the_wait_budget_error() {
+fn a_spec_of_as_many_literal_patterns_as_it_may_list_is_refused_with_the_wait_budget_error() {
     let _alone = ALONE.lock().unwrap_or_else(|e| e.into_inner());
     start_engine();
+    let many: Vec<String> = (0..200_000).map(|i| format!("s{i:07}")).collect();
+    let json = serde_json::json!({"until": {"matches": "zz"}, "stop": many}).to_string();
+    let err = Spec::from_json(&json).unwrap_err();
+    assert_eq!((err.field.as_str(), err.rule), ("stop", Rule::OutOfRange));
     for regex in [false, true] {
-        let json = spec_json(200_000, regex);
+        // With the `until` pattern, as many as a spec may list.
+        let json = spec_json(MAX_PATTERNS - 1, regex);
         assert!(json.len() < 4 << 20, "within the input limit");
         let spec = Spec::from_json(&json).unwrap();
         drop(json);
@@ -92,8 +101,8 @@ fn a_spec_of_200k_literal_patterns_is_refused_with_the_wait_budget_error() {
             "{error}"
         );
         assert!(error.contains("stop["), "names the pattern: {error}");
-        // Hundreds of megabytes before: now the spec itself (about 11 MiB
-        // for 200,000 patterns) and what the budget allows.
+        // Hundreds of megabytes for 200,000 before: now the spec itself
+        // and what the budget allows.
         assert!(
             peak < 64 << 20,
             "regex: {regex}: {} MiB in use while compiling",
