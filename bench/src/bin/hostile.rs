@@ -630,6 +630,54 @@ fn huge_pattern_lists(t: &mut Tally) {
     );
 }
 
+/// Two waits whose eight case-insensitive `\w{38}X\w{2}` patterns search
+/// 150 KB of Unicode words a sample (about a second each), and quick waits
+/// one after another beside them: none of them late.
+fn costly_searches(t: &mut Tally) {
+    let alphabet: Vec<char> = [0x41..0x5b, 0x3b1..0x3c9, 0x430..0x44f, 0x4e00..0x4e40]
+        .into_iter()
+        .flatten()
+        .filter_map(char::from_u32)
+        .collect();
+    let text: String = (0..60_000usize)
+        .map(|i| alphabet[i.wrapping_mul(2_654_435_761) % alphabet.len()])
+        .collect();
+    let patterns: Vec<Pattern> = "#%&~=<>@"
+        .chars()
+        .map(|c| Pattern::regex(format!(r"\w{{38}}{c}\w{{2}}")).case_insensitive())
+        .collect();
+    let costly_deadline = Duration::from_secs(2);
+    let costly: Vec<_> = (0..2)
+        .map(|_| {
+            let spec = Spec::new(Condition::Patterns(patterns.clone()))
+                .interval(Duration::from_millis(10))
+                .max_wait(costly_deadline);
+            let text = text.clone();
+            let probe = probe_fn(move |_| Ok(Observation::text(text.clone())));
+            (Instant::now(), Engine::global().start(spec, probe).unwrap())
+        })
+        .collect();
+    let quick = Spec::new(Condition::Matches(Pattern::literal("never")))
+        .interval(Duration::from_millis(20))
+        .max_wait(DEADLINE);
+    for _ in 0..8 {
+        let spec = quick.clone();
+        let (answer, took) = guarded(DEADLINE, move || {
+            Engine::global().wait(spec, probe_fn(|_| Ok(Observation::text("x"))))
+        });
+        let past = answer.map(|_| took.saturating_sub(DEADLINE));
+        t.record("quick wait", past.is_some_and(|p| p <= GOAL), past);
+    }
+    for (began, handle) in costly {
+        let past = handle
+            .wait_timeout(
+                (began + costly_deadline + HUNG).saturating_duration_since(Instant::now()),
+            )
+            .map(|_| began.elapsed().saturating_sub(costly_deadline));
+        t.record("costly wait", past.is_some_and(|p| p <= GOAL), past);
+    }
+}
+
 /// Commands that never stop writing: over the output cap, not run to
 /// the deadline.
 fn endless_output(t: &mut Tally) {
@@ -823,6 +871,11 @@ const CLASSES: &[(&str, &str, Class)] = &[
         "patterns",
         "120 distinct \\w{150}N patterns",
         big_compiled_patterns,
+    ),
+    (
+        "costly-search",
+        "2 waits searching 1 s a sample + 8 quick waits beside",
+        costly_searches,
     ),
     (
         "pattern-lists",

@@ -26,9 +26,16 @@ function isObservation(v) {
 }
 
 /**
- * The message of anything thrown, cut to `cap` UTF-16 units and an ellipsis
- * when longer: the engine measures no error against the cap, so uncut a
- * 50 MB message was encoded (3x its length reserved) and came back whole.
+ * UTF-16 units of a message encoded at most: one past the engine's bound on
+ * an error message (`ProbeError::MAX_MESSAGE_BYTES`, 4,096 bytes; a unit
+ * takes at least a byte), which the engine then cuts with its own mark.
+ */
+const MESSAGE_UNITS = 4097
+
+/**
+ * The message of anything thrown, cut to `MESSAGE_UNITS` (or `cap`, if
+ * smaller) UTF-16 units and an ellipsis when longer: uncut, a 50 MB message
+ * was encoded (3x its length reserved) before the engine cut it.
  */
 function errorText(err, cap) {
   let text
@@ -41,7 +48,8 @@ function errorText(err, cap) {
       text = 'the probe threw a value that cannot be read'
     }
   }
-  return text.length > cap ? `${text.slice(0, cap)}…` : text
+  const most = Math.min(cap, MESSAGE_UNITS)
+  return text.length > most ? `${text.slice(0, most)}…` : text
 }
 
 /**
