@@ -144,6 +144,12 @@ typedef int32_t (*waitfor_probe_fn)(void *user_data,
  * Called on a library delivery thread after samples that decided nothing
  * (throttled by the spec's `progress_every_ms`); it may run concurrently
  * with the probe callback of the same wait.
+ *
+ * It must not block: the thread it runs on delivers other waits' results
+ * too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+ * `waitfor_handle_wait` with a timeout other than 0, called from it,
+ * return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+ * wait for could be due on this very thread.
  */
 typedef void (*waitfor_progress_fn)(void *user_data,
                                     const char *progress_json,
@@ -157,6 +163,12 @@ typedef void (*waitfor_progress_fn)(void *user_data,
  *
  * Called on a library delivery thread, before `waitfor_handle_wait` sees the
  * result: an event-loop host can post a message here and never block.
+ *
+ * It must not block: the thread it runs on delivers other waits' results
+ * too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+ * `waitfor_handle_wait` with a timeout other than 0, called from it,
+ * return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+ * wait for could be due on this very thread.
  */
 typedef void (*waitfor_done_fn)(void *user_data,
                                 int32_t status,
@@ -272,6 +284,12 @@ typedef struct waitfor_tool_caller {
  * call's `done` callback and before `waitfor_handle_wait` gives its
  * answer; it may run concurrently with the probe's tool calls. A C++
  * exception must never leave this function.
+ *
+ * It must not block: the thread it runs on delivers other waits' results
+ * too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+ * `waitfor_handle_wait` with a timeout other than 0, called from it,
+ * return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+ * wait for could be due on this very thread.
  */
 typedef void (*waitfor_notice_fn)(void *user_data,
                                   const char *notice_json,

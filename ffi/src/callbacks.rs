@@ -5,13 +5,48 @@
 //! library-owned `waitfor_observation` through the `waitfor_observation_set_*`
 //! writers, which copy what they are given before they return.
 
-use crate::guard::{guard_or, text};
-use crate::status::{FfiError, WAITFOR_ERR_INVALID_JSON, WAITFOR_ERR_NULL_POINTER, WAITFOR_OK};
+use crate::guard::{guard_or, text, FfiResult};
+use crate::status::{
+    FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_INVALID_JSON, WAITFOR_ERR_NULL_POINTER,
+    WAITFOR_OK,
+};
 use serde_json::Value;
+use std::cell::Cell;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 use std::time::Duration;
 use waitfor::{Observation, Probe, ProbeContext, ProbeError, Progress};
+
+thread_local! {
+    /// Set while this thread runs a host's progress, done or notice callback.
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `call`, the call of a host's progress, done or notice callback, marked
+/// as such (see [`refuse_in_callback`]).
+pub(crate) fn as_callback(call: impl FnOnce()) {
+    let outer = IN_CALLBACK.replace(true);
+    call();
+    IN_CALLBACK.set(outer);
+}
+
+/// Refuses `what`, a call that blocks until a result is delivered, when it
+/// is made from a host's progress, done or notice callback: those run on
+/// the library's delivery threads, so the result it would wait for (its own
+/// wait's, or any wait's delivered on the same thread) could never come,
+/// and every wait delivered there would stop with it.
+pub(crate) fn refuse_in_callback(what: &str) -> FfiResult<()> {
+    if !IN_CALLBACK.get() {
+        return Ok(());
+    }
+    Err(FfiError::new(
+        WAITFOR_ERR_INVALID_ARGUMENT,
+        format!(
+            "{what} was called from a progress, done or notice callback, where it would wait \
+             for results delivered on the very thread it holds: call it from another thread"
+        ),
+    ))
+}
 
 /// Takes one observation for a wait.
 ///
@@ -39,6 +74,12 @@ pub type waitfor_probe_fn = Option<
 /// Called on a library delivery thread after samples that decided nothing
 /// (throttled by the spec's `progress_every_ms`); it may run concurrently
 /// with the probe callback of the same wait.
+///
+/// It must not block: the thread it runs on delivers other waits' results
+/// too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+/// `waitfor_handle_wait` with a timeout other than 0, called from it,
+/// return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+/// wait for could be due on this very thread.
 pub type waitfor_progress_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, progress_json: *const c_char, len: usize)>;
 
@@ -49,6 +90,12 @@ pub type waitfor_progress_fn =
 ///
 /// Called on a library delivery thread, before `waitfor_handle_wait` sees the
 /// result: an event-loop host can post a message here and never block.
+///
+/// It must not block: the thread it runs on delivers other waits' results
+/// too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+/// `waitfor_handle_wait` with a timeout other than 0, called from it,
+/// return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+/// wait for could be due on this very thread.
 pub type waitfor_done_fn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, status: i32, json: *const c_char, len: usize),
 >;
@@ -127,7 +174,7 @@ impl Callbacks {
             .to_string();
             let c = CString::new(json).unwrap_or_default();
             // SAFETY: the host's function, called per its contract.
-            unsafe { call(self.0.user_data, c.as_ptr(), c.as_bytes().len()) };
+            as_callback(|| unsafe { call(self.0.user_data, c.as_ptr(), c.as_bytes().len()) });
         }
     }
 
@@ -140,7 +187,9 @@ impl Callbacks {
         if let Some(call) = self.0.done {
             let c = CString::new(json).unwrap_or_default();
             // SAFETY: the host's function, called per its contract.
-            unsafe { call(self.0.user_data, status, c.as_ptr(), c.as_bytes().len()) };
+            as_callback(|| unsafe {
+                call(self.0.user_data, status, c.as_ptr(), c.as_bytes().len())
+            });
         }
     }
 }
@@ -491,6 +540,86 @@ pub unsafe extern "C" fn waitfor_observation_set_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handle::{waitfor_handle_free, waitfor_handle_wait, waitfor_start, waitfor_wait};
+    use crate::info::waitfor_string_free;
+    use std::ptr::null_mut;
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    unsafe extern "C" fn ready(
+        _user_data: *mut c_void,
+        _ctx: *const waitfor_probe_ctx,
+        out: *mut waitfor_observation,
+    ) -> i32 {
+        // SAFETY: `out` is the library's observation for this call.
+        unsafe { waitfor_observation_set_text(out, c"ready".as_ptr(), 5) }
+    }
+
+    fn ready_callbacks(done: waitfor_done_fn) -> waitfor_callbacks {
+        waitfor_callbacks {
+            probe: Some(ready),
+            progress: None,
+            done,
+            user_data: null_mut(),
+            finalize: None,
+        }
+    }
+
+    const SPEC: &str = r#"{"until": {"matches": "ready"}}"#;
+
+    /// What the inner `waitfor_wait` of [`waits_inside`] returned.
+    static INNER: AtomicI32 = AtomicI32::new(-1);
+
+    /// A done callback that runs a whole wait of its own.
+    unsafe extern "C" fn waits_inside(_: *mut c_void, _: i32, _: *const c_char, _: usize) {
+        let callbacks = ready_callbacks(None);
+        let (mut result, mut error) = (null_mut(), null_mut());
+        // SAFETY: live arguments, per `waitfor_wait`'s contract.
+        let status = unsafe {
+            waitfor_wait(
+                SPEC.as_ptr().cast(),
+                SPEC.len(),
+                &callbacks,
+                &mut result,
+                &mut error,
+            )
+        };
+        INNER.store(status, Ordering::SeqCst);
+        // SAFETY: strings the library handed out, or NULL.
+        unsafe {
+            waitfor_string_free(result);
+            waitfor_string_free(error);
+        }
+    }
+
+    /// Waiting from a done callback is refused at once: it runs on a
+    /// delivery thread, and the inner wait's result, due on that very
+    /// thread half the time, never came (the outer wait's neither).
+    #[test]
+    fn waiting_from_a_done_callback_is_refused() {
+        let callbacks = ready_callbacks(Some(waits_inside));
+        let mut handle = null_mut();
+        // SAFETY: live arguments, per `waitfor_start`'s contract.
+        let status = unsafe {
+            waitfor_start(
+                SPEC.as_ptr().cast(),
+                SPEC.len(),
+                &callbacks,
+                &mut handle,
+                null_mut(),
+            )
+        };
+        assert_eq!(status, WAITFOR_OK);
+        let mut result = null_mut();
+        // SAFETY: a live handle and writable storage.
+        let status = unsafe { waitfor_handle_wait(handle, 20_000, &mut result, null_mut()) };
+        assert_eq!(status, WAITFOR_OK, "the outer wait was delivered");
+        assert_eq!(INNER.load(Ordering::SeqCst), WAITFOR_ERR_INVALID_ARGUMENT);
+        // SAFETY: what the library handed out.
+        unsafe {
+            waitfor_string_free(result);
+            waitfor_handle_free(handle);
+        }
+    }
 
     /// A huge error message is read only as far as the bound keeps, and
     /// the probe error holds it cut.

@@ -2,7 +2,7 @@
 //! awaited through a handle (blocking with a timeout, or by the done
 //! callback), cancelled and woken from any thread.
 
-use crate::callbacks::{waitfor_callbacks, Callbacks};
+use crate::callbacks::{refuse_in_callback, waitfor_callbacks, Callbacks};
 use crate::guard::{give, guard, guard_or, json, out_ptr, text, FfiResult};
 use crate::host::{waitfor_notices, waitfor_tool_caller, CNotices, CTools, HostOptions};
 use crate::status::{
@@ -418,6 +418,7 @@ pub unsafe extern "C" fn waitfor_wait_with_host(
         // every path.
         let callbacks = unsafe { Callbacks::take(callbacks) };
         let result_json = out_ptr(result_json, "result_json")?;
+        refuse_in_callback("waitfor_wait")?;
         // SAFETY: per the contract.
         let host = unsafe { HostOptions::parse(host, host_len) }?;
         // SAFETY: per the contract.
@@ -548,6 +549,7 @@ pub unsafe extern "C" fn waitfor_call_tool_with_notices(
         // SAFETY: as above.
         let notices = unsafe { CNotices::take(notices) };
         let output_json = out_ptr(output_json, "output_json")?;
+        refuse_in_callback("waitfor_call_tool")?;
         // SAFETY: per the contract.
         let host = unsafe { HostOptions::parse(host, host_len) }?;
         let call = ToolCall {
@@ -686,6 +688,9 @@ pub unsafe extern "C" fn waitfor_handle_wait(
         let result_json = out_ptr(result_json, "result_json")?;
         // SAFETY: per the contract.
         let handle = unsafe { handle.as_ref() }.ok_or_else(|| FfiError::null("handle"))?;
+        if timeout_ms != 0 {
+            refuse_in_callback("waitfor_handle_wait")?;
+        }
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         match handle.delivery.get(timeout) {
             Some(answer) => deliver(answer, result_json),

@@ -150,6 +150,12 @@ impl ToolCaller for CTools {
 /// call's `done` callback and before `waitfor_handle_wait` gives its
 /// answer; it may run concurrently with the probe's tool calls. A C++
 /// exception must never leave this function.
+///
+/// It must not block: the thread it runs on delivers other waits' results
+/// too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+/// `waitfor_handle_wait` with a timeout other than 0, called from it,
+/// return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
+/// wait for could be due on this very thread.
 pub type waitfor_notice_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, notice_json: *const c_char, len: usize)>;
 
@@ -196,7 +202,9 @@ impl CNotices {
             let json = format!("{}\0", notice.to_json());
             // SAFETY: the host's function, called per its contract; the
             // JSON has no NUL inside (serde escapes control characters).
-            unsafe { call(self.0.user_data, json.as_ptr().cast(), json.len() - 1) };
+            crate::callbacks::as_callback(|| unsafe {
+                call(self.0.user_data, json.as_ptr().cast(), json.len() - 1)
+            });
         }
     }
 }
