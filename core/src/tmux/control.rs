@@ -18,7 +18,9 @@
 //! - it does not take over the user's terminal, status line or current
 //!   session (it is a separate client on a pipe);
 //! - it is closed when the [`ControlClient`] is dropped: stdin is closed (tmux
-//!   detaches) and its process group is killed and reaped.
+//!   detaches) and its process group is killed and reaped, at once, or on a
+//!   thread of its own while an attach to the same server is pending (see
+//!   below).
 //!
 //! What it cannot avoid while it lives: `list-clients` lists it (with
 //! `#{client_control_mode}` = 1 and the flags above), `#{session_attached}`
@@ -28,15 +30,47 @@
 //!
 //! `no-output` would hide it from nothing and would also stop `%output`, so
 //! it is not used; output of other panes of the session is read and dropped.
+//!
+//! # Why attaches and closes of one server never overlap
+//!
+//! tmux (3.3a here; up to 3.5a per tmux/tmux#4980) crashes (SIGSEGV, every
+//! session of the user lost) when a control client leaves while another
+//! control client is between the start and the end of its handshake: the
+//! loss runs the `%client-detached` notification for every client flagged
+//! as control mode, and the one still in its handshake has no control
+//! state yet (a NULL dereference in `control_write`). tmux spreads one
+//! handshake over several turns of its loop, so a hundred waits attaching
+//! and ending together on one server hit it most of the time, whether the
+//! leaving client is killed or detached gently. So, per server (tmux
+//! program and socket name) in this process, a gate:
+//!
+//! - an attach enters only while none of our clients is closing, and
+//!   counts as attaching until tmux answered it (the handshake is over
+//!   then); attaches run side by side;
+//! - a close waits until none is attaching; closes run side by side, and
+//!   new attaches wait for them (a close is a kill and a reap);
+//! - a client whose attach was never answered (its budget passed, or the
+//!   wait was cancelled) is not killed in its handshake, which crashes
+//!   tmux as well (tmux/tmux#5004): it is closed on a thread of its own
+//!   once tmux answered, within [`LAST_RESORT`] after which it is killed
+//!   anyway;
+//! - a close that would have to wait is done on a thread of its own, so
+//!   dropping a client never holds a wait past its deadline.
+//!
+//! A close ends only when the client process is reaped: tmux then sees the
+//! end of its connection before any later client connects, and handles it
+//! before reading that client's handshake. Clients of other processes (a
+//! second host, a terminal using `tmux -CC`) are beyond the gate.
 
 use super::{Tmux, TmuxError};
 use crate::sync::{Condvar, Mutex};
 use crate::CancelToken;
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -66,6 +100,104 @@ struct Shared {
     last_output: Mutex<Option<Instant>>,
 }
 
+/// Longest time a client whose attach was never answered is given to get
+/// through tmux's handshake before it is killed anyway, and longest time a
+/// close waits for attaches of the same server to be answered.
+pub const LAST_RESORT: Duration = Duration::from_secs(5);
+
+/// Our control clients of one tmux server; see the [module docs](self).
+#[derive(Default)]
+struct GateState {
+    /// Clients started and not yet answered: in tmux's handshake, maybe.
+    attaching: usize,
+    /// Clients being killed and reaped.
+    closing: usize,
+    /// Closes waiting for the attaches to be answered.
+    closers_waiting: usize,
+}
+
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+/// The gates of this process, by tmux program and socket name.
+type Gates = Mutex<HashMap<(String, Option<String>), Arc<Gate>>>;
+
+/// The gate of the server `tmux` reaches.
+fn gate_for(tmux: &Tmux) -> Arc<Gate> {
+    static GATES: OnceLock<Gates> = OnceLock::new();
+    let key = (tmux.program.clone(), tmux.socket_name.clone());
+    let mut gates = GATES.get_or_init(Gates::default).lock();
+    Arc::clone(gates.entry(key).or_default())
+}
+
+/// One client counted as attaching; uncounted when dropped.
+struct Attaching(Arc<Gate>);
+
+/// One client counted as closing; uncounted when dropped.
+struct Closing(Arc<Gate>);
+
+impl Gate {
+    /// Counts a new client as attaching once no close runs or waits; `None`
+    /// when `deadline` passes first or `cancel` is cancelled.
+    fn attach(self: &Arc<Self>, deadline: Instant, cancel: &CancelToken) -> Option<Attaching> {
+        let mut state = self.state.lock();
+        while state.closing > 0 || state.closers_waiting > 0 {
+            let now = Instant::now();
+            if cancel.is_cancelled() || now >= deadline {
+                return None;
+            }
+            self.changed
+                .wait_for(&mut state, crate::process::CANCEL_SLICE.min(deadline - now));
+        }
+        state.attaching += 1;
+        Some(Attaching(Arc::clone(self)))
+    }
+
+    /// Counts a close when no attach is pending now.
+    fn try_close(self: &Arc<Self>) -> Option<Closing> {
+        let mut state = self.state.lock();
+        (state.attaching == 0 && state.closers_waiting == 0).then(|| {
+            state.closing += 1;
+            Closing(Arc::clone(self))
+        })
+    }
+
+    /// Counts a close once no attach is pending, or once `deadline` passed.
+    fn close(self: &Arc<Self>, deadline: Instant) -> Closing {
+        let mut state = self.state.lock();
+        state.closers_waiting += 1;
+        while state.attaching > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            self.changed.wait_for(&mut state, deadline - now);
+        }
+        state.closers_waiting -= 1;
+        state.closing += 1;
+        drop(state);
+        self.changed.notify_all();
+        Closing(Arc::clone(self))
+    }
+}
+
+impl Drop for Attaching {
+    fn drop(&mut self) {
+        self.0.state.lock().attaching -= 1;
+        self.0.changed.notify_all();
+    }
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        self.0.state.lock().closing -= 1;
+        self.0.changed.notify_all();
+    }
+}
+
 /// A running control-mode client; see the [module docs](self). Dropping it
 /// closes it.
 pub struct ControlClient {
@@ -75,6 +207,9 @@ pub struct ControlClient {
     stdin: Mutex<Option<ChildStdin>>,
     reader: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
+    gate: Arc<Gate>,
+    /// Held until tmux answered the attach.
+    attaching: Option<Attaching>,
 }
 
 impl std::fmt::Debug for ControlClient {
@@ -113,6 +248,7 @@ impl Tmux {
         cancel: &CancelToken,
     ) -> Result<ControlClient, TmuxError> {
         let deadline = Instant::now() + budget;
+        let gate = gate_for(self);
         let argv = self.argv(&[
             "-N",
             "-C",
@@ -128,6 +264,15 @@ impl Tmux {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Not while one of our clients of this server is closing.
+        let Some(attaching) = gate.attach(deadline, cancel) else {
+            let program = argv[0].clone();
+            return Err(TmuxError::Run(if cancel.is_cancelled() {
+                crate::process::RunError::Cancelled { program }
+            } else {
+                crate::process::RunError::TimedOut { program, budget }
+            }));
+        };
         let mut child = cmd.spawn().map_err(|source| {
             TmuxError::Run(crate::process::RunError::Spawn {
                 program: argv[0].clone(),
@@ -156,6 +301,8 @@ impl Tmux {
             stdin: Mutex::new(stdin),
             reader: None,
             shared,
+            gate,
+            attaching: Some(attaching),
         };
         match reader {
             Ok(handle) => client.reader = Some(handle),
@@ -173,6 +320,8 @@ impl Tmux {
                 ControlState::Failed(msg) | ControlState::Exited(msg) => {
                     let msg = msg.clone();
                     drop(state);
+                    // Answered or gone: past the handshake.
+                    client.attaching = None;
                     return Err(classify_attach_error(self, session_id, msg));
                 }
                 ControlState::Attaching => {}
@@ -195,6 +344,7 @@ impl Tmux {
             client.shared.changed.wait_for(&mut state, slice);
         }
         drop(state);
+        client.attaching = None;
         Ok(client)
     }
 }
@@ -283,19 +433,94 @@ impl ControlClient {
         self.shutdown();
     }
 
+    /// Closes the client now when no attach to its server is pending;
+    /// otherwise on a thread of its own, once that is safe (see the
+    /// [module docs](self)).
     fn shutdown(&mut self) {
-        // EOF on stdin makes tmux detach; the kill covers a client that hangs.
-        drop(self.stdin.lock().take());
-        if let Some(mut child) = self.child.take() {
-            // SAFETY: plain syscall on the group of our own unreaped child.
-            unsafe {
-                libc::kill(-(self.pid as libc::pid_t), libc::SIGKILL);
+        let Some(child) = self.child.take() else {
+            return;
+        };
+        let closer = Closer {
+            pid: self.pid,
+            child,
+            stdin: self.stdin.lock().take(),
+            reader: self.reader.take(),
+            shared: Arc::clone(&self.shared),
+            gate: Arc::clone(&self.gate),
+            attaching: self.attaching.take(),
+        };
+        if closer.attaching.is_none() {
+            if let Some(closing) = closer.gate.try_close() {
+                closer.end(closing);
+                return;
             }
-            let _ = child.wait();
         }
-        if let Some(reader) = self.reader.take() {
+        let slot = Arc::new(Mutex::new(Some(closer)));
+        let taken = Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name("waitfor-tmux-close".into())
+            .spawn(move || {
+                if let Some(closer) = taken.lock().take() {
+                    closer.end_when_safe();
+                }
+            });
+        if spawned.is_err() {
+            if let Some(closer) = slot.lock().take() {
+                closer.end_when_safe();
+            }
+        }
+    }
+}
+
+/// What closing a client takes; see [`ControlClient::shutdown`].
+struct Closer {
+    pid: u32,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    reader: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    gate: Arc<Gate>,
+    attaching: Option<Attaching>,
+}
+
+impl Closer {
+    /// Waits until tmux answered this client's attach and no attach to the
+    /// server is pending (each for [`LAST_RESORT`] at most), then ends it.
+    fn end_when_safe(mut self) {
+        let deadline = Instant::now() + LAST_RESORT;
+        if self.attaching.is_some() {
+            let mut state = self.shared.state.lock();
+            while *state == ControlState::Attaching {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                self.shared.changed.wait_for(&mut state, deadline - now);
+            }
+            drop(state);
+            self.attaching = None;
+        }
+        let closing = self.gate.close(deadline);
+        self.end(closing);
+    }
+
+    /// Ends the client: once tmux answered its attach, a kill is to tmux
+    /// what a detach is (the end of its connection), and it cannot hang.
+    fn end(mut self, closing: Closing) {
+        drop(self.stdin.take());
+        // SAFETY: plain syscall on the group of our own unreaped child.
+        unsafe {
+            libc::kill(-(self.pid as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        // tmux holds the other end of the client's stdout until it handles
+        // the client's end: a wedged server would hold the close (and the
+        // wait it ends) as long. An unfinished reader ends on its own then.
+        if let Some(reader) = self.reader.take().filter(JoinHandle::is_finished) {
             let _ = reader.join();
         }
+        // Released only now the process is reaped (see the module docs).
+        drop(closing);
     }
 }
 
