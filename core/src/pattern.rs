@@ -203,10 +203,9 @@ pub const MAX_COMPILED_WAIT_BYTES: usize = 32 << 20;
 /// The most patterns one spec may list in all (`until`, its `any` and
 /// `all` included, and `stop`), refused past it as `out_of_range` before
 /// any is checked (field `until`, or `stop` when `until` is within it):
-/// every program takes at least [`PROGRAM_OVERHEAD_BYTES`],
-/// so more distinct patterns could never compile within
-/// [`MAX_COMPILED_WAIT_BYTES`], and checking 200,000 of them took a host's
-/// thread a fifth of a second.
+/// every program takes at least 8 KiB, so more distinct patterns could
+/// never compile within [`MAX_COMPILED_WAIT_BYTES`], and checking 200,000
+/// of them took a host's thread a fifth of a second.
 ///
 /// ```
 /// let many: Vec<String> = (0..=waitfor::MAX_PATTERNS).map(|i| format!("p{i}")).collect();
