@@ -35,7 +35,8 @@ pub(crate) struct EvaluateJob {
 
 impl EvaluateJob {
     /// Reads the answer, and queues the machine and its step (or what
-    /// panicked) in the scheduler's `inbox`.
+    /// panicked) in the scheduler's `inbox`; also when the wait ended
+    /// first and it is not read, so the scheduler counts it as back.
     pub fn run(self, inbox: &Queue<Msg>) {
         let Self {
             id,
@@ -46,16 +47,19 @@ impl EvaluateJob {
             ended,
             gate,
         } = self;
-        if ended.is_cancelled() || !gate.enter(&ended) {
-            return;
-        }
-        let step = catch_unwind(AssertUnwindSafe(|| machine.on_probe(now, answer)));
-        gate.leave();
+        let step = if ended.is_cancelled() || !gate.enter(&ended) {
+            // The stand-in ended the wait: nothing will take this step.
+            Err("the wait ended before its sample was read".to_string())
+        } else {
+            let step = catch_unwind(AssertUnwindSafe(|| machine.on_probe(now, answer)));
+            gate.leave();
+            step.map_err(|panic| panic_message(panic.as_ref()))
+        };
         inbox.push(Msg::Evaluated {
             id,
             call,
             machine,
-            step: step.map_err(|panic| panic_message(panic.as_ref())),
+            step,
         });
     }
 }
