@@ -320,7 +320,7 @@ impl Scheduler {
                     stand_in.stands_in();
                     let machine = Box::new(std::mem::replace(&mut a.machine, stand_in));
                     self.calls_out += 1;
-                    self.calls.push(Task::Evaluate(EvaluateJob {
+                    self.calls.push(Task::Evaluate(Box::new(EvaluateJob {
                         id,
                         call,
                         machine,
@@ -328,7 +328,7 @@ impl Scheduler {
                         now,
                         ended: a.call_cancel.clone(),
                         gate: self.cpu_gate.clone(),
-                    }));
+                    })));
                     return;
                 }
                 let step = a.machine.on_probe(now, result);

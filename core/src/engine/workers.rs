@@ -34,8 +34,9 @@ pub(crate) enum Task {
     Call(ProbeJob),
     /// Makes the queued calls of a lane.
     Drain(Arc<Lane>),
-    /// Reads a costly sample.
-    Evaluate(EvaluateJob),
+    /// Reads a costly sample. Boxed: rare, and three times the size of a
+    /// call, which every task in the queue would take otherwise.
+    Evaluate(Box<EvaluateJob>),
 }
 
 /// The workers' queue: earliest deadline first. In order of arrival, a
