@@ -396,6 +396,12 @@ impl Machine {
         self.reading = true;
     }
 
+    /// Whether this is the stand-in for a machine reading a sample on a
+    /// worker (see [`Machine::stands_in`]): its call has returned.
+    pub fn is_standing_in(&self) -> bool {
+        self.reading
+    }
+
     /// A wake came while the call was out: the next sample is taken at
     /// once (see [`Machine::on_wake`]).
     pub fn wake_pending(&self) -> bool {

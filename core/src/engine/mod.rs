@@ -453,4 +453,55 @@ mod tests {
         assert!(queued_call.wait_released(Duration::from_secs(20)));
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
+
+    #[test]
+    fn a_sample_read_on_the_last_worker_is_not_a_call_queued_past_the_cap() {
+        // One worker hangs; the other reads a costly first sample (about
+        // 150 KB of Unicode words under eight case-insensitive
+        // `\w{38}X\w{2}`: seconds in a test build, after about a second
+        // of compiling) past its wait's deadline, while a polling wait's
+        // call is queued. Before, the costly wait ended saying no probe
+        // call could start.
+        let engine = Engine::with_worker_cap(2);
+        let release = CancelToken::new();
+        let (entered, hung_in) = mpsc::channel();
+        let hung = {
+            let release = release.clone();
+            let probe = probe_fn(move |_| {
+                let _ = entered.send(());
+                release.wait_timeout(Duration::from_secs(60));
+                Ok(Observation::text("ready"))
+            });
+            engine.start(ready_spec(Duration::from_secs(60)), probe)
+        };
+        hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        let letters: Vec<char> = [0x41..0x5b, 0x3b1..0x3c9, 0x430..0x44f, 0x4e00..0x4e40]
+            .into_iter()
+            .flatten()
+            .filter_map(char::from_u32)
+            .collect();
+        let text: String = (0..60_000usize)
+            .map(|i| letters[i.wrapping_mul(2_654_435_761) % letters.len()])
+            .collect();
+        let patterns = "#%&~=<>@"
+            .chars()
+            .map(|c| Pattern::regex(format!(r"\w{{38}}{c}\w{{2}}")).case_insensitive())
+            .collect();
+        let calls = Arc::new(AtomicU64::new(0));
+        let polling = engine
+            .start(ready_spec(Duration::from_secs(60)), Counted(calls))
+            .unwrap();
+        let spec = Spec::new(Condition::Patterns(patterns))
+            .interval(Duration::from_millis(50))
+            .max_wait(Duration::from_secs(3));
+        let probe = probe_fn(move |_| Ok(Observation::text(text.clone())));
+        let result = engine.start(spec, probe).unwrap().wait();
+        assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+        let error = result.error.unwrap_or_default();
+        assert!(error.contains("passed while sample 1 was read"), "{error}");
+        polling.control().cancel();
+        release.cancel();
+        assert_eq!(polling.wait().outcome, Outcome::Cancelled);
+        assert_eq!(hung.unwrap().wait().outcome, Outcome::Matched);
+    }
 }

@@ -51,6 +51,14 @@ pub(crate) struct Active {
     pub resume_point: Option<Box<ResumeToken>>,
 }
 
+impl Active {
+    /// Whether the wait takes the answer to `call`: an abandoned call, or
+    /// a reading its stand-in ended, answers late.
+    fn awaits(&self, call: u64) -> bool {
+        self.call == call && self.machine.is_probing()
+    }
+}
+
 /// Messages one turn handles at most; the rest wait for the next turn.
 const MESSAGES_PER_TURN: usize = 1024;
 
@@ -305,12 +313,9 @@ impl Scheduler {
                 result,
                 resume,
             } => {
-                let Some(a) = self.waits.get_mut(&id) else {
+                let Some(a) = self.waits.get_mut(&id).filter(|a| a.awaits(call)) else {
                     return;
                 };
-                if a.call != call || !a.machine.is_probing() {
-                    return;
-                }
                 if resume.is_some() {
                     a.resume_point = resume;
                 }
@@ -342,12 +347,9 @@ impl Scheduler {
                 step,
             } => {
                 // Unless the stand-in ended the wait (or a later call is out).
-                let Some(a) = self.waits.get_mut(&id) else {
+                let Some(a) = self.waits.get_mut(&id).filter(|a| a.awaits(call)) else {
                     return;
                 };
-                if a.call != call || !a.machine.is_probing() {
-                    return;
-                }
                 let woken_meanwhile = a.machine.wake_pending();
                 a.machine = *machine;
                 let step = match step {
@@ -408,10 +410,13 @@ impl Scheduler {
              probe call that has not returned",
             self.workers.cap()
         );
-        // A call that runs holds its probe's lock.
+        // A call that runs holds its probe's lock; a stand-in's call has
+        // returned (its sample is being read).
         let call_queued = match &active.probe {
             ProbeHolder::Blocking(cell) => {
-                active.machine.is_probing() && cell.probe.try_lock().is_some()
+                active.machine.is_probing()
+                    && !active.machine.is_standing_in()
+                    && cell.probe.try_lock().is_some()
             }
             ProbeHolder::Deferred(_) => false,
         };
