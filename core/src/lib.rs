@@ -75,6 +75,7 @@ pub use observation::{Observation, ProbeMode};
 pub use pane_id::parse_pane_id;
 pub use pattern::{
     Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS, MAX_PATTERN_BYTES,
+    MAX_WAIT_SCRATCH_BYTES,
 };
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{

@@ -138,22 +138,49 @@ impl Pattern {
             regex::escape(&self.text)
         };
         let limit = WAIT_BYTES_LEFT.get().min(MAX_COMPILED_PATTERN_BYTES);
-        let build_with = |lazy_dfa_bytes| {
-            build_regex(&source, !self.case_sensitive, lazy_dfa_bytes, limit)
+        let scratch_left = WAIT_SCRATCH_LEFT.get();
+        let build_with = |engines| {
+            build_regex(&source, !self.case_sensitive, engines, limit)
                 .map_err(|message| SpecError::new(field, Rule::InvalidRegex, message))
         };
         // A short pattern is first built as a cache entry, with the small
         // scratch space an entry is accounted for; one whose program turns
         // out too big to cache is built again with room to search fast.
-        let mut regex = build_with(if short {
-            CACHED_LAZY_DFA_BYTES
-        } else {
-            LAZY_DFA_BYTES
-        })?;
-        let cacheable = short && regex.memory_usage() <= CACHED_PROGRAM_BYTES;
+        let mut engines = Engines::Fast {
+            lazy_dfa_bytes: if short {
+                CACHED_LAZY_DFA_BYTES
+            } else {
+                LAZY_DFA_BYTES
+            },
+        };
+        let mut regex = build_with(engines)?;
+        let mut cacheable = short && regex.memory_usage() <= CACHED_PROGRAM_BYTES;
         if short && !cacheable {
-            regex = build_with(LAZY_DFA_BYTES)?;
+            engines = Engines::Fast {
+                lazy_dfa_bytes: LAZY_DFA_BYTES,
+            };
+            regex = build_with(engines)?;
         }
+        // Past the wait's scratch budget, a program searches without the
+        // engines whose scratch is megabytes: slower, still linear.
+        if scratch_bytes(&regex, engines) > scratch_left {
+            engines = Engines::Lean;
+            regex = build_with(engines)?;
+            cacheable = false;
+        }
+        let scratch = scratch_bytes(&regex, engines);
+        if scratch > scratch_left {
+            return Err(SpecError::new(
+                field,
+                Rule::InvalidRegex,
+                format!(
+                    "the spec's patterns would need more than {} MiB to search with, the \
+                     limit for one wait: use fewer or simpler patterns",
+                    MAX_WAIT_SCRATCH_BYTES >> 20
+                ),
+            ));
+        }
+        WAIT_SCRATCH_LEFT.set(scratch_left - scratch);
         // Literal text too: a program's smallest size is several KiB,
         // however little its automata take (see `compiled_bytes`).
         let bytes = compiled_bytes(&regex);
@@ -199,6 +226,17 @@ pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
 /// as regexes do, by what its searcher takes: about 4,000 patterns of
 /// a few bytes fill it.
 pub const MAX_COMPILED_WAIT_BYTES: usize = 32 << 20;
+
+/// The most scratch space searching with one wait's programs may take on
+/// one thread, as [`MAX_COMPILED_WAIT_BYTES`] bounds the programs: the
+/// lazy DFAs that make a search fast keep up to a few MiB each. Programs
+/// past it search with the PikeVM alone (slower, still linear in the
+/// text), whose scratch is about the program's size; one that would not
+/// fit even so is refused as `invalid_regex`. Without it, 400 patterns
+/// such as `a[ab]{16}[^ab\n]` on 100 KB of `a`s and `b`s held 640 MiB.
+/// Patterns it shares from the compile cache are not counted: the cache
+/// accounts for them.
+pub const MAX_WAIT_SCRATCH_BYTES: usize = 32 << 20;
 
 /// The most patterns one spec may list in all (`until`, its `any` and
 /// `all` included, and `stop`), refused past it as `out_of_range` before
@@ -249,10 +287,13 @@ thread_local! {
     /// What the wait whose patterns this thread compiles may still build
     /// (see [`within_wait_budget`]); unlimited outside one.
     static WAIT_BYTES_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    /// The scratch space its programs may still take (see
+    /// [`MAX_WAIT_SCRATCH_BYTES`]); unlimited outside one.
+    static WAIT_SCRATCH_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
 /// Runs `compile`, the compiling of one wait's patterns, within
-/// [`MAX_COMPILED_WAIT_BYTES`]. The pattern sets it makes share one
+/// [`MAX_COMPILED_WAIT_BYTES`] and [`MAX_WAIT_SCRATCH_BYTES`]. The pattern sets it makes share one
 /// [`WaitBuilt`], which gives back what the wait's programs freed once the
 /// last of them goes, if they were large together.
 pub(crate) fn within_wait_budget<R>(compile: impl FnOnce() -> R) -> R {
@@ -261,12 +302,14 @@ pub(crate) fn within_wait_budget<R>(compile: impl FnOnce() -> R) -> R {
     impl Drop for Ended {
         fn drop(&mut self) {
             WAIT_BYTES_LEFT.set(usize::MAX);
+            WAIT_SCRATCH_LEFT.set(usize::MAX);
             // Its last holder when the compile failed (its sets are gone):
             // dropped after what it built was freed.
             WAIT_BUILT.set(None);
         }
     }
     WAIT_BYTES_LEFT.set(MAX_COMPILED_WAIT_BYTES);
+    WAIT_SCRATCH_LEFT.set(MAX_WAIT_SCRATCH_BYTES);
     WAIT_BUILT.set(Some(Arc::default()));
     let _ended = Ended;
     compile()
@@ -350,7 +393,7 @@ const CACHED_LAZY_DFA_BYTES: usize = 256 << 10;
 const CACHED_PROGRAM_BYTES: usize = 256 << 10;
 
 /// What the compile cache may hold in all, as [`PatternCache::entry_bytes`]
-/// accounts it: at least 45 entries, each one of up to 1.4 MiB.
+/// accounts it: at least 33 entries, each one of up to 1.9 MiB.
 const CACHE_BUDGET_BYTES: usize = 64 << 20;
 
 /// Only patterns this short are cached: the few a host reuses.
@@ -360,15 +403,60 @@ const CACHED_PATTERN_BYTES: usize = 256;
 /// of a searching thread's scratch space.
 const BACKTRACK_VISITED_BYTES: usize = 256 << 10;
 
-/// Builds the regex for `source` with at most `lazy_dfa_bytes` of lazy DFA
-/// cache per direction, or says why it cannot be. Observations are lines of
-/// output: `^` and `$` match at line boundaries, as in grep, not only at the
-/// ends of the whole text. Only where a match is, never its groups, is
-/// searched for.
+/// The search engines a program is built with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Engines {
+    /// All of them, each lazy DFA (up to three: forward, reverse, and the
+    /// reverse one of an inner literal search) with a cache of
+    /// `lazy_dfa_bytes`.
+    Fast { lazy_dfa_bytes: usize },
+    /// The PikeVM alone (and the one-pass DFA, whose scratch is small).
+    Lean,
+}
+
+impl Engines {
+    /// `config` with these engines.
+    pub(crate) fn configure(self, config: meta::Config) -> meta::Config {
+        match self {
+            Self::Fast { lazy_dfa_bytes } => config.hybrid_cache_capacity(lazy_dfa_bytes),
+            Self::Lean => config.hybrid(false).backtrack(false),
+        }
+    }
+}
+
+/// What searching with `regex`, built with `engines`, may take on one
+/// thread at most, erring high: the lazy DFAs' caches and the
+/// backtracker's visited set, plus for the PikeVM twice the program's
+/// reported size (its two state sets and their slots, a few words a
+/// state). A program that only looks for literals searches with none.
+pub(crate) fn scratch_bytes(regex: &meta::Regex, engines: Engines) -> usize {
+    if regex.create_cache().memory_usage() == 0 {
+        return 0;
+    }
+    most_scratch(regex.memory_usage(), engines)
+}
+
+/// The scratch space of a program of `reported` bytes (see
+/// [`scratch_bytes`]) that searches with every one of `engines`.
+fn most_scratch(reported: usize, engines: Engines) -> usize {
+    let pike_vm = reported.saturating_mul(2);
+    match engines {
+        Engines::Fast { lazy_dfa_bytes } => lazy_dfa_bytes
+            .saturating_mul(3)
+            .saturating_add(BACKTRACK_VISITED_BYTES)
+            .saturating_add(pike_vm),
+        Engines::Lean => pike_vm,
+    }
+}
+
+/// Builds the regex for `source` with `engines`, or says why it cannot be.
+/// Observations are lines of output: `^` and `$` match at line boundaries,
+/// as in grep, not only at the ends of the whole text. Only where a match
+/// is, never its groups, is searched for.
 fn build_regex(
     source: &str,
     case_insensitive: bool,
-    lazy_dfa_bytes: usize,
+    engines: Engines,
     limit: usize,
 ) -> Result<meta::Regex, String> {
     let too_big = || {
@@ -388,10 +476,11 @@ fn build_regex(
     };
     let regex = meta::Builder::new()
         .configure(
-            meta::Config::new()
-                .which_captures(WhichCaptures::Implicit)
-                .nfa_size_limit(Some(reported_limit(limit)))
-                .hybrid_cache_capacity(lazy_dfa_bytes),
+            engines.configure(
+                meta::Config::new()
+                    .which_captures(WhichCaptures::Implicit)
+                    .nfa_size_limit(Some(reported_limit(limit))),
+            ),
         )
         .syntax(
             syntax::Config::new()
@@ -467,12 +556,15 @@ impl PatternCache {
     }
 
     /// What an entry may keep: its key, its program, and the scratch space
-    /// of one searching thread (both lazy DFAs, the backtracker, and for the
-    /// other engines at most about the program's reported size again).
+    /// of one searching thread with every engine (see [`most_scratch`]),
+    /// counted even for a literal, which searches with none: its program
+    /// takes a few KiB, and thousands of them would stay for good.
     fn entry_bytes(key: &CacheKey, compiled: &CompiledPattern) -> usize {
-        let program = compiled_bytes(&compiled.regex);
-        let other_scratch = compiled.regex.memory_usage();
-        key.0.len() + program + other_scratch + 2 * CACHED_LAZY_DFA_BYTES + BACKTRACK_VISITED_BYTES
+        let engines = Engines::Fast {
+            lazy_dfa_bytes: CACHED_LAZY_DFA_BYTES,
+        };
+        let scratch = most_scratch(compiled.regex.memory_usage(), engines);
+        key.0.len() + compiled_bytes(&compiled.regex) + scratch
     }
 
     /// The bytes accounted for, computed afresh from the entries.

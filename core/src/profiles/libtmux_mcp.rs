@@ -32,8 +32,8 @@ use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
 use crate::pattern::{
-    compiled_bytes, reported_limit, Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_PATTERNS,
-    MAX_PATTERN_BYTES,
+    compiled_bytes, reported_limit, scratch_bytes, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
+    MAX_PATTERNS, MAX_PATTERN_BYTES,
 };
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::probe::ProbeError;
@@ -205,40 +205,79 @@ enum RowSearch {
 /// one counted at that much.
 const CALL_COMPILED_BYTES: usize = crate::pattern::MAX_COMPILED_WAIT_BYTES;
 
+/// What searching with one call's patterns may take, as for any wait (see
+/// [`crate::MAX_WAIT_SCRATCH_BYTES`]): past it, patterns search without
+/// lazy DFAs.
+const CALL_SCRATCH_BYTES: usize = crate::pattern::MAX_WAIT_SCRATCH_BYTES;
+
+/// What one pattern takes: its program's bytes, and its search scratch.
+#[derive(Clone, Copy)]
+struct Cost {
+    program: usize,
+    scratch: usize,
+}
+
 impl RowSearch {
-    /// Compiles `text` with at most `limit` bytes of automata; gives the
-    /// pattern and the bytes it takes.
+    /// Compiles `text` with at most `limit` bytes of automata, searching
+    /// with at most `scratch_left`; gives the pattern and what it takes.
     fn new(
         text: &str,
         regex: bool,
         match_case: bool,
         limit: usize,
-    ) -> Result<(Self, usize), String> {
+        scratch_left: usize,
+    ) -> Result<(Self, Cost), String> {
         let source = source(text, regex);
-        let linear = meta::Builder::new()
-            .configure(
-                meta::Config::new()
-                    .which_captures(WhichCaptures::None)
-                    .nfa_size_limit(Some(reported_limit(limit)))
-                    .hybrid_cache_capacity(1 << 20),
-            )
-            .syntax(syntax::Config::new().case_insensitive(!match_case))
-            .build(&source);
-        match linear {
+        // Fails with whether the program was too big.
+        let build = |engines: Engines| {
+            meta::Builder::new()
+                .configure(
+                    engines.configure(
+                        meta::Config::new()
+                            .which_captures(WhichCaptures::None)
+                            .nfa_size_limit(Some(reported_limit(limit))),
+                    ),
+                )
+                .syntax(syntax::Config::new().case_insensitive(!match_case))
+                .build(&source)
+                .map_err(|e| e.size_limit().is_some())
+        };
+        let fast = Engines::Fast {
+            lazy_dfa_bytes: 1 << 20,
+        };
+        match build(fast) {
             Ok(re) if compiled_bytes(&re) <= limit => {
-                let bytes = compiled_bytes(&re);
-                return Ok((Self::Linear(Arc::new(re)), bytes));
+                let (re, engines) = if scratch_bytes(&re, fast) <= scratch_left {
+                    (re, fast)
+                } else {
+                    let lean = build(Engines::Lean).map_err(|_| too_big())?;
+                    (lean, Engines::Lean)
+                };
+                let cost = Cost {
+                    program: compiled_bytes(&re),
+                    scratch: scratch_bytes(&re, engines),
+                };
+                if cost.scratch > scratch_left {
+                    return Err(too_big());
+                }
+                return Ok((Self::Linear(Arc::new(re)), cost));
             }
             Ok(_) => return Err(too_big()),
-            Err(e) if e.size_limit().is_some() => return Err(too_big()),
-            Err(_) => {}
+            Err(true) => return Err(too_big()),
+            Err(false) => {}
         }
         fancy_regex::RegexBuilder::new(&source)
             .case_insensitive(!match_case)
             .backtrack_limit(BACKTRACK_LIMIT)
             .delegate_size_limit(reported_limit(limit))
             .build()
-            .map(|re| (Self::Backtracking(Arc::new(re)), MAX_COMPILED_PATTERN_BYTES))
+            .map(|re| {
+                let cost = Cost {
+                    program: MAX_COMPILED_PATTERN_BYTES,
+                    scratch: 0,
+                };
+                (Self::Backtracking(Arc::new(re)), cost)
+            })
             .map_err(|_| match check_syntax(text, regex, match_case) {
                 // Past the syntax checked at the call (see `patterns`).
                 Err(message) => format!("Invalid regex pattern: {message}"),
@@ -314,13 +353,20 @@ impl RowSearches {
         self.compiled
             .get_or_init(|| {
                 let mut left = CALL_COMPILED_BYTES;
+                let mut scratch_left = CALL_SCRATCH_BYTES;
                 let mut build = |list: &[String]| {
                     list.iter()
                         .map(|text| {
                             let limit = left.min(MAX_COMPILED_PATTERN_BYTES);
-                            let (search, bytes) =
-                                RowSearch::new(text, self.regex, self.match_case, limit)?;
-                            left = left.saturating_sub(bytes);
+                            let (search, cost) = RowSearch::new(
+                                text,
+                                self.regex,
+                                self.match_case,
+                                limit,
+                                scratch_left,
+                            )?;
+                            left = left.saturating_sub(cost.program);
+                            scratch_left -= cost.scratch;
                             Ok(search)
                         })
                         .collect::<Result<Vec<_>, String>>()
@@ -902,9 +948,15 @@ mod tests {
     }
 
     fn search(text: &str, regex: bool) -> RowSearch {
-        RowSearch::new(text, regex, false, MAX_COMPILED_PATTERN_BYTES)
-            .unwrap()
-            .0
+        RowSearch::new(
+            text,
+            regex,
+            false,
+            MAX_COMPILED_PATTERN_BYTES,
+            CALL_SCRATCH_BYTES,
+        )
+        .unwrap()
+        .0
     }
 
     fn findings(patterns: &[&str], stop: &[&str]) -> Findings {
