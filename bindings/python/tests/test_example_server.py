@@ -8,6 +8,7 @@ import asyncio
 import os
 import shlex
 import shutil
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -279,3 +280,36 @@ def test_wait_for_text_sends_libtmux_mcps_progress_and_warnings(pane: str) -> No
     assert logs[0] == ("warning", f"No match in pane {pane} before 0.5s timeout")
     assert logs[1][0] == "warning" and logs[1][1].startswith("Invalid regex pattern: ")
     assert len(logs) == 2
+
+
+def test_wait_for_text_is_answered_at_its_deadline_at_the_client(pane: str) -> None:
+    """The deadline holds at the MCP door: a wait_for_text with timeout 1 s
+    on a pane that never shows the pattern reaches the official client
+    about 1 s after the call, with progress and log notices flowing
+    (client and server add 5-20 ms on an idle 2-core machine, under 50 ms
+    with four CPU hogs on its cores). The bound adds the engine's 50 ms
+    past a deadline and leaves room for a loaded machine. The client's own
+    first-call costs (README) are not timed: the session listed its tools
+    and this process imported jsonschema before the call."""
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async def on_log(params: Any) -> None:
+        pass
+
+    async def main() -> list[tuple[float, dict[str, Any]]]:
+        answers: list[tuple[float, dict[str, Any]]] = []
+        async with connected(tmux_tmpdir=os.environ["TMUX_TMPDIR"], logging_callback=on_log,
+                             log_level="warning") as (session, tools):
+            for progress in (on_progress, None):
+                started = time.monotonic()
+                out = await call(session, tools, "wait_for_text",
+                                 {"pane_id": pane, "patterns": ["never shown"], "timeout": 1},
+                                 progress_callback=progress)
+                answers.append((time.monotonic() - started, out))
+        return answers
+
+    for took, out in asyncio.run(main()):
+        assert out["outcome"] == "timeout", out
+        assert 1.0 <= took < 1.0 + 0.25, took
