@@ -267,8 +267,9 @@ fn processes_that_left_the_group_end_with_the_wait() {
     let spec = serde_json::json!({
         "probe": {"command": {"argv": ["sh", "-c", script]}},
         // Time for several samples even on a loaded machine, where one
-        // (two shells, a file, a poll) has taken over half a second.
-        "until": {"matches": "never"}, "interval_ms": 100, "max_wait_ms": 3000
+        // (two shells, a file, a poll) has taken over half a second, and
+        // once, with five builds running, no sample ended within 3 s.
+        "until": {"matches": "never"}, "interval_ms": 100, "max_wait_ms": 6000
     });
     let result = run(&spec.to_string());
     assert_eq!(result.outcome, Outcome::Timeout);
