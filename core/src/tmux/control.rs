@@ -41,8 +41,9 @@
 //! state yet (a NULL dereference in `control_write`). tmux spreads one
 //! handshake over several turns of its loop, so a hundred waits attaching
 //! and ending together on one server hit it most of the time, whether the
-//! leaving client is killed or detached gently. So, per server (tmux
-//! program and socket name) in this process, a gate:
+//! leaving client is killed or detached gently. So, per server (its
+//! socket, however it is named: no socket name and `default` reach the
+//! same one) in this process, a gate:
 //!
 //! - an attach enters only while none of our clients is closing, and
 //!   counts as attaching until tmux answered it (the handshake is over
@@ -68,6 +69,7 @@ use crate::CancelToken;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -122,13 +124,32 @@ struct Gate {
     changed: Condvar,
 }
 
-/// The gates of this process, by tmux program and socket name.
-type Gates = Mutex<HashMap<(String, Option<String>), Arc<Gate>>>;
+/// The gates of this process, by server socket.
+type Gates = Mutex<HashMap<SocketKey, Arc<Gate>>>;
+
+/// A tmux server's socket: the file (device and inode) when it exists,
+/// so that every name reaching one server shares its gate; else its path
+/// (no server listens there, and an attach fails).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum SocketKey {
+    File(u64, u64),
+    Path(PathBuf),
+}
+
+impl SocketKey {
+    fn of(path: PathBuf) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(&path) {
+            Ok(meta) => Self::File(meta.dev(), meta.ino()),
+            Err(_) => Self::Path(path),
+        }
+    }
+}
 
 /// The gate of the server `tmux` reaches.
 fn gate_for(tmux: &Tmux) -> Arc<Gate> {
     static GATES: OnceLock<Gates> = OnceLock::new();
-    let key = (tmux.program.clone(), tmux.socket_name.clone());
+    let key = SocketKey::of(tmux.socket_path());
     let mut gates = GATES.get_or_init(Gates::default).lock();
     Arc::clone(gates.entry(key).or_default())
 }
@@ -643,4 +664,36 @@ pub fn decode_output(data: &str) -> Vec<u8> {
         i += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_that_reaches_one_server_shares_its_gate() {
+        let name = format!("waitfor-gate-{}", std::process::id());
+        let tmux = Tmux::new()
+            .with_socket_name(&name)
+            .with_config_file("/dev/null");
+        let budget = Duration::from_secs(20);
+        let run = |args: &[&str]| tmux.run(args, budget, &CancelToken::new()).unwrap();
+        run(&["new-session", "-d", "-s", "main"]);
+        let socket = run(&["display-message", "-p", "#{socket_path}"]);
+        // As tmux finds it.
+        assert_eq!(tmux.socket_path().to_str(), Some(socket.trim()));
+        // SAFETY: getuid only reads the process's user id.
+        let uid = unsafe { libc::getuid() };
+        let by_path = Tmux::new().with_socket_name(format!("../tmux-{uid}/./{name}"));
+        assert!(Arc::ptr_eq(&gate_for(&tmux), &gate_for(&by_path)));
+        let other = Tmux::new().with_socket_name(format!("{name}-other"));
+        assert!(!Arc::ptr_eq(&gate_for(&tmux), &gate_for(&other)));
+        // No name is the name `default`, whether or not a server runs.
+        let default = Tmux::new().with_socket_name("default");
+        assert_eq!(
+            SocketKey::of(Tmux::new().socket_path()),
+            SocketKey::of(default.socket_path())
+        );
+        run(&["kill-server"]);
+    }
 }

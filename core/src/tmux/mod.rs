@@ -220,6 +220,24 @@ impl Tmux {
         self.socket_name.as_deref()
     }
 
+    /// Where the server this reaches listens, as tmux finds it for `-L`:
+    /// `$TMUX_TMPDIR` (or `/tmp`), `tmux-UID`, then the socket name
+    /// (`default` when none is given) appended even when it holds `/`.
+    #[cfg(unix)]
+    pub(crate) fn socket_path(&self) -> std::path::PathBuf {
+        let dir = std::env::var_os("TMUX_TMPDIR")
+            .filter(|dir| !dir.is_empty())
+            .unwrap_or_else(|| "/tmp".into());
+        // tmux resolves the directory (`realpath`) before it appends.
+        let dir = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.into());
+        // SAFETY: getuid only reads the process's user id.
+        let uid = unsafe { libc::getuid() };
+        let mut path = dir.join(format!("tmux-{uid}")).into_os_string();
+        path.push("/");
+        path.push(self.socket_name.as_deref().unwrap_or("default"));
+        path.into()
+    }
+
     /// The full argv for a tmux command: program, global flags, `args`.
     ///
     /// `-u` comes first: without a UTF-8 locale in the environment (MCP
