@@ -90,6 +90,28 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     return await run(argv, granted_dir(arguments.get("cwd")))
 
 
+def inside_roots(path: Path) -> bool:
+    return any(path.is_relative_to(root) for root in ROOTS)
+
+
+def outside(what: str, path: str) -> PermissionError:
+    """The refusal of a path outside the roots: the same whether or not
+    it exists, before or after the open, so it tells nothing about files
+    outside them."""
+    roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
+    return PermissionError(f"{what} {path}: outside the readable directories: {roots}")
+
+
+def opened_path(fd: int) -> Path | None:
+    """Where an open file or directory really is, read back from the kernel
+    (its ``/proc/self/fd`` link), whatever its path named when it was
+    checked; ``None`` on other systems than Linux, where only the check of
+    the resolved path before the open holds."""
+    if sys.platform != "linux":
+        return None
+    return Path(os.readlink(f"/proc/self/fd/{fd}"))
+
+
 def granted_dir(cwd: Any) -> str | None:
     """The directory a command runs in, resolved: only inside a root, as
     libwaitfor's built-in run_command allows (the directory chooses what a
@@ -100,9 +122,8 @@ def granted_dir(cwd: Any) -> str | None:
     if not isinstance(cwd, str):
         raise ValueError("run_command's `cwd` must be a string")
     resolved = Path(cwd).resolve()
-    if not any(resolved.is_relative_to(root) for root in ROOTS):
-        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
-        raise PermissionError(f"run_command may not run in {cwd}: outside the readable directories: {roots}")
+    if not inside_roots(resolved):
+        raise outside("run_command may not run in", cwd)
     return str(resolved)
 
 
@@ -126,13 +147,22 @@ async def run(argv: list[str], cwd: str | None = None) -> dict[str, Any]:
 
 def read_granted(path: str) -> str:
     """A regular file inside a root (links resolved first), at most
-    ``READ_LIMIT`` bytes; anything else is refused with the reason."""
+    ``READ_LIMIT`` bytes; anything else is refused with the reason.
+
+    The file opened is checked again where it really is (Linux): a
+    directory on the path swapped for a link out of the roots between the
+    check and the open cannot lead out. On other systems only the last
+    name is guarded (``O_NOFOLLOW``)."""
     resolved = Path(path).resolve()
-    if not any(resolved.is_relative_to(root) for root in ROOTS):
-        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
-        raise PermissionError(f"read_file may not read {path}: outside the readable directories: {roots}")
-    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK)
+    if not inside_roots(resolved):
+        raise outside("read_file may not read", path)
+    # O_NONBLOCK: a FIFO cannot hold the open. O_NOFOLLOW: the last name
+    # was no link when resolved, and one put there since is refused.
+    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as file:
+        real = opened_path(fd)
+        if real is not None and not inside_roots(real):
+            raise outside("read_file may not read", path)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PermissionError(f"read_file may not read {path}: not a regular file")
         data = file.read(READ_LIMIT + 1)

@@ -5,12 +5,15 @@ against the tool's outputSchema."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -135,6 +138,78 @@ def test_run_command_runs_only_in_a_directory_inside_the_roots(tmp_path: Path) -
     assert all("theirs" not in text for text in refused), refused
     assert sum("outside the readable directories" in text for text in refused) == 2, refused
     assert sum("leave cwd out" in text for text in refused) == 2, refused
+
+
+def in_process(monkeypatch: pytest.MonkeyPatch, *options: str) -> ModuleType:
+    """The example server's module, imported in this process with command
+    line `options` (it reads them when imported), so that a test can call
+    its own tools' functions and patch what they call."""
+    monkeypatch.setattr(sys, "argv", [str(SERVER), *options])
+    spec = importlib.util.spec_from_file_location("example_server_in_process", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def swap_for_link(directory: Path, target: Path) -> None:
+    """What an agent with write access inside a root (a granted command)
+    can do between the server's check of a path and its use: rename the
+    checked `directory` away (it stays inside the root) and put a link to
+    `target`, out of the roots, in its place."""
+    directory.rename(directory.with_name(directory.name + ".old"))
+    directory.symlink_to(target)
+
+
+def swap_once_resolved(monkeypatch: pytest.MonkeyPatch, resolved: Path, directory: Path, target: Path) -> list[bool]:
+    """Patches `Path.resolve` so that the first time a path resolves to
+    `resolved`, `directory` is swapped for a link to `target` right after:
+    the server's check of the resolved path (a comparison of names) then
+    passes, and whatever it does with that path next meets the link. The
+    race an agent would have to win, won every time. The list it returns
+    holds True once the swap was made."""
+    real_resolve = Path.resolve
+    swapped: list[bool] = []
+
+    def resolve_then_swap(self: Path, strict: bool = False) -> Path:
+        out = real_resolve(self, strict)
+        if out == resolved and not swapped:
+            swap_for_link(directory, target)
+            swapped.append(True)
+        return out
+
+    monkeypatch.setattr(Path, "resolve", resolve_then_swap)
+    return swapped
+
+
+# The server checks what it opened through /proc/self/fd; elsewhere only
+# the check before the open holds (SECURITY.md).
+LINUX_ONLY = pytest.mark.skipif(sys.platform != "linux", reason="the opened file is checked through /proc/self/fd")
+
+
+@LINUX_ONLY
+def test_read_file_never_reads_through_a_directory_swapped_for_a_link_out_of_the_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_file checks the resolved path, then opens it: a directory on
+    that path swapped for a link out of the roots in between must not lead
+    the open out. The file opened is checked where it really is."""
+    root, elsewhere = tmp_path.resolve() / "root", tmp_path.resolve() / "elsewhere"
+    (root / "logs").mkdir(parents=True)
+    elsewhere.mkdir()
+    (root / "logs" / "app.log").write_text("inside\n")
+    (elsewhere / "app.log").write_text("SECRET\n")
+    server = in_process(monkeypatch, "--root", str(root))
+    log = root / "logs" / "app.log"
+    assert server.read_granted(str(log)) == "inside\n"
+
+    swapped = swap_once_resolved(monkeypatch, log, root / "logs", elsewhere)
+    with pytest.raises(PermissionError, match="outside the readable directories"):
+        server.read_granted(str(log))
+    assert swapped
+    # The swap took: by name, the path now leads out.
+    monkeypatch.undo()
+    assert (root / "logs" / "app.log").read_text() == "SECRET\n"
 
 
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
