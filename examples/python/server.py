@@ -44,7 +44,8 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,8 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     if argv[0] not in COMMANDS:
         allowed = ", ".join(COMMANDS) or "none (start the server with --allow-command PROG)"
         raise PermissionError(f"run_command may not run `{argv[0]}`; allowed programs: {allowed}")
-    return await run(argv, granted_dir(arguments.get("cwd")))
+    with granted_dir(arguments.get("cwd")) as cwd:
+        return await run(argv, cwd)
 
 
 def inside_roots(path: Path) -> bool:
@@ -112,19 +114,46 @@ def opened_path(fd: int) -> Path | None:
     return Path(os.readlink(f"/proc/self/fd/{fd}"))
 
 
-def granted_dir(cwd: Any) -> str | None:
-    """The directory a command runs in, resolved: only inside a root, as
-    libwaitfor's built-in run_command allows (the directory chooses what a
-    program does: which ``./run.sh`` runs, which repository's hooks git
-    obeys); none given, the server's own."""
+# A directory a command runs in is opened to be entered, not read: O_PATH
+# on Linux, so one the server may enter but not list is opened too.
+DIR_FLAGS = os.O_DIRECTORY | os.O_CLOEXEC | (os.O_PATH if sys.platform == "linux" else os.O_RDONLY)
+
+
+@contextmanager
+def granted_dir(cwd: Any) -> Iterator[str | None]:
+    """The directory a command starts in, held open while it is used: only
+    an existing directory inside a root, as libwaitfor's built-in
+    run_command allows (the directory chooses what a program does: which
+    ``./run.sh`` runs, which repository's hooks git obeys); none given, the
+    server's own.
+
+    A path checked is not a path used: between the check and the start, the
+    directory can be renamed away and a link out of the roots put in its
+    place. So the directory is opened, the directory opened is checked where
+    it really is, and the command starts in that very directory: the child
+    changes into ``/proc/self/fd/N``, its own copy of the descriptor (it
+    closes on exec, after the change), never into the path again. On other
+    systems than Linux the command starts in the path checked."""
     if cwd is None:
-        return None
+        yield None
+        return
     if not isinstance(cwd, str):
         raise ValueError("run_command's `cwd` must be a string")
     resolved = Path(cwd).resolve()
     if not inside_roots(resolved):
         raise outside("run_command may not run in", cwd)
-    return str(resolved)
+    try:
+        fd = os.open(resolved, DIR_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        # Told only inside the roots: it says nothing about outside paths.
+        raise PermissionError(f"run_command may not run in {cwd}: not a directory (it does not exist, or is a file)") from None
+    try:
+        real = opened_path(fd)
+        if real is not None and not inside_roots(real):
+            raise outside("run_command may not run in", cwd)
+        yield str(resolved) if real is None else f"/proc/self/fd/{fd}"
+    finally:
+        os.close(fd)
 
 
 async def run(argv: list[str], cwd: str | None = None) -> dict[str, Any]:

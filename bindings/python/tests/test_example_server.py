@@ -212,6 +212,48 @@ def test_read_file_never_reads_through_a_directory_swapped_for_a_link_out_of_the
     assert (root / "logs" / "app.log").read_text() == "SECRET\n"
 
 
+@LINUX_ONLY
+@pytest.mark.parametrize("swap_at", ["check", "start"])
+def test_run_command_never_starts_in_a_cwd_swapped_for_a_link_out_of_the_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_at: str
+) -> None:
+    """run_command checks its resolved `cwd`, then starts the program
+    there: the directory swapped for a link out of the roots right after
+    the check (`check`) is refused, and swapped while the program starts
+    (`start`) changes nothing: the program starts in the directory that
+    was opened and checked, which the swap renamed but did not move out."""
+    root, elsewhere = tmp_path.resolve() / "root", tmp_path.resolve() / "elsewhere"
+    work = root / "work"
+    for directory, says in ((work, "mine"), (elsewhere, "theirs")):
+        directory.mkdir(parents=True)
+        script = directory / "run.sh"
+        script.write_text(f"#!/bin/sh\necho {says}\n")
+        script.chmod(0o755)
+    server = in_process(monkeypatch, "--root", str(root), "--allow-command", "./run.sh")
+    call = {"argv": ["./run.sh"], "cwd": str(work)}
+    assert asyncio.run(server.run_command(call))["output"] == "mine\n"
+
+    if swap_at == "check":
+        swapped = swap_once_resolved(monkeypatch, work, work, elsewhere)
+        with pytest.raises(PermissionError, match="outside the readable directories"):
+            asyncio.run(server.run_command(call))
+    else:
+        real_exec = asyncio.create_subprocess_exec
+        swapped = []
+
+        async def swap_then_start(*argv: Any, **kw: Any) -> Any:
+            swap_for_link(work, elsewhere)
+            swapped.append(True)
+            return await real_exec(*argv, **kw)
+
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", swap_then_start)
+        assert asyncio.run(server.run_command(call))["output"] == "mine\n"
+    assert swapped and work.is_symlink()
+    # A cwd that does not exist is refused, not left for a link to fill.
+    with pytest.raises(PermissionError, match="not a directory"):
+        asyncio.run(server.run_command({"argv": ["./run.sh"], "cwd": str(root / "later")}))
+
+
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
     async def main() -> list[str]:
         async with connected() as (session, _):
