@@ -9,7 +9,9 @@ import importlib.util
 import os
 import shlex
 import shutil
+import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -39,21 +41,32 @@ def recording_tmux(directory: Path) -> Path:
     return calls
 
 
+# Starts a Python program (argv[2:]) with its data segment limited to
+# argv[1] bytes; the limit holds across the exec.
+LIMITED = ("import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_DATA, (n, n)); "
+           "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])")
+
+
 @asynccontextmanager
 async def connected(
-    *options: str, tmux_tmpdir: str | None = None, path_first: Path | None = None, **client: Any
+    *options: str, tmux_tmpdir: str | None = None, path_first: Path | None = None, data_limit: int | None = None,
+    **client: Any,
 ) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
     """Starts the server with command-line `options` (what it grants) as MCP
     clients do, with the SDK's default (minimal) environment, not the test's
     own; `tmux_tmpdir` adds only where the test's private tmux server
     listens, which a user's server would not need; `path_first` goes in
-    front of PATH."""
+    front of PATH; `data_limit` (bytes) bounds the server's memory, so that
+    a server holding memory without bound fails instead of the machine."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
     if path_first is not None:
         env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', os.defpath)}"
-    params = StdioServerParameters(command=PYTHON, args=[str(SERVER), *options], env=env)
+    args = [str(SERVER), *options]
+    if data_limit is not None:
+        args = ["-c", LIMITED, str(data_limit), *args]
+    params = StdioServerParameters(command=PYTHON, args=args, env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, **client) as session:
             await session.initialize()
@@ -252,6 +265,128 @@ def test_run_command_never_starts_in_a_cwd_swapped_for_a_link_out_of_the_roots(
     # A cwd that does not exist is refused, not left for a link to fill.
     with pytest.raises(PermissionError, match="not a directory"):
         asyncio.run(server.run_command({"argv": ["./run.sh"], "cwd": str(root / "later")}))
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result.content
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+def test_run_command_kills_a_program_past_1_mib_of_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the Node example's maxBuffer: more than 1 MiB of output and the
+    program is killed, and the call fails saying so; the server reads no
+    more than that, so an endless writer costs it nothing (it runs under a
+    512 MiB data limit here: holding the output without bound, it would
+    fail with MemoryError instead)."""
+
+    async def main() -> tuple[dict[str, Any], str, float]:
+        async with connected("--allow-command", "cat", "--allow-command", "echo", data_limit=512 << 20) as (session, tools):
+            started = time.monotonic()
+            endless = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["cat", "/dev/zero"]}), 30)
+            took = time.monotonic() - started
+            # The server is still there, and still answers.
+            assert (await call(session, tools, "run_command", {"argv": ["echo", "alive"]}))["output"] == "alive\n"
+            return tools["run_command"], error_text(endless), took
+
+    tool, refused, took = asyncio.run(main())
+    assert refused == "`cat` wrote more than 1048576 bytes of output: killed", refused
+    assert took < 10, took
+    assert "1048576 bytes of output" in tool["description"]
+    # Exactly the limit is output, not too much.
+    server = in_process(monkeypatch, "--allow-command", "head")
+    out = asyncio.run(server.run_command({"argv": ["head", "-c", str(1 << 20), "/dev/zero"]}))
+    assert out == {"output": "\0" * (1 << 20), "exit_code": 0}
+
+
+def test_run_command_kills_a_program_past_its_timeout() -> None:
+    """`timeout_ms` (1 to 60000, 10000 by default, as the Node example's)
+    ends a program that would run for 30 s; the call fails saying so."""
+
+    async def main() -> tuple[dict[str, Any], str, float, list[str]]:
+        async with connected("--allow-command", "sleep") as (session, tools):
+            started = time.monotonic()
+            slow = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["sleep", "30"], "timeout_ms": 200}), 10)
+            took = time.monotonic() - started
+            bad = [error_text(await session.call_tool("run_command", {"argv": ["sleep", "0"], "timeout_ms": value}))
+                   for value in (0, 60001, "100", 1.5, True)]
+            return tools["run_command"], error_text(slow), took, bad
+
+    tool, refused, took, bad = asyncio.run(main())
+    assert refused == "`sleep` ran longer than 200 ms: killed", refused
+    assert took < 10, took
+    assert tool["inputSchema"]["properties"]["timeout_ms"] == {
+        "type": "integer", "minimum": 1, "maximum": 60000, "default": 10000,
+        "description": "Kill the program (its process group) after this long.",
+    }
+    assert "timeout_ms" not in tool["inputSchema"]["required"]
+    assert all("timeout_ms" in text for text in bad), bad
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie not yet reaped by its new
+    parent counts: it runs nothing and holds no pipe)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("ended_by", ["timeout", "cancel", "timeout, escaped"])
+def test_run_command_ends_what_the_program_started(tmp_path: Path, ended_by: str) -> None:
+    """A program that starts a grandchild holding its output pipe and waits
+    for it: timed out or cancelled, the call ends promptly and its whole
+    process group (the program, the grandchild) is killed. A grandchild
+    that left the group (`setsid`) outlives the kill, but still cannot hold
+    the call: it ends at its timeout all the same."""
+    pids = tmp_path / "pids"
+    spawn = "setsid sleep 30" if "escaped" in ended_by else "sleep 30"
+    # The shell's pid and the grandchild's, written whole (mv) once both run.
+    script = f"{spawn} & echo $$ $! >{pids}.new && mv {pids}.new {pids}; wait"
+    args = {"argv": ["sh", "-c", script], "timeout_ms": 60000 if ended_by == "cancel" else 2000}
+
+    def started() -> list[int]:
+        return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+
+    async def main() -> float:
+        async with connected("--allow-command", "sh") as (session, tools):
+            begun = time.monotonic()
+            running = asyncio.ensure_future(session.call_tool("run_command", args))
+            if ended_by == "cancel":
+                deadline = time.monotonic() + 30
+                while not started():
+                    assert time.monotonic() < deadline, "the program never started its grandchild"
+                    await asyncio.sleep(0.05)
+                running.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await running
+            else:
+                timed_out = await asyncio.wait_for(running, 10)
+                assert error_text(timed_out) == "`sh` ran longer than 2000 ms: killed"
+            # The server has let go of it: it answers the next call.
+            again = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["sh", "-c", "echo alive"]}), 10)
+            assert not again.is_error and again.structured_content == {"output": "alive\n", "exit_code": 0}
+            return time.monotonic() - begun
+
+    try:
+        took = asyncio.run(main())
+        assert took < 10, took
+        shell, grandchild = started()
+        deadline = time.monotonic() + 10
+        left = [shell] if "escaped" in ended_by else [shell, grandchild]
+        while not all(gone(pid) for pid in left):
+            assert time.monotonic() < deadline, f"still running: {[pid for pid in left if not gone(pid)]}"
+            time.sleep(0.05)
+    finally:
+        # What the server cannot kill, the test does.
+        for pid in started():
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
