@@ -6,7 +6,12 @@ Tools:
 - ``read_file``: reads a regular file inside a directory the server was
   given with ``--root DIR`` (none by default: every read is refused).
 - ``run_command``: runs a program the server was given with
-  ``--allow-command PROG`` (argv, no shell); offered only then.
+  ``--allow-command PROG`` (argv, no shell); offered only then. Bounded as
+  the Node example's: ``timeout_ms`` (default 10 000, at most 60 000) and
+  1 MiB of output; past either the program's whole process group is
+  killed and the call fails with the reason. When the call ends, however
+  it ends (cancelled too), what the program left running in its process
+  group is killed.
 - ``wait_for`` (profile ``aura/wait_for``): polls libwaitfor's built-in
   ``read_file`` or ``run_command`` until a condition holds. They reach what
   this server's own tools of those names reach (the same grants) and are
@@ -42,9 +47,11 @@ import asyncio
 import json
 import os
 import re
+import signal
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +63,12 @@ from mcp.server.stdio import stdio_server
 
 PANE_PROFILE = "libtmux-mcp/wait_for_text"
 READ_LIMIT = 256 * 1024
+# run_command's bounds, the Node example's: its execFile timeout (default
+# and ceiling) and maxBuffer. tmux calls (send_keys) get 5 s, as there.
+COMMAND_DEFAULT_MS = 10_000
+COMMAND_CEILING_MS = 60_000
+OUTPUT_LIMIT = 1 << 20
+TMUX_TIMEOUT_MS = 5_000
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -87,52 +100,171 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     if argv[0] not in COMMANDS:
         allowed = ", ".join(COMMANDS) or "none (start the server with --allow-command PROG)"
         raise PermissionError(f"run_command may not run `{argv[0]}`; allowed programs: {allowed}")
-    return await run(argv, granted_dir(arguments.get("cwd")))
+    timeout_ms = arguments.get("timeout_ms", COMMAND_DEFAULT_MS)
+    if isinstance(timeout_ms, float) and timeout_ms.is_integer():
+        timeout_ms = int(timeout_ms)  # 1000.0 is an integer to JSON Schema
+    if type(timeout_ms) is not int or not 1 <= timeout_ms <= COMMAND_CEILING_MS:
+        raise ValueError(f"run_command's `timeout_ms` must be an integer from 1 to {COMMAND_CEILING_MS}")
+    with granted_dir(arguments.get("cwd")) as cwd:
+        return await run(argv, cwd, timeout_ms=timeout_ms)
 
 
-def granted_dir(cwd: Any) -> str | None:
-    """The directory a command runs in, resolved: only inside a root, as
-    libwaitfor's built-in run_command allows (the directory chooses what a
-    program does: which ``./run.sh`` runs, which repository's hooks git
-    obeys); none given, the server's own."""
-    if cwd is None:
+def inside_roots(path: Path) -> bool:
+    return any(path.is_relative_to(root) for root in ROOTS)
+
+
+def outside(what: str, path: str) -> PermissionError:
+    """The refusal of a path outside the roots: the same whether or not
+    it exists, before or after the open, so it tells nothing about files
+    outside them."""
+    roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
+    return PermissionError(f"{what} {path}: outside the readable directories: {roots}")
+
+
+def opened_path(fd: int) -> Path | None:
+    """Where an open file or directory really is, read back from the kernel
+    (its ``/proc/self/fd`` link), whatever its path named when it was
+    checked; ``None`` on other systems than Linux, where only the check of
+    the resolved path before the open holds."""
+    if sys.platform != "linux":
         return None
+    return Path(os.readlink(f"/proc/self/fd/{fd}"))
+
+
+# A directory a command runs in is opened to be entered, not read: O_PATH
+# on Linux, so one the server may enter but not list is opened too.
+DIR_FLAGS = os.O_DIRECTORY | os.O_CLOEXEC | (os.O_PATH if sys.platform == "linux" else os.O_RDONLY)
+
+
+@contextmanager
+def granted_dir(cwd: Any) -> Iterator[str | None]:
+    """The directory a command starts in, held open while it is used: only
+    an existing directory inside a root, as libwaitfor's built-in
+    run_command allows (the directory chooses what a program does: which
+    ``./run.sh`` runs, which repository's hooks git obeys); none given, the
+    server's own.
+
+    A path checked is not a path used: between the check and the start, the
+    directory can be renamed away and a link out of the roots put in its
+    place. So the directory is opened, the directory opened is checked where
+    it really is, and the command starts in that very directory: the child
+    changes into ``/proc/self/fd/N``, its own copy of the descriptor (it
+    closes on exec, after the change), never into the path again. On other
+    systems than Linux the command starts in the path checked."""
+    if cwd is None:
+        yield None
+        return
     if not isinstance(cwd, str):
         raise ValueError("run_command's `cwd` must be a string")
     resolved = Path(cwd).resolve()
-    if not any(resolved.is_relative_to(root) for root in ROOTS):
-        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
-        raise PermissionError(f"run_command may not run in {cwd}: outside the readable directories: {roots}")
-    return str(resolved)
-
-
-async def run(argv: list[str], cwd: str | None = None) -> dict[str, Any]:
-    """Runs ``argv`` (no shell) and gives its output and exit status."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    if not inside_roots(resolved):
+        raise outside("run_command may not run in", cwd)
     try:
-        output, _ = await process.communicate()
-    except asyncio.CancelledError:
-        process.kill()
-        await process.wait()
+        fd = os.open(resolved, DIR_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        # Told only inside the roots: it says nothing about outside paths.
+        raise PermissionError(f"run_command may not run in {cwd}: not a directory (it does not exist, or is a file)") from None
+    try:
+        real = opened_path(fd)
+        if real is not None and not inside_roots(real):
+            raise outside("run_command may not run in", cwd)
+        yield str(resolved) if real is None else f"/proc/self/fd/{fd}"
+    finally:
+        os.close(fd)
+
+
+async def run(argv: list[str], cwd: str | None = None, *, timeout_ms: int) -> dict[str, Any]:
+    """Runs ``argv`` (no shell) and gives its output (stdout and stderr
+    together) and exit status, within ``timeout_ms`` and ``OUTPUT_LIMIT``
+    bytes of output; past either it raises ``RuntimeError`` with the reason.
+
+    The program starts in a session (and process group) of its own, and
+    when the call ends, however it ends, that whole group is killed: what
+    the program left behind (``sh -c 'sleep 30 &'``) dies with it, and a
+    grandchild cannot hold the output pipe open past the deadline. A
+    process that leaves the group (``setsid``) escapes the kill, but not
+    the deadline: the pipe is the server's own, not the process
+    transport's, so the call never waits on the pipe closing once the
+    program is gone."""
+    read_fd, write_fd = os.pipe()
+    read_end = os.fdopen(read_fd, "rb", 0)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            start_new_session=True,
+        )
+    except BaseException:
+        read_end.close()
         raise
+    finally:
+        os.close(write_fd)
+    reader = asyncio.StreamReader()
+    try:
+        pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), read_end)
+    except BaseException:
+        read_end.close()
+        await end(process)
+        raise
+
+    async def output_then_exit() -> bytes:
+        output = bytearray()
+        # Read no more than one byte past the limit, whatever is written.
+        while chunk := await reader.read(OUTPUT_LIMIT + 1 - len(output)):
+            output += chunk
+            if len(output) > OUTPUT_LIMIT:
+                raise RuntimeError(f"`{argv[0]}` wrote more than {OUTPUT_LIMIT} bytes of output: killed")
+        await process.wait()
+        return bytes(output)
+
+    try:
+        output = await asyncio.wait_for(output_then_exit(), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        raise RuntimeError(f"`{argv[0]}` ran longer than {timeout_ms} ms: killed") from None
+    finally:
+        pipe.close()
+        await end(process)
     return {"output": output.decode("utf-8", "replace"), "exit_code": process.returncode}
+
+
+async def end(process: asyncio.subprocess.Process) -> None:
+    """Kills ``process``'s process group (it leads one of its own), what
+    is left of it, and reaps the program. Prompt: the transport holds no
+    pipe to wait on, and SIGKILL ends what it reaches; a program the server
+    may not signal (setuid) is left to the child watcher after a second
+    rather than hold the call."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # nothing left, or nothing the server may signal
+    try:
+        await asyncio.wait_for(process.wait(), 1)
+    except asyncio.TimeoutError:
+        pass
 
 
 def read_granted(path: str) -> str:
     """A regular file inside a root (links resolved first), at most
-    ``READ_LIMIT`` bytes; anything else is refused with the reason."""
+    ``READ_LIMIT`` bytes; anything else is refused with the reason.
+
+    The file opened is checked again where it really is (Linux): a
+    directory on the path swapped for a link out of the roots between the
+    check and the open cannot lead out. On other systems only the last
+    name is guarded (``O_NOFOLLOW``)."""
     resolved = Path(path).resolve()
-    if not any(resolved.is_relative_to(root) for root in ROOTS):
-        roots = ", ".join(map(str, ROOTS)) or "none (start the server with --root DIR)"
-        raise PermissionError(f"read_file may not read {path}: outside the readable directories: {roots}")
-    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK)
+    if not inside_roots(resolved):
+        raise outside("read_file may not read", path)
+    # O_NONBLOCK: a FIFO cannot hold the open. O_NOFOLLOW: the last name
+    # was no link when resolved, and one put there since is refused.
+    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as file:
+        real = opened_path(fd)
+        if real is not None and not inside_roots(real):
+            raise outside("read_file may not read", path)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PermissionError(f"read_file may not read {path}: not a regular file")
         data = file.read(READ_LIMIT + 1)
@@ -170,9 +302,9 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     # servers without LANG), as libwaitfor's own tmux calls do.
     argv = ["tmux", "-u", *(["-L", socket] if socket else []), "send-keys", "-t", target]
     argv += (["-l"] if literal else []) + [keys]
-    result = await run(argv)
+    result = await run(argv, timeout_ms=TMUX_TIMEOUT_MS)
     if enter and result["exit_code"] == 0:
-        result = await run(argv[: argv.index("-t") + 2] + ["Enter"])
+        result = await run(argv[: argv.index("-t") + 2] + ["Enter"], timeout_ms=TMUX_TIMEOUT_MS)
     if result["exit_code"] != 0:
         raise RuntimeError(f"tmux send-keys failed: {result['output'].strip()}")
     return {"sent": True}
@@ -198,12 +330,16 @@ if COMMANDS:
     TOOLS["run_command"] = (
         types.Tool(
             name="run_command",
-            description=f"Run one of these programs (argv, no shell): {', '.join(COMMANDS)}; returns its output and exit code.",
+            description=f"Run one of these programs (argv, no shell): {', '.join(COMMANDS)}; returns its output and exit code. "
+                        f"Killed, with what it started, after timeout_ms or {OUTPUT_LIMIT} bytes of output.",
             input_schema={
                 "type": "object",
                 "required": ["argv"],
                 "properties": {"argv": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                               "cwd": {"type": "string"}},
+                               "cwd": {"type": "string"},
+                               "timeout_ms": {"type": "integer", "minimum": 1, "maximum": COMMAND_CEILING_MS,
+                                              "default": COMMAND_DEFAULT_MS,
+                                              "description": "Kill the program (its process group) after this long."}},
             },
             output_schema={
                 "type": "object",

@@ -5,13 +5,17 @@ against the tool's outputSchema."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import shlex
 import shutil
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -37,21 +41,32 @@ def recording_tmux(directory: Path) -> Path:
     return calls
 
 
+# Starts a Python program (argv[2:]) with its data segment limited to
+# argv[1] bytes; the limit holds across the exec.
+LIMITED = ("import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_DATA, (n, n)); "
+           "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])")
+
+
 @asynccontextmanager
 async def connected(
-    *options: str, tmux_tmpdir: str | None = None, path_first: Path | None = None, **client: Any
+    *options: str, tmux_tmpdir: str | None = None, path_first: Path | None = None, data_limit: int | None = None,
+    **client: Any,
 ) -> AsyncIterator[tuple[ClientSession, dict[str, dict[str, Any]]]]:
     """Starts the server with command-line `options` (what it grants) as MCP
     clients do, with the SDK's default (minimal) environment, not the test's
     own; `tmux_tmpdir` adds only where the test's private tmux server
     listens, which a user's server would not need; `path_first` goes in
-    front of PATH."""
+    front of PATH; `data_limit` (bytes) bounds the server's memory, so that
+    a server holding memory without bound fails instead of the machine."""
     env = get_default_environment()
     if tmux_tmpdir is not None:
         env["TMUX_TMPDIR"] = tmux_tmpdir
     if path_first is not None:
         env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', os.defpath)}"
-    params = StdioServerParameters(command=PYTHON, args=[str(SERVER), *options], env=env)
+    args = [str(SERVER), *options]
+    if data_limit is not None:
+        args = ["-c", LIMITED, str(data_limit), *args]
+    params = StdioServerParameters(command=PYTHON, args=args, env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, **client) as session:
             await session.initialize()
@@ -136,6 +151,242 @@ def test_run_command_runs_only_in_a_directory_inside_the_roots(tmp_path: Path) -
     assert all("theirs" not in text for text in refused), refused
     assert sum("outside the readable directories" in text for text in refused) == 2, refused
     assert sum("leave cwd out" in text for text in refused) == 2, refused
+
+
+def in_process(monkeypatch: pytest.MonkeyPatch, *options: str) -> ModuleType:
+    """The example server's module, imported in this process with command
+    line `options` (it reads them when imported), so that a test can call
+    its own tools' functions and patch what they call."""
+    monkeypatch.setattr(sys, "argv", [str(SERVER), *options])
+    spec = importlib.util.spec_from_file_location("example_server_in_process", SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def swap_for_link(directory: Path, target: Path) -> None:
+    """What an agent with write access inside a root (a granted command)
+    can do between the server's check of a path and its use: rename the
+    checked `directory` away (it stays inside the root) and put a link to
+    `target`, out of the roots, in its place."""
+    directory.rename(directory.with_name(directory.name + ".old"))
+    directory.symlink_to(target)
+
+
+def swap_once_resolved(monkeypatch: pytest.MonkeyPatch, resolved: Path, directory: Path, target: Path) -> list[bool]:
+    """Patches `Path.resolve` so that the first time a path resolves to
+    `resolved`, `directory` is swapped for a link to `target` right after:
+    the server's check of the resolved path (a comparison of names) then
+    passes, and whatever it does with that path next meets the link. The
+    race an agent would have to win, won every time. The list it returns
+    holds True once the swap was made."""
+    real_resolve = Path.resolve
+    swapped: list[bool] = []
+
+    def resolve_then_swap(self: Path, strict: bool = False) -> Path:
+        out = real_resolve(self, strict)
+        if out == resolved and not swapped:
+            swap_for_link(directory, target)
+            swapped.append(True)
+        return out
+
+    monkeypatch.setattr(Path, "resolve", resolve_then_swap)
+    return swapped
+
+
+# The server checks what it opened through /proc/self/fd; elsewhere only
+# the check before the open holds (SECURITY.md).
+LINUX_ONLY = pytest.mark.skipif(sys.platform != "linux", reason="the opened file is checked through /proc/self/fd")
+
+
+@LINUX_ONLY
+def test_read_file_never_reads_through_a_directory_swapped_for_a_link_out_of_the_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """read_file checks the resolved path, then opens it: a directory on
+    that path swapped for a link out of the roots in between must not lead
+    the open out. The file opened is checked where it really is."""
+    root, elsewhere = tmp_path.resolve() / "root", tmp_path.resolve() / "elsewhere"
+    (root / "logs").mkdir(parents=True)
+    elsewhere.mkdir()
+    (root / "logs" / "app.log").write_text("inside\n")
+    (elsewhere / "app.log").write_text("SECRET\n")
+    server = in_process(monkeypatch, "--root", str(root))
+    log = root / "logs" / "app.log"
+    assert server.read_granted(str(log)) == "inside\n"
+
+    swapped = swap_once_resolved(monkeypatch, log, root / "logs", elsewhere)
+    with pytest.raises(PermissionError, match="outside the readable directories"):
+        server.read_granted(str(log))
+    assert swapped
+    # The swap took: by name, the path now leads out.
+    monkeypatch.undo()
+    assert (root / "logs" / "app.log").read_text() == "SECRET\n"
+
+
+@LINUX_ONLY
+@pytest.mark.parametrize("swap_at", ["check", "start"])
+def test_run_command_never_starts_in_a_cwd_swapped_for_a_link_out_of_the_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_at: str
+) -> None:
+    """run_command checks its resolved `cwd`, then starts the program
+    there: the directory swapped for a link out of the roots right after
+    the check (`check`) is refused, and swapped while the program starts
+    (`start`) changes nothing: the program starts in the directory that
+    was opened and checked, which the swap renamed but did not move out."""
+    root, elsewhere = tmp_path.resolve() / "root", tmp_path.resolve() / "elsewhere"
+    work = root / "work"
+    for directory, says in ((work, "mine"), (elsewhere, "theirs")):
+        directory.mkdir(parents=True)
+        script = directory / "run.sh"
+        script.write_text(f"#!/bin/sh\necho {says}\n")
+        script.chmod(0o755)
+    server = in_process(monkeypatch, "--root", str(root), "--allow-command", "./run.sh")
+    call = {"argv": ["./run.sh"], "cwd": str(work)}
+    assert asyncio.run(server.run_command(call))["output"] == "mine\n"
+
+    if swap_at == "check":
+        swapped = swap_once_resolved(monkeypatch, work, work, elsewhere)
+        with pytest.raises(PermissionError, match="outside the readable directories"):
+            asyncio.run(server.run_command(call))
+    else:
+        real_exec = asyncio.create_subprocess_exec
+        swapped = []
+
+        async def swap_then_start(*argv: Any, **kw: Any) -> Any:
+            swap_for_link(work, elsewhere)
+            swapped.append(True)
+            return await real_exec(*argv, **kw)
+
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", swap_then_start)
+        assert asyncio.run(server.run_command(call))["output"] == "mine\n"
+    assert swapped and work.is_symlink()
+    # A cwd that does not exist is refused, not left for a link to fill.
+    with pytest.raises(PermissionError, match="not a directory"):
+        asyncio.run(server.run_command({"argv": ["./run.sh"], "cwd": str(root / "later")}))
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result.content
+    text = result.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+def test_run_command_kills_a_program_past_1_mib_of_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the Node example's maxBuffer: more than 1 MiB of output and the
+    program is killed, and the call fails saying so; the server reads no
+    more than that, so an endless writer costs it nothing (it runs under a
+    512 MiB data limit here: holding the output without bound, it would
+    fail with MemoryError instead)."""
+
+    async def main() -> tuple[dict[str, Any], str, float]:
+        async with connected("--allow-command", "cat", "--allow-command", "echo", data_limit=512 << 20) as (session, tools):
+            started = time.monotonic()
+            endless = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["cat", "/dev/zero"]}), 30)
+            took = time.monotonic() - started
+            # The server is still there, and still answers.
+            assert (await call(session, tools, "run_command", {"argv": ["echo", "alive"]}))["output"] == "alive\n"
+            return tools["run_command"], error_text(endless), took
+
+    tool, refused, took = asyncio.run(main())
+    assert refused == "`cat` wrote more than 1048576 bytes of output: killed", refused
+    assert took < 10, took
+    assert "1048576 bytes of output" in tool["description"]
+    # Exactly the limit is output, not too much.
+    server = in_process(monkeypatch, "--allow-command", "head")
+    out = asyncio.run(server.run_command({"argv": ["head", "-c", str(1 << 20), "/dev/zero"]}))
+    assert out == {"output": "\0" * (1 << 20), "exit_code": 0}
+
+
+def test_run_command_kills_a_program_past_its_timeout() -> None:
+    """`timeout_ms` (1 to 60000, 10000 by default, as the Node example's)
+    ends a program that would run for 30 s; the call fails saying so."""
+
+    async def main() -> tuple[dict[str, Any], str, float, list[str]]:
+        async with connected("--allow-command", "sleep") as (session, tools):
+            started = time.monotonic()
+            slow = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["sleep", "30"], "timeout_ms": 200}), 10)
+            took = time.monotonic() - started
+            bad = [error_text(await session.call_tool("run_command", {"argv": ["sleep", "0"], "timeout_ms": value}))
+                   for value in (0, 60001, "100", 1.5, True)]
+            return tools["run_command"], error_text(slow), took, bad
+
+    tool, refused, took, bad = asyncio.run(main())
+    assert refused == "`sleep` ran longer than 200 ms: killed", refused
+    assert took < 10, took
+    assert tool["inputSchema"]["properties"]["timeout_ms"] == {
+        "type": "integer", "minimum": 1, "maximum": 60000, "default": 10000,
+        "description": "Kill the program (its process group) after this long.",
+    }
+    assert "timeout_ms" not in tool["inputSchema"]["required"]
+    assert all("timeout_ms" in text for text in bad), bad
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie not yet reaped by its new
+    parent counts: it runs nothing and holds no pipe)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("ended_by", ["timeout", "cancel", "timeout, escaped"])
+def test_run_command_ends_what_the_program_started(tmp_path: Path, ended_by: str) -> None:
+    """A program that starts a grandchild holding its output pipe and waits
+    for it: timed out or cancelled, the call ends promptly and its whole
+    process group (the program, the grandchild) is killed. A grandchild
+    that left the group (`setsid`) outlives the kill, but still cannot hold
+    the call: it ends at its timeout all the same."""
+    pids = tmp_path / "pids"
+    spawn = "setsid sleep 30" if "escaped" in ended_by else "sleep 30"
+    # The shell's pid and the grandchild's, written whole (mv) once both run.
+    script = f"{spawn} & echo $$ $! >{pids}.new && mv {pids}.new {pids}; wait"
+    args = {"argv": ["sh", "-c", script], "timeout_ms": 60000 if ended_by == "cancel" else 2000}
+
+    def started() -> list[int]:
+        return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+
+    async def main() -> float:
+        async with connected("--allow-command", "sh") as (session, tools):
+            begun = time.monotonic()
+            running = asyncio.ensure_future(session.call_tool("run_command", args))
+            if ended_by == "cancel":
+                deadline = time.monotonic() + 30
+                while not started():
+                    assert time.monotonic() < deadline, "the program never started its grandchild"
+                    await asyncio.sleep(0.05)
+                running.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await running
+            else:
+                timed_out = await asyncio.wait_for(running, 10)
+                assert error_text(timed_out) == "`sh` ran longer than 2000 ms: killed"
+            # The server has let go of it: it answers the next call.
+            again = await asyncio.wait_for(session.call_tool("run_command", {"argv": ["sh", "-c", "echo alive"]}), 10)
+            assert not again.is_error and again.structured_content == {"output": "alive\n", "exit_code": 0}
+            return time.monotonic() - begun
+
+    try:
+        took = asyncio.run(main())
+        assert took < 10, took
+        shell, grandchild = started()
+        deadline = time.monotonic() + 10
+        left = [shell] if "escaped" in ended_by else [shell, grandchild]
+        while not all(gone(pid) for pid in left):
+            assert time.monotonic() < deadline, f"still running: {[pid for pid in left if not gone(pid)]}"
+            time.sleep(0.05)
+    finally:
+        # What the server cannot kill, the test does.
+        for pid in started():
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
