@@ -339,6 +339,21 @@ mod tests {
         }
     }
 
+    /// A wait whose call holds a worker until `release` is cancelled (then
+    /// it matches), once that call has begun.
+    fn hang(engine: &Engine, release: &CancelToken) -> WaitHandle {
+        let (entered, hung_in) = mpsc::channel();
+        let release = release.clone();
+        let probe = probe_fn(move |_| {
+            let _ = entered.send(());
+            release.wait_timeout(Duration::from_secs(60));
+            Ok(Observation::text("ready"))
+        });
+        let handle = engine.start(ready_spec(Duration::from_secs(60)), probe);
+        hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        handle.unwrap()
+    }
+
     #[test]
     fn a_freed_worker_takes_the_queued_call_whose_deadline_comes_first() {
         // One worker, held by a hung call. A wait with a far deadline
@@ -347,17 +362,7 @@ mod tests {
         // call behind hung ones waits for a worker per hung call.)
         let engine = Engine::with_worker_cap(1);
         let release = CancelToken::new();
-        let (entered, hung_in) = mpsc::channel();
-        let hung = {
-            let release = release.clone();
-            let probe = probe_fn(move |_| {
-                let _ = entered.send(());
-                release.wait_timeout(Duration::from_secs(60));
-                Ok(Observation::text("ready"))
-            });
-            engine.start(ready_spec(Duration::from_secs(60)), probe)
-        };
-        hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        let hung = hang(&engine, &release);
         let order = Arc::new(Mutex::new(Vec::new()));
         let answers = |name: &'static str| {
             let order = order.clone();
@@ -375,7 +380,8 @@ mod tests {
         let marker = engine.start(short, answers("marker"));
         assert_eq!(marker.unwrap().wait().outcome, Outcome::ProbeError);
         release.cancel();
-        for handle in [hung, near, far] {
+        assert_eq!(hung.wait().outcome, Outcome::Matched);
+        for handle in [near, far] {
             assert_eq!(handle.unwrap().wait().outcome, Outcome::Matched);
         }
         assert_eq!(*order.lock().unwrap(), ["near", "far"]);
@@ -385,21 +391,9 @@ mod tests {
     fn work_queued_past_the_worker_cap_never_runs_and_its_wait_says_why() {
         let engine = Engine::with_worker_cap(2);
         let release = CancelToken::new();
-        let (entered, calls_in) = mpsc::channel();
-        let hang = || {
-            let (release, entered) = (release.clone(), entered.clone());
-            let probe = probe_fn(move |_| {
-                let _ = entered.send(());
-                release.wait_timeout(Duration::from_secs(60));
-                Ok(Observation::text("ready"))
-            });
-            let handle = engine.start(ready_spec(Duration::from_secs(60)), probe);
-            calls_in.recv_timeout(Duration::from_secs(20)).unwrap();
-            handle.unwrap()
-        };
         // One worker hangs; a wait takes its first sample on the other,
         // which then hangs too: that wait's next call finds no worker.
-        let mut hung = vec![hang()];
+        let mut hung = vec![hang(&engine, &release)];
         let calls = Arc::new(AtomicU64::new(0));
         let (sampled, first_sample) = mpsc::channel();
         let options = WaitOptions::default().on_progress(move |_| {
@@ -409,7 +403,7 @@ mod tests {
         let probe = Box::new(Counted(calls.clone()));
         let queued_call = engine.start_with(spec, Some(probe), options).unwrap();
         first_sample.recv_timeout(Duration::from_secs(20)).unwrap();
-        hung.push(hang());
+        hung.push(hang(&engine, &release));
         // A wait started now on a pattern never compiled before cannot
         // even compile its conditions.
         let probe = probe_fn(|_| Ok(Observation::text("ready")));
@@ -464,17 +458,7 @@ mod tests {
         // call could start.
         let engine = Engine::with_worker_cap(2);
         let release = CancelToken::new();
-        let (entered, hung_in) = mpsc::channel();
-        let hung = {
-            let release = release.clone();
-            let probe = probe_fn(move |_| {
-                let _ = entered.send(());
-                release.wait_timeout(Duration::from_secs(60));
-                Ok(Observation::text("ready"))
-            });
-            engine.start(ready_spec(Duration::from_secs(60)), probe)
-        };
-        hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
+        let hung = hang(&engine, &release);
         let letters: Vec<char> = [0x41..0x5b, 0x3b1..0x3c9, 0x430..0x44f, 0x4e00..0x4e40]
             .into_iter()
             .flatten()
@@ -502,6 +486,6 @@ mod tests {
         polling.control().cancel();
         release.cancel();
         assert_eq!(polling.wait().outcome, Outcome::Cancelled);
-        assert_eq!(hung.unwrap().wait().outcome, Outcome::Matched);
+        assert_eq!(hung.wait().outcome, Outcome::Matched);
     }
 }
