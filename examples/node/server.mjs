@@ -6,13 +6,15 @@
 //                   run_command or read_file, within the same grants
 //   wait_for_text   libtmux-mcp's wait for new pane output
 //   send_keys       types into a pane and records the echo (--allow-send-keys)
-//   run_command     runs argv, bounded (--allow-command PROG)
+//   run_command     runs argv in a process group of its own (--allow-command
+//                   PROG); past timeout_ms or 1 MiB of output the call fails
+//                   with the reason, and when it ends the group is killed
 // The waits come from registerWaitTools: exact schemas, progress for a
 // request with a progressToken, cancellation. Each wait's end is logged on
 // stderr. Nothing is granted by default: --root DIR (files the waits may
 // read), --allow-command PROG, --allow-send-keys.
 
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
@@ -35,26 +37,72 @@ const RUNS_PROGRAMS = { readOnlyHint: false, destructiveHint: true, openWorldHin
 /** Longest run_command may take, in milliseconds. */
 const COMMAND_CEILING_MS = 60_000
 
-/** Runs argv (no shell) within timeoutMs; resolves with its exit and output. */
+/** Most output (stdout and stderr together) run_command keeps, in bytes. */
+const OUTPUT_LIMIT = 1 << 20
+
+/**
+ * Runs argv (no shell) in a process group of its own; resolves with its exit
+ * code (null if a signal ended it) and output once it has exited and its
+ * output is closed. Past timeoutMs or OUTPUT_LIMIT bytes of output, or when
+ * `signal` aborts, it rejects with the reason. However the call ends, the
+ * whole group is killed, so nothing the program left in the background
+ * outlives it; a process that left the group (setsid) and holds the output
+ * open runs on, but cannot hold the call past timeoutMs.
+ */
 function runArgv(argv, { timeoutMs, signal }) {
-  return new Promise((resolve) => {
-    execFile(argv[0], argv.slice(1), { timeout: timeoutMs, maxBuffer: 1 << 20, signal, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const exitCode = err ? (typeof err.code === 'number' ? err.code : null) : 0
-      resolve({ exit_code: exitCode, stdout: stdout ?? '', stderr: stderr ?? (err && exitCode === null ? err.message : '') })
-    })
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const output = { stdout: [], stderr: [] }
+    let size = 0
+    let done = false
+    const end = (error, result) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', cancelled)
+      killGroup(child.pid)
+      child.stdout.destroy()
+      child.stderr.destroy()
+      error ? reject(error) : resolve(result)
+    }
+    const killed = (why) => end(new Error(`\`${argv[0]}\` ${why}: killed`))
+    const timer = setTimeout(() => killed(`ran longer than ${timeoutMs} ms`), timeoutMs)
+    const cancelled = () => killed('was cancelled')
+    signal?.addEventListener('abort', cancelled)
+    if (signal?.aborted) cancelled()
+    for (const name of ['stdout', 'stderr']) {
+      child[name].on('data', (chunk) => {
+        output[name].push(chunk)
+        size += chunk.length
+        if (size > OUTPUT_LIMIT) killed(`wrote more than ${OUTPUT_LIMIT} bytes of output`)
+      })
+    }
+    child.on('error', end)
+    // Exited: what it left in its group dies now, and lets go of the output.
+    child.on('exit', () => done || killGroup(child.pid))
+    child.on('close', (code) => end(null, { exit_code: code, stdout: Buffer.concat(output.stdout).toString(), stderr: Buffer.concat(output.stderr).toString() }))
   })
+}
+
+/** SIGKILLs process group `pid`: gone already (ESRCH), or not the server's to signal (EPERM, setuid), is no error. */
+function killGroup(pid) {
+  try {
+    if (pid) process.kill(-pid, 'SIGKILL')
+  } catch (error) {
+    if (error.code !== 'ESRCH' && error.code !== 'EPERM') throw error
+  }
 }
 
 // logging: the waits' log warnings go out as notifications/message, at the level the client sets.
 const server = new McpServer({ name: 'waitfor-example', version: '0.1.0' }, { capabilities: { logging: {} } })
 
 if (COMMANDS.length > 0) {
-  const description = `Runs one of these programs (argv, no shell): ${COMMANDS.join(', ')}; returns its exit code and output.`
+  const description = `Runs one of these programs (argv, no shell): ${COMMANDS.join(', ')}; returns its exit code and output. Killed, with what it started, after timeout_ms or ${OUTPUT_LIMIT} bytes of output.`
   const inputSchema = {
     argv: z.array(z.string()).min(1).describe('Program and arguments.'),
-    timeout_ms: z.number().int().min(1).max(COMMAND_CEILING_MS).default(10_000),
+    timeout_ms: z.number().int().min(1).max(COMMAND_CEILING_MS).default(10_000).describe('Kill the program (its process group) after this long.'),
   }
-  const outputSchema = { exit_code: z.number().int().nullable().describe('null when it was killed or could not start.'), stdout: z.string(), stderr: z.string() }
+  const outputSchema = { exit_code: z.number().int().nullable().describe('null when a signal ended it.'), stdout: z.string(), stderr: z.string() }
   server.registerTool('run_command', { title: 'Run a command', description, inputSchema, outputSchema, annotations: RUNS_PROGRAMS }, async ({ argv, timeout_ms }, { signal }) => {
     if (!COMMANDS.includes(argv[0])) throw new Error(`argv: may not run \`${argv[0]}\`; allowed programs: ${COMMANDS.join(', ')}`)
     const out = await runArgv(argv, { timeoutMs: timeout_ms, signal })

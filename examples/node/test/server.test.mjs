@@ -29,7 +29,7 @@ fs.mkdirSync(shimDir)
 fs.writeFileSync(path.join(shimDir, 'tmux'), `#!/bin/sh\nprintf '%s\\n' "$*" >>'${tmuxCalls}'\nexec '${realTmux}' "$@"\n`, { mode: 0o755 })
 
 // Granted what these tests use; `defaults` below is started with nothing.
-const granted = ['--root', dir, '--allow-command', 'cat', '--allow-command', 'echo', '--allow-send-keys']
+const granted = ['--root', dir, ...['cat', 'echo', 'sh', 'sleep', 'yes'].flatMap((prog) => ['--allow-command', prog]), '--allow-send-keys']
 const transport = new StdioClientTransport({
   command: process.execPath,
   args: [path.join(here, '..', 'server.mjs'), ...granted],
@@ -232,7 +232,7 @@ test('with its defaults an agent runs no command and reads no file', async () =>
 
 test('a granted server refuses what it did not grant', async () => {
   for (const [name, args, message] of [
-    ['run_command', { argv: ['sh', '-c', 'id'] }, /may not run `sh`; allowed programs: cat, echo/],
+    ['run_command', { argv: ['id'] }, /may not run `id`; allowed programs: cat, echo, sh, sleep, yes/],
     ['wait_for_event', { path: '/etc/shadow', type: 'x', timeout: '1s' }, /outside the directories the host lets waits read/],
     ['wait_for_event', { path: dir, type: 'x', timeout: '1s' }, /not a regular file/],
   ]) {
@@ -240,6 +240,89 @@ test('a granted server refuses what it did not grant', async () => {
     assert.equal(res.isError, true, name)
     assert.match(res.content[0].text, message, name)
   }
+})
+
+/** Calls run_command: its result (checked against the outputSchema unless it is an error) and how long it took. */
+async function runCommand(args, options = {}) {
+  const began = Date.now()
+  const res = await client.callTool({ name: 'run_command', arguments: args }, undefined, { timeout: 60_000, ...options })
+  const validate = validators.get('run_command')
+  assert.ok(res.isError || validate(res.structuredContent), `run_command: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(res.structuredContent)}`)
+  return { res, ms: Date.now() - began }
+}
+
+/** Whether process `pid` runs (one exited but not yet reaped, a zombie, does not). */
+function running(pid) {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z'
+  } catch {
+    return process.platform !== 'linux'
+  }
+}
+
+/** The pid `sh` wrote to `file` ($!), killed when the test ends if it still runs. */
+function backgroundPid(t, file) {
+  const pid = Number(fs.readFileSync(file, 'utf8'))
+  assert.ok(pid > 0, `no pid in ${file}: did sh start in time?`)
+  t.after(() => running(pid) && process.kill(pid, 'SIGKILL'))
+  return pid
+}
+
+test('run_command answers a program that exits by itself, non-zero too, with its code and output', async () => {
+  const { res } = await runCommand({ argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'] })
+  assert.ok(!res.isError, JSON.stringify(res.content))
+  assert.deepEqual(res.structuredContent, { exit_code: 3, stdout: 'out\n', stderr: 'err\n' })
+  assert.equal(res.content[0].text, 'out\nerr\n')
+})
+
+test('run_command past its output cap fails with the reason', async () => {
+  const { res } = await runCommand({ argv: ['yes'] })
+  assert.equal(res.isError, true, 'yes was answered as if it had exited')
+  assert.equal(res.content[0].text, '`yes` wrote more than 1048576 bytes of output: killed')
+})
+
+test('run_command past its timeout fails with the reason, promptly', async () => {
+  const { res, ms } = await runCommand({ argv: ['sleep', '30'], timeout_ms: 200 })
+  assert.equal(res.isError, true, 'sleep 30 was answered as if it had exited')
+  assert.equal(res.content[0].text, '`sleep` ran longer than 200 ms: killed')
+  // Not the 30 s it would sleep (generous for a loaded machine).
+  assert.ok(ms < 10_000, `took ${ms} ms`)
+})
+
+test('run_command kills what the program left in the background, and nothing holding its output holds the call', async (t) => {
+  for (const [i, [script, escapes]] of [
+    // Lets go of the output: killed with the group, not left running.
+    ['sleep 30 >/dev/null 2>&1 &', false],
+    // Holds the output: killed with the group at the timeout, not waited for.
+    ['sleep 30 &', false],
+    // Left the group (its own session) holding the output: not killed, but the call still ends at its timeout.
+    ['setsid sleep 30 &', true],
+  ].entries()) {
+    const file = path.join(dir, `background-${i}`)
+    const { res, ms } = await runCommand({ argv: ['sh', '-c', `${script} echo $! > '${file}'; wait`], timeout_ms: 300 })
+    const pid = backgroundPid(t, file)
+    assert.ok(ms < 10_000, `${script}: took ${ms} ms`)
+    if (!escapes) await eventually(() => !running(pid), { timeoutMs: 5_000 }).catch(() => assert.fail(`${script}: pid ${pid} still runs`))
+    assert.equal(res.isError, true, `${script}: answered ${JSON.stringify(res.structuredContent)}`)
+    assert.equal(res.content[0].text, '`sh` ran longer than 300 ms: killed', script)
+  }
+})
+
+test('a cancelled run_command kills what the program left in the background', async (t) => {
+  const file = path.join(dir, 'background-cancelled')
+  const controller = new AbortController()
+  const result = runCommand({ argv: ['sh', '-c', `sleep 30 >/dev/null 2>&1 & echo $! > '${file}'; wait`] }, { signal: controller.signal })
+  await eventually(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').endsWith('\n'))
+  const pid = backgroundPid(t, file)
+  controller.abort()
+  await assert.rejects(result, /abort/i)
+  await eventually(() => !running(pid), { timeoutMs: 5_000 }).catch(() => assert.fail(`pid ${pid} still runs`))
 })
 
 test('wait_for_event on a FIFO or a device is a tool error within seconds, and the server answers ping meanwhile', async () => {
