@@ -32,7 +32,7 @@ use super::tool::{Host, ToolError};
 use super::Prepared;
 use crate::error::Rule;
 use crate::pattern::{
-    compiled_bytes, reported_limit, scratch_bytes, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
+    compiled_bytes, fit_scratch, reported_limit, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
     MAX_PATTERNS, MAX_PATTERN_BYTES,
 };
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -247,20 +247,13 @@ impl RowSearch {
         };
         match build(fast) {
             Ok(re) if compiled_bytes(&re) <= limit => {
-                let (re, engines) = if scratch_bytes(&re, fast) <= scratch_left {
-                    (re, fast)
-                } else {
-                    let lean = build(Engines::Lean).map_err(|_| too_big())?;
-                    (lean, Engines::Lean)
-                };
+                let fitted = fit_scratch(re, fast, scratch_left, || build(Engines::Lean))
+                    .map_err(|_| too_big())?;
                 let cost = Cost {
-                    program: compiled_bytes(&re),
-                    scratch: scratch_bytes(&re, engines),
+                    program: compiled_bytes(&fitted.regex),
+                    scratch: fitted.scratch,
                 };
-                if cost.scratch > scratch_left {
-                    return Err(too_big());
-                }
-                return Ok((Self::Linear(Arc::new(re)), cost));
+                return Ok((Self::Linear(Arc::new(fitted.regex)), cost));
             }
             Ok(_) => return Err(too_big()),
             Err(true) => return Err(too_big()),
@@ -945,6 +938,25 @@ mod tests {
         let one = rows(&[&format!("é{}", "c".repeat(1999))]);
         assert_eq!(capped(one), rows(&[&"c".repeat(1999)]));
         assert_eq!(capped(rows(&[""])), rows(&[""]));
+    }
+
+    #[test]
+    fn patterns_past_the_calls_scratch_budget_search_lean() {
+        let dfa_heavy = "a[ab]{16}[^ab]";
+        let new = |scratch_left| {
+            RowSearch::new(
+                dfa_heavy,
+                true,
+                true,
+                MAX_COMPILED_PATTERN_BYTES,
+                scratch_left,
+            )
+        };
+        // With room: lazy DFAs, megabytes of scratch.
+        let fast = new(CALL_SCRATCH_BYTES).unwrap().1.scratch;
+        assert!(fast > 3 << 20, "{fast}");
+        // Without: the PikeVM alone, bounded with the program.
+        assert_eq!(new(fast - 1).unwrap().1.scratch, 0);
     }
 
     fn search(text: &str, regex: bool) -> RowSearch {
