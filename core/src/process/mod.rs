@@ -154,13 +154,15 @@ pub struct RunOptions {
     /// checked the directory beforehand passes it open in
     /// [`cwd_dir`](Self::cwd_dir) instead (Unix).
     pub cwd: Option<PathBuf>,
-    /// An open directory the child changes into (`fchdir`) just before it
-    /// runs the program, instead of following [`cwd`](Self::cwd)'s path
-    /// again: the directory it runs in is the very one the caller opened
-    /// and checked, whatever was renamed or linked in its place since. It
-    /// must be a directory, opened with `O_CLOEXEC` (`O_PATH` will do on
-    /// Linux). Unix only: Windows starts a process in a directory named
-    /// by path.
+    /// An open directory the child changes into just before it runs the
+    /// program, instead of following [`cwd`](Self::cwd)'s path again: the
+    /// directory it runs in is the very one the caller opened and checked,
+    /// whatever was renamed or linked in its place since. On Linux the
+    /// child follows the directory's `/proc/self/fd` link, so it still
+    /// starts with `posix_spawn`; elsewhere it calls `fchdir`, in a forked
+    /// child. It must be a directory, opened with `O_CLOEXEC` (`O_PATH`
+    /// will do on Linux). Unix only: Windows starts a process in a
+    /// directory named by path.
     #[cfg(unix)]
     pub cwd_dir: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     /// Variables added to (or replacing in) the inherited environment.

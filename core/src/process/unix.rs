@@ -146,10 +146,24 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
 }
 
 /// Has the child change into `dir`, an open directory, just before it
-/// runs its program (`fchdir`, in the child after the fork): the directory
-/// is the one the caller opened and checked, not whatever its path leads
-/// to by then. The child keeps `dir` alive until it is spawned.
+/// runs its program: the directory is the one the caller opened and
+/// checked, not whatever its path leads to by then. The caller keeps `dir`
+/// open until the child is spawned.
+///
+/// On Linux the child is told the path `/proc/self/fd/N`, which, followed
+/// in the child, is that very directory (its copy of the descriptor). So
+/// the child still starts with `posix_spawn`: the `fchdir` hook used
+/// elsewhere makes the standard library fork instead, and a fork copies
+/// the whole memory map of a host that has thousands of threads. The
+/// hook is also used when `/proc` is not mounted, or when the descriptor
+/// is 0-2, which the child's standard streams replace before it changes
+/// directory.
 pub(super) fn enter(cmd: &mut Command, dir: std::sync::Arc<OwnedFd>) {
+    let fd = dir.as_raw_fd();
+    if cfg!(any(target_os = "linux", target_os = "android")) && fd > 2 && proc_fd_links() {
+        cmd.current_dir(format!("/proc/self/fd/{fd}"));
+        return;
+    }
     // SAFETY: the closure runs in the forked child, where it only calls
     // `fchdir`, which is async-signal-safe, and allocates nothing.
     unsafe {
@@ -161,6 +175,13 @@ pub(super) fn enter(cmd: &mut Command, dir: std::sync::Arc<OwnedFd>) {
             }
         });
     }
+}
+
+/// Whether `/proc/self/fd` lists this process's descriptors (procfs is
+/// mounted), looked at once.
+fn proc_fd_links() -> bool {
+    static MOUNTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MOUNTED.get_or_init(|| std::path::Path::new("/proc/self/fd").is_dir())
 }
 
 /// A child in its own process group; dropping it kills the group and reaps
