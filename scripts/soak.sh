@@ -3,7 +3,11 @@
 # hang, fail, panic or flood, with random cancels and wakes, beside files
 # replaced and tmux servers killed under their waits (core/tests/soak).
 # Prints the summary: waits, outcomes by kind, time past the deadline,
-# threads, descriptors and memory before and after.
+# threads, descriptors and memory before and after. The time past the
+# deadline is measured on a machine the soak itself oversubscribes (about
+# 800 command processes start in its first second; the summary prints
+# the most tasks runnable at once): there every thread, the engine's
+# scheduler included, waits that much longer for a core.
 #
 #   scripts/soak.sh              # 10,000 waits, a fresh seed
 #   SOAK_WAITS=2000 SOAK_SEED=42 scripts/soak.sh

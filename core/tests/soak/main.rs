@@ -25,7 +25,7 @@ mod support;
 use builtin::{CommandKind, FileTarget};
 use gate::Gate;
 use host_probe::{Behaviour, HostProbe, PANIC_MESSAGE};
-use resources::Usage;
+use resources::{LoadWatch, Usage};
 use rng::Rng;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -419,6 +419,7 @@ fn soak() {
     warm_up(&engine, &root);
     let before = Usage::now();
     let began = Instant::now();
+    let load = LoadWatch::start();
 
     let gate = Arc::new(Gate::default());
     let mut helpers = Helpers::default();
@@ -467,6 +468,7 @@ fn soak() {
 
     // Release every hung call; each probe must then be dropped, and none
     // may have been called after its wait's result.
+    let most_runnable = load.finish();
     gate.open();
     for (index, r) in running.iter().enumerate() {
         if !r.handle.wait_released(MARGIN) {
@@ -521,6 +523,8 @@ fn soak() {
         p99.as_secs_f64() * 1e3,
         max.as_secs_f64() * 1e3
     );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("  machine: up to {most_runnable} tasks runnable at once on {cores} cores");
     println!("  before: {before}\n  peak:   {peak}\n  after:  {after}");
     println!("  after, allocator caches trimmed: {}", trimmed_usage());
     let failed: Vec<String> = failures

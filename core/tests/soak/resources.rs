@@ -158,3 +158,42 @@ fn children() -> usize {
         })
         .count()
 }
+
+/// Watches how many tasks the whole machine has runnable at once (the
+/// `procs_running` of `/proc/stat`, every 10 ms), the waits' commands and
+/// this process's threads among them: past the number of cores, every
+/// thread, the engine's included, gets its turn that much later.
+pub struct LoadWatch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watcher: std::thread::JoinHandle<usize>,
+}
+
+impl LoadWatch {
+    pub fn start() -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let watcher = std::thread::spawn(move || {
+            let mut most = 0;
+            while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                most = most.max(runnable_tasks());
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            most
+        });
+        Self { stop, watcher }
+    }
+
+    /// The most tasks seen runnable at once.
+    pub fn finish(self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.watcher.join().unwrap_or(0)
+    }
+}
+
+fn runnable_tasks() -> usize {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .find_map(|line| line.strip_prefix("procs_running "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
