@@ -6,8 +6,8 @@
 # threads, descriptors and memory before and after. The time past the
 # deadline is measured on a machine the soak itself oversubscribes (about
 # 800 command processes start in its first second; the summary prints
-# the most tasks runnable at once): there every thread, the engine's
-# scheduler included, waits that much longer for a core.
+# the most tasks runnable at once), beside how late a thread that only
+# sleeps wakes on the same machine at the same time.
 #
 #   scripts/soak.sh              # 10,000 waits, a fresh seed
 #   SOAK_WAITS=2000 SOAK_SEED=42 scripts/soak.sh

@@ -399,6 +399,15 @@ fn trimmed_usage() -> Usage {
     Usage::now()
 }
 
+/// The 99th percentile and the most of sorted durations.
+fn tail(sorted: &[Duration]) -> (Duration, Duration) {
+    let p99 = sorted.get(sorted.len() * 99 / 100).copied();
+    (
+        p99.unwrap_or_default(),
+        sorted.last().copied().unwrap_or_default(),
+    )
+}
+
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
@@ -468,7 +477,7 @@ fn soak() {
 
     // Release every hung call; each probe must then be dropped, and none
     // may have been called after its wait's result.
-    let most_runnable = load.finish();
+    let load = load.finish();
     gate.open();
     for (index, r) in running.iter().enumerate() {
         if !r.handle.wait_released(MARGIN) {
@@ -507,8 +516,7 @@ fn soak() {
         );
     }
     late.sort();
-    let p99 = late.get(late.len() * 99 / 100).copied().unwrap_or_default();
-    let max = late.last().copied().unwrap_or_default();
+    let (p99, max) = tail(&late);
     println!(
         "soak: {waits} waits ended in {:.1} s (seed {seed})",
         ran_for.as_secs_f64()
@@ -524,7 +532,14 @@ fn soak() {
         max.as_secs_f64() * 1e3
     );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("  machine: up to {most_runnable} tasks runnable at once on {cores} cores");
+    let (floor_p99, floor_max) = tail(&load.oversleeps);
+    println!(
+        "  machine: up to {} tasks runnable at once on {cores} cores; a thread sleeping \
+         10 ms at a time woke p99 {:.1} ms, max {:.1} ms late",
+        load.most_runnable,
+        floor_p99.as_secs_f64() * 1e3,
+        floor_max.as_secs_f64() * 1e3
+    );
     println!("  before: {before}\n  peak:   {peak}\n  after:  {after}");
     println!("  after, allocator caches trimmed: {}", trimmed_usage());
     let failed: Vec<String> = failures

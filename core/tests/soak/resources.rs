@@ -159,13 +159,21 @@ fn children() -> usize {
         .count()
 }
 
-/// Watches how many tasks the whole machine has runnable at once (the
-/// `procs_running` of `/proc/stat`, every 10 ms), the waits' commands and
-/// this process's threads among them: past the number of cores, every
-/// thread, the engine's included, gets its turn that much later.
+/// Watches the machine while the waits run: how many tasks it has
+/// runnable at once (the `procs_running` of `/proc/stat`, every 10 ms),
+/// the waits' commands and this process's threads among them, and how
+/// late a thread that only sleeps 10 ms at a time wakes up: the floor of
+/// lateness on that machine, beside the engine's.
 pub struct LoadWatch {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    watcher: std::thread::JoinHandle<usize>,
+    watcher: std::thread::JoinHandle<Load>,
+}
+
+/// What [`LoadWatch`] saw.
+pub struct Load {
+    pub most_runnable: usize,
+    /// How late each 10 ms sleep of the watcher ended, sorted.
+    pub oversleeps: Vec<Duration>,
 }
 
 impl LoadWatch {
@@ -173,20 +181,27 @@ impl LoadWatch {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = stop.clone();
         let watcher = std::thread::spawn(move || {
-            let mut most = 0;
+            const NAP: Duration = Duration::from_millis(10);
+            let mut load = Load {
+                most_runnable: 0,
+                oversleeps: Vec::new(),
+            };
             while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
-                most = most.max(runnable_tasks());
-                std::thread::sleep(Duration::from_millis(10));
+                load.most_runnable = load.most_runnable.max(runnable_tasks());
+                let slept_from = Instant::now();
+                std::thread::sleep(NAP);
+                load.oversleeps
+                    .push(slept_from.elapsed().saturating_sub(NAP));
             }
-            most
+            load.oversleeps.sort();
+            load
         });
         Self { stop, watcher }
     }
 
-    /// The most tasks seen runnable at once.
-    pub fn finish(self) -> usize {
+    pub fn finish(self) -> Load {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.watcher.join().unwrap_or(0)
+        self.watcher.join().expect("the load watcher ran")
     }
 }
 
