@@ -69,7 +69,7 @@ constexpr int kMaxDepth = 64;
 // character is 6 or 7 bytes of JSON, so a wait's events (up to 8 MiB of
 // log) can be a 17 MB answer: past the TypeScript SDK client's 10 MiB read
 // buffer, which then closes the whole session. 4 MiB is the engine's own
-// bound on a call's input, with room to spare under every official client.
+// bound on a call's input, with room to spare under that (stdio only here).
 constexpr size_t kAnswerLimit = 4 << 20;
 
 /// A JSON-RPC error answer to the request being handled.

@@ -47,7 +47,7 @@ const OUTPUT_LIMIT = 1 << 20
  * twice (text and structuredContent) and a control byte is 6 bytes of JSON,
  * so OUTPUT_LIMIT of output can be 12 MiB: past the SDK client's 10 MiB read
  * buffer, which then closes the whole session. 4 MiB is the engine's own
- * bound on a call's input, with room to spare under every official client.
+ * bound on a call's input, with room to spare under that (stdio only here).
  */
 const ANSWER_LIMIT = 4 << 20
 

@@ -75,7 +75,7 @@ TMUX_TIMEOUT_MS = 5_000
 # byte is 6 or 7 bytes of JSON, so 1 MiB of output can encode to 13 MB:
 # past the TypeScript SDK client's 10 MiB read buffer, which then closes
 # the whole session. 4 MiB is the engine's own bound on a call's input,
-# with room to spare under every official client's limit.
+# with room to spare under that (the examples speak stdio only).
 ANSWER_LIMIT = 4 << 20
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
