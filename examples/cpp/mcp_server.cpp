@@ -25,6 +25,8 @@
 // cancelled request gets no response (as MCP asks). A malformed request
 // (wrong types, nesting deeper than 64, an id still in flight) gets a
 // JSON-RPC error, a malformed notification is dropped: no line stops the server.
+// No tool answer is over 4 MiB of JSON (kAnswerLimit): a larger one is a
+// tool error saying so.
 //
 // Usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]...
 //        [--allow-command PROG]... [--allow-send-keys]
@@ -61,6 +63,14 @@ const char *const kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05
 // Lines nested deeper are refused as they are parsed: nlohmann copies and
 // dumps values recursively, so a deep one would overflow the stack.
 constexpr int kMaxDepth = 64;
+
+// Most JSON one tool answer (a tools/call result) may take. An answer
+// carries its output twice (text and structuredContent), and a control
+// character is 6 or 7 bytes of JSON, so a wait's events (up to 8 MiB of
+// log) can be a 17 MB answer: past the TypeScript SDK client's 10 MiB read
+// buffer, which then closes the whole session. 4 MiB is the engine's own
+// bound on a call's input, with room to spare under that (stdio only here).
+constexpr size_t kAnswerLimit = 4 << 20;
 
 /// A JSON-RPC error answer to the request being handled.
 struct RpcError : std::runtime_error {
@@ -317,7 +327,7 @@ private:
     void call_tool(const json &id, const json &params) {
         const std::string name = text(params, "name");
         if (name == "send_keys" && options_.send_keys) {
-            reply(id, SendKeys::call(params.value("arguments", json::object())));
+            reply_tool(id, SendKeys::call(params.value("arguments", json::object())));
             return;
         }
         auto tool = tools_.find(name);
@@ -346,7 +356,7 @@ private:
                 answered = !call->cancelled;
                 running_.erase(key);
             }
-            if (answered) reply(id, tool_result(status, answer));
+            if (answered) reply_tool(id, tool_result(status, answer));
             finish();
         };
         {
@@ -362,7 +372,7 @@ private:
         } catch (const waitfor::Error &e) {
             // The arguments broke the tool's input schema: a tool error the
             // agent can read and correct.
-            reply(id, tool_result(e.status(), e.detail_json()));
+            reply_tool(id, tool_result(e.status(), e.detail_json()));
             finish();
         }
     }
@@ -420,6 +430,17 @@ private:
         std::lock_guard<std::mutex> lock(mutex_);
         active_--;
         idle_.notify_all();
+    }
+
+    /// Answers a tools/call with `result`, or with a tool error saying why
+    /// when its JSON is over kAnswerLimit: the client gets a reason it can
+    /// act on, never a message it may not read.
+    void reply_tool(const json &id, const json &result) {
+        const size_t size = result.dump().size();
+        if (size <= kAnswerLimit) return reply(id, result);
+        reply(id, SendKeys::error("the answer was not sent: it is " + std::to_string(size) +
+                                  " bytes of JSON, over this server's limit of " + std::to_string(kAnswerLimit) +
+                                  "; ask for less (a narrower filter, a smaller file or output)"));
     }
 
     void reply(const json &id, const json &result) {

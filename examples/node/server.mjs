@@ -8,7 +8,9 @@
 //   send_keys       types into a pane and records the echo (--allow-send-keys)
 //   run_command     runs argv in a process group of its own (--allow-command
 //                   PROG); past timeout_ms or 1 MiB of output the call fails
-//                   with the reason, and when it ends the group is killed
+//                   with the reason, and when it ends the group is killed;
+//                   output whose answer would pass 4 MiB of JSON is cut
+// No answer is over 4 MiB of JSON (see ANSWER_LIMIT).
 // The waits come from registerWaitTools: exact schemas, progress for a
 // request with a progressToken, cancellation. Each wait's end is logged on
 // stderr. Nothing is granted by default: --root DIR (files the waits may
@@ -39,6 +41,52 @@ const COMMAND_CEILING_MS = 60_000
 
 /** Most output (stdout and stderr together) run_command keeps, in bytes. */
 const OUTPUT_LIMIT = 1 << 20
+
+/**
+ * Most JSON one tool answer may take, in bytes. An answer carries its output
+ * twice (text and structuredContent) and a control byte is 6 bytes of JSON,
+ * so OUTPUT_LIMIT of output can be 12 MiB: past the SDK client's 10 MiB read
+ * buffer, which then closes the whole session. 4 MiB is the engine's own
+ * bound on a call's input, with room to spare under that (stdio only here).
+ */
+const ANSWER_LIMIT = 4 << 20
+
+/** Bytes of JSON an answer takes on the wire. */
+const answerSize = (result) => Buffer.byteLength(JSON.stringify(result))
+
+/** The tool error that stands for an answer over ANSWER_LIMIT bytes of JSON. */
+const tooLarge = (size) => ({
+  content: [{ type: 'text', text: `the answer was not sent: it is ${size} bytes of JSON, over this server's limit of ${ANSWER_LIMIT}; ask for less (a narrower filter, a smaller file or output)` }],
+  isError: true,
+})
+
+/** The first `n` UTF-16 units of `text`, never half a surrogate pair. */
+const head = (text, n) => text.slice(0, n).replace(/[\uD800-\uDBFF]$/, '')
+
+/**
+ * run_command's answer for `out`, its stdout and stderr cut, if need be, so
+ * that it stays within ANSWER_LIMIT; a cut says so in `truncated` (and at the
+ * end of the text). How much the JSON grows depends on the characters (1
+ * byte for `a`, 12 for a NUL), so the cut is measured, not guessed: each try
+ * keeps 90% of the share that would fit, and the loop ends because each try
+ * keeps less (what still does not fit is a tool error).
+ */
+function commandAnswer(out) {
+  // The text is the output, as AURA's wait_for reads a probed tool.
+  const answer = (o) => ({ content: [{ type: 'text', text: o.stdout + o.stderr + (o.truncated ? `\n[${o.truncated}]` : '') }], structuredContent: o })
+  let result = answer(out)
+  let size = answerSize(result)
+  while (size > ANSWER_LIMIT && (out.stdout || out.stderr)) {
+    const share = (ANSWER_LIMIT / size) * 0.9
+    const stdout = head(out.stdout, Math.floor(out.stdout.length * share))
+    const stderr = head(out.stderr, Math.floor(out.stderr.length * share))
+    const truncated = `stdout and stderr were cut to their first ${stdout.length} and ${stderr.length} characters: the whole answer would be over ${ANSWER_LIMIT} bytes of JSON`
+    out = { ...out, stdout, stderr, truncated }
+    result = answer(out)
+    size = answerSize(result)
+  }
+  return size > ANSWER_LIMIT ? tooLarge(size) : result
+}
 
 /**
  * Runs argv (no shell) in a process group of its own; resolves with its exit
@@ -102,12 +150,15 @@ if (COMMANDS.length > 0) {
     argv: z.array(z.string()).min(1).describe('Program and arguments.'),
     timeout_ms: z.number().int().min(1).max(COMMAND_CEILING_MS).default(10_000).describe('Kill the program (its process group) after this long.'),
   }
-  const outputSchema = { exit_code: z.number().int().nullable().describe('null when a signal ended it.'), stdout: z.string(), stderr: z.string() }
+  const outputSchema = {
+    exit_code: z.number().int().nullable().describe('null when a signal ended it.'),
+    stdout: z.string(),
+    stderr: z.string(),
+    truncated: z.string().optional().describe('Present when the output was cut to fit the answer.'),
+  }
   server.registerTool('run_command', { title: 'Run a command', description, inputSchema, outputSchema, annotations: RUNS_PROGRAMS }, async ({ argv, timeout_ms }, { signal }) => {
     if (!COMMANDS.includes(argv[0])) throw new Error(`argv: may not run \`${argv[0]}\`; allowed programs: ${COMMANDS.join(', ')}`)
-    const out = await runArgv(argv, { timeoutMs: timeout_ms, signal })
-    // The text is the output, as AURA's wait_for reads a probed tool.
-    return { content: [{ type: 'text', text: out.stdout + out.stderr }], structuredContent: out }
+    return commandAnswer(await runArgv(argv, { timeoutMs: timeout_ms, signal }))
   })
 }
 
@@ -156,7 +207,10 @@ for (const [name, tool] of Object.entries(waits)) {
   const runs = name === 'wait_for' && COMMANDS.length > 0
   const run = tool.handler
   const callback = async (extra) => {
-    const result = await run(extra)
+    // A wait's answer embeds text from outside (events, the last sample).
+    let result = await run(extra)
+    const size = answerSize(result)
+    if (size > ANSWER_LIMIT) result = tooLarge(size)
     process.stderr.write(`${name} ended${extra.signal.aborted ? ' after cancel' : ''}: ${result.content[0].text.slice(0, 200)}\n`)
     return result
   }

@@ -11,7 +11,8 @@ Tools:
   1 MiB of output; past either the program's whole process group is
   killed and the call fails with the reason. When the call ends, however
   it ends (cancelled too), what the program left running in its process
-  group is killed.
+  group is killed. Output whose answer would exceed 4 MiB of JSON (1 MiB
+  of control bytes would be 13 MB) is cut to fit, and ``truncated`` says so.
 - ``wait_for`` (profile ``aura/wait_for``): polls libwaitfor's built-in
   ``read_file`` or ``run_command`` until a condition holds. They reach what
   this server's own tools of those names reach (the same grants) and are
@@ -69,6 +70,13 @@ COMMAND_DEFAULT_MS = 10_000
 COMMAND_CEILING_MS = 60_000
 OUTPUT_LIMIT = 1 << 20
 TMUX_TIMEOUT_MS = 5_000
+# Most JSON one tool answer (the tools/call result) may take. The answer
+# carries its output twice (text and structuredContent), and a control
+# byte is 6 or 7 bytes of JSON, so 1 MiB of output can encode to 13 MB:
+# past the TypeScript SDK client's 10 MiB read buffer, which then closes
+# the whole session. 4 MiB is the engine's own bound on a call's input,
+# with room to spare under that (the examples speak stdio only).
+ANSWER_LIMIT = 4 << 20
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -106,7 +114,26 @@ async def run_command(arguments: dict[str, Any]) -> dict[str, Any]:
     if type(timeout_ms) is not int or not 1 <= timeout_ms <= COMMAND_CEILING_MS:
         raise ValueError(f"run_command's `timeout_ms` must be an integer from 1 to {COMMAND_CEILING_MS}")
     with granted_dir(arguments.get("cwd")) as cwd:
-        return await run(argv, cwd, timeout_ms=timeout_ms)
+        return fit_output(await run(argv, cwd, timeout_ms=timeout_ms))
+
+
+def fit_output(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with its output cut, if need be, so that its answer stays
+    within ``ANSWER_LIMIT`` bytes of JSON; a cut says so in ``truncated``.
+    How much the JSON grows depends on the characters (1 byte for ``a``,
+    13 for a NUL, more for an emoji), so the cut is measured, not guessed:
+    each try keeps 90% of the share that would fit, and the loop ends
+    because each try keeps less (what still does not fit, ``answer``
+    refuses)."""
+    output = result["output"]
+    size = answer_size(result)
+    while size > ANSWER_LIMIT and output:
+        output = output[: int(len(output) * ANSWER_LIMIT / size * 0.9)]
+        result = {**result, "output": output, "truncated": (
+            f"the output was cut to its first {len(output)} characters: the whole answer would be "
+            f"over {ANSWER_LIMIT} bytes of JSON")}
+        size = answer_size(result)
+    return result
 
 
 def inside_roots(path: Path) -> bool:
@@ -344,7 +371,9 @@ if COMMANDS:
             output_schema={
                 "type": "object",
                 "required": ["output", "exit_code"],
-                "properties": {"output": {"type": "string"}, "exit_code": {"type": ["integer", "null"]}},
+                "properties": {"output": {"type": "string"}, "exit_code": {"type": ["integer", "null"]},
+                               "truncated": {"type": "string",
+                                             "description": "Present when the output was cut to fit the answer."}},
             },
             annotations=RUNS_PROGRAMS,
         ),
@@ -405,10 +434,26 @@ async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequ
     return types.ListToolsResult(tools=[tool for tool, _ in [*TOOLS.values(), *WAITS.values()]])
 
 
-def answer(output: dict[str, Any]) -> types.CallToolResult:
+def result(output: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(output))], structured_content=output
     )
+
+
+def answer_size(output: dict[str, Any]) -> int:
+    """Bytes of JSON the answer with ``output`` takes, as the SDK writes it."""
+    return len(result(output).model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+def answer(output: dict[str, Any]) -> types.CallToolResult:
+    """The answer with ``output``, or a tool error if it would be larger than
+    ``ANSWER_LIMIT`` bytes of JSON (a wait's events, its last sample): the
+    client gets a reason it can act on, never a message it may not read."""
+    size = answer_size(output)
+    if size > ANSWER_LIMIT:
+        return failure(f"the answer was not sent: it is {size} bytes of JSON, over this server's limit of "
+                       f"{ANSWER_LIMIT}; ask for less (a narrower filter, a smaller file or output)")
+    return result(output)
 
 
 def failure(message: str) -> types.CallToolResult:

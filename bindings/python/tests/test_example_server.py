@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -294,10 +295,70 @@ def test_run_command_kills_a_program_past_1_mib_of_output(monkeypatch: pytest.Mo
     assert refused == "`cat` wrote more than 1048576 bytes of output: killed", refused
     assert took < 10, took
     assert "1048576 bytes of output" in tool["description"]
-    # Exactly the limit is output, not too much.
+    # Exactly the limit is output, not too much (as read: the answer then
+    # keeps what fits its JSON bound, see below).
     server = in_process(monkeypatch, "--allow-command", "head")
-    out = asyncio.run(server.run_command({"argv": ["head", "-c", str(1 << 20), "/dev/zero"]}))
+    out = asyncio.run(server.run(["head", "-c", str(1 << 20), "/dev/zero"], timeout_ms=10_000))
     assert out == {"output": "\0" * (1 << 20), "exit_code": 0}
+
+
+# The most JSON one tool answer may take (the server's ANSWER_LIMIT).
+ANSWER_LIMIT = 4 << 20
+
+
+def wire_size(result: Any) -> int:
+    """Bytes of JSON a tool answer took, as the SDK writes it."""
+    return len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+def test_run_command_cuts_output_whose_answer_would_be_too_large() -> None:
+    """1 MB of NULs is within run_command's 1 MiB cap, but a NUL is 6 or 7
+    bytes of JSON in each of the answer's two copies (text and
+    structuredContent): 13 MB, past the TypeScript SDK client's 10 MiB
+    buffer, which then closes the whole session. The answer keeps what fits
+    in 4 MiB of JSON and says it was cut, and the session goes on."""
+
+    async def main() -> tuple[dict[str, Any], Any, dict[str, Any]]:
+        async with connected("--allow-command", "head", "--allow-command", "echo") as (session, tools):
+            big = await session.call_tool("run_command", {"argv": ["head", "-c", "1000000", "/dev/zero"]})
+            again = await call(session, tools, "run_command", {"argv": ["echo", "alive"]})
+            return tools["run_command"], big, again
+
+    tool, big, again = asyncio.run(main())
+    assert not big.is_error, big.content
+    out = big.structured_content
+    jsonschema.validate(out, tool["outputSchema"])
+    kept = len(out["output"])
+    assert 0 < kept < 1_000_000 and out["output"] == "\0" * kept
+    assert out["exit_code"] == 0
+    assert out["truncated"] == (f"the output was cut to its first {kept} characters: the whole answer would be "
+                                f"over {ANSWER_LIMIT} bytes of JSON")
+    assert json.loads(big.content[0].text) == out
+    assert wire_size(big) <= ANSWER_LIMIT
+    assert again == {"output": "alive\n", "exit_code": 0}
+
+
+def test_a_wait_whose_answer_would_be_too_large_is_a_tool_error(tmp_path: Path) -> None:
+    """A wait's answer embeds text from outside: 1,000 events of 1,300
+    control characters each (8 MB of log) would be a 17 MB answer. The
+    server sends a tool error saying why instead, and the session goes on."""
+    log = tmp_path / "events.jsonl"
+    event = json.dumps({"type": "t", "at": "2025-01-01T00:00:00Z", "by": "b", "target": None,
+                        "summary": "\x01" * 1300, "data": {}})
+    log.write_text((event + "\n") * 1000)
+
+    async def main() -> tuple[Any, dict[str, Any]]:
+        async with connected("--root", str(tmp_path)) as (session, tools):
+            big = await session.call_tool("wait_for_event", {"path": str(log), "timeout": "30s"})
+            small = await call(session, tools, "wait_for_event", {"path": str(log), "cursor": "end", "timeout": 20})
+            return big, small
+
+    big, small = asyncio.run(main())
+    text = error_text(big)
+    assert text.startswith("the answer was not sent: it is "), text
+    assert f"bytes of JSON, over this server's limit of {ANSWER_LIMIT}" in text, text
+    assert wire_size(big) < 1024
+    assert small["state"] == "timed-out" and small["events"] == []
 
 
 def test_run_command_kills_a_program_past_its_timeout() -> None:

@@ -287,6 +287,65 @@ test('run_command past its output cap fails with the reason', async () => {
   assert.equal(res.content[0].text, '`yes` wrote more than 1048576 bytes of output: killed')
 })
 
+// The most JSON one tool answer may take (the server's ANSWER_LIMIT).
+const ANSWER_LIMIT = 4 << 20
+
+/**
+ * Runs `scenario(session)` on a server of its own, granted `sh` and `dir`,
+ * whose session is watched: it must still be open at the end. An answer
+ * past the SDK client's 10 MiB read buffer closes it (and so fails the
+ * calls after it) without touching the other tests' session.
+ */
+async function ownSession(scenario) {
+  const session = new Client({ name: 'waitfor-example-answer-size', version: '0.0.0' })
+  const args = [path.join(here, '..', 'server.mjs'), '--root', dir, '--allow-command', 'sh']
+  const own = new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe', env: getDefaultEnvironment() })
+  const errors = []
+  session.onerror = (error) => errors.push(error.message)
+  await session.connect(own)
+  try {
+    await scenario(session)
+    assert.deepEqual(errors, [])
+  } finally {
+    await session.close()
+  }
+}
+
+test('run_command cuts output whose answer would pass 4 MiB of JSON, says so, and the session goes on', async () => {
+  // 1 MB of NULs is within the 1 MiB cap, but a NUL is 6 bytes of JSON in
+  // each of the answer's two copies: 12 MB, past the client's buffer.
+  await ownSession(async (session) => {
+    const res = await session.callTool({ name: 'run_command', arguments: { argv: ['sh', '-c', 'head -c 1000000 /dev/zero'] } }, undefined, { timeout: 60_000 })
+    assert.ok(!res.isError, JSON.stringify(res.content).slice(0, 500))
+    const out = res.structuredContent
+    assert.ok(validators.get('run_command')(out), JSON.stringify(out).slice(0, 500))
+    const kept = out.stdout.length
+    assert.ok(kept > 0 && kept < 1_000_000 && out.stdout === '\0'.repeat(kept), `kept ${kept}`)
+    assert.equal(out.stderr, '')
+    assert.equal(out.exit_code, 0)
+    assert.equal(out.truncated, `stdout and stderr were cut to their first ${kept} and 0 characters: the whole answer would be over ${ANSWER_LIMIT} bytes of JSON`)
+    assert.equal(res.content[0].text, `${out.stdout}\n[${out.truncated}]`)
+    assert.ok(Buffer.byteLength(JSON.stringify(res)) <= ANSWER_LIMIT)
+    // The session still works.
+    const again = await session.callTool({ name: 'run_command', arguments: { argv: ['sh', '-c', 'echo alive'] } }, undefined, { timeout: 30_000 })
+    assert.deepEqual(again.structuredContent, { exit_code: 0, stdout: 'alive\n', stderr: '' })
+  })
+})
+
+test('a wait whose answer would pass 4 MiB of JSON is a tool error saying why, and the session goes on', async () => {
+  // 1,000 events of 1,300 control characters (8 MB of log): a 17 MB answer.
+  const log = path.join(dir, 'control-events.jsonl')
+  fs.writeFileSync(log, eventLine('t', '\x01'.repeat(1300)).repeat(1000))
+  await ownSession(async (session) => {
+    const res = await session.callTool({ name: 'wait_for_event', arguments: { path: log, timeout: '30s' } }, undefined, { timeout: 60_000 })
+    assert.equal(res.isError, true, JSON.stringify(res.content).slice(0, 500))
+    assert.match(res.content[0].text, new RegExp(`^the answer was not sent: it is \\d+ bytes of JSON, over this server's limit of ${ANSWER_LIMIT};`))
+    const again = await session.callTool({ name: 'wait_for_event', arguments: { path: log, cursor: 'end', timeout: 20 } }, undefined, { timeout: 30_000 })
+    assert.ok(!again.isError, JSON.stringify(again.content))
+    assert.equal(again.structuredContent.state, 'timed-out')
+  })
+})
+
 test('run_command past its timeout fails with the reason, promptly', async () => {
   const { res, ms } = await runCommand({ argv: ['sleep', '30'], timeout_ms: 200 })
   assert.equal(res.isError, true, 'sleep 30 was answered as if it had exited')
