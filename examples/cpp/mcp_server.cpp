@@ -133,6 +133,11 @@ json annotations(bool runs_programs) {
     return {{"readOnlyHint", !runs_programs}, {"destructiveHint", runs_programs}, {"openWorldHint", runs_programs}};
 }
 
+/// A tool result that reports `message` as the tool's error.
+json tool_error(const std::string &message) {
+    return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
+}
+
 /// The `send_keys` tool: its definition, and the call.
 struct SendKeys {
     static json definition() {
@@ -160,7 +165,7 @@ struct SendKeys {
     static json call(const json &args) {
         if (!args.is_object() || !args.value("target", json()).is_string() ||
             !args.value("keys", json()).is_string())
-            return error("send_keys needs `target` and `keys`, both strings");
+            return tool_error("send_keys needs `target` and `keys`, both strings");
         const std::string target = args["target"], keys = args["keys"];
         const bool literal = args.value("literal", true), enter = args.value("enter", true);
         // -u on every tmux call: tmux reads and writes UTF-8 whatever the
@@ -168,7 +173,7 @@ struct SendKeys {
         // tmux calls do.
         auto [found, pane] = run({"tmux", "-u", "display-message", "-p", "-t", target, "#{pane_id}"});
         while (!pane.empty() && (pane.back() == '\n' || pane.back() == '\r')) pane.pop_back();
-        if (found != 0 || pane.empty() || pane[0] != '%') return error("no pane " + target + ": " + pane);
+        if (found != 0 || pane.empty() || pane[0] != '%') return tool_error("no pane " + target + ": " + pane);
         // Recorded before the keys go out: a wait sampling the pane in between
         // must never see an unrecorded echo (a record for keys that fail to go
         // out just expires).
@@ -178,14 +183,11 @@ struct SendKeys {
         argv.push_back(keys);
         auto [sent, why] = run(argv);
         if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "-u", "send-keys", "-t", pane, "Enter"});
-        if (sent != 0) return error("tmux send-keys failed: " + why);
+        if (sent != 0) return tool_error("tmux send-keys failed: " + why);
         json out = {{"pane_id", pane}, {"keys", keys}, {"enter", enter}};
         return {{"content", {{{"type", "text"}, {"text", out.dump()}}}}, {"structuredContent", out}, {"isError", false}};
     }
 
-    static json error(const std::string &message) {
-        return {{"content", {{{"type", "text"}, {"text", message}}}}, {"isError", true}};
-    }
 };
 
 /// One tool call in flight.
@@ -438,7 +440,7 @@ private:
     void reply_tool(const json &id, const json &result) {
         const size_t size = result.dump().size();
         if (size <= kAnswerLimit) return reply(id, result);
-        reply(id, SendKeys::error("the answer was not sent: it is " + std::to_string(size) +
+        reply(id, tool_error("the answer was not sent: it is " + std::to_string(size) +
                                   " bytes of JSON, over this server's limit of " + std::to_string(kAnswerLimit) +
                                   "; ask for less (a narrower filter, a smaller file or output)"));
     }
