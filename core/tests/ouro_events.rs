@@ -359,3 +359,42 @@ fn a_stream_reads_a_backlog_without_waiting_an_interval_a_read() {
     assert_eq!(streamed.len(), 2500);
     assert_eq!(streamed.last().map(String::as_str), Some("build 2499"));
 }
+
+#[test]
+fn a_log_of_large_events_is_returned_at_most_half_a_mebibyte_a_wait() {
+    // 1,000 events of 1,300 control characters each: 8 MB of log, each
+    // character a 6-byte escape. One answer with all of them would be
+    // 17 MB once an MCP server sends it (text and structured content),
+    // past what the official clients read.
+    let dir = TempDir::new("large-events");
+    let path = dir.file("log.jsonl");
+    let summary = "\u{1}".repeat(1300);
+    let events: String = (0..1000)
+        .map(|i| line("build.done", &format!("{i} {summary}")))
+        .collect();
+    append(&path, &events);
+    let mut seen = Vec::new();
+    let mut cursor: Option<Value> = None;
+    while seen.len() < 1000 {
+        let mut args = json!({"path": path, "type": "build.done", "timeout": "5s"});
+        if let Some(cursor) = &cursor {
+            args["cursor"] = cursor.clone();
+        }
+        let out = profiles::call("ouro/wait", &args, &host_for(&dir.0)).unwrap();
+        assert_eq!(out["state"], "satisfied", "after {} events", seen.len());
+        let answer = serde_json::to_string(&out).unwrap().len();
+        assert!(answer < 600 << 10, "{answer} bytes of JSON in one answer");
+        let events = out["events"].as_array().unwrap();
+        assert!(!events.is_empty());
+        seen.extend(events.iter().map(|e| {
+            let summary = e["summary"].as_str().unwrap();
+            summary.split(' ').next().unwrap().parse::<usize>().unwrap()
+        }));
+        cursor = Some(out["cursor"].clone());
+    }
+    assert_eq!(
+        seen,
+        (0..1000).collect::<Vec<_>>(),
+        "each event once, in order"
+    );
+}

@@ -598,7 +598,7 @@ fn a_read_takes_only_what_its_events_need() {
     let read = jsonl::read(&path, None).unwrap();
     let took = bytes_read_by_this_thread() - before;
     assert_eq!((read.events.len(), read.more), (1000, true));
-    // A few hundred KiB, not the 8 MiB one read may take.
+    // A few hundred KiB, not all that one read may take.
     assert!(took < 1 << 20, "read {took} bytes for 1,000 events");
 }
 

@@ -66,10 +66,12 @@ constexpr int kMaxDepth = 64;
 
 // Most JSON one tool answer (a tools/call result) may take. An answer
 // carries its output twice (text and structuredContent), and a control
-// character is 6 or 7 bytes of JSON, so a wait's events (up to 8 MiB of
-// log) can be a 17 MB answer: past the TypeScript SDK client's 10 MiB read
-// buffer, which then closes the whole session. 4 MiB is the engine's own
-// bound on a call's input, with room to spare under that (stdio only here).
+// character is 6 or 7 bytes of JSON: past the TypeScript SDK client's 10 MiB
+// read buffer, the client closes the whole session. libwaitfor bounds what
+// a wait returns well under this (512 KiB of an event log, a 256 KiB
+// sample); this is the guard for whatever a tool might answer beyond it.
+// 4 MiB is the engine's own bound on a call's input, with room to spare
+// under the client's (stdio only here).
 constexpr size_t kAnswerLimit = 4 << 20;
 
 /// A JSON-RPC error answer to the request being handled.

@@ -169,7 +169,7 @@ export interface EventsReadOptions {
 /**
  * Reads a JSON Lines event log after `cursor` (the core's source), off the
  * event loop and only inside `options.grants.fileRoots`: at most 1,000
- * events and 8 MiB a read (`more` says it stopped short; `waitFor` reads on
+ * events and 512 KiB a read (`more` says it stopped short; `waitFor` reads on
  * at once then).
  *
  * @example

@@ -31,13 +31,22 @@ use crate::keyed::{read_before, window, CursorKey, WINDOW};
 /// ```
 pub const DEFAULT_TERMINAL_TYPES: [&str; 4] = ["deleted", "left", "closed", "gone"];
 
-/// The most bytes one read takes by default (8 MiB); the rest waits for the
-/// next read.
+/// The most bytes one read takes by default (512 KiB), and so the longest
+/// line it reads as an event; the rest waits for the next read.
+///
+/// What a read returns has to fit one tool answer. An MCP answer carries a
+/// wait's events twice (as text and as structured content), and JSON can
+/// make a character several times its size (an emoji's 4 bytes become two
+/// 6-byte escapes, escaped again inside the text): at most about 4.5 times
+/// the log's bytes in all, so 512 KiB of events is at most about 2.3 MiB
+/// of answer, under the 4 MiB the example servers send and the official
+/// clients' limits. A read of 8 MiB made answers of 17 MB, which a client
+/// closes the whole session over.
 ///
 /// ```
-/// assert_eq!(waitfor::ouro::DEFAULT_MAX_READ_BYTES, 8 << 20);
+/// assert_eq!(waitfor::ouro::DEFAULT_MAX_READ_BYTES, 512 << 10);
 /// ```
-pub const DEFAULT_MAX_READ_BYTES: u64 = 8 << 20;
+pub const DEFAULT_MAX_READ_BYTES: u64 = 512 << 10;
 
 /// The most malformed lines a read reports, and a wait keeps, the first
 /// ones: the rest are consumed unreported. A record costs far more than
@@ -502,7 +511,8 @@ impl JsonlSource {
         let most = base.saturating_add(self.max_read_bytes);
         // A first part, then the rest of the read only if the scan gets
         // through it short of its event limit: 1,000 short events are a
-        // few hundred KiB, and a read need not take 8 MiB to return them.
+        // few hundred KiB, and a read need not take all it may to return
+        // them.
         let first = base.saturating_add(self.max_read_bytes.min(FIRST_PART_BYTES));
         // Room for what the file holds up to `upto` at once: grown by
         // doubling, the buffers it outgrew would stay with the allocator.
