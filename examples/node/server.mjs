@@ -43,6 +43,13 @@ const COMMAND_CEILING_MS = 60_000
 const OUTPUT_LIMIT = 1 << 20
 
 /**
+ * How long output may pause once the program has exited before the call
+ * answers: a process it started that left its group (setsid) may hold the
+ * output open for good.
+ */
+const DRAIN_GRACE_MS = 100
+
+/**
  * Most JSON one tool answer may take, in bytes. An answer carries its output
  * twice (text and structuredContent) and a control byte is 6 bytes of JSON,
  * so OUTPUT_LIMIT of output can be 12 MiB: past the SDK client's 10 MiB read
@@ -91,17 +98,19 @@ function commandAnswer(out) {
 /**
  * Runs argv (no shell) in a process group of its own; resolves with its exit
  * code (null if a signal ended it) and output once it has exited and its
- * output is closed. Past timeoutMs or OUTPUT_LIMIT bytes of output, or when
- * `signal` aborts, it rejects with the reason. However the call ends, the
- * whole group is killed, so nothing the program left in the background
- * outlives it; a process that left the group (setsid) and holds the output
- * open runs on, but cannot hold the call past timeoutMs.
+ * output is closed, or once its output, still open after the exit, paused for
+ * DRAIN_GRACE_MS. Past timeoutMs or OUTPUT_LIMIT bytes of output, or when `signal`
+ * aborts, it rejects with the reason. However the call ends, the whole group
+ * is killed, so nothing the program left in the background outlives it; a
+ * process that left the group (setsid) and holds the output open runs on,
+ * but holds the call no longer than that grace.
  */
 function runArgv(argv, { timeoutMs, signal }) {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const output = { stdout: [], stderr: [] }
     let size = 0
+    let lastOutputAt = 0
     let done = false
     const end = (error, result) => {
       if (done) return
@@ -120,15 +129,31 @@ function runArgv(argv, { timeoutMs, signal }) {
     if (signal?.aborted) cancelled()
     for (const name of ['stdout', 'stderr']) {
       child[name].on('data', (chunk) => {
+        lastOutputAt = Date.now()
         output[name].push(chunk)
         size += chunk.length
         if (size > OUTPUT_LIMIT) killed(`wrote more than ${OUTPUT_LIMIT} bytes of output`)
       })
     }
+    const answer = (code) => end(null, { exit_code: code, stdout: Buffer.concat(output.stdout).toString(), stderr: Buffer.concat(output.stderr).toString() })
     child.on('error', end)
-    // Exited: what it left in its group dies now, and lets go of the output.
-    child.on('exit', () => done || killGroup(child.pid))
-    child.on('close', (code) => end(null, { exit_code: code, stdout: Buffer.concat(output.stdout).toString(), stderr: Buffer.concat(output.stderr).toString() }))
+    child.on('exit', (code) => {
+      if (done) return
+      // What it left in its group dies now, and lets go of the output; what
+      // left the group may hold it open: answer once the output pauses.
+      killGroup(child.pid)
+      const exitedAt = Date.now()
+      // Looked at after the loop has read what waits in the pipes
+      // (setImmediate runs after its poll for I/O), so a loop that was busy
+      // does not take waiting output for a pause.
+      const settle = () => setImmediate(() => {
+        const quiet = Date.now() - Math.max(exitedAt, lastOutputAt)
+        if (quiet >= DRAIN_GRACE_MS) answer(code)
+        else setTimeout(settle, DRAIN_GRACE_MS - quiet).unref()
+      })
+      setTimeout(settle, DRAIN_GRACE_MS).unref()
+    })
+    child.on('close', answer)
   })
 }
 

@@ -69,6 +69,10 @@ READ_LIMIT = 256 * 1024
 COMMAND_DEFAULT_MS = 10_000
 COMMAND_CEILING_MS = 60_000
 OUTPUT_LIMIT = 1 << 20
+# How long output may pause once the program has exited before the call
+# answers: a process it started that left its group (``setsid``) may hold
+# the output open for good.
+DRAIN_GRACE_S = 0.1
 TMUX_TIMEOUT_MS = 5_000
 # Most JSON one tool answer (the tools/call result) may take. The answer
 # carries its output twice (text and structuredContent), and a control
@@ -210,9 +214,10 @@ async def run(argv: list[str], cwd: str | None = None, *, timeout_ms: int) -> di
     the program left behind (``sh -c 'sleep 30 &'``) dies with it, and a
     grandchild cannot hold the output pipe open past the deadline. A
     process that leaves the group (``setsid``) escapes the kill, but not
-    the deadline: the pipe is the server's own, not the process
-    transport's, so the call never waits on the pipe closing once the
-    program is gone."""
+    the call: the pipe is the server's own, not the process transport's,
+    and once the program has exited its output is read until it pauses
+    for ``DRAIN_GRACE_S``, so such a process holding the pipe open neither
+    fails the call nor holds it until its timeout."""
     read_fd, write_fd = os.pipe()
     read_end = os.fdopen(read_fd, "rb", 0)
     try:
@@ -238,24 +243,43 @@ async def run(argv: list[str], cwd: str | None = None, *, timeout_ms: int) -> di
         await end(process)
         raise
 
-    async def output_then_exit() -> bytes:
-        output = bytearray()
+    output = bytearray()
+
+    async def read_to_end() -> None:
         # Read no more than one byte past the limit, whatever is written.
         while chunk := await reader.read(OUTPUT_LIMIT + 1 - len(output)):
-            output += chunk
+            output.extend(chunk)
             if len(output) > OUTPUT_LIMIT:
                 raise RuntimeError(f"`{argv[0]}` wrote more than {OUTPUT_LIMIT} bytes of output: killed")
-        await process.wait()
-        return bytes(output)
+
+    async def output_then_exit() -> bytes:
+        reading = asyncio.ensure_future(read_to_end())
+        exited = asyncio.ensure_future(process.wait())
+        try:
+            await asyncio.wait([reading, exited], return_when=asyncio.FIRST_COMPLETED)
+            # Exited with its output still open: read on while output comes,
+            # until DRAIN_GRACE_S passes without any.
+            while not reading.done():
+                before = len(output)
+                await asyncio.wait([reading], timeout=DRAIN_GRACE_S)
+                if len(output) == before:
+                    break
+            if reading.done():
+                reading.result()  # raises if the output went over the limit
+            await exited
+            return bytes(output)
+        finally:
+            reading.cancel()
+            exited.cancel()
 
     try:
-        output = await asyncio.wait_for(output_then_exit(), timeout_ms / 1000)
+        written = await asyncio.wait_for(output_then_exit(), timeout_ms / 1000)
     except asyncio.TimeoutError:
         raise RuntimeError(f"`{argv[0]}` ran longer than {timeout_ms} ms: killed") from None
     finally:
         pipe.close()
         await end(process)
-    return {"output": output.decode("utf-8", "replace"), "exit_code": process.returncode}
+    return {"output": written.decode("utf-8", "replace"), "exit_code": process.returncode}
 
 
 async def end(process: asyncio.subprocess.Process) -> None:

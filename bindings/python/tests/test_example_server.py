@@ -5,6 +5,7 @@ against the tool's outputSchema."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -366,6 +367,32 @@ def test_a_log_of_large_events_comes_back_within_the_answer_bound(tmp_path: Path
     kept = numbers(first)
     assert kept == list(range(len(kept))) and 0 < len(kept) < 1000
     assert numbers(then)[0] == len(kept)
+
+
+def test_run_command_answers_when_the_program_exits_though_an_escapee_holds_its_output(tmp_path: Path) -> None:
+    """A program that exits at once but leaves a process of its own session
+    (`setsid`) holding the output open: the call answers with what the
+    program wrote and its exit code, rather than wait for the output to
+    close and fail at its timeout. The escapee runs on (the test ends it)."""
+    pid_file = tmp_path / "pid"
+    # The escapee writes its pid once in its own session; the program waits
+    # for that, so that it has left the group before the program exits.
+    escape = f"setsid sh -c 'echo $$ >{pid_file}.new && mv {pid_file}.new {pid_file}; exec sleep 30' &"
+    script = f"{escape} while [ ! -e {pid_file} ]; do sleep 0.01; done; echo done"
+
+    async def main() -> Any:
+        async with connected("--allow-command", "sh") as (session, _):
+            return await asyncio.wait_for(
+                session.call_tool("run_command", {"argv": ["sh", "-c", script], "timeout_ms": 5000}), 30)
+
+    try:
+        result = asyncio.run(main())
+        assert not result.is_error, result.content
+        assert result.structured_content == {"output": "done\n", "exit_code": 0}
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 def test_run_command_kills_a_program_past_its_timeout() -> None:

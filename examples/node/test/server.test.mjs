@@ -354,6 +354,17 @@ test('a log of large events comes back within the answer bound, a part a wait, a
   })
 })
 
+test('run_command answers when the program exits, though a process that left its group holds the output', async (t) => {
+  const file = path.join(dir, 'escapee-after-exit')
+  // The escapee writes its pid once in its own session; the program waits
+  // for that, so that it has left the group before the program exits.
+  const escape = `setsid sh -c 'echo $$ > "${file}.new" && mv "${file}.new" "${file}"; exec sleep 30' &`
+  const { res } = await runCommand({ argv: ['sh', '-c', `${escape} while [ ! -e '${file}' ]; do sleep 0.01; done; echo done`], timeout_ms: 5000 })
+  backgroundPid(t, file)
+  assert.ok(!res.isError, JSON.stringify(res.content))
+  assert.deepEqual(res.structuredContent, { exit_code: 0, stdout: 'done\n', stderr: '' })
+})
+
 test('run_command past its timeout fails with the reason, promptly', async () => {
   const { res, ms } = await runCommand({ argv: ['sleep', '30'], timeout_ms: 200 })
   assert.equal(res.isError, true, 'sleep 30 was answered as if it had exited')
