@@ -332,7 +332,8 @@ fn anchored_rows_survive_scrolling_without_loss_or_repeat() {
             && s.lines.last().is_some_and(|l| l.is_empty() || l == "$")
     });
     assert!(stale.history_size > entry.history_size + waitfor::tmux::MARGIN);
-    assert_eq!(stale.invocations, 2);
+    // A retake; one more if the output outran it too.
+    assert!((2..=waitfor::tmux::MAX_INVOCATIONS).contains(&stale.invocations));
     let fresh = srv.snap(&pane, Rows::from_row(anchor, stale.history_size));
     assert_eq!(fresh.invocations, 1);
     assert_eq!(fresh.lines, stale.lines);

@@ -47,7 +47,7 @@ pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_
 pub use pane_probe::{
     ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
 };
-pub use snapshot::{PaneSnapshot, Rows, MARGIN};
+pub use snapshot::{PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 use scripted::ScriptedServer;

@@ -46,7 +46,9 @@
 //! as history grows, so a request for absolute row `n` passes the history
 //! size seen last time as a hint and captures [`MARGIN`] rows more. When the
 //! history grew by more than that since the hint, the sample is retaken at
-//! once with the fresh size (a second invocation; rare).
+//! once with the fresh size and room for as much growth again (a second
+//! invocation; rare), up to [`MAX_INVOCATIONS`] while output scrolls that
+//! fast.
 
 use super::{ServerIdentity, Tmux, TmuxError};
 use crate::CancelToken;
@@ -55,6 +57,14 @@ use std::time::{Duration, Instant};
 /// Extra rows captured above a [`Rows::From`] request, to absorb history
 /// growth since the hint without a second invocation.
 pub const MARGIN: u64 = 32;
+
+/// The most tmux invocations one sample takes: the first and its retakes
+/// while the history outruns the margin (see the module's doc).
+///
+/// ```
+/// assert_eq!(waitfor::tmux::MAX_INVOCATIONS, 3);
+/// ```
+pub const MAX_INVOCATIONS: u32 = 3;
 
 const FACTS: &str = "#{pane_id}\t#{history_size}\t#{history_limit}\t#{cursor_x}\t#{cursor_y}\t\
 #{pane_height}\t#{pane_width}\t#{alternate_on}\t#{pane_dead}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_dead_status}\t\
@@ -141,7 +151,8 @@ pub struct PaneSnapshot {
     pub rows_exact: bool,
     /// The tmux server the pane belongs to.
     pub server: ServerIdentity,
-    /// tmux invocations this sample took (1, or 2 after a retake).
+    /// tmux invocations this sample took (1, or more after retakes, at
+    /// most [`MAX_INVOCATIONS`]).
     pub invocations: u32,
 }
 
@@ -315,6 +326,7 @@ pub(crate) fn snapshot_through(
         Rows::From { history_hint, .. } => history_hint,
         _ => 0,
     };
+    let mut margin = MARGIN;
     let mut invocations = 0;
     loop {
         let start: Option<i64> = match rows {
@@ -325,7 +337,7 @@ pub(crate) fn snapshot_through(
             Rows::From { row, .. } => Some(
                 (row as i64)
                     .saturating_sub(hint as i64)
-                    .saturating_sub(MARGIN as i64)
+                    .saturating_sub(margin as i64)
                     .min(0),
             ),
         };
@@ -339,10 +351,13 @@ pub(crate) fn snapshot_through(
         let top = capture_top(start, facts.history_size, facts.pane_height);
         if let Rows::From { row, .. } = rows {
             if top > row
-                && invocations == 1
+                && invocations < MAX_INVOCATIONS
                 && row < facts.history_size + u64::from(facts.pane_height)
             {
-                // History grew by more than the margin since the hint.
+                // History grew by more than the margin since the hint: it
+                // may grow as much again while the retake starts.
+                let grown = facts.history_size.saturating_sub(hint);
+                margin = MARGIN.saturating_add(grown);
                 hint = facts.history_size;
                 continue;
             }
@@ -530,6 +545,38 @@ mod tests {
             assemble(facts(0, 5), "a\n", 0, 0, 1),
             Err(TmuxError::Parse(_))
         ));
+    }
+
+    /// A sample from row 100 (hint 100) of a pane whose history grows by
+    /// `growth[i]` rows before invocation `i`, row n reading "r{n}".
+    fn sample_while_scrolling(growth: &[u64]) -> PaneSnapshot {
+        let height = 5;
+        let mut history = 100;
+        let mut growth = growth.iter();
+        snapshot_through(Rows::from_row(100, 100), |start| {
+            history += growth.next().unwrap();
+            let top = capture_top(Some(start.parse().unwrap()), history, height);
+            let rows: String = (top..history + u64::from(height))
+                .map(|n| format!("r{n}\n"))
+                .collect();
+            Ok(format!(
+                "%1\t{history}\t2000\t0\t0\t{height}\t80\t0\t0\t42\t0\t\t7\t1700000000\t/tmp/s\n{rows}{rows}"
+            ))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn history_outrunning_the_margin_again_is_retaken_with_no_row_lost() {
+        // More than MARGIN rows before each invocation, as under fast
+        // output: the retake leaves room for as much growth again...
+        let snap = sample_while_scrolling(&[40, 40]);
+        assert_eq!(snap.first_row, 100, "rows from the anchor on, none lost");
+        assert_eq!(snap.lines.first().map(String::as_str), Some("r100"));
+        assert_eq!(snap.invocations, 2);
+        // ...and output that speeds up is retaken once more.
+        let snap = sample_while_scrolling(&[40, 100, 100]);
+        assert_eq!((snap.first_row, snap.invocations), (100, MAX_INVOCATIONS));
     }
 
     #[test]
