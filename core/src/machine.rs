@@ -420,10 +420,13 @@ impl Machine {
     }
 
     fn on_probe_error(&mut self, now: Duration, err: ProbeError) -> Step {
-        // The sample at the deadline had no time left: a call that could
-        // not answer in none (a command killed at once) is abandoned, as
-        // one still running would be, not a failure of the probe.
-        if self.sample_at_deadline && now >= self.deadline {
+        // A call's budget ends at the deadline: a call that failed by then
+        // (a command or a tmux client killed when its time ran out, on a
+        // loaded machine before the deadline's timer fired) is abandoned,
+        // as one still running would be, not a failure of the probe. A
+        // refusal says why the wait cannot go on, and is kept, save for
+        // the sample at the deadline, which had no time to answer at all.
+        if now >= self.deadline && (self.sample_at_deadline || !err.refused) {
             return self.at_deadline(now);
         }
         self.probe.errors += 1;

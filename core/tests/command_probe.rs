@@ -73,13 +73,11 @@ fn stderr_left_out_is_not_counted_against_the_cap() {
     );
     // Neither over the cap nor stopped early: a command that never ends.
     assert_eq!(result.outcome, Outcome::ProbeError, "{result:?}");
-    // Whether the call is killed at its budget or abandoned at the
-    // deadline is a race; either way it is not over the cap.
+    // Killed as its budget ran out, or abandoned at the deadline (a race
+    // on a loaded machine): either way the deadline's doing, and not over
+    // the cap.
     let error = result.error.unwrap();
-    assert!(
-        error.contains("no sample completed") || error.contains("did not finish in time"),
-        "{error}"
-    );
+    assert!(error.contains("no sample completed"), "{error}");
 }
 
 #[test]

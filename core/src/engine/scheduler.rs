@@ -425,7 +425,9 @@ impl Scheduler {
             Step::Done(active.machine.fail(now, message))
         } else if call_queued {
             let error = format!("no probe call could start: {cap_reached}");
-            active.machine.on_probe(now, Err(ProbeError::new(error)))
+            active
+                .machine
+                .on_probe(now, Err(ProbeError::refused(error)))
         } else {
             return;
         };
