@@ -388,6 +388,43 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_ending_a_moment_later_shares_the_worker_with_waits_that_keep_it_busy() {
+        // One worker, and three waits whose calls take longer than their
+        // interval: a call of theirs is always queued. The last wait's
+        // deadline is 30 ms after theirs: by deadline alone their calls
+        // always came first, and it ended without a sample. Placed back
+        // 10 ms per sample taken, their calls let its calls in.
+        let engine = Engine::with_worker_cap(1);
+        let spec = |max_wait| ready_spec(max_wait).interval(Duration::from_millis(10));
+        let (began, first_call) = mpsc::channel();
+        let busy = || {
+            let began = began.clone();
+            probe_fn(move |_| {
+                let _ = began.send(());
+                // The call's own work, not a synchronisation.
+                std::thread::sleep(Duration::from_millis(15));
+                Ok(Observation::text("busy"))
+            })
+        };
+        let first = engine.start(spec(Duration::from_millis(600)), busy());
+        first_call.recv_timeout(Duration::from_secs(20)).unwrap();
+        let started = Instant::now();
+        let mut busy_waits = vec![first.unwrap()];
+        for _ in 0..2 {
+            let wait = engine.start(spec(Duration::from_millis(600)), busy());
+            busy_waits.push(wait.unwrap());
+        }
+        let later = Duration::from_millis(630).saturating_sub(started.elapsed());
+        let counted = Arc::new(AtomicU64::new(0));
+        let last = engine.start(spec(later), Counted(counted)).unwrap().wait();
+        // Each ends at its deadline, saying the cap was reached if a call
+        // of its was queued then; what matters is that each was sampled.
+        for wait in busy_waits.into_iter().map(|w| w.wait()).chain([last]) {
+            assert!(wait.samples >= 3, "{wait:?}");
+        }
+    }
+
+    #[test]
     fn work_queued_past_the_worker_cap_never_runs_and_its_wait_says_why() {
         let engine = Engine::with_worker_cap(2);
         let release = CancelToken::new();

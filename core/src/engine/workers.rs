@@ -45,14 +45,33 @@ pub(crate) enum Task {
 /// turn than one whose deadline comes sooner.
 type Tasks = Queue<Urgent<Task>, BinaryHeap<Urgent<Task>>>;
 
+/// How much later than its wait's deadline a probe call is placed in the
+/// queue for each sample its wait has taken, up to [`SERVICE_STEPS`] of
+/// them. By deadline alone, a wait started a moment before others always
+/// came first: with more waits than the workers could keep up with (300
+/// pane waits on one tmux server), the first ones started took every
+/// sample and most of the others none, ending as "no sample completed".
+pub(crate) const SERVICE_STEP: Duration = Duration::from_millis(10);
+/// The most steps a call is placed back: past that, deadlines order the
+/// calls again, so a wait never yields to ones whose deadlines come more
+/// than 100 ms after its own (a quick call is not kept behind the first
+/// calls of waits that will hang).
+pub(crate) const SERVICE_STEPS: u64 = 10;
+
 impl Task {
-    /// When the task's wait ends, `now` being the time since the pool's
-    /// start: its place in the queue. Saturating: a deadline of centuries
-    /// is last, not a panic.
+    /// The task's place in the queue, `now` being the time since the
+    /// pool's start: when its wait ends, and a call a little later for
+    /// each sample its wait has had ([`SERVICE_STEP`]), so that among
+    /// waits ending about together the one served least goes first.
+    /// Saturating: a deadline of centuries is last, not a panic.
     fn due(&self, now: Duration) -> Duration {
         match self {
             Task::Compile(job) => now.saturating_add(job.spec.max_wait),
-            Task::Call(job) => now.saturating_add(job.call.budget),
+            Task::Call(job) => {
+                let served = job.call.sample.saturating_sub(1).min(SERVICE_STEPS);
+                now.saturating_add(job.call.budget)
+                    .saturating_add(SERVICE_STEP * served as u32)
+            }
             Task::Drain(_) | Task::Evaluate(_) => now,
         }
     }
