@@ -43,7 +43,10 @@
 //!
 //! Right after the entry sample, a control-mode client
 //! ([`super::ControlClient`]) watches the pane and wakes the wait on each
-//! `%output`, so a reaction costs one capture. While it is attached, a
+//! `%output`, so a reaction costs one capture. The entry sample answers
+//! first and asks for the next call at once, which attaches and captures:
+//! an attach can take seconds on a server many waits attach to, and the
+//! wait has its first sample meanwhile. While it is attached, a
 //! timer sample with no `%output` since the last capture reuses that
 //! capture, except every [`VERIFY_EVERY`], when it captures anyway and
 //! pings the client. If the client cannot attach, exits, or stops
@@ -383,7 +386,7 @@ impl PaneProbe {
         });
         self.last_capture = Some(Instant::now());
         self.last = Some(obs.clone());
-        self.ensure_control(ctx);
+        self.ask_for_control();
         Ok(obs)
     }
 
@@ -405,6 +408,18 @@ impl PaneProbe {
             self.report.update(|r| r.unresponsive = Some(noted));
         }
         probe_error(e)
+    }
+
+    /// Asks for the next call at once when it is to attach the control
+    /// client: the entry sample answers without waiting for the attach
+    /// (a second or more on a server many waits attach to), and the wait
+    /// has its first sample whatever the attach takes.
+    fn ask_for_control(&self) {
+        if !self.control_tried && self.push {
+            if let Some(waker) = &self.waker {
+                waker.wake();
+            }
+        }
     }
 
     /// Starts the control client once, when there is a waker to call.
@@ -472,6 +487,7 @@ impl PaneProbe {
         if let Some(lost) = &self.lost {
             return Err(ProbeError::new(lost.clone()));
         }
+        self.ensure_control(ctx);
         if self.last_capture_stands(ctx) {
             if let Some(last) = &self.last {
                 return Ok(last.clone());
@@ -651,6 +667,55 @@ fn fresh_text(rows: &[u64], mask: &EchoMask, anchor: u64, stale: &HashMap<u64, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::{Answer, Inbox};
+    use crate::CancelToken;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the samples a probe asks for.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl Inbox for Wakes {
+        fn wake(&self, ids: &mut dyn Iterator<Item = u64>) {
+            self.0.fetch_add(ids.count(), Ordering::SeqCst);
+        }
+        fn answer(&self, _: &mut dyn Iterator<Item = Answer>) {}
+    }
+
+    #[test]
+    fn the_entry_sample_answers_before_the_control_client_attaches() {
+        // On a server many waits attach to, an attach can take seconds: a
+        // wait whose first call attached before answering could end with no
+        // sample. The entry sample answers first and asks for the next call
+        // at once, which attaches.
+        let name = format!("waitfor-entry-{}", std::process::id());
+        let tmux = Tmux::new()
+            .with_socket_name(&name)
+            .with_config_file("/dev/null");
+        let budget = Duration::from_secs(20);
+        let run = |args: &[&str]| tmux.run(args, budget, &CancelToken::new()).unwrap();
+        run(&["new-session", "-d", "-s", "main"]);
+        let control_clients = || run(&["list-clients", "-F", "#{client_control_mode}"]);
+        let mut probe = PaneProbe::new(tmux.clone(), PaneTarget::default());
+        let wakes = Arc::new(Wakes::default());
+        probe.watch(crate::probe::Waker::new(1, wakes.clone()));
+        let ctx = |sample| ProbeContext {
+            sample,
+            elapsed: Duration::ZERO,
+            budget,
+            cancel: CancelToken::new(),
+            output_cap: 1 << 20,
+        };
+        probe.sample(&ctx(1)).unwrap();
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "the next call asked for");
+        assert_eq!(control_clients().trim(), "", "attached before answering");
+        probe.sample(&ctx(2)).unwrap();
+        assert_eq!(probe.report().get().push, PushPath::ControlMode);
+        assert_eq!(probe.report().get().attached_at, Some(1));
+        assert_eq!(control_clients().trim(), "1");
+        drop(probe);
+        run(&["kill-server"]);
+    }
 
     fn mask(lines: &[&str]) -> EchoMask {
         let v: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
