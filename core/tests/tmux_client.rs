@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 use waitfor::process::RunError;
-use waitfor::tmux::{ControlState, PaneTarget, Rows, Tmux, TmuxError};
+use waitfor::tmux::{ControlState, PaneTarget, Rows, Tmux, TmuxError, WakeFn};
 use waitfor::CancelToken;
 
 const BUDGET: Duration = Duration::from_secs(5);
@@ -527,6 +527,62 @@ fn control_client_wakes_on_output_and_stays_out_of_the_way() {
     assert!(!process_alive(pid), "tmux -C reaped on drop");
     assert!(eventually(|| srv.cmd(&["list-clients"]).trim().is_empty()));
     assert!(processes_with(&["-C", &srv.name]).is_empty());
+}
+
+#[test]
+fn watches_of_one_session_share_one_control_client() {
+    // A pane wait watches its pane through a control client: one per
+    // wait was a `tmux -C` process and a client of the user's server per
+    // wait (300 waits on one server slowed it until most had no sample).
+    let srv = Server::start("s", 40, 10);
+    let pane = srv.pane_of("s:");
+    srv.cmd(&["split-window", "-t", "s:", "env PS1='$ ' sh"]);
+    let other = srv.pane_of("s:");
+    srv.wait_prompt(&pane);
+    srv.wait_prompt(&other);
+    let sid = srv
+        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
+        .trim()
+        .to_string();
+    let counted = |wakes: &Arc<AtomicU32>| -> WakeFn {
+        let wakes = Arc::clone(wakes);
+        Box::new(move || {
+            wakes.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    let (first_wakes, second_wakes) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let attach = |pane: &str, wakes: &Arc<AtomicU32>| {
+        srv.tmux
+            .control_attach(&sid, pane, counted(wakes), BUDGET, &CancelToken::new())
+            .unwrap()
+    };
+    let first = attach(&pane, &first_wakes);
+    let second = attach(&other, &second_wakes);
+    assert_eq!(first.pid(), second.pid(), "one client");
+    assert_eq!(srv.cmd(&["list-clients"]).lines().count(), 1);
+
+    // Each watch is woken by its own pane's output only.
+    srv.type_line(&other, "echo second");
+    assert!(eventually(|| second_wakes.load(Ordering::SeqCst) > 0));
+    assert!(first.ping(BUDGET, &CancelToken::new()).is_ok());
+    assert_eq!(first_wakes.load(Ordering::SeqCst), 0);
+    assert_eq!(first.outputs(), 0);
+    srv.type_line(&pane, "echo first");
+    assert!(eventually(|| first_wakes.load(Ordering::SeqCst) > 0));
+
+    // The client lives as long as a watch does.
+    let pid = first.pid();
+    drop(first);
+    assert!(process_alive(pid));
+    assert!(second.ping(BUDGET, &CancelToken::new()).is_ok());
+    drop(second);
+    assert!(!process_alive(pid), "tmux -C reaped with the last watch");
+    assert!(eventually(|| srv.cmd(&["list-clients"]).trim().is_empty()));
+
+    // A later watch starts a client of its own.
+    let third = attach(&pane, &first_wakes);
+    assert_ne!(third.pid(), pid);
+    assert_eq!(third.state(), ControlState::Attached);
 }
 
 #[test]

@@ -2,10 +2,18 @@
 //!
 //! [`Tmux::control_attach`] starts `tmux -N -C attach-session -t SESSION -f
 //! ignore-size,read-only` (`-N`: never start a server) in a process group of
-//! its own and reads its notifications on a thread. Each `%output %N ...` line for the watched pane
-//! calls the wake callback. Everything else is ignored except what tells the
-//! client's health: the reply to the attach itself, replies to
-//! [`ControlClient::ping`], `%exit`, and end of file.
+//! its own and reads its notifications on a thread. Each `%output %N ...`
+//! line for a watched pane calls the wake callback of every wait watching
+//! it. Everything else is ignored except what tells the client's health:
+//! the reply to the attach itself, replies to [`ControlClient::ping`],
+//! `%exit`, and end of file.
+//!
+//! Every wait of this process watching a pane of one session shares one
+//! client (the [`ControlClient`] each gets is its watch): a client per
+//! wait was a process, a thread and a client of the user's server per
+//! wait, and 300 pane waits on one server slowed it until most of them
+//! had no sample. The client is closed with its last watch; a watch that
+//! comes after the client ended starts a new one.
 //!
 //! # What the user sees
 //!
@@ -17,10 +25,10 @@
 //! - it cannot type into panes or change anything (`read-only`);
 //! - it does not take over the user's terminal, status line or current
 //!   session (it is a separate client on a pipe);
-//! - it is closed when the [`ControlClient`] is dropped: stdin is closed (tmux
-//!   detaches) and its process group is killed and reaped, at once, or on a
-//!   thread of its own while an attach to the same server is pending (see
-//!   below).
+//! - it is closed when the last [`ControlClient`] watching through it is
+//!   dropped: stdin is closed (tmux detaches) and its process group is
+//!   killed and reaped, at once, or on a thread of its own while an attach
+//!   to the same server is pending (see below).
 //!
 //! What it cannot avoid while it lives: `list-clients` lists it (with
 //! `#{client_control_mode}` = 1 and the flags above), `#{session_attached}`
@@ -72,7 +80,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -98,8 +106,17 @@ struct Shared {
     state: Mutex<ControlState>,
     changed: Condvar,
     replies: AtomicU64,
-    outputs: AtomicU64,
-    last_output: Mutex<Option<Instant>>,
+    /// The watched panes: who to wake on their `%output`, and how many
+    /// came.
+    panes: Mutex<HashMap<String, Watchers>>,
+}
+
+/// The waits watching one pane through a connection.
+#[derive(Default)]
+struct Watchers {
+    wakes: Vec<(u64, WakeFn)>,
+    outputs: u64,
+    last_output: Option<Instant>,
 }
 
 /// Longest time a client whose attach was never answered is given to get
@@ -219,34 +236,75 @@ impl Drop for Closing {
     }
 }
 
-/// A running control-mode client; see the [module docs](self). Dropping it
-/// closes it.
+/// One wait's watch on a pane through a control-mode client; see the
+/// [module docs](self). Dropping it ends the watch, and the client with the
+/// last watch on it.
 pub struct ControlClient {
     pane_id: String,
+    watch: u64,
+    connection: Arc<Connection>,
+}
+
+/// One `tmux -C` process and the thread reading it, shared by every wait
+/// of this process watching a pane of its session.
+struct Connection {
     pid: u32,
-    child: Option<Child>,
+    child: Mutex<Option<Child>>,
     stdin: Mutex<Option<ChildStdin>>,
-    reader: Option<JoinHandle<()>>,
+    reader: Mutex<Option<JoinHandle<()>>>,
     shared: Arc<Shared>,
     gate: Arc<Gate>,
-    /// Held until tmux answered the attach.
-    attaching: Option<Attaching>,
 }
+
+/// A session of a server: the connections this process can share.
+type ConnectionKey = (SocketKey, String);
+
+/// The live connections of this process, by server and session; `None`
+/// in a forked child, which neither reads its parent's clients (their
+/// readers are not there) nor takes a lock that may have been held at the
+/// fork: its watches start clients of their own.
+fn connections() -> Option<&'static Mutex<HashMap<ConnectionKey, Weak<Connection>>>> {
+    type Connections = (u32, Mutex<HashMap<ConnectionKey, Weak<Connection>>>);
+    static CONNECTIONS: OnceLock<Connections> = OnceLock::new();
+    let (owner, connections) = CONNECTIONS.get_or_init(|| (std::process::id(), Mutex::default()));
+    (*owner == std::process::id()).then_some(connections)
+}
+
+/// The connection to `key` that a new watch may share: one still attaching
+/// or attached.
+fn shared_connection(key: &ConnectionKey) -> Option<Arc<Connection>> {
+    let connection = connections()?.lock().get(key)?.upgrade()?;
+    let state = connection.shared.state.lock().clone();
+    matches!(state, ControlState::Attaching | ControlState::Attached).then_some(connection)
+}
+
+/// Makes `connection` the one later watches of `key` share.
+fn register(key: ConnectionKey, connection: &Arc<Connection>) {
+    if let Some(connections) = connections() {
+        let mut all = connections.lock();
+        all.retain(|_, weak| weak.strong_count() > 0);
+        all.insert(key, Arc::downgrade(connection));
+    }
+}
+
+static NEXT_WATCH: AtomicU64 = AtomicU64::new(1);
 
 impl std::fmt::Debug for ControlClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControlClient")
             .field("pane_id", &self.pane_id)
-            .field("pid", &self.pid)
+            .field("pid", &self.connection.pid)
             .field("state", &self.state())
             .finish()
     }
 }
 
 impl Tmux {
-    /// Attaches a control client to `session_id` (the session the pane was
-    /// resolved through, [`super::PaneRef::session_id`]) and calls `wake` on
-    /// every `%output` of `pane_id`. Returns once tmux answered the attach,
+    /// Watches `pane_id` through a control client attached to `session_id`
+    /// (the session the pane was resolved through,
+    /// [`super::PaneRef::session_id`]), calling `wake` on every `%output`
+    /// of the pane. Every watch of this process on one session of a server
+    /// shares one client. Returns once tmux answered the client's attach,
     /// or an error if it refused (no server, no such session), or `budget`
     /// passed, or `cancel` was cancelled; no process is left behind then.
     ///
@@ -269,6 +327,60 @@ impl Tmux {
         cancel: &CancelToken,
     ) -> Result<ControlClient, TmuxError> {
         let deadline = Instant::now() + budget;
+        let program = self.argv(&[]).swap_remove(0);
+        let key = (SocketKey::of(self.socket_path()), session_id.to_string());
+        let connection = match shared_connection(&key) {
+            Some(connection) => connection,
+            None => {
+                let connection = Arc::new(self.connect(session_id, deadline, budget, cancel)?);
+                register(key, &connection);
+                connection
+            }
+        };
+        let client = ControlClient::watch(connection, pane_id, wake);
+        // Wait for the answer to the attach (at once when shared after it).
+        let shared = &client.connection.shared;
+        let mut state = shared.state.lock();
+        loop {
+            match &*state {
+                ControlState::Attached => break,
+                ControlState::Failed(msg) | ControlState::Exited(msg) => {
+                    let msg = msg.clone();
+                    drop(state);
+                    return Err(classify_attach_error(self, session_id, msg));
+                }
+                ControlState::Attaching => {}
+            }
+            if cancel.is_cancelled() {
+                drop(state);
+                return Err(TmuxError::Run(crate::process::RunError::Cancelled {
+                    program,
+                }));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                drop(state);
+                return Err(TmuxError::Run(crate::process::RunError::TimedOut {
+                    program,
+                    budget,
+                }));
+            }
+            let slice = crate::process::CANCEL_SLICE.min(deadline - now);
+            shared.changed.wait_for(&mut state, slice);
+        }
+        drop(state);
+        Ok(client)
+    }
+
+    /// Starts a control client of `session_id`, once no close of ours runs
+    /// on its server; its reader counts it as attaching until tmux answers.
+    fn connect(
+        &self,
+        session_id: &str,
+        deadline: Instant,
+        budget: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Connection, TmuxError> {
         let gate = gate_for(self);
         let argv = self.argv(&[
             "-N",
@@ -304,69 +416,34 @@ impl Tmux {
             state: Mutex::new(ControlState::Attaching),
             changed: Condvar::new(),
             replies: AtomicU64::new(0),
-            outputs: AtomicU64::new(0),
-            last_output: Mutex::new(None),
+            panes: Mutex::default(),
         });
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let stdin = child.stdin.take();
         let reader_shared = Arc::clone(&shared);
-        let watched = pane_id.to_string();
         let reader = std::thread::Builder::new()
             .name("waitfor-tmux-control".into())
-            .spawn(move || read_loop(stdout, stderr, &watched, &wake, &reader_shared));
-        let mut client = ControlClient {
-            pane_id: pane_id.to_string(),
+            .spawn(move || read_loop(stdout, stderr, &reader_shared, attaching));
+        let connection = Connection {
             pid: child.id(),
-            child: Some(child),
+            child: Mutex::new(Some(child)),
             stdin: Mutex::new(stdin),
-            reader: None,
+            reader: Mutex::new(None),
             shared,
             gate,
-            attaching: Some(attaching),
         };
         match reader {
-            Ok(handle) => client.reader = Some(handle),
+            Ok(handle) => *connection.reader.lock() = Some(handle),
+            // Dropped, the connection closes the client (the attach is
+            // never answered to it: it is given its last resort).
             Err(e) => {
                 return Err(TmuxError::Control(format!(
                     "cannot start reader thread: {e}"
                 )))
             }
         }
-        // Wait for the answer to the attach.
-        let mut state = client.shared.state.lock();
-        loop {
-            match &*state {
-                ControlState::Attached => break,
-                ControlState::Failed(msg) | ControlState::Exited(msg) => {
-                    let msg = msg.clone();
-                    drop(state);
-                    // Answered or gone: past the handshake.
-                    client.attaching = None;
-                    return Err(classify_attach_error(self, session_id, msg));
-                }
-                ControlState::Attaching => {}
-            }
-            if cancel.is_cancelled() {
-                drop(state);
-                return Err(TmuxError::Run(crate::process::RunError::Cancelled {
-                    program: argv[0].clone(),
-                }));
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                drop(state);
-                return Err(TmuxError::Run(crate::process::RunError::TimedOut {
-                    program: argv[0].clone(),
-                    budget,
-                }));
-            }
-            let slice = crate::process::CANCEL_SLICE.min(deadline - now);
-            client.shared.changed.wait_for(&mut state, slice);
-        }
-        drop(state);
-        client.attaching = None;
-        Ok(client)
+        Ok(connection)
     }
 }
 
@@ -386,41 +463,63 @@ fn classify_attach_error(tmux: &Tmux, session_id: &str, msg: String) -> TmuxErro
 }
 
 impl ControlClient {
+    /// Adds a watch of `pane_id` to `connection`.
+    fn watch(connection: Arc<Connection>, pane_id: &str, wake: WakeFn) -> Self {
+        let watch = NEXT_WATCH.fetch_add(1, Ordering::Relaxed);
+        let mut panes = connection.shared.panes.lock();
+        panes
+            .entry(pane_id.to_string())
+            .or_default()
+            .wakes
+            .push((watch, wake));
+        drop(panes);
+        Self {
+            pane_id: pane_id.to_string(),
+            watch,
+            connection,
+        }
+    }
+
     /// The pane whose output wakes.
     pub fn pane_id(&self) -> &str {
         &self.pane_id
     }
 
-    /// Pid of the `tmux -C` process (also its process group id).
+    /// Pid of the `tmux -C` process (also its process group id), shared
+    /// with every watch of the same session.
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.connection.pid
     }
 
     /// Current health. Anything but [`ControlState::Attached`] means the
     /// wait should poll.
     pub fn state(&self) -> ControlState {
-        self.shared.state.lock().clone()
+        self.connection.shared.state.lock().clone()
     }
 
-    /// How many `%output` notifications for the pane arrived.
+    /// How many `%output` notifications for the pane arrived while it was
+    /// watched.
     pub fn outputs(&self) -> u64 {
-        self.shared.outputs.load(Ordering::Relaxed)
+        let panes = self.connection.shared.panes.lock();
+        panes.get(&self.pane_id).map_or(0, |w| w.outputs)
     }
 
     /// When the last `%output` for the pane arrived.
     pub fn last_output(&self) -> Option<Instant> {
-        *self.shared.last_output.lock()
+        let panes = self.connection.shared.panes.lock();
+        panes.get(&self.pane_id).and_then(|w| w.last_output)
     }
 
     /// Checks that the client still answers: sends a no-op command and waits
-    /// for its reply. Returns the round trip, or an error when the client is
+    /// for a reply. Returns the round trip, or an error when the client is
     /// gone or silent (the wait should then fall back to polling).
     pub fn ping(&self, budget: Duration, cancel: &CancelToken) -> Result<Duration, TmuxError> {
         let start = Instant::now();
         let deadline = start + budget;
-        let before = self.shared.replies.load(Ordering::SeqCst);
+        let shared = &self.connection.shared;
+        let before = shared.replies.load(Ordering::SeqCst);
         {
-            let mut stdin = self.stdin.lock();
+            let mut stdin = self.connection.stdin.lock();
             let pipe = stdin
                 .as_mut()
                 .ok_or_else(|| TmuxError::Control("client closed".into()))?;
@@ -428,9 +527,9 @@ impl ControlClient {
                 .and_then(|_| pipe.flush())
                 .map_err(|e| TmuxError::Control(format!("client gone: {e}")))?;
         }
-        let mut state = self.shared.state.lock();
+        let mut state = shared.state.lock();
         loop {
-            if self.shared.replies.load(Ordering::SeqCst) > before {
+            if shared.replies.load(Ordering::SeqCst) > before {
                 return Ok(start.elapsed());
             }
             if *state != ControlState::Attached {
@@ -443,34 +542,46 @@ impl ControlClient {
             if cancel.is_cancelled() || now >= deadline {
                 return Err(TmuxError::Control(format!("no reply within {budget:?}")));
             }
-            self.shared
+            shared
                 .changed
                 .wait_for(&mut state, crate::process::CANCEL_SLICE.min(deadline - now));
         }
     }
 
-    /// Closes the client now (dropping it does the same).
-    pub fn close(mut self) {
-        self.shutdown();
-    }
+    /// Ends the watch now (dropping it does the same); the client closes
+    /// with its last watch.
+    pub fn close(self) {}
+}
 
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        let mut panes = self.connection.shared.panes.lock();
+        if let Some(watchers) = panes.get_mut(&self.pane_id) {
+            watchers.wakes.retain(|(watch, _)| *watch != self.watch);
+            if watchers.wakes.is_empty() {
+                panes.remove(&self.pane_id);
+            }
+        }
+    }
+}
+
+impl Connection {
     /// Closes the client now when no attach to its server is pending;
     /// otherwise on a thread of its own, once that is safe (see the
     /// [module docs](self)).
     fn shutdown(&mut self) {
-        let Some(child) = self.child.take() else {
+        let Some(child) = self.child.lock().take() else {
             return;
         };
         let closer = Closer {
             pid: self.pid,
             child,
             stdin: self.stdin.lock().take(),
-            reader: self.reader.take(),
+            reader: self.reader.lock().take(),
             shared: Arc::clone(&self.shared),
             gate: Arc::clone(&self.gate),
-            attaching: self.attaching.take(),
         };
-        if closer.attaching.is_none() {
+        if *closer.shared.state.lock() != ControlState::Attaching {
             if let Some(closing) = closer.gate.try_close() {
                 closer.end(closing);
                 return;
@@ -493,7 +604,13 @@ impl ControlClient {
     }
 }
 
-/// What closing a client takes; see [`ControlClient::shutdown`].
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// What closing a client takes; see [`Connection::shutdown`].
 struct Closer {
     pid: u32,
     child: Child,
@@ -501,26 +618,22 @@ struct Closer {
     reader: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
     gate: Arc<Gate>,
-    attaching: Option<Attaching>,
 }
 
 impl Closer {
     /// Waits until tmux answered this client's attach and no attach to the
     /// server is pending (each for [`LAST_RESORT`] at most), then ends it.
-    fn end_when_safe(mut self) {
+    fn end_when_safe(self) {
         let deadline = Instant::now() + LAST_RESORT;
-        if self.attaching.is_some() {
-            let mut state = self.shared.state.lock();
-            while *state == ControlState::Attaching {
-                let now = Instant::now();
-                if now >= deadline {
-                    break;
-                }
-                self.shared.changed.wait_for(&mut state, deadline - now);
+        let mut state = self.shared.state.lock();
+        while *state == ControlState::Attaching {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
             }
-            drop(state);
-            self.attaching = None;
+            self.shared.changed.wait_for(&mut state, deadline - now);
         }
+        drop(state);
         let closing = self.gate.close(deadline);
         self.end(closing);
     }
@@ -545,26 +658,21 @@ impl Closer {
     }
 }
 
-impl Drop for ControlClient {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
 fn set_state(shared: &Shared, state: ControlState) {
     *shared.state.lock() = state;
     shared.changed.notify_all();
 }
 
+/// Reads the client's notifications until it ends; `attaching` counts the
+/// client as in its handshake until tmux answered the attach.
 fn read_loop(
     stdout: Option<std::process::ChildStdout>,
     stderr: Option<std::process::ChildStderr>,
-    watched: &str,
-    wake: &WakeFn,
     shared: &Shared,
+    attaching: Attaching,
 ) {
+    let mut attaching = Some(attaching);
     let mut block: Option<(bool, Vec<String>)> = None; // (sent by us, body)
-    let mut attached = false;
     let mut exit_reason = String::new();
     if let Some(stdout) = stdout {
         let mut reader = BufReader::new(stdout);
@@ -584,13 +692,14 @@ fn read_loop(
                     if ours {
                         shared.replies.fetch_add(1, Ordering::SeqCst);
                         shared.changed.notify_all();
-                    } else if !attached {
+                    } else if attaching.is_some() {
                         if error {
                             set_state(shared, ControlState::Failed(body.join("\n")));
                         } else {
-                            attached = true;
                             set_state(shared, ControlState::Attached);
                         }
+                        // Answered: past the handshake.
+                        attaching = None;
                     }
                 } else {
                     body.push(line.to_string());
@@ -599,11 +708,14 @@ fn read_loop(
             }
             if let Some(rest) = line.strip_prefix("%output ") {
                 let (pane, _data) = rest.split_once(' ').unwrap_or((rest, ""));
-                if pane == watched {
-                    shared.outputs.fetch_add(1, Ordering::Relaxed);
-                    *shared.last_output.lock() = Some(Instant::now());
-                    // A panicking callback must not stop the notifications.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(wake));
+                let mut panes = shared.panes.lock();
+                if let Some(watchers) = panes.get_mut(pane) {
+                    watchers.outputs += 1;
+                    watchers.last_output = Some(Instant::now());
+                    for (_, wake) in &watchers.wakes {
+                        // A panicking callback must not stop the notifications.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(wake));
+                    }
                 }
             } else if let Some(rest) = line.strip_prefix("%begin ") {
                 let ours = rest.split(' ').nth(2) == Some("1");
@@ -628,7 +740,9 @@ fn read_loop(
         ControlState::Attaching => ControlState::Failed(reason),
         _ => ControlState::Exited(reason),
     };
+    drop(state);
     shared.changed.notify_all();
+    drop(attaching);
 }
 
 /// Decodes the octal escapes (`\ooo`, `\\`) of a control-mode `%output`
