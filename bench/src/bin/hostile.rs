@@ -830,6 +830,41 @@ fn tmux_socket_paths(t: &mut Tally) {
     }
 }
 
+/// Many pane waits on one tmux server: each must end at its deadline
+/// having read the pane (a timeout, as its original reports), none
+/// without a sample because the others crowd it out.
+fn many_pane_waits(t: &mut Tally) {
+    const WAITS: usize = 300;
+    let name = format!("waitfor-hostile-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &name, "-f", "/dev/null"])
+            .args(args)
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    if !tmux(&["new-session", "-d", "-x", "80", "-y", "24"]) {
+        t.notes.push("no tmux server could start".into());
+        return;
+    }
+    let deadline = Duration::from_secs(2);
+    let calls: Vec<_> = (0..WAITS)
+        .map(|_| {
+            let args = json!({"socket_name": name, "pane_id": "%0",
+                              "patterns": ["never printed"], "timeout": 2.0});
+            std::thread::spawn(move || {
+                profile_call("libtmux-mcp/wait_for_text", args, Host::default(), deadline)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (answer, past) = call.join().expect("a call thread");
+        let held = matches!(&answer, Some(Ok(text)) if text.contains(r#""outcome":"timeout""#));
+        t.record("wait_for_text among 300 on one server", held, past);
+    }
+    tmux(&["kill-server"]);
+}
+
 /// Runs one class's inputs.
 type Class = fn(&mut Tally);
 
@@ -897,6 +932,11 @@ const CLASSES: &[(&str, &str, Class)] = &[
         "tmux-socket",
         "tmux socket_name ../../x.sock",
         tmux_socket_paths,
+    ),
+    (
+        "tmux-many",
+        "300 pane waits on one tmux server",
+        many_pane_waits,
     ),
 ];
 
