@@ -786,13 +786,8 @@ mod tests {
 
     #[test]
     fn every_name_that_reaches_one_server_shares_its_gate() {
-        let name = format!("waitfor-gate-{}", std::process::id());
-        let tmux = Tmux::new()
-            .with_socket_name(&name)
-            .with_config_file("/dev/null");
-        let budget = Duration::from_secs(20);
-        let run = |args: &[&str]| tmux.run(args, budget, &CancelToken::new()).unwrap();
-        run(&["new-session", "-d", "-s", "main"]);
+        let (tmux, run) = super::super::test_server("gate");
+        let name = tmux.socket_name().unwrap().to_string();
         let socket = run(&["display-message", "-p", "#{socket_path}"]);
         // As tmux finds it.
         assert_eq!(tmux.socket_path().to_str(), Some(socket.trim()));

@@ -454,3 +454,20 @@ impl ListedPane {
         }
     }
 }
+
+/// A tmux server of a unit test's own (socket `waitfor-{tag}-PID`, no
+/// config file) with a session `main`, and a runner of commands on it.
+#[cfg(test)]
+pub(crate) fn test_server(tag: &str) -> (Tmux, impl Fn(&[&str]) -> String) {
+    let tmux = Tmux::new()
+        .with_socket_name(format!("waitfor-{tag}-{}", std::process::id()))
+        .with_config_file("/dev/null");
+    let client = tmux.clone();
+    let run = move |args: &[&str]| {
+        client
+            .run(args, Duration::from_secs(20), &CancelToken::new())
+            .unwrap()
+    };
+    run(&["new-session", "-d", "-s", "main"]);
+    (tmux, run)
+}

@@ -688,13 +688,8 @@ mod tests {
         // wait whose first call attached before answering could end with no
         // sample. The entry sample answers first and asks for the next call
         // at once, which attaches.
-        let name = format!("waitfor-entry-{}", std::process::id());
-        let tmux = Tmux::new()
-            .with_socket_name(&name)
-            .with_config_file("/dev/null");
+        let (tmux, run) = super::super::test_server("entry");
         let budget = Duration::from_secs(20);
-        let run = |args: &[&str]| tmux.run(args, budget, &CancelToken::new()).unwrap();
-        run(&["new-session", "-d", "-s", "main"]);
         let control_clients = || run(&["list-clients", "-F", "#{client_control_mode}"]);
         let mut probe = PaneProbe::new(tmux.clone(), PaneTarget::default());
         let wakes = Arc::new(Wakes::default());
