@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const Ajv = require('ajv/dist/2020')
 const { start, callTool, RESULT_SCHEMA } = require('..')
-const { tempDir } = require('./helpers.js')
+const { eventually, tempDir } = require('./helpers.js')
 
 const validResult = new Ajv({ strict: false }).compile(RESULT_SCHEMA)
 
@@ -25,7 +25,12 @@ test('every field of results ending in one batch: text, numbers, nulls, non-ASCI
   fs.writeFileSync(file, 'old\n')
   // Polled once a minute: only the file's watch can wake it in time, so `woken` is known.
   const granted = { grants: { fileRoots: [dir], commands: ['sh'] } }
-  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 60000, max_wait_ms: 120000 }, null, granted)
+  // Its first sample sets where the file's new bytes start: the append below waits for it.
+  let sampled = false
+  const fileWait = start({ probe: { file: { path: file } }, until: { matches: 'new' }, interval_ms: 60000, progress_every_ms: 10, max_wait_ms: 120000 }, null, {
+    ...granted,
+    onProgress: () => (sampled = true),
+  })
   const resumable = start({ probe: { file: { path: file } }, view: 'fresh', until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 60000 }, null, granted)
   const [matched, failed, exited] = await Promise.all([
     start({ until: { patterns: ['nope', 'ready ✓'] }, interval_ms: 10, max_wait_ms: 400000 }, () => 'héllo ☃ 𝄞\nready ✓ 𝄞').result,
@@ -57,6 +62,7 @@ test('every field of results ending in one batch: text, numbers, nulls, non-ASCI
   assert.equal(exited.exit_code, 3)
   assert.deepEqual(exited.tail.lines, ['ünï'])
 
+  await eventually(() => sampled)
   fs.appendFileSync(file, 'new ✓\n')
   const appended = await fileWait.result
   wellFormed(appended)
