@@ -586,6 +586,38 @@ fn watches_of_one_session_share_one_control_client() {
 }
 
 #[test]
+fn watches_starting_together_share_one_control_client() {
+    // Watches that attach at the same moment, before any client exists,
+    // wait for the first one's client instead of each starting one.
+    const WATCHES: usize = 16;
+    let srv = Server::start("s", 40, 10);
+    let pane = srv.pane_of("s:");
+    let sid = srv
+        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
+        .trim()
+        .to_string();
+    let start = std::sync::Barrier::new(WATCHES);
+    let watches: Vec<_> = thread::scope(|scope| {
+        let attaches: Vec<_> = (0..WATCHES)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    srv.tmux
+                        .control_attach(&sid, &pane, Box::new(|| {}), BUDGET, &CancelToken::new())
+                        .unwrap()
+                })
+            })
+            .collect();
+        attaches.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    let pids: std::collections::HashSet<u32> = watches.iter().map(|w| w.pid()).collect();
+    assert_eq!(pids.len(), 1, "one client for {WATCHES} watches");
+    assert_eq!(srv.cmd(&["list-clients"]).lines().count(), 1);
+    drop(watches);
+    assert!(eventually(|| srv.cmd(&["list-clients"]).trim().is_empty()));
+}
+
+#[test]
 fn control_client_reports_failures_and_exit() {
     let srv = Server::start("s", 40, 10);
     let pane = srv.pane_of("s:");

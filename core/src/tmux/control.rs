@@ -12,8 +12,10 @@
 //! client (the [`ControlClient`] each gets is its watch): a client per
 //! wait was a process, a thread and a client of the user's server per
 //! wait, and 300 pane waits on one server slowed it until most of them
-//! had no sample. The client is closed with its last watch; a watch that
-//! comes after the client ended starts a new one.
+//! had no sample. Watches that start together wait, each within its own
+//! budget, for the client the first of them starts. The client is closed
+//! with its last watch; a watch that comes after the client ended starts a
+//! new one.
 //!
 //! # What the user sees
 //!
@@ -259,31 +261,105 @@ struct Connection {
 /// A session of a server: the connections this process can share.
 type ConnectionKey = (SocketKey, String);
 
-/// The live connections of this process, by server and session; `None`
-/// in a forked child, which neither reads its parent's clients (their
-/// readers are not there) nor takes a lock that may have been held at the
-/// fork: its watches start clients of their own.
-fn connections() -> Option<&'static Mutex<HashMap<ConnectionKey, Weak<Connection>>>> {
-    type Connections = (u32, Mutex<HashMap<ConnectionKey, Weak<Connection>>>);
-    static CONNECTIONS: OnceLock<Connections> = OnceLock::new();
-    let (owner, connections) = CONNECTIONS.get_or_init(|| (std::process::id(), Mutex::default()));
-    (*owner == std::process::id()).then_some(connections)
+/// A session's entry among this process's connections.
+enum Entry {
+    /// A watch is starting the session's client; others wait for it.
+    Connecting,
+    /// The session's client, while some watch holds it.
+    Live(Weak<Connection>),
 }
 
-/// The connection to `key` that a new watch may share: one still attaching
-/// or attached.
-fn shared_connection(key: &ConnectionKey) -> Option<Arc<Connection>> {
-    let connection = connections()?.lock().get(key)?.upgrade()?;
-    let state = connection.shared.state.lock().clone();
-    matches!(state, ControlState::Attaching | ControlState::Attached).then_some(connection)
+/// The connections of this process, one per server and session, so that
+/// watches starting together share one client instead of each starting one.
+#[derive(Default)]
+struct Registry {
+    entries: Mutex<HashMap<ConnectionKey, Entry>>,
+    changed: Condvar,
 }
 
-/// Makes `connection` the one later watches of `key` share.
-fn register(key: ConnectionKey, connection: &Arc<Connection>) {
-    if let Some(connections) = connections() {
-        let mut all = connections.lock();
-        all.retain(|_, weak| weak.strong_count() > 0);
-        all.insert(key, Arc::downgrade(connection));
+/// This process's registry; `None` in a forked child, which neither reads
+/// its parent's clients (their readers are not there) nor takes a lock that
+/// may have been held at the fork: its watches start clients of their own.
+fn registry() -> Option<&'static Registry> {
+    static REGISTRY: OnceLock<(u32, Registry)> = OnceLock::new();
+    let (owner, registry) = REGISTRY.get_or_init(|| (std::process::id(), Registry::default()));
+    (*owner == std::process::id()).then_some(registry)
+}
+
+impl Registry {
+    /// The client of `key` that is attaching or attached; else one `connect`
+    /// starts. While another watch starts it, waits for that one, until
+    /// `deadline` or `cancel` (then `gave_up`'s error).
+    fn share_or_connect(
+        &self,
+        key: ConnectionKey,
+        deadline: Instant,
+        cancel: &CancelToken,
+        gave_up: impl Fn() -> TmuxError,
+        connect: impl FnOnce() -> Result<Connection, TmuxError>,
+    ) -> Result<Arc<Connection>, TmuxError> {
+        let mut entries = self.entries.lock();
+        let ended = loop {
+            let live = match entries.get(&key) {
+                Some(Entry::Connecting) => {
+                    let now = Instant::now();
+                    if cancel.is_cancelled() || now >= deadline {
+                        return Err(gave_up());
+                    }
+                    let slice = crate::process::CANCEL_SLICE.min(deadline - now);
+                    self.changed.wait_for(&mut entries, slice);
+                    continue;
+                }
+                Some(Entry::Live(weak)) => weak.upgrade(),
+                None => None,
+            };
+            match live {
+                Some(connection) if connection.usable() => return Ok(connection),
+                ended => break ended,
+            }
+        };
+        entries.retain(|_, entry| match entry {
+            Entry::Connecting => true,
+            Entry::Live(weak) => weak.strong_count() > 0,
+        });
+        entries.insert(key.clone(), Entry::Connecting);
+        drop(entries);
+        // Its close may reap a process: never under the registry's lock.
+        drop(ended);
+        let claim = Claim {
+            registry: self,
+            key,
+        };
+        let connection = Arc::new(connect()?);
+        claim.fulfil(&connection);
+        Ok(connection)
+    }
+}
+
+/// A watch's claim to start a session's client. Dropped unfulfilled (the
+/// start failed), it lets a waiting watch try in its turn.
+struct Claim<'a> {
+    registry: &'a Registry,
+    key: ConnectionKey,
+}
+
+impl Claim<'_> {
+    fn fulfil(self, connection: &Arc<Connection>) {
+        let entry = Entry::Live(Arc::downgrade(connection));
+        self.registry.entries.lock().insert(self.key.clone(), entry);
+        self.registry.changed.notify_all();
+        // Drop now finds the entry live and leaves it.
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        let mut entries = self.registry.entries.lock();
+        if matches!(entries.get(&self.key), Some(Entry::Connecting)) {
+            entries.remove(&self.key);
+        }
+        drop(entries);
+        self.registry.changed.notify_all();
     }
 }
 
@@ -329,13 +405,13 @@ impl Tmux {
         let deadline = Instant::now() + budget;
         let program = self.argv(&[]).swap_remove(0);
         let key = (SocketKey::of(self.socket_path()), session_id.to_string());
-        let connection = match shared_connection(&key) {
-            Some(connection) => connection,
-            None => {
-                let connection = Arc::new(self.connect(session_id, deadline, budget, cancel)?);
-                register(key, &connection);
-                connection
+        let connect = || self.connect(session_id, deadline, budget, cancel);
+        let connection = match registry() {
+            Some(registry) => {
+                let gave_up = || gave_up(&program, budget, cancel);
+                registry.share_or_connect(key, deadline, cancel, gave_up, connect)?
             }
+            None => Arc::new(connect()?),
         };
         let client = ControlClient::watch(connection, pane_id, wake);
         // Wait for the answer to the attach (at once when shared after it).
@@ -351,19 +427,10 @@ impl Tmux {
                 }
                 ControlState::Attaching => {}
             }
-            if cancel.is_cancelled() {
-                drop(state);
-                return Err(TmuxError::Run(crate::process::RunError::Cancelled {
-                    program,
-                }));
-            }
             let now = Instant::now();
-            if now >= deadline {
+            if cancel.is_cancelled() || now >= deadline {
                 drop(state);
-                return Err(TmuxError::Run(crate::process::RunError::TimedOut {
-                    program,
-                    budget,
-                }));
+                return Err(gave_up(&program, budget, cancel));
             }
             let slice = crate::process::CANCEL_SLICE.min(deadline - now);
             shared.changed.wait_for(&mut state, slice);
@@ -399,12 +466,7 @@ impl Tmux {
             .stderr(Stdio::piped());
         // Not while one of our clients of this server is closing.
         let Some(attaching) = gate.attach(deadline, cancel) else {
-            let program = argv[0].clone();
-            return Err(TmuxError::Run(if cancel.is_cancelled() {
-                crate::process::RunError::Cancelled { program }
-            } else {
-                crate::process::RunError::TimedOut { program, budget }
-            }));
+            return Err(gave_up(&argv[0], budget, cancel));
         };
         let mut child = cmd.spawn().map_err(|source| {
             TmuxError::Run(crate::process::RunError::Spawn {
@@ -445,6 +507,17 @@ impl Tmux {
         }
         Ok(connection)
     }
+}
+
+/// The error of an attach that stopped waiting: cancelled, or out of
+/// `budget`.
+fn gave_up(program: &str, budget: Duration, cancel: &CancelToken) -> TmuxError {
+    let program = program.to_string();
+    TmuxError::Run(if cancel.is_cancelled() {
+        crate::process::RunError::Cancelled { program }
+    } else {
+        crate::process::RunError::TimedOut { program, budget }
+    })
 }
 
 fn classify_attach_error(tmux: &Tmux, session_id: &str, msg: String) -> TmuxError {
@@ -566,6 +639,14 @@ impl Drop for ControlClient {
 }
 
 impl Connection {
+    /// Whether a new watch may share it: attaching or attached.
+    fn usable(&self) -> bool {
+        matches!(
+            *self.shared.state.lock(),
+            ControlState::Attaching | ControlState::Attached
+        )
+    }
+
     /// Closes the client now when no attach to its server is pending;
     /// otherwise on a thread of its own, once that is safe (see the
     /// [module docs](self)).
