@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 use waitfor::process::RunError;
-use waitfor::tmux::{ControlState, PaneTarget, Rows, Tmux, TmuxError, WakeFn};
+use waitfor::tmux::{ControlState, PaneTarget, Rows, Tmux, TmuxError, WakeFn, CALLS_PER_SERVER};
 use waitfor::CancelToken;
 
 const BUDGET: Duration = Duration::from_secs(5);
@@ -615,6 +615,37 @@ fn watches_starting_together_share_one_control_client() {
     assert_eq!(srv.cmd(&["list-clients"]).lines().count(), 1);
     drop(watches);
     assert!(eventually(|| srv.cmd(&["list-clients"]).trim().is_empty()));
+}
+
+#[test]
+fn calls_to_one_server_take_turns() {
+    // A server answers one command at a time; more clients at once only
+    // crowd the CPU. Each call records when its command runs.
+    const CALLS: usize = 3 * CALLS_PER_SERVER;
+    let srv = Server::start("s", 40, 10);
+    let log = std::env::temp_dir().join(format!("{}-turns.log", srv.name));
+    let script = format!(
+        "echo start >> '{0}'; sleep 0.2; echo end >> '{0}'",
+        log.display()
+    );
+    thread::scope(|scope| {
+        for _ in 0..CALLS {
+            scope.spawn(|| srv.cmd(&["run-shell", &script]));
+        }
+    });
+    let events = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let (mut running, mut most) = (0, 0);
+    for event in events.lines() {
+        running = if event == "start" {
+            running + 1
+        } else {
+            running - 1
+        };
+        most = most.max(running);
+    }
+    assert_eq!(events.lines().filter(|e| *e == "start").count(), CALLS);
+    assert!(most <= CALLS_PER_SERVER, "{most} commands ran at once");
 }
 
 #[test]

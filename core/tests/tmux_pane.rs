@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use support::{assert_valid, output_schema, start, tmux_processes, Running, Server};
 use waitfor::profiles::{prepare, Host};
-use waitfor::tmux::{PaneProbe, PaneTarget, PushPath};
+use waitfor::tmux::{PaneProbe, PaneTarget, PushPath, VERIFY_EVERY};
 use waitfor::{Condition, Engine, Outcome, Pattern, Spec, WaitOptions};
 
 const PY: &str = "libtmux-mcp/wait_for_text";
@@ -218,6 +218,42 @@ fn a_killed_or_respawned_pane_ends_the_wait_as_gone() {
     let err = out.unwrap_err();
     assert_eq!(err.code(), "runtime");
     assert!(err.to_string().contains("respawned"), "{err}");
+}
+
+#[test]
+fn waits_on_one_pane_share_its_periodic_check_and_all_see_a_silent_kill() {
+    // With no output, a wait's capture stands between checks, and the
+    // check due every VERIFY_EVERY is one capture for all the pane's
+    // waits, not one each.
+    const WAITS: u64 = 12;
+    let s = Server::start(60, 10);
+    let pane = s.pane.clone();
+    // A second pane keeps the session when the first is killed.
+    s.cmd(&["split-window", "-t", &pane, "env PS1='$ ' sh"]);
+    let waits: Vec<_> = (0..WAITS)
+        .map(|_| engine_wait(&s, "never", 50, true))
+        .collect();
+    for (_, report) in &waits {
+        s.until("attached, and captured since", || {
+            report.read(|r| r.attached_at.is_some_and(|at| r.captures > at))
+        });
+    }
+    let captures = || -> u64 { waits.iter().map(|(_, r)| r.get().captures).sum() };
+    let (before, began) = (captures(), std::time::Instant::now());
+    // An observation window, not a synchronisation: count what it takes.
+    std::thread::sleep(Duration::from_secs(2));
+    let (taken, elapsed) = (captures() - before, began.elapsed());
+    let checks_due = (elapsed.as_millis() / VERIFY_EVERY.as_millis()) as u64 + 1;
+    assert!(
+        taken <= 2 * checks_due,
+        "{taken} captures by {WAITS} silent waits in {elapsed:?}"
+    );
+
+    // A kill prints nothing: the check finds it for every wait.
+    s.cmd(&["kill-pane", "-t", &pane]);
+    for (handle, _) in waits {
+        assert_eq!(handle.wait().outcome, Outcome::Gone);
+    }
 }
 
 #[test]

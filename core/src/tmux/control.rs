@@ -73,13 +73,13 @@
 //! before reading that client's handshake. Clients of other processes (a
 //! second host, a terminal using `tmux -CC`) are beyond the gate.
 
-use super::{Tmux, TmuxError};
+use super::socket_key::SocketKey;
+use super::{gave_up, PaneFacts, Tmux, TmuxError};
 use crate::sync::{Condvar, Mutex};
 use crate::CancelToken;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -119,6 +119,23 @@ struct Watchers {
     wakes: Vec<(u64, WakeFn)>,
     outputs: u64,
     last_output: Option<Instant>,
+    /// When a watch last took the turn to check the pane.
+    check_begun: Option<Instant>,
+    /// The last capture of the pane by a watch while attached, and when.
+    checked: Option<(Instant, PaneFacts)>,
+}
+
+/// Whose turn it is to check a pane that printed nothing for a while; see
+/// [`ControlClient::check_turn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckTurn {
+    /// The caller's: ping the client and capture the pane, then record it
+    /// with [`ControlClient::checked`].
+    Yours,
+    /// Another watch captured the pane recently and found these facts.
+    Recent(PaneFacts),
+    /// Another watch took the turn recently and is checking.
+    UnderWay,
 }
 
 /// Longest time a client whose attach was never answered is given to get
@@ -145,25 +162,6 @@ struct Gate {
 
 /// The gates of this process, by server socket.
 type Gates = Mutex<HashMap<SocketKey, Arc<Gate>>>;
-
-/// A tmux server's socket: the file (device and inode) when it exists,
-/// so that every name reaching one server shares its gate; else its path
-/// (no server listens there, and an attach fails).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum SocketKey {
-    File(u64, u64),
-    Path(PathBuf),
-}
-
-impl SocketKey {
-    fn of(path: PathBuf) -> Self {
-        use std::os::unix::fs::MetadataExt;
-        match std::fs::metadata(&path) {
-            Ok(meta) => Self::File(meta.dev(), meta.ino()),
-            Err(_) => Self::Path(path),
-        }
-    }
-}
 
 /// The gate of the server `tmux` reaches.
 fn gate_for(tmux: &Tmux) -> Arc<Gate> {
@@ -509,17 +507,6 @@ impl Tmux {
     }
 }
 
-/// The error of an attach that stopped waiting: cancelled, or out of
-/// `budget`.
-fn gave_up(program: &str, budget: Duration, cancel: &CancelToken) -> TmuxError {
-    let program = program.to_string();
-    TmuxError::Run(if cancel.is_cancelled() {
-        crate::process::RunError::Cancelled { program }
-    } else {
-        crate::process::RunError::TimedOut { program, budget }
-    })
-}
-
 fn classify_attach_error(tmux: &Tmux, session_id: &str, msg: String) -> TmuxError {
     match tmux.classify("attach-session", Some(1), msg.clone()) {
         TmuxError::Command { .. } if msg.contains("server exited") || msg.is_empty() => {
@@ -581,6 +568,51 @@ impl ControlClient {
     pub fn last_output(&self) -> Option<Instant> {
         let panes = self.connection.shared.panes.lock();
         panes.get(&self.pane_id).and_then(|w| w.last_output)
+    }
+
+    /// Shares one periodic check of the pane among its watches: a capture
+    /// every `every`, whichever watch takes it, stands for all of them
+    /// (each would otherwise capture the pane on its own, and 300 waits on
+    /// one pane kept its server busy past their deadlines). [`CheckTurn::Yours`]
+    /// when no watch checked or took the turn within `every`; the caller
+    /// then has it.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use waitfor::tmux::{CheckTurn, ControlClient};
+    /// # fn sample(client: &ControlClient, mine: waitfor::tmux::PaneFacts) -> bool {
+    /// // Whether this watch's last capture still stands.
+    /// match client.check_turn(Duration::from_millis(500)) {
+    ///     CheckTurn::Recent(facts) => facts == mine,
+    ///     CheckTurn::UnderWay => true,
+    ///     CheckTurn::Yours => false, // ping, capture, then client.checked(facts)
+    /// }
+    /// # }
+    /// ```
+    pub fn check_turn(&self, every: Duration) -> CheckTurn {
+        let now = Instant::now();
+        let recent = |at: Option<Instant>| at.is_some_and(|at| now.duration_since(at) < every);
+        let mut panes = self.connection.shared.panes.lock();
+        let Some(watchers) = panes.get_mut(&self.pane_id) else {
+            return CheckTurn::Yours;
+        };
+        match watchers.checked {
+            Some((at, facts)) if recent(Some(at)) => CheckTurn::Recent(facts),
+            _ if recent(watchers.check_begun) => CheckTurn::UnderWay,
+            _ => {
+                watchers.check_begun = Some(now);
+                CheckTurn::Yours
+            }
+        }
+    }
+
+    /// Records a capture of the pane, taken while attached, for the
+    /// pane's other watches (see [`ControlClient::check_turn`]).
+    pub fn checked(&self, facts: PaneFacts) {
+        let mut panes = self.connection.shared.panes.lock();
+        if let Some(watchers) = panes.get_mut(&self.pane_id) {
+            watchers.checked = Some((Instant::now(), facts));
+        }
     }
 
     /// Checks that the client still answers: sends a no-op command and waits

@@ -5,6 +5,8 @@
 //! Every call runs the `tmux` program through [`crate::process::run_bounded`]
 //! with an argv (never a shell string), inside a time budget and under a
 //! [`CancelToken`]: a cancelled or late call kills its tmux client process.
+//! A process keeps at most [`CALLS_PER_SERVER`] invocations in flight per
+//! server; the others wait their turn within their budget (`turns.rs`).
 //! Only ids, row numbers and formats written by this module reach a tmux
 //! command line; pattern text never does.
 //!
@@ -37,8 +39,10 @@ pub mod echo_registry;
 pub mod pane_probe;
 pub(crate) mod scripted;
 pub mod snapshot;
+mod socket_key;
+mod turns;
 
-pub use control::{decode_output, ControlClient, ControlState, WakeFn};
+pub use control::{decode_output, CheckTurn, ControlClient, ControlState, WakeFn};
 pub use echo::{
     EchoLog, EchoMask, Key, ServerIdentity, ECHO_MAX_PENDING, ECHO_PENDING_TTL, ECHO_RECENT_LIMIT,
     ECHO_RECENT_TTL,
@@ -47,17 +51,29 @@ pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_
 pub use pane_probe::{
     ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
 };
-pub use snapshot::{PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
+pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
+pub use turns::CALLS_PER_SERVER;
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 use scripted::ScriptedServer;
 use std::sync::Arc;
 
+/// The error of a call that stopped waiting to begin: cancelled, or out
+/// of `budget`.
+fn gave_up(program: &str, budget: Duration, cancel: &CancelToken) -> TmuxError {
+    let program = program.to_string();
+    TmuxError::Run(if cancel.is_cancelled() {
+        RunError::Cancelled { program }
+    } else {
+        RunError::TimedOut { program, budget }
+    })
+}
+
 /// Most bytes one tmux invocation may print; more is an error
 /// ([`RunError::OutputOverCap`]), never a silently cut capture.
 pub const TMUX_OUTPUT_CAP: usize = 64 << 20;
 use crate::CancelToken;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Why a tmux call failed.
 #[derive(Debug, thiserror::Error)]
@@ -258,7 +274,10 @@ impl Tmux {
 
     /// Runs one tmux invocation (which may hold several commands separated
     /// by a `;` argument) and returns its stdout. A non-zero exit becomes a
-    /// typed error.
+    /// typed error. The call waits, within `budget`, while
+    /// [`CALLS_PER_SERVER`] calls of this process are in flight on the
+    /// server, and holds a turn until tmux answers (so a command that blocks,
+    /// such as `wait-for`, holds one that long).
     ///
     /// ```no_run
     /// use std::time::Duration;
@@ -283,7 +302,17 @@ impl Tmux {
                     over_cap: OverCap::Fail,
                     ..RunOptions::default()
                 };
-                let out = run_bounded(&self.argv(args), &opts, budget, cancel)?;
+                let argv = self.argv(args);
+                let deadline = Instant::now() + budget;
+                let Some(_turn) = turns::take(self.socket_path(), deadline, cancel) else {
+                    return Err(gave_up(&argv[0], budget, cancel));
+                };
+                let left = deadline.saturating_duration_since(Instant::now());
+                let out = run_bounded(&argv, &opts, left, cancel).map_err(|e| match e {
+                    // The turn's wait was part of the call's budget.
+                    RunError::TimedOut { program, .. } => RunError::TimedOut { program, budget },
+                    other => other,
+                })?;
                 let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
                 (out.status, text(&out.stdout), text(&out.stderr))
             }

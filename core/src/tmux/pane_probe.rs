@@ -48,9 +48,14 @@
 //! an attach can take seconds on a server many waits attach to, and the
 //! wait has its first sample meanwhile. While it is attached, a
 //! timer sample with no `%output` since the last capture reuses that
-//! capture, except every [`VERIFY_EVERY`], when it captures anyway and
-//! pings the client. If the client cannot attach, exits, or stops
-//! answering, the probe polls (every sample captures). [`PaneReport::push`]
+//! capture, except every [`VERIFY_EVERY`], when the pane is checked anyway
+//! (a kill, a resize or `clear-history` print nothing): the client is
+//! pinged and the pane captured. The waits watching one pane share that
+//! check ([`ControlClient::check_turn`]): one of them takes it, and the
+//! others keep their capture while its facts ([`super::PaneFacts`]: pid,
+//! size, cursor, history) are theirs, or capture too when they differ. If
+//! the client cannot attach, exits, or stops answering, the probe polls
+//! (every sample captures). [`PaneReport::push`]
 //! says which path was in force.
 //!
 //! ```no_run
@@ -71,8 +76,8 @@
 use super::echo::{EchoLog, EchoMask};
 use super::echo_registry::{echo_key, echo_log};
 use super::{
-    ControlClient, ControlState, Freshness, PanePick, PaneRef, PaneSnapshot, PaneTarget, Rows,
-    Tmux, TmuxError,
+    CheckTurn, ControlClient, ControlState, Freshness, PaneFacts, PanePick, PaneRef, PaneSnapshot,
+    PaneTarget, Rows, Tmux, TmuxError,
 };
 use crate::probe::{Observation, Probe, ProbeContext, ProbeError, Waker};
 use crate::process::RunError;
@@ -220,6 +225,8 @@ pub struct PaneProbe {
     control_tried: bool,
     seen_outputs: u64,
     last_capture: Option<Instant>,
+    /// The facts of the last capture.
+    facts: Option<PaneFacts>,
     last: Option<Observation>,
     report: PaneReportHandle,
 }
@@ -247,6 +254,7 @@ impl PaneProbe {
             control_tried: false,
             seen_outputs: 0,
             last_capture: None,
+            facts: None,
             last: None,
             report: PaneReportHandle::default(),
         }
@@ -467,11 +475,16 @@ impl PaneProbe {
             .last_capture
             .is_some_and(|at| at.elapsed() < VERIFY_EVERY);
         let failure = match state {
-            ControlState::Attached if fresh => return client.outputs() == self.seen_outputs,
-            ControlState::Attached => client
-                .ping(ctx.budget.min(CONTROL_BUDGET), &ctx.cancel)
-                .err()
-                .map(|e| format!("stopped answering: {e}")),
+            ControlState::Attached if client.outputs() != self.seen_outputs => return false,
+            ControlState::Attached if fresh => return true,
+            ControlState::Attached => match client.check_turn(VERIFY_EVERY) {
+                CheckTurn::Recent(facts) => return Some(facts) == self.facts,
+                CheckTurn::UnderWay => return true,
+                CheckTurn::Yours => client
+                    .ping(ctx.budget.min(CONTROL_BUDGET), &ctx.cancel)
+                    .err()
+                    .map(|e| format!("stopped answering: {e}")),
+            },
             other => Some(format!("control client ended: {other:?}")),
         };
         if let Some(reason) = failure {
@@ -481,6 +494,15 @@ impl PaneProbe {
             }
         }
         false
+    }
+
+    /// Notes the facts of a capture, and shares them with the pane's other
+    /// watches while attached.
+    fn checked(&mut self, facts: PaneFacts) {
+        self.facts = Some(facts);
+        if let Some(client) = &self.control {
+            client.checked(facts);
+        }
     }
 
     fn later_sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
@@ -511,6 +533,7 @@ impl PaneProbe {
         ) {
             Ok(snap) => snap,
             Err(TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. }) => {
+                self.checked(PaneFacts::gone());
                 self.report.update(|r| r.end = Some(PaneEnd::Vanished));
                 return Ok(self.previous().with_gone());
             }
@@ -518,6 +541,7 @@ impl PaneProbe {
         };
         self.seen_outputs = outputs;
         self.last_capture = Some(Instant::now());
+        self.checked(snap.facts());
         self.report.update(|r| {
             r.captures += 1;
             r.screen = snap.screen_text();

@@ -156,7 +156,57 @@ pub struct PaneSnapshot {
     pub invocations: u32,
 }
 
+/// What a capture tells of a pane beyond its text, the facts a change made
+/// without output (a kill, a respawn, a resize, `clear-history`) alters; a
+/// pane's watches compare them to share one periodic capture (see
+/// [`super::ControlClient::check_turn`]).
+///
+/// ```
+/// let s = waitfor::tmux::PaneSnapshot { history_size: 7, ..Default::default() };
+/// let mut cleared = s.clone();
+/// cleared.history_size = 0;
+/// assert_ne!(s.facts(), cleared.facts());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PaneFacts {
+    pane_pid: Option<u32>,
+    pane_dead: bool,
+    history_size: u64,
+    size: (u32, u32),
+    cursor: (u32, u32),
+    alternate_on: bool,
+    gone: bool,
+}
+
+impl PaneFacts {
+    /// The facts of a pane that no longer exists: they equal no capture's.
+    ///
+    /// ```
+    /// use waitfor::tmux::{PaneFacts, PaneSnapshot};
+    /// assert_ne!(PaneFacts::gone(), PaneSnapshot::default().facts());
+    /// ```
+    pub fn gone() -> Self {
+        Self {
+            gone: true,
+            ..Self::default()
+        }
+    }
+}
+
 impl PaneSnapshot {
+    /// The pane's [`PaneFacts`] at this capture.
+    pub fn facts(&self) -> PaneFacts {
+        PaneFacts {
+            pane_pid: self.pane_pid,
+            pane_dead: self.pane_dead,
+            history_size: self.history_size,
+            size: (self.pane_width, self.pane_height),
+            cursor: (self.cursor_x, self.cursor_y),
+            alternate_on: self.alternate_on,
+            gone: false,
+        }
+    }
+
     /// Absolute row of the cursor: `history_size + cursor_y`; the fresh
     /// view's entry anchor.
     pub fn cursor_row(&self) -> u64 {
