@@ -120,8 +120,11 @@ pub struct WaitResult {
     pub error: Option<String>,
     /// Where a later wait continues from (see [`crate::ResumeToken`]).
     pub resume: Option<String>,
-    /// Whether the deciding sample was taken because of a wake-up (push)
-    /// rather than the poll timer.
+    /// Whether the deciding sample was taken because of a wake-up rather
+    /// than the poll timer: a push source's (a file change, a pane's
+    /// output, [`crate::WaitControl::wake`]) or the probe's own request for
+    /// its next sample at once (a pane wait once its control client is
+    /// attached, an event log with more to read).
     pub woken: bool,
     /// The probe saw the target on an alternate screen at some sample
     /// (matching was suppressed for those samples).
