@@ -649,6 +649,75 @@ fn calls_to_one_server_take_turns() {
 }
 
 #[test]
+fn a_client_marked_as_not_answering_has_ended_for_every_watch() {
+    // One watch finds the shared client silent for its whole ping budget:
+    // every watch through it polls from then on, and a new watch starts a
+    // client of its own.
+    let srv = Server::start("s", 40, 10);
+    let pane = srv.pane_of("s:");
+    let sid = srv
+        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
+        .trim()
+        .to_string();
+    let attach = || {
+        srv.tmux
+            .control_attach(&sid, &pane, Box::new(|| {}), BUDGET, &CancelToken::new())
+            .unwrap()
+    };
+    let (first, second) = (attach(), attach());
+    // Every reply the client sent so far is read.
+    assert!(first.ping(BUDGET, &CancelToken::new()).is_ok());
+    // The server reads and writes a control client's pipes itself: stopped,
+    // it answers no client.
+    let server: libc::pid_t = srv
+        .cmd(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: plain syscalls on the test's own tmux server.
+    unsafe { libc::kill(server, libc::SIGSTOP) };
+    let silent = first.ping(Duration::from_millis(300), &CancelToken::new());
+    // SAFETY: as above.
+    unsafe { libc::kill(server, libc::SIGCONT) };
+    assert!(silent.is_err(), "a stopped server answers nothing");
+    first.stopped_answering("no reply");
+    assert!(matches!(second.state(), ControlState::Exited(_)));
+    let third = attach();
+    assert_ne!(third.pid(), first.pid());
+    assert_eq!(third.state(), ControlState::Attached);
+}
+
+#[test]
+fn a_budget_beyond_any_clock_is_no_panic() {
+    let srv = Server::start("s", 40, 10);
+    let out = srv
+        .tmux
+        .run(
+            &["display-message", "-p", "ok"],
+            Duration::MAX,
+            &CancelToken::new(),
+        )
+        .unwrap();
+    assert_eq!(out.trim(), "ok");
+    let sid = srv
+        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
+        .trim()
+        .to_string();
+    let pane = srv.pane_of("s:");
+    let watch = srv
+        .tmux
+        .control_attach(
+            &sid,
+            &pane,
+            Box::new(|| {}),
+            Duration::MAX,
+            &CancelToken::new(),
+        )
+        .unwrap();
+    assert_eq!(watch.state(), ControlState::Attached);
+}
+
+#[test]
 fn control_client_reports_failures_and_exit() {
     let srv = Server::start("s", 40, 10);
     let pane = srv.pane_of("s:");

@@ -179,6 +179,16 @@ fn engine_wait(
     interval_ms: u64,
     push: bool,
 ) -> (waitfor::WaitHandle, waitfor::tmux::PaneReportHandle) {
+    engine_wait_within(s, until, interval_ms, push, Duration::from_secs(20))
+}
+
+fn engine_wait_within(
+    s: &Server,
+    until: &str,
+    interval_ms: u64,
+    push: bool,
+    max_wait: Duration,
+) -> (waitfor::WaitHandle, waitfor::tmux::PaneReportHandle) {
     let probe = PaneProbe::new(
         s.tmux.clone(),
         PaneTarget {
@@ -190,7 +200,7 @@ fn engine_wait(
     let report = probe.report();
     let spec = Spec::new(Condition::Matches(Pattern::literal(until)))
         .interval(Duration::from_millis(interval_ms))
-        .max_wait(Duration::from_secs(20));
+        .max_wait(max_wait);
     let handle = Engine::global()
         .start_with(spec, Some(Box::new(probe)), WaitOptions::default())
         .unwrap();
@@ -253,6 +263,39 @@ fn waits_on_one_pane_share_its_periodic_check_and_all_see_a_silent_kill() {
     s.cmd(&["kill-pane", "-t", &pane]);
     for (handle, _) in waits {
         assert_eq!(handle.wait().outcome, Outcome::Gone);
+    }
+}
+
+#[test]
+fn waits_see_a_silent_redraw_of_a_pane_moved_out_of_their_session() {
+    // tmux sends `%output` only to clients of a session the pane is in. A
+    // pane moved to another session and redrawn in place keeps its pid,
+    // size, cursor and history: only its screen tells the waits sharing
+    // its check, and each wait captures at its next sample (found one by
+    // one, a check every VERIFY_EVERY, the last would be past its deadline).
+    const WAITS: u32 = 16;
+    let s = Server::start(60, 10);
+    // `main` keeps a window when the pane's leaves; `other` is as large.
+    s.cmd(&["new-window", "-d", "-t", "main"]);
+    s.cmd(&["new-session", "-d", "-s", "other", "-x", "60", "-y", "10"]);
+    // Prints a line, cursor back at its start, and waits (no echo).
+    s.type_line(
+        "stty -echo; printf '%s-%s\\r' old mark; read x; printf '%s-%s\\r' new mark; sleep 600",
+    );
+    s.wait_screen(|t| t.lines().any(|l| l.starts_with("old-mark")));
+    let within = VERIFY_EVERY * WAITS / 2;
+    let waits: Vec<_> = (0..WAITS)
+        .map(|_| engine_wait_within(&s, "new-mark", 50, true, within))
+        .collect();
+    for (_, report) in &waits {
+        s.until("attached, and captured since", || {
+            report.read(|r| r.attached_at.is_some_and(|at| r.captures > at))
+        });
+    }
+    s.cmd(&["move-window", "-s", &s.pane, "-t", "other:"]);
+    s.cmd(&["send-keys", "-t", &s.pane, "Enter"]);
+    for (handle, _) in waits {
+        assert_eq!(handle.wait().outcome, Outcome::Matched);
     }
 }
 

@@ -73,7 +73,7 @@
 //! before reading that client's handshake. Clients of other processes (a
 //! second host, a terminal using `tmux -CC`) are beyond the gate.
 
-use super::socket_key::SocketKey;
+use super::socket_key::{PerServer, SocketKey};
 use super::{gave_up, PaneFacts, Tmux, TmuxError};
 use crate::sync::{Condvar, Mutex};
 use crate::CancelToken;
@@ -160,15 +160,11 @@ struct Gate {
     changed: Condvar,
 }
 
-/// The gates of this process, by server socket.
-type Gates = Mutex<HashMap<SocketKey, Arc<Gate>>>;
-
 /// The gate of the server `tmux` reaches.
 fn gate_for(tmux: &Tmux) -> Arc<Gate> {
-    static GATES: OnceLock<Gates> = OnceLock::new();
+    static GATES: OnceLock<PerServer<Gate>> = OnceLock::new();
     let key = SocketKey::of(tmux.socket_path());
-    let mut gates = GATES.get_or_init(Gates::default).lock();
-    Arc::clone(gates.entry(key).or_default())
+    GATES.get_or_init(PerServer::new).get(key)
 }
 
 /// One client counted as attaching; uncounted when dropped.
@@ -297,6 +293,7 @@ impl Registry {
         connect: impl FnOnce() -> Result<Connection, TmuxError>,
     ) -> Result<Arc<Connection>, TmuxError> {
         let mut entries = self.entries.lock();
+        let mut waited = false;
         let ended = loop {
             let live = match entries.get(&key) {
                 Some(Entry::Connecting) => {
@@ -304,15 +301,18 @@ impl Registry {
                     if cancel.is_cancelled() || now >= deadline {
                         return Err(gave_up());
                     }
-                    let slice = crate::process::CANCEL_SLICE.min(deadline - now);
+                    let slice = super::CANCEL_CHECK.min(deadline - now);
                     self.changed.wait_for(&mut entries, slice);
+                    waited = true;
                     continue;
                 }
                 Some(Entry::Live(weak)) => weak.upgrade(),
                 None => None,
             };
             match live {
-                Some(connection) if connection.usable() => return Ok(connection),
+                // The start this watch waited for answers it, failed or not
+                // (a session that does not exist fails every watch at once).
+                Some(connection) if waited || connection.usable() => return Ok(connection),
                 ended => break ended,
             }
         };
@@ -400,7 +400,7 @@ impl Tmux {
         budget: Duration,
         cancel: &CancelToken,
     ) -> Result<ControlClient, TmuxError> {
-        let deadline = Instant::now() + budget;
+        let deadline = super::deadline_in(budget);
         let program = self.argv(&[]).swap_remove(0);
         let key = (SocketKey::of(self.socket_path()), session_id.to_string());
         let connect = || self.connect(session_id, deadline, budget, cancel);
@@ -585,7 +585,7 @@ impl ControlClient {
     /// match client.check_turn(Duration::from_millis(500)) {
     ///     CheckTurn::Recent(facts) => facts == mine,
     ///     CheckTurn::UnderWay => true,
-    ///     CheckTurn::Yours => false, // ping, capture, then client.checked(facts)
+    ///     CheckTurn::Yours => false, // ping, capture, then client.checked(facts, began)
     /// }
     /// # }
     /// ```
@@ -606,13 +606,28 @@ impl ControlClient {
         }
     }
 
-    /// Records a capture of the pane, taken while attached, for the
-    /// pane's other watches (see [`ControlClient::check_turn`]).
-    pub fn checked(&self, facts: PaneFacts) {
+    /// Records a capture of the pane begun at `at`, taken while attached,
+    /// for the pane's other watches (see [`ControlClient::check_turn`]).
+    pub fn checked(&self, facts: PaneFacts, at: Instant) {
         let mut panes = self.connection.shared.panes.lock();
         if let Some(watchers) = panes.get_mut(&self.pane_id) {
-            watchers.checked = Some((Instant::now(), facts));
+            if watchers.checked.is_none_or(|(last, _)| last <= at) {
+                watchers.checked = Some((at, facts));
+            }
         }
+    }
+
+    /// Marks the client as no longer answering (a ping got no reply within
+    /// its whole budget): every watch through it sees it ended and polls,
+    /// and no new watch shares it.
+    pub fn stopped_answering(&self, reason: &str) {
+        let shared = &self.connection.shared;
+        let mut state = shared.state.lock();
+        if *state == ControlState::Attached {
+            *state = ControlState::Exited(reason.to_string());
+        }
+        drop(state);
+        shared.changed.notify_all();
     }
 
     /// Checks that the client still answers: sends a no-op command and waits

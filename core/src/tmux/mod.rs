@@ -7,6 +7,7 @@
 //! [`CancelToken`]: a cancelled or late call kills its tmux client process.
 //! A process keeps at most [`CALLS_PER_SERVER`] invocations in flight per
 //! server; the others wait their turn within their budget (`turns.rs`).
+//! Control-mode clients ([`ControlClient`]), long-lived, are not counted.
 //! Only ids, row numbers and formats written by this module reach a tmux
 //! command line; pattern text never does.
 //!
@@ -49,7 +50,8 @@ pub use echo::{
 };
 pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
 pub use pane_probe::{
-    ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, VERIFY_EVERY,
+    ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, CONTROL_BUDGET,
+    VERIFY_EVERY,
 };
 pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
 pub use turns::CALLS_PER_SERVER;
@@ -57,6 +59,18 @@ pub use turns::CALLS_PER_SERVER;
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 use scripted::ScriptedServer;
 use std::sync::Arc;
+
+/// How often a tmux call or attach waiting for its turn looks at its
+/// cancel token (a cancelled wait is over already; its call only holds a
+/// worker until then).
+pub const CANCEL_CHECK: Duration = Duration::from_millis(50);
+
+/// The instant `budget` from now; a budget beyond a year counts as a year.
+fn deadline_in(budget: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(budget)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600))
+}
 
 /// The error of a call that stopped waiting to begin: cancelled, or out
 /// of `budget`.
@@ -303,11 +317,14 @@ impl Tmux {
                     ..RunOptions::default()
                 };
                 let argv = self.argv(args);
-                let deadline = Instant::now() + budget;
-                let Some(_turn) = turns::take(self.socket_path(), deadline, cancel) else {
+                let deadline = deadline_in(budget);
+                let turn = turns::take(self.socket_path(), deadline, cancel);
+                let left = deadline.saturating_duration_since(Instant::now());
+                // A turn that came with no time left would start tmux only
+                // to kill it.
+                let (Some(_turn), false) = (turn, left < Duration::from_millis(1)) else {
                     return Err(gave_up(&argv[0], budget, cancel));
                 };
-                let left = deadline.saturating_duration_since(Instant::now());
                 let out = run_bounded(&argv, &opts, left, cancel).map_err(|e| match e {
                     // The turn's wait was part of the call's budget.
                     RunError::TimedOut { program, .. } => RunError::TimedOut { program, budget },

@@ -51,11 +51,14 @@
 //! capture, except every [`VERIFY_EVERY`], when the pane is checked anyway
 //! (a kill, a resize or `clear-history` print nothing): the client is
 //! pinged and the pane captured. The waits watching one pane share that
-//! check ([`ControlClient::check_turn`]): one of them takes it, and the
-//! others keep their capture while its facts ([`super::PaneFacts`]: pid,
-//! size, cursor, history) are theirs, or capture too when they differ. If
-//! the client cannot attach, exits, or stops answering, the probe polls
-//! (every sample captures). [`PaneReport::push`]
+//! check ([`ControlClient::check_turn`]): one of them takes it, the others
+//! keep their capture while it is under way, and after it while its facts
+//! ([`super::PaneFacts`]: pid, size, cursor, history, a hash of the
+//! visible screen) are those of their own last capture; they capture too
+//! when the facts differ. If the client cannot attach, exits, or leaves a
+//! ping unanswered for [`CONTROL_BUDGET`] (then it is marked ended for
+//! every wait watching through it), the probe polls (every sample
+//! captures). [`PaneReport::push`]
 //! says which path was in force.
 //!
 //! ```no_run
@@ -86,13 +89,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// While a control client is attached, a capture is taken at least this
+/// While a control client is attached, the pane is checked at least this
 /// often even without `%output` (a kill, a resize or `clear-history` print
-/// nothing), and the client is pinged.
+/// nothing): one of the waits watching it pings the client and captures the
+/// pane, for all of them (see the [module docs](self)).
 pub const VERIFY_EVERY: Duration = Duration::from_millis(500);
 
 /// Longest time the control client gets to attach or answer a ping.
-const CONTROL_BUDGET: Duration = Duration::from_secs(1);
+pub const CONTROL_BUDGET: Duration = Duration::from_secs(1);
 
 /// Which path wakes the wait.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -474,16 +478,27 @@ impl PaneProbe {
         let fresh = self
             .last_capture
             .is_some_and(|at| at.elapsed() < VERIFY_EVERY);
+        let ping_budget = ctx.budget.min(CONTROL_BUDGET);
         let failure = match state {
             ControlState::Attached if client.outputs() != self.seen_outputs => return false,
+            // Just attached: output may have come since the entry capture.
+            ControlState::Attached if self.last_capture.is_none() => return false,
             ControlState::Attached if fresh => return true,
             ControlState::Attached => match client.check_turn(VERIFY_EVERY) {
                 CheckTurn::Recent(facts) => return Some(facts) == self.facts,
                 CheckTurn::UnderWay => return true,
-                CheckTurn::Yours => client
-                    .ping(ctx.budget.min(CONTROL_BUDGET), &ctx.cancel)
-                    .err()
-                    .map(|e| format!("stopped answering: {e}")),
+                CheckTurn::Yours => match client.ping(ping_budget, &ctx.cancel) {
+                    Ok(_) => None,
+                    Err(e) => {
+                        let reason = format!("stopped answering: {e}");
+                        // Silent for a whole budget, it answers none of
+                        // its watches: they all poll from their next sample.
+                        if ping_budget == CONTROL_BUDGET && !ctx.cancel.is_cancelled() {
+                            client.stopped_answering(&reason);
+                        }
+                        Some(reason)
+                    }
+                },
             },
             other => Some(format!("control client ended: {other:?}")),
         };
@@ -496,12 +511,12 @@ impl PaneProbe {
         false
     }
 
-    /// Notes the facts of a capture, and shares them with the pane's other
-    /// watches while attached.
-    fn checked(&mut self, facts: PaneFacts) {
+    /// Notes the facts of a capture begun at `at`, and shares them with the
+    /// pane's other watches while attached.
+    fn checked(&mut self, facts: PaneFacts, at: Instant) {
         self.facts = Some(facts);
         if let Some(client) = &self.control {
-            client.checked(facts);
+            client.checked(facts, at);
         }
     }
 
@@ -525,6 +540,7 @@ impl PaneProbe {
             anchor.pane_pid,
         );
         let anchor_limit = anchor.history_limit;
+        let began = Instant::now();
         let snap = match self.tmux.snapshot(
             &pane_id,
             Rows::from_row(row, self.hint),
@@ -533,15 +549,15 @@ impl PaneProbe {
         ) {
             Ok(snap) => snap,
             Err(TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. }) => {
-                self.checked(PaneFacts::gone());
+                self.checked(PaneFacts::gone(), began);
                 self.report.update(|r| r.end = Some(PaneEnd::Vanished));
                 return Ok(self.previous().with_gone());
             }
             Err(e) => return Err(self.failed("display-message", e)),
         };
         self.seen_outputs = outputs;
-        self.last_capture = Some(Instant::now());
-        self.checked(snap.facts());
+        self.last_capture = Some(began);
+        self.checked(snap.facts(), began);
         self.report.update(|r| {
             r.captures += 1;
             r.screen = snap.screen_text();

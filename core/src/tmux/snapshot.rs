@@ -52,6 +52,7 @@
 
 use super::{ServerIdentity, Tmux, TmuxError};
 use crate::CancelToken;
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 /// Extra rows captured above a [`Rows::From`] request, to absorb history
@@ -175,6 +176,10 @@ pub struct PaneFacts {
     size: (u32, u32),
     cursor: (u32, u32),
     alternate_on: bool,
+    /// A hash of the visible screen: a pane redrawn in place (a progress
+    /// line rewritten after `\r`) while its `%output` reaches no client of
+    /// ours (its window moved to another session) still differs.
+    screen: u64,
     gone: bool,
 }
 
@@ -203,6 +208,11 @@ impl PaneSnapshot {
             size: (self.pane_width, self.pane_height),
             cursor: (self.cursor_x, self.cursor_y),
             alternate_on: self.alternate_on,
+            screen: {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                self.screen_rows.hash(&mut hasher);
+                hasher.finish()
+            },
             gone: false,
         }
     }
