@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 use waitfor::process::RunError;
-use waitfor::tmux::{ControlState, PaneTarget, Rows, Tmux, TmuxError, WakeFn, CALLS_PER_SERVER};
+use waitfor::tmux::{
+    ControlClient, ControlState, PaneTarget, Rows, Tmux, TmuxError, WakeFn, CALLS_PER_SERVER,
+};
 use waitfor::CancelToken;
 
 const BUDGET: Duration = Duration::from_secs(5);
@@ -66,6 +68,20 @@ impl Server {
             "10",
             "env PS1='$ ' sh",
         ]);
+    }
+
+    fn session_of(&self, target: &str) -> String {
+        self.cmd(&["display-message", "-p", "-t", target, "#{session_id}"])
+            .trim()
+            .to_string()
+    }
+
+    /// A watch of `pane` through a control client of its session.
+    fn watch(&self, pane: &str, wake: WakeFn, budget: Duration) -> ControlClient {
+        let session = self.session_of(pane);
+        self.tmux
+            .control_attach(&session, pane, wake, budget, &CancelToken::new())
+            .unwrap()
     }
 
     fn pane_of(&self, target: &str) -> String {
@@ -199,10 +215,7 @@ fn resolution_follows_the_python_seed_order() {
     // session_id, then session_name: active pane of the active window (beta:1).
     let beta_active = srv.pane_of("beta:");
     assert_ne!(beta_active, beta_first);
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "beta:", "#{session_id}"])
-        .trim()
-        .to_string();
+    let sid = srv.session_of("beta:");
     let t = PaneTarget {
         session_id: Some(sid),
         session_name: Some("alpha".into()),
@@ -460,22 +473,13 @@ fn control_client_wakes_on_output_and_stays_out_of_the_way() {
 
     let wakes = Arc::new(AtomicU32::new(0));
     let counter = Arc::clone(&wakes);
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
-    let client = srv
-        .tmux
-        .control_attach(
-            &sid,
-            &pane,
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            }),
-            BUDGET,
-            &CancelToken::new(),
-        )
-        .unwrap();
+    let client = srv.watch(
+        &pane,
+        Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }),
+        BUDGET,
+    );
     assert_eq!(client.state(), ControlState::Attached);
     assert!(client.ping(BUDGET, &CancelToken::new()).is_ok());
 
@@ -540,10 +544,7 @@ fn watches_of_one_session_share_one_control_client() {
     let other = srv.pane_of("s:");
     srv.wait_prompt(&pane);
     srv.wait_prompt(&other);
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
+    let sid = srv.session_of("s:");
     let counted = |wakes: &Arc<AtomicU32>| -> WakeFn {
         let wakes = Arc::clone(wakes);
         Box::new(move || {
@@ -592,10 +593,7 @@ fn watches_starting_together_share_one_control_client() {
     const WATCHES: usize = 16;
     let srv = Server::start("s", 40, 10);
     let pane = srv.pane_of("s:");
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
+    let sid = srv.session_of("s:");
     let start = std::sync::Barrier::new(WATCHES);
     let watches: Vec<_> = thread::scope(|scope| {
         let attaches: Vec<_> = (0..WATCHES)
@@ -655,10 +653,7 @@ fn a_client_marked_as_not_answering_has_ended_for_every_watch() {
     // client of its own.
     let srv = Server::start("s", 40, 10);
     let pane = srv.pane_of("s:");
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
+    let sid = srv.session_of("s:");
     let attach = || {
         srv.tmux
             .control_attach(&sid, &pane, Box::new(|| {}), BUDGET, &CancelToken::new())
@@ -699,21 +694,7 @@ fn a_budget_beyond_any_clock_is_no_panic() {
         )
         .unwrap();
     assert_eq!(out.trim(), "ok");
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
-    let pane = srv.pane_of("s:");
-    let watch = srv
-        .tmux
-        .control_attach(
-            &sid,
-            &pane,
-            Box::new(|| {}),
-            Duration::MAX,
-            &CancelToken::new(),
-        )
-        .unwrap();
+    let watch = srv.watch(&srv.pane_of("s:"), Box::new(|| {}), Duration::MAX);
     assert_eq!(watch.state(), ControlState::Attached);
 }
 
@@ -734,10 +715,7 @@ fn control_client_reports_failures_and_exit() {
     assert!(processes_with(&["-C", &srv.name]).is_empty());
 
     // A client whose server goes away says so, and ping fails.
-    let sid = srv
-        .cmd(&["display-message", "-p", "-t", "s:", "#{session_id}"])
-        .trim()
-        .to_string();
+    let sid = srv.session_of("s:");
     let client = srv
         .tmux
         .control_attach(&sid, &pane, Box::new(|| {}), BUDGET, &CancelToken::new())
