@@ -70,6 +70,13 @@ const tooLarge = (size) => ({
 /** The first `n` UTF-16 units of `text`, never half a surrogate pair. */
 const head = (text, n) => text.slice(0, n).replace(/[\uD800-\uDBFF]$/, '')
 
+/** How many characters (code points, as Python counts them) `text` has: an emoji is one, not two UTF-16 units. */
+const characters = (text) => {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
 /**
  * run_command's answer for `out`, its stdout and stderr cut, if need be, so
  * that it stays within ANSWER_LIMIT; a cut says so in `truncated` (and at the
@@ -87,7 +94,7 @@ function commandAnswer(out) {
     const share = (ANSWER_LIMIT / size) * 0.9
     const stdout = head(out.stdout, Math.floor(out.stdout.length * share))
     const stderr = head(out.stderr, Math.floor(out.stderr.length * share))
-    const truncated = `stdout and stderr were cut to their first ${stdout.length} and ${stderr.length} characters: the whole answer would be over ${ANSWER_LIMIT} bytes of JSON`
+    const truncated = `stdout and stderr were cut to their first ${characters(stdout)} and ${characters(stderr)} characters: the whole answer would be over ${ANSWER_LIMIT} bytes of JSON`
     out = { ...out, stdout, stderr, truncated }
     result = answer(out)
     size = answerSize(result)

@@ -332,6 +332,21 @@ test('run_command cuts output whose answer would pass 4 MiB of JSON, says so, an
   })
 })
 
+test('a cut answer counts characters, not UTF-16 units: an emoji is one', async () => {
+  // 100,000 emoji (400 kB) on stdout and 600 kB of NULs on stderr: within
+  // the 1 MiB cap, but the NULs alone make over 4 MiB of JSON.
+  await ownSession(async (session) => {
+    const script = "yes '\u{1F600}' | head -n 100000 | tr -d '\\n'; head -c 600000 /dev/zero >&2"
+    const res = await session.callTool({ name: 'run_command', arguments: { argv: ['sh', '-c', script] } }, undefined, { timeout: 60_000 })
+    assert.ok(!res.isError, JSON.stringify(res.content).slice(0, 500))
+    const out = res.structuredContent
+    const emoji = [...out.stdout]
+    assert.ok(emoji.length > 0 && emoji.every((c) => c === '\u{1F600}'), 'whole emoji only')
+    assert.ok(out.stderr.length > 0 && out.stderr.length < 600_000)
+    assert.equal(out.truncated, `stdout and stderr were cut to their first ${emoji.length} and ${out.stderr.length} characters: the whole answer would be over ${ANSWER_LIMIT} bytes of JSON`)
+  })
+})
+
 test('a log of large events comes back within the answer bound, a part a wait, and resumes', async () => {
   // 1,000 events of 1,300 control characters (8 MB of log) would be one 17 MB
   // answer; a wait takes at most 512 KiB of the log.
