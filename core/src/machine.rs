@@ -454,12 +454,12 @@ impl Machine {
         if observation.exit_code.is_some() {
             self.exit_code = observation.exit_code;
         }
-        if observation.text.len() > self.output_cap {
+        if observation.len_read() > self.output_cap {
             let message = format!(
                 "output of sample {} exceeds the cap of {} bytes ({} bytes read)",
                 self.samples,
                 self.output_cap,
-                observation.text.len()
+                observation.len_read()
             );
             return Step::Done(self.end(now, Outcome::Error, None, Vec::new(), Some(message)));
         }

@@ -33,6 +33,9 @@ pub struct Observation {
     /// the conditions, but a success pattern that matches it sets the
     /// result's `matched_at_entry`. Only the first observation's counts.
     pub at_entry: Option<String>,
+    /// The bytes read, when [`Observation::bytes`] replaced invalid UTF-8
+    /// in them (the text is then longer).
+    read_len: Option<usize>,
 }
 
 impl Observation {
@@ -42,6 +45,35 @@ impl Observation {
             text: text.into(),
             ..Self::default()
         }
+    }
+
+    /// A text observation of bytes a probe read: invalid UTF-8 in them
+    /// becomes U+FFFD (three bytes for each bad byte), and the output cap
+    /// counts the bytes read, not the longer text.
+    ///
+    /// ```
+    /// let obs = waitfor::Observation::bytes(b"ok\xff");
+    /// assert_eq!(obs.text, "ok\u{fffd}");
+    /// assert_eq!((obs.text.len(), obs.len_read()), (5, 3));
+    /// ```
+    pub fn bytes(bytes: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        Self {
+            read_len: (text.len() != bytes.len()).then_some(bytes.len()),
+            text,
+            ..Self::default()
+        }
+    }
+
+    /// How many bytes the probe read for this observation, which the
+    /// output cap counts: the text's length, or for [`Observation::bytes`]
+    /// the bytes it was given.
+    ///
+    /// ```
+    /// assert_eq!(waitfor::Observation::text("ready").len_read(), 5);
+    /// ```
+    pub fn len_read(&self) -> usize {
+        self.read_len.unwrap_or(self.text.len())
     }
 
     /// A structured observation; its text is the compact JSON.

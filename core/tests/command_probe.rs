@@ -66,6 +66,25 @@ fn a_command_that_never_stops_writing_is_over_the_cap_at_once() {
 }
 
 #[test]
+fn the_cap_counts_the_bytes_read_not_their_replaced_text() {
+    // 100,000 bytes that are not UTF-8 become 300,000 bytes of U+FFFD:
+    // within the 256 KiB cap as read.
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' '\\377'"]}},
+            "until": {"matches": "never"}, "interval_ms": 100, "max_wait_ms": 1000}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+    // Over the cap, the error says how many bytes were read: one past it.
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' '\\377'"]}},
+            "until": {"matches": "never"}, "max_wait_ms": 10000}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Error, "{result:?}");
+    let error = result.error.unwrap();
+    assert!(error.ends_with("(262145 bytes read)"), "{error}");
+}
+
+#[test]
 fn stderr_left_out_is_not_counted_against_the_cap() {
     let result = run(
         r#"{"probe": {"command": {"argv": ["sh", "-c", "echo ready; yes >&2"], "stderr": false}},

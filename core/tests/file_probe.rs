@@ -36,6 +36,16 @@ fn only_bytes_appended_after_the_first_call_count() {
 }
 
 #[test]
+fn bytes_that_are_not_utf8_count_as_read_against_the_cap() {
+    let path = temp_dir("file-not-utf8").join("log");
+    let mut probe = FileProbe::new(&path);
+    read(&mut probe);
+    append(&path, &[0xff; 1000]);
+    let obs = probe.sample(&ctx()).unwrap();
+    assert_eq!((obs.text.len(), obs.len_read()), (3000, 1000));
+}
+
+#[test]
 fn a_file_created_late_is_all_new() {
     let path = temp_dir("file-late").join("log");
     let mut probe = FileProbe::new(&path);

@@ -125,7 +125,7 @@ impl Probe for CommandProbe {
         if self.stderr {
             bytes.extend_from_slice(&output.stderr);
         }
-        let mut observation = Observation::text(String::from_utf8_lossy(&bytes).into_owned());
+        let mut observation = Observation::bytes(&bytes);
         observation.json = json;
         observation.exit_code = output.status.or(output.signal.map(|s| 128 + s));
         Ok(observation)

@@ -278,16 +278,12 @@ impl Probe for FileProbe {
         if let Some(reads) = &self.reads {
             reads.fetch_add(1, Ordering::Relaxed);
         }
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(text) => text.to_string(),
-            Err(e) if e.error_len().is_none() => {
-                // Ends inside a character: keep its first bytes for later.
-                self.carry = bytes.split_off(e.valid_up_to());
-                String::from_utf8_lossy(&bytes).into_owned()
-            }
-            Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
-        };
-        Ok(Observation::text(text))
+        match std::str::from_utf8(&bytes) {
+            // Ends inside a character: keep its first bytes for later.
+            Err(e) if e.error_len().is_none() => self.carry = bytes.split_off(e.valid_up_to()),
+            _ => {}
+        }
+        Ok(Observation::bytes(&bytes))
     }
 
     fn mode(&self) -> ProbeMode {
