@@ -1,5 +1,4 @@
-//! Calling Python from the engine's threads (the scheduler, for quick
-//! calls, and the workers): attach to the interpreter only for the call,
+//! Calling Python from the engine's worker threads: attach to the interpreter only for the call,
 //! run it in the caller's `contextvars` context, run a coroutine on the
 //! caller's event loop, remember the exception a call raised.
 

@@ -491,7 +491,7 @@ mod tests {
         // 150 KB of Unicode words under eight case-insensitive
         // `\w{38}X\w{2}`: seconds in a test build, after about a second
         // of compiling) past its wait's deadline, while a polling wait's
-        // call is queued. Before, the costly wait ended saying no probe
+        // call is queued. The costly wait must not end saying no probe
         // call could start.
         let engine = Engine::with_worker_cap(2);
         let release = CancelToken::new();

@@ -6,8 +6,8 @@
 //! and wakes one sleeper at a time, only when none is on its way already:
 //! a taker that leaves items behind wakes the next. A pool grown to 2,000
 //! workers for hung calls then serves the next burst with the few workers
-//! it needs; waking one per item spread a burst over every worker, each
-//! woken cold, and first calls started 3x later (`docs/ARCHITECTURE.md`,
+//! it needs; waking one per item would spread a burst over every worker,
+//! each woken cold, and start first calls 3x later (`docs/ARCHITECTURE.md`,
 //! Workers). Items come out in order of arrival, or, for the workers'
 //! tasks, earliest deadline first.
 
