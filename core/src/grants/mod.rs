@@ -315,7 +315,8 @@ impl Grants {
     /// checks that it lies inside a granted root. A path that does not
     /// exist yet is checked through its deepest existing ancestor. The
     /// refusal is the same whether or not the path exists, so it tells
-    /// nothing about files outside the roots.
+    /// nothing about files outside the roots. A path written inside a root
+    /// that cannot be resolved (its links loop) is refused saying so.
     pub fn resolve_file(&self, path: impl AsRef<Path>) -> Result<PathBuf, Refused> {
         let path = path.as_ref();
         if self.file_roots.is_empty() {
@@ -323,7 +324,13 @@ impl Grants {
                 "the host grants no file access: built-in file reads are off".into(),
             ));
         }
-        let resolved = resolve(path).ok_or_else(|| outside(path))?;
+        let resolved = match resolve(path) {
+            Some(resolved) => resolved,
+            // Said as such only for a path written inside a root, so the
+            // answer tells nothing about what lies outside them.
+            None if self.written_inside_roots(path) => return Err(unresolvable(path)),
+            None => return Err(outside(path)),
+        };
         if self.inside_roots(&resolved) {
             Ok(resolved)
         } else {
@@ -390,6 +397,32 @@ impl Grants {
             .iter()
             .any(|root| std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root)))
     }
+
+    /// Whether `path`, as written (made absolute, `.` and `..` taken
+    /// literally, no link followed), lies inside a granted root.
+    fn written_inside_roots(&self, path: &Path) -> bool {
+        let Ok(absolute) = std::path::absolute(path) else {
+            return false;
+        };
+        let mut written = PathBuf::new();
+        for part in absolute.components() {
+            match part {
+                Component::ParentDir => {
+                    written.pop();
+                }
+                Component::CurDir => {}
+                other => written.push(other),
+            }
+        }
+        self.inside_roots(&written)
+    }
+}
+
+fn unresolvable(path: &Path) -> Refused {
+    Refused(format!(
+        "{} cannot be resolved: its links loop, or `..` follows a part that does not exist",
+        path.display()
+    ))
 }
 
 fn outside(path: &Path) -> Refused {
@@ -487,6 +520,31 @@ mod tests {
         assert!(grants
             .check_tmux_socket_name("/tmp/tmux-0/default")
             .is_err());
+    }
+
+    #[test]
+    fn links_that_loop_are_said_to_loop_inside_the_roots_only() {
+        let (inside, outside_dir) = (scratch("loop-in"), scratch("loop-out"));
+        for dir in [&inside, &outside_dir] {
+            std::os::unix::fs::symlink(dir.join("l2"), dir.join("l1")).unwrap();
+            std::os::unix::fs::symlink(dir.join("l1"), dir.join("l2")).unwrap();
+        }
+        let grants = Grants::none().file_root(&inside);
+        for path in [
+            inside.join("l1"),
+            inside.join("l1/x"),
+            inside.join("no/../l1"),
+        ] {
+            let Refused(why) = grants.resolve_file(&path).unwrap_err();
+            assert!(why.ends_with("cannot be resolved: its links loop, or `..` follows a part that does not exist"), "{why}");
+        }
+        let Refused(why) = grants.resolve_file(outside_dir.join("l1")).unwrap_err();
+        assert!(
+            why.ends_with("is outside the directories the host lets waits read"),
+            "{why}"
+        );
+        let Refused(why) = Grants::all().resolve_file(inside.join("l1")).unwrap_err();
+        assert!(why.contains("cannot be resolved"), "{why}");
     }
 
     #[test]
