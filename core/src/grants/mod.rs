@@ -298,11 +298,17 @@ impl Grants {
     /// let grants = waitfor::grants::Grants::none();
     /// assert!(grants.check_tmux_socket_name("work").is_ok());
     /// assert!(grants.check_tmux_socket_name("../../x.sock").is_err());
+    /// let nul = grants.check_tmux_socket_name("a\0b").unwrap_err();
+    /// assert!(nul.0.contains("NUL"));
     /// ```
     pub fn check_tmux_socket_name(&self, name: &str) -> Result<(), Refused> {
-        let plain =
-            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
-        if plain || self.tmux_socket_paths && !name.is_empty() && !name.contains('\0') {
+        if name.contains('\0') {
+            return Err(Refused(format!(
+                "socket_name {name:?} contains a NUL byte, which no socket name or path can hold"
+            )));
+        }
+        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\']);
+        if plain || self.tmux_socket_paths && !name.is_empty() {
             Ok(())
         } else {
             Err(Refused(format!(
