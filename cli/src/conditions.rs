@@ -64,6 +64,27 @@ fn usage(flag: &'static str, message: impl Into<String>) -> UsageError {
     }
 }
 
+/// Where a spec's field comes from on the command line, by field prefix.
+const ARGUMENT_OF_FIELD: [(&str, &str); 5] = [
+    ("probe.file", "<PATH>"),
+    ("probe.command", "<CMD>..."),
+    ("probe.tmux.socket_name", "--socket-name"),
+    ("probe.tmux", "<TARGET>"),
+    ("stop", "--stop"),
+];
+
+impl From<waitfor::SpecError> for UsageError {
+    /// The engine's refusal of a spec built from the flags, naming the
+    /// argument its field comes from (`arguments` when no single one does).
+    fn from(error: waitfor::SpecError) -> Self {
+        let flag = ARGUMENT_OF_FIELD
+            .iter()
+            .find(|(prefix, _)| error.field.starts_with(prefix))
+            .map_or("arguments", |(_, argument)| argument);
+        usage(flag, error.to_string())
+    }
+}
+
 /// Builds the spec for `probe` from the flags.
 pub fn build_spec(
     probe: ProbeSpec,
@@ -112,8 +133,7 @@ pub fn build_spec(
         .interval(every)
         .max_wait(timeout);
     spec.progress_every = PROGRESS_EVERY;
-    spec.validate()
-        .map_err(|e| usage("arguments", e.to_string()))?;
+    spec.validate()?;
     Ok(spec)
 }
 

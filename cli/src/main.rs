@@ -87,13 +87,7 @@ fn main() -> ExitCode {
         });
     let handle = match Engine::global().start_with(spec, None, options) {
         Ok(handle) => handle,
-        Err(error) => usage_exit(
-            subcommand,
-            &UsageError {
-                flag: "arguments",
-                message: error.to_string(),
-            },
-        ),
+        Err(error) => usage_exit(subcommand, &UsageError::from(error)),
     };
 
     let started = Instant::now();

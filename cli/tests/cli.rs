@@ -542,6 +542,24 @@ fn bad_flags_are_usage_errors() {
     usage_error(&["nope"], "nope");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_refused_target_names_its_argument() {
+    usage_error(&["file", ""], "invalid value for '<PATH>'");
+    let dir = std::env::temp_dir().join(format!("waitfor-cli-loop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(dir.join("b"), dir.join("a")).unwrap();
+    std::os::unix::fs::symlink(dir.join("a"), dir.join("b")).unwrap();
+    let looped = dir.join("a");
+    usage_error(
+        &["file", looped.to_str().unwrap()],
+        "invalid value for '<PATH>'",
+    );
+    usage_error(&["file", looped.to_str().unwrap()], "cannot be resolved");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn help_documents_examples_and_exit_codes() {
     let out = run(&["--help"]);
