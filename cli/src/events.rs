@@ -28,8 +28,9 @@ FILE holds one event per line: a JSON object with string fields type, at, by
 and summary, an optional target (any JSON) and an optional data object. Only
 events after --cursor count: a cursor printed by an earlier wait, `end` (only
 events written from now on), or none (the file's start). Every filter given
-must hold. A removed file or a terminal event (deleted, left, closed, gone)
-ends the wait as gone. Malformed lines are reported on stderr and skipped.
+must hold. A missing file (removed, or never made) or a terminal event
+(deleted, left, closed, gone) ends the wait as gone. Malformed lines are
+reported on stderr and skipped.
 
 Output: text by default (one line per event, then how to resume), the wait/1
 envelope as JSON with --json. With --follow: a `waiting` envelope line first,

@@ -120,6 +120,9 @@ fn gone_exits_1_by_terminal_event_and_by_missing_file() {
     assert_eq!(w["state"], "gone");
     assert_eq!(w["fresh"]["state"], "missing");
     assert_eq!(w["resume"], Value::Null);
+    // Without a cursor the wait never saw the file: it is not "removed".
+    let reason = w["reason"].as_str().unwrap();
+    assert!(reason.ends_with("does not exist"), "{reason}");
 }
 
 #[test]

@@ -119,12 +119,11 @@ fn gone_by_removed_file() {
     let dir = TempDir::new("removed");
     let path = dir.file("log.jsonl");
     append(&path, &line("started", "a"));
-    let running = start(
-        query(&path, "build.done", 20_000)
-            .options(resume())
-            .unwrap(),
-    )
-    .unwrap();
+    // From a cursor into the file: the wait knows it existed, whenever its
+    // first read comes.
+    let mut q = query(&path, "build.done", 20_000);
+    q.cursor = Some(JsonlSource::new(&path).end_cursor().unwrap());
+    let running = start(q.options(resume()).unwrap()).unwrap();
     fs::remove_file(&path).unwrap();
     let done = running.wait().unwrap();
     assert_eq!(done.wait.state, WaitState::Gone);

@@ -135,7 +135,8 @@ fn gone_by_removed_file() {
     assert_eq!(after.cursor, read.cursor, "the cursor is kept");
     assert_eq!(after.fresh.unwrap().state, "missing");
     let never = jsonl::read(dir.file("never.jsonl"), None).unwrap();
-    assert!(never.gone.is_some());
+    let reason = never.gone.unwrap();
+    assert!(reason.ends_with("never.jsonl does not exist"), "{reason}");
     assert_eq!(never.cursor, None);
 }
 

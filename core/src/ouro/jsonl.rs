@@ -431,8 +431,10 @@ impl JsonlSource {
     ///   left for the next read.
     /// - An event of a terminal type ends the read: it is the last event
     ///   returned, and `gone` says why.
-    /// - A removed file is `gone` too, with the cursor unchanged and `fresh`
-    ///   state `"missing"`; otherwise `fresh` is `"current"` as of the read.
+    /// - A missing file is `gone` too ("was removed" after a cursor past
+    ///   its start, "does not exist" otherwise), with the cursor unchanged and
+    ///   `fresh` state `"missing"`; otherwise `fresh` is `"current"` as of
+    ///   the read.
     /// - A cursor into a file that was replaced (another device or inode),
     ///   truncated or rewritten (other bytes before the offset), or one
     ///   made by another process or altered, gives [`JsonlError::Replaced`].
@@ -440,7 +442,7 @@ impl JsonlSource {
     /// ```
     /// let src = waitfor::ouro::JsonlSource::new("/nonexistent/waitfor.jsonl");
     /// let r = src.read(None).unwrap();
-    /// assert!(r.gone.is_some());
+    /// assert_eq!(r.gone.unwrap(), "/nonexistent/waitfor.jsonl does not exist");
     /// assert_eq!(r.fresh.unwrap().state, "missing");
     /// ```
     pub fn read(&self, cursor: Option<&str>) -> Result<WaitRead, JsonlError> {
@@ -488,7 +490,12 @@ impl JsonlSource {
                     state: "missing".into(),
                     as_of: Some(now),
                 }),
-                gone: Some(format!("{} was removed", self.path.display())),
+                // A cursor past the start was made from the file, so it
+                // existed then; one at the start fits any file, or none.
+                gone: Some(match start {
+                    Some(c) if c.offset > 0 => format!("{} was removed", self.path.display()),
+                    _ => format!("{} does not exist", self.path.display()),
+                }),
                 ..WaitRead::default()
             });
         };

@@ -35,7 +35,7 @@ substring or regex, `data` JSON pointer conditions); pass the `cursor` of an ear
 after it (`\"end\"`: only events written from now on; omitted: from the file's start). \
 Returns the wait/1 envelope: `satisfied` with the matching `events` (the first 1000 at most; its `resume` \
 call reads on after them), `timed-out` with a `resume` call that \
-waits again from the same cursor (nothing is lost or seen twice), or `gone` when the file was removed or a \
+waits again from the same cursor (nothing is lost or seen twice), or `gone` when the file is missing (removed, or never made) or a \
 terminal event (`deleted`, `left`, `closed`, `gone`) arrived. `timeout` is a duration such as \"90s\" or \
 \"5m\" or milliseconds (default 60s, at most 300s). A cursor is opaque and fits only the file it came from, \
 as this server process left it: if the file was replaced or rewritten, or the server restarted, the call \
