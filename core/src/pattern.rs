@@ -607,7 +607,7 @@ fn invalid_regex(field: &str, error: &dyn std::fmt::Display) -> SpecError {
     )
 }
 
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

@@ -157,3 +157,19 @@ fn spec_errors_name_the_field() {
     // A literal summary with regex characters is fine.
     assert!(EventMatcher::from_json(&json!({"summary": "("})).is_ok());
 }
+
+#[test]
+fn a_summary_pattern_too_large_is_refused_with_its_limit_and_a_way_out() {
+    let err = error(json!({"summary": "\\w{150}N", "summaryRegex": true})).to_string();
+    assert!(
+        err.starts_with("summary: the compiled pattern would take more than 1 MiB"),
+        "{err}"
+    );
+    assert!(err.contains("use a shorter or simpler pattern"), "{err}");
+    // A syntax error is one line, as a spec pattern's is.
+    let err = error(json!({"summary": "(", "summaryRegex": true})).to_string();
+    assert!(
+        err.starts_with("summary: not a valid regular expression: ") && !err.contains('\n'),
+        "{err}"
+    );
+}

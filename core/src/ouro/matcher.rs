@@ -135,6 +135,23 @@ pub struct EventMatcher {
 /// The largest compiled summary pattern allowed (bytes of regex program).
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 
+/// Why a summary pattern was refused, in the words a spec pattern's
+/// refusal uses (`pattern`): the limit and what usually crosses it.
+fn summary_error(e: &regex::Error) -> String {
+    match e {
+        regex::Error::CompiledTooBig(_) => format!(
+            "the compiled pattern would take more than {} MiB, the limit for a summary \
+             pattern: use a shorter or simpler pattern (large repetitions of Unicode classes \
+             such as \\w{{150}} are the usual cause)",
+            PATTERN_SIZE_LIMIT >> 20
+        ),
+        e => format!(
+            "not a valid regular expression: {}",
+            crate::pattern::one_line(&e.to_string())
+        ),
+    }
+}
+
 impl EventMatcher {
     /// Compiles a spec: checks the summary pattern and every data condition.
     ///
@@ -157,7 +174,7 @@ impl EventMatcher {
                     .case_insensitive(spec.ignore_case)
                     .size_limit(PATTERN_SIZE_LIMIT)
                     .build()
-                    .map_err(|e| invalid("summary", e.to_string()))?;
+                    .map_err(|e| invalid("summary", summary_error(&e)))?;
                 Some(re)
             }
         };
