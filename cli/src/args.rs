@@ -86,9 +86,13 @@ Exit codes: 0 met, 1 timeout, 2 usage, 3 stopped, 4 gone, 5 probe error,
 const TOOL_AFTER_HELP: &str = "\
 Runs one of the library's tool profiles with the agent's JSON arguments and
 prints the tool's exact output JSON, as an MCP server would return it.
-Profiles whose probe is built in: libtmux-mcp/wait_for_text,
-libtmux-cxx/wait_for_text, aura/wait_for (built-in tools run_command and
-read_file). --list prints every profile's MCP tool definition.
+Profiles: libtmux-mcp/wait_for_text, libtmux-cxx/wait_for_text, ouro/wait
+and aura/wait_for (its built-in tools run_command and read_file). --list
+prints every profile's MCP tool definition.
+
+The command runs as you, so it grants the tool everything you can reach:
+any command, file and tmux socket path. An MCP server that hands agents
+these tools grants less (SECURITY.md: what an agent can reach).
 
 Examples:
   waitfor tool libtmux-mcp/wait_for_text '{\"pane_id\": \"%1\", \"patterns\": [\"ready\"]}'
