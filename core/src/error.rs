@@ -46,6 +46,9 @@ pub enum Rule {
     InvalidPaneId,
     /// The input is larger than [`crate::input::MAX_INPUT_BYTES`].
     TooLarge,
+    /// A program, argument, path or tmux name holds a NUL byte, which no
+    /// operating-system string can hold.
+    ContainsNul,
 }
 
 /// The kind of a refusal, with a stable code every binding gives as
@@ -219,6 +222,27 @@ impl SpecError {
             rule,
             message: message.into(),
         }
+    }
+
+    /// Refuses `text`, the value of `field`, if it holds a NUL byte: it is
+    /// bound for the operating system (a program, an argument, a path, a
+    /// tmux name), where a NUL ends a string, so no run could honour it.
+    ///
+    /// ```
+    /// use waitfor::{Rule, SpecError};
+    /// assert!(SpecError::check_no_nul("probe.file.path", "/tmp/log").is_ok());
+    /// let err = SpecError::check_no_nul("probe.file.path", "/tmp/a\0b").unwrap_err();
+    /// assert_eq!(err.rule, Rule::ContainsNul);
+    /// ```
+    pub fn check_no_nul(field: &str, text: &str) -> Result<(), SpecError> {
+        if !text.contains('\0') {
+            return Ok(());
+        }
+        Err(Self::new(
+            field,
+            Rule::ContainsNul,
+            "holds a NUL byte (\\u0000), which no program name, argument, path or tmux name can hold",
+        ))
     }
 
     /// Turns a serde error (with the path where it happened) into a spec

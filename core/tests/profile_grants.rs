@@ -290,3 +290,58 @@ fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
     let name = json!({"pane_id": "%0", "socket_name": "work", "timeout": 1});
     assert!(prepare("libtmux-mcp/wait_for_text", &name, &Host::default()).is_ok());
 }
+
+#[test]
+fn a_nul_byte_bound_for_the_system_is_refused_before_the_wait_by_every_profile() {
+    // Granted everything: the NUL is what is refused, not the reach.
+    let all = host(Grants::all());
+    let cases = [
+        (
+            "aura/wait_for",
+            args("run_command", json!({"argv": ["echo", "a\0b"]}), "a"),
+            "probe.args.argv[1]",
+        ),
+        (
+            "aura/wait_for",
+            args(
+                "run_command",
+                json!({"argv": ["pwd"], "cwd": "/tmp\0"}),
+                "a",
+            ),
+            "probe.args.cwd",
+        ),
+        ("aura/wait_for", read_file("/tmp/a\0b"), "probe.args.path"),
+        (
+            "ouro/wait",
+            json!({"path": "/tmp/a\0b", "timeout": "1s"}),
+            "path",
+        ),
+        (
+            "libtmux-mcp/wait_for_text",
+            json!({"pane_id": "%0", "socket_name": "w\0rk", "timeout": 1}),
+            "socket_name",
+        ),
+        (
+            "libtmux-cxx/wait_for_text",
+            json!({"target": "main\0:0", "text": "ready", "timeout_ms": 100}),
+            "target",
+        ),
+    ];
+    for (profile, args, field) in cases {
+        let refused = prepare(profile, &args, &all).err();
+        match refused {
+            Some(ToolError::InvalidArguments(e)) => {
+                assert_eq!(
+                    (e.field.as_str(), e.rule),
+                    (field, Rule::ContainsNul),
+                    "{profile} {args}"
+                );
+                assert!(e.message.contains("NUL"), "{}", e.message);
+            }
+            other => panic!(
+                "{profile} {args}: expected invalid_arguments, got {:?}",
+                other.map(|e| e.to_string())
+            ),
+        }
+    }
+}

@@ -238,6 +238,31 @@ fn each_rule_names_its_field() {
             "resume",
             Rule::InvalidResume,
         ),
+        (
+            with("probe", json!({"command": {"argv": ["echo", "a\0b"]}})),
+            "probe.command.argv[1]",
+            Rule::ContainsNul,
+        ),
+        (
+            with("probe", json!({"command": {"argv": ["pwd"], "cwd": "/\0"}})),
+            "probe.command.cwd",
+            Rule::ContainsNul,
+        ),
+        (
+            with("probe", json!({"file": {"path": "/tmp/a\0b"}})),
+            "probe.file.path",
+            Rule::ContainsNul,
+        ),
+        (
+            with("probe", json!({"tmux": {"target": "main\0:0"}})),
+            "probe.tmux.target",
+            Rule::ContainsNul,
+        ),
+        (
+            with("probe", json!({"tmux": {"socket_name": "w\0rk"}})),
+            "probe.tmux.socket_name",
+            Rule::ContainsNul,
+        ),
         (json!({"interval_ms": 100}), "until", Rule::MissingField),
         (json!([1, 2]), "", Rule::WrongType),
     ];

@@ -238,6 +238,8 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { policy: { maxWaitCeilingMs: -1 } }), (e) => e.code === 'invalid_arguments')
   assert.throws(() => checkSpec({ until: { matches: 'x' }, interval_ms: 1 }), (e) => e.field === 'interval_ms')
   checkSpec({ until: { matches: 'x' } })
+  // A NUL cannot reach the system: refused by the spec's rules, field named.
+  assert.throws(() => checkSpec({ probe: { file: { path: '/tmp/a\0b' } }, until: { matches: 'x' } }), (e) => e.field === 'probe.file.path' && e.rule === 'contains_nul')
   assert.equal(SPEC_SCHEMA.type, 'object')
 })
 

@@ -163,6 +163,16 @@ def test_builtin_command_probe() -> None:
     assert (r.outcome, r.exit_code) == ("matched", 3)
 
 
+def test_a_nul_byte_in_a_command_is_refused_before_the_wait() -> None:
+    """A NUL cannot reach the system: refused by the spec's rules, field named."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait(
+            spec(probe={"command": {"argv": ["echo", "a\0b"]}}, until={"matches": "a"}),
+            grants=waitfor.Grants(commands=["echo"]),
+        )
+    assert (caught.value.field, caught.value.rule) == ("probe.command.argv[1]", "contains_nul")
+
+
 def test_builtin_file_probe_fresh_and_resume(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
     log.write_text("old ready\n")

@@ -5,7 +5,7 @@
 
 use super::aura::invalid;
 use super::tool::{ToolCaller, ToolError, UNKNOWN_TOOL};
-use crate::error::Rule;
+use crate::error::{Rule, SpecError};
 use crate::grants::Grants;
 use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
 use crate::process::RunMark;
@@ -64,6 +64,12 @@ impl Builtin {
                             "run_command needs `argv`, a non-empty list of strings",
                         )
                     })?;
+                for (i, arg) in argv.iter().enumerate() {
+                    SpecError::check_no_nul(&format!("probe.args.argv[{i}]"), arg)?;
+                }
+                if let Some(cwd) = args.get("cwd").and_then(Value::as_str) {
+                    SpecError::check_no_nul("probe.args.cwd", cwd)?;
+                }
                 grants.check_command(&argv).map_err(|r| {
                     invalid(
                         "probe.args.argv",
@@ -87,6 +93,7 @@ impl Builtin {
                         "read_file needs `path`, a string",
                     )
                 })?;
+                SpecError::check_no_nul("probe.args.path", path)?;
                 match grants.open_file(path) {
                     // A granted file may appear later.
                     Ok(_) => {}

@@ -21,7 +21,7 @@ use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
 use super::tool::{Host, ToolError};
 use super::{Prepared, Report};
-use crate::error::Rule;
+use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::result::{Outcome, WaitResult};
@@ -150,6 +150,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, tmux: Tmux) -> Result<Prepar
     if target.is_empty() {
         return Err(invalid("target", Rule::Empty, "target must not be empty"));
     }
+    SpecError::check_no_nul("target", &target)?;
     if text.is_empty() {
         return Err(invalid("text", Rule::Empty, "text must not be empty"));
     }

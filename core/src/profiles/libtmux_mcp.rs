@@ -30,7 +30,7 @@ use super::aura::{invalid, object, reject_unknown};
 use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
 use super::Prepared;
-use crate::error::Rule;
+use crate::error::{Rule, SpecError};
 use crate::pattern::{
     compiled_bytes, fit_scratch, reported_limit, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
     MAX_PATTERNS, MAX_PATTERN_BYTES,
@@ -590,6 +590,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
     spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
     if let Some(name) = socket_name {
+        SpecError::check_no_nul("socket_name", &name)?;
         host.grants
             .check_tmux_socket_name(&name)
             .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;

@@ -285,6 +285,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Pre
         grants: host.grants.clone(),
         ..EventsQuery::new(path)
     };
+    SpecError::check_no_nul("path", &query.path.to_string_lossy())?;
     // Checked again when the file is opened, where a FIFO, a device or a
     // directory is refused too.
     host.grants

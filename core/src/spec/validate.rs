@@ -187,13 +187,19 @@ fn not_positive(field: &str) -> SpecError {
 
 fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
     match probe {
-        ProbeSpec::Command { argv, .. } => {
+        ProbeSpec::Command { argv, cwd, .. } => {
             if argv.first().is_none_or(|program| program.is_empty()) {
                 return Err(SpecError::new(
                     "probe.command.argv",
                     Rule::Empty,
                     "needs at least a program name",
                 ));
+            }
+            for (i, arg) in argv.iter().enumerate() {
+                SpecError::check_no_nul(&format!("probe.command.argv[{i}]"), arg)?;
+            }
+            if let Some(cwd) = cwd {
+                SpecError::check_no_nul("probe.command.cwd", cwd)?;
             }
         }
         ProbeSpec::File { path } => {
@@ -204,14 +210,30 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
                     "must not be empty",
                 ));
             }
+            SpecError::check_no_nul("probe.file.path", path)?;
         }
-        ProbeSpec::Tmux { socket_name, .. } => {
+        ProbeSpec::Tmux {
+            socket_name, pane, ..
+        } => {
             if socket_name.as_deref() == Some("") {
                 return Err(SpecError::new(
                     "probe.tmux.socket_name",
                     Rule::Empty,
                     "must not be empty",
                 ));
+            }
+            let names = [
+                ("socket_name", socket_name),
+                ("pane_id", &pane.pane_id),
+                ("window_id", &pane.window_id),
+                ("session_id", &pane.session_id),
+                ("session_name", &pane.session_name),
+                ("target", &pane.target),
+            ];
+            for (name, value) in names {
+                if let Some(value) = value {
+                    SpecError::check_no_nul(&format!("probe.tmux.{name}"), value)?;
+                }
             }
         }
     }
