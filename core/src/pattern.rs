@@ -58,21 +58,18 @@ impl Pattern {
         self
     }
 
-    /// Checks what [`Pattern::compile`] would but the size of the compiled
-    /// regex: its length and its syntax. Parsing takes time linear in the
-    /// text (at most [`MAX_PATTERN_BYTES`]), where compiling can take
-    /// seconds, so a host's thread may check and a wait's time compile.
+    /// Checks what [`Pattern::compile`] would, in time linear in the text
+    /// (at most [`MAX_PATTERN_BYTES`]), so that a host's thread may check
+    /// and a wait's own time compile: its length, its syntax and the
+    /// names of its Unicode classes. Not what only translating the whole
+    /// pattern finds, which can take milliseconds a class (case folding a
+    /// class set: `(?i)[\p{Any}--\p{L}]` takes 6 ms, so 64 KiB of them
+    /// would hold the host's thread for seconds): a pattern that matches
+    /// bytes outside UTF-8 under `(?-u)` fails its wait's compile instead.
     pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
         self.check_length(field)?;
         if self.regex {
-            // Parsed and translated, as compiling does first, so that what
-            // passes here (an unknown Unicode class included) compiles.
-            regex_syntax::ParserBuilder::new()
-                .multi_line(true)
-                .case_insensitive(!self.case_sensitive)
-                .build()
-                .parse(&self.text)
-                .map_err(|e| invalid_regex(field, &e))?;
+            check_syntax(&self.text).map_err(|e| invalid_regex(field, &e))?;
         }
         Ok(())
     }
@@ -594,6 +591,59 @@ impl PatternCache {
             .map(|(key, compiled)| Self::entry_bytes(key, compiled))
             .sum()
     }
+}
+
+/// Parses `text` (no translation) and looks up each Unicode class it
+/// names, each distinct name once and on its own (no case folding, no set
+/// operation), so the lookups take microseconds in all.
+fn check_syntax(text: &str) -> Result<(), String> {
+    use regex_syntax::ast::{self, Visitor};
+
+    /// The distinct Unicode classes a pattern names, as patterns of their own.
+    #[derive(Default)]
+    struct UnicodeClasses(std::collections::BTreeSet<String>);
+
+    impl UnicodeClasses {
+        fn add(&mut self, class: &ast::ClassUnicode) {
+            let name = match &class.kind {
+                ast::ClassUnicodeKind::OneLetter(letter) => letter.to_string(),
+                ast::ClassUnicodeKind::Named(name) => name.clone(),
+                ast::ClassUnicodeKind::NamedValue { name, value, .. } => format!("{name}={value}"),
+            };
+            self.0.insert(format!("\\p{{{name}}}"));
+        }
+    }
+
+    impl Visitor for UnicodeClasses {
+        type Output = Self;
+        type Err = std::convert::Infallible;
+        fn finish(self) -> Result<Self, Self::Err> {
+            Ok(self)
+        }
+        fn visit_pre(&mut self, ast: &ast::Ast) -> Result<(), Self::Err> {
+            if let ast::Ast::ClassUnicode(class) = ast {
+                self.add(class);
+            }
+            Ok(())
+        }
+        fn visit_class_set_item_pre(&mut self, item: &ast::ClassSetItem) -> Result<(), Self::Err> {
+            if let ast::ClassSetItem::Unicode(class) = item {
+                self.add(class);
+            }
+            Ok(())
+        }
+    }
+
+    let parsed = ast::parse::Parser::new()
+        .parse(text)
+        .map_err(|e| e.to_string())?;
+    let Ok(classes) = ast::visit(&parsed, UnicodeClasses::default());
+    for class in &classes.0 {
+        regex_syntax::Parser::new()
+            .parse(class)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 fn invalid_regex(field: &str, error: &dyn std::fmt::Display) -> SpecError {

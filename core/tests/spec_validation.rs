@@ -415,3 +415,58 @@ fn the_originals_behaviours_are_spec_options_off_by_default() {
     };
     assert_eq!((pick, freshness), (PanePick::First, Freshness::ByContent));
 }
+
+/// Translating a class set under case folding takes milliseconds a class;
+/// validating (on the host's thread, before the deadline runs) only parses
+/// and looks up the class names. When it translated, 64 KiB of these took
+/// 17 s to validate, and the wait ended that long past its 100 ms deadline.
+#[test]
+fn validating_costly_class_sets_takes_time_linear_in_the_text() {
+    use std::time::{Duration, Instant};
+    let costly = r"(?i)[\p{Any}--\p{L}--\p{N}]";
+    let count = waitfor::MAX_PATTERN_BYTES / (costly.len() + 4);
+    let one_long = costly.repeat(count);
+    let many: Vec<Value> = (0..count)
+        .map(|i| json!({"text": format!("{costly}{i}"), "regex": true}))
+        .collect();
+    for until in [
+        json!({"matches": {"text": one_long, "regex": true}}),
+        json!({ "patterns": many }),
+    ] {
+        let started = Instant::now();
+        let spec =
+            Spec::from_value(&json!({"until": until, "max_wait_ms": 100, "interval_ms": 20}))
+                .expect("valid");
+        let result = waitfor::Engine::global()
+            .wait(
+                spec,
+                waitfor::probe_fn(|_| Ok(waitfor::Observation::text("x"))),
+            )
+            .unwrap();
+        // Generous for a loaded machine: the old code took seconds.
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(result.outcome, waitfor::Outcome::Timeout, "{result:?}");
+    }
+}
+
+#[test]
+fn a_pattern_only_its_translation_refuses_fails_its_wait_not_the_spec() {
+    // (?-u) bytes outside UTF-8: found by the compile, in the wait's time.
+    let spec = Spec::from_value(&json!({
+        "until": {"matches": {"text": r"(?-u)\xFF", "regex": true}}, "max_wait_ms": 5000
+    }))
+    .expect("parsed and its classes found");
+    let result = waitfor::Engine::global()
+        .wait(
+            spec,
+            waitfor::probe_fn(|_| Ok(waitfor::Observation::text("x"))),
+        )
+        .unwrap();
+    assert_eq!(result.outcome, waitfor::Outcome::Error, "{result:?}");
+    let error = result.error.unwrap();
+    assert!(error.contains("until.matches"), "{error}");
+}
