@@ -334,7 +334,9 @@ impl Grants {
             Some(resolved) => resolved,
             // Said as such only for a path written inside a root, so the
             // answer tells nothing about what lies outside them.
-            None if self.written_inside_roots(path) => return Err(unresolvable(path)),
+            None if self.resolves_inside_roots_as_far_as_it_resolves(path) => {
+                return Err(unresolvable(path))
+            }
             None => return Err(outside(path)),
         };
         if self.inside_roots(&resolved) {
@@ -404,23 +406,20 @@ impl Grants {
             .any(|root| std::fs::canonicalize(root).is_ok_and(|root| resolved.starts_with(root)))
     }
 
-    /// Whether `path`, as written (made absolute, `.` and `..` taken
-    /// literally, no link followed), lies inside a granted root.
-    fn written_inside_roots(&self, path: &Path) -> bool {
+    /// Whether the longest leading part of `path` that resolves (its links
+    /// followed) lies inside a granted root: what fails to resolve after it
+    /// is then the roots' own affair. Not the path as written: through a
+    /// link in a root that leads out, which answer came back would tell
+    /// whether a directory outside exists (`root/out/d/..` resolves,
+    /// `root/out/none/..` does not).
+    fn resolves_inside_roots_as_far_as_it_resolves(&self, path: &Path) -> bool {
         let Ok(absolute) = std::path::absolute(path) else {
             return false;
         };
-        let mut written = PathBuf::new();
-        for part in absolute.components() {
-            match part {
-                Component::ParentDir => {
-                    written.pop();
-                }
-                Component::CurDir => {}
-                other => written.push(other),
-            }
-        }
-        self.inside_roots(&written)
+        absolute
+            .ancestors()
+            .find_map(|part| std::fs::canonicalize(part).ok())
+            .is_some_and(|real| self.inside_roots(&real))
     }
 }
 
@@ -544,11 +543,22 @@ mod tests {
             let Refused(why) = grants.resolve_file(&path).unwrap_err();
             assert!(why.ends_with("cannot be resolved: its links loop, or `..` follows a part that does not exist"), "{why}");
         }
-        let Refused(why) = grants.resolve_file(outside_dir.join("l1")).unwrap_err();
-        assert!(
-            why.ends_with("is outside the directories the host lets waits read"),
-            "{why}"
-        );
+        // Outside, or through a link in the root that leads out: a loop,
+        // a missing directory and an existing one are all just outside.
+        std::os::unix::fs::symlink(&outside_dir, inside.join("out")).unwrap();
+        std::fs::create_dir(outside_dir.join("d")).unwrap();
+        for path in [
+            outside_dir.join("l1"),
+            inside.join("out/l1"),
+            inside.join("out/d/.."),
+            inside.join("out/none/.."),
+        ] {
+            let Refused(why) = grants.resolve_file(&path).unwrap_err();
+            assert!(
+                why.ends_with("is outside the directories the host lets waits read"),
+                "{why}"
+            );
+        }
         let Refused(why) = Grants::all().resolve_file(inside.join("l1")).unwrap_err();
         assert!(why.contains("cannot be resolved"), "{why}");
     }
