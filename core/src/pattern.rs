@@ -596,7 +596,7 @@ impl PatternCache {
 /// Parses `text` (no translation) and looks up each Unicode class it
 /// names, each distinct name once and on its own (no case folding, no set
 /// operation), so the lookups take microseconds in all.
-fn check_syntax(text: &str) -> Result<(), String> {
+pub(crate) fn check_syntax(text: &str) -> Result<(), String> {
     use regex_syntax::ast::{self, Visitor};
 
     /// The distinct Unicode classes a pattern names, as patterns of their own.

@@ -271,7 +271,7 @@ impl RowSearch {
                 };
                 (Self::Backtracking(Arc::new(re)), cost)
             })
-            .map_err(|_| match check_syntax(text, regex, match_case) {
+            .map_err(|_| match check_syntax(text, regex) {
                 // Past the syntax checked at the call (see `patterns`).
                 Err(message) => format!("Invalid regex pattern: {message}"),
                 Ok(()) => too_big(),
@@ -307,22 +307,15 @@ fn too_big() -> String {
 
 /// Whether Python's `re` would take `text`: the linear engine's syntax, or
 /// else lookaround and backreferences; the linear engine's message if
-/// neither. Parses only, in time linear in the text: compiling waits for
-/// the wait's first sample.
-fn check_syntax(text: &str, regex: bool, match_case: bool) -> Result<(), String> {
+/// neither. Parses only, in time linear in the text (see
+/// [`crate::pattern::check_syntax`]): compiling waits for the wait's first
+/// sample.
+fn check_syntax(text: &str, regex: bool) -> Result<(), String> {
     let source = source(text, regex);
-    let parsed = regex_syntax::ParserBuilder::new()
-        .case_insensitive(!match_case)
-        .build()
-        .parse(&source);
-    match parsed {
-        Ok(_) => Ok(()),
+    match crate::pattern::check_syntax(&source) {
+        Ok(()) => Ok(()),
         Err(_) if fancy_regex::Expr::parse_tree(&source).is_ok() => Ok(()),
-        Err(e) => Err(e
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")),
+        Err(e) => Err(crate::pattern::one_line(&e)),
     }
 }
 
@@ -455,7 +448,6 @@ fn patterns(
     values: &[String],
     field: &str,
     regex: bool,
-    match_case: bool,
     syntax_budget: &mut usize,
 ) -> Result<Vec<String>, ToolError> {
     for (i, text) in values.iter().enumerate() {
@@ -478,7 +470,7 @@ fn patterns(
             continue;
         }
         *syntax_budget -= text.len();
-        check_syntax(text, regex, match_case).map_err(|message| {
+        check_syntax(text, regex).map_err(|message| {
             invalid(
                 &at(),
                 Rule::InvalidRegex,
@@ -568,10 +560,10 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
     }
     let mut syntax_budget = SYNTAX_CHECKED_BYTES;
     let listed = match &wanted {
-        Some(list) => patterns(list, "patterns", regex, match_case, &mut syntax_budget)?,
+        Some(list) => patterns(list, "patterns", regex, &mut syntax_budget)?,
         None => Vec::new(),
     };
-    let stop_listed = patterns(&stop, "stop", regex, match_case, &mut syntax_budget)?;
+    let stop_listed = patterns(&stop, "stop", regex, &mut syntax_budget)?;
     let until = match &wanted {
         Some(_) => Condition::Patterns((0..listed.len()).map(|i| finding('p', i)).collect()),
         None => Condition::AnyOutput,
@@ -884,12 +876,7 @@ fn render(
         _ => Vec::new(),
     };
     let found = found(outcome);
-    // Seen at entry: a pattern on any row of the visible screen.
-    let at_entry = seen
-        .entry
-        .original
-        .iter()
-        .any(|row| patterns.iter().any(|p| p.finds(row)));
+    let at_entry = seen_at_entry(&seen.entry.original, patterns);
     Ok(json!({
         "found": found,
         "outcome": outcome,
@@ -903,6 +890,24 @@ fn render(
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
         "effective_timeout": effective,
     }))
+}
+
+/// Whether a pattern occurs on a row of the screen the wait began on.
+/// Searched after the wait, on the host's thread (holding Python's lock,
+/// in Python): linear patterns on every row, backtracking ones for as many
+/// searches as one sample may run ([`BACKTRACKING_PER_SAMPLE`]); a row they
+/// did not reach counts as no finding. 2,400 backtracking patterns over a
+/// full screen took 3.4 s, past the deadline.
+fn seen_at_entry(rows: &[String], patterns: &[RowSearch]) -> bool {
+    let linear = |p: &&RowSearch| matches!(p, RowSearch::Linear(_));
+    let (linear, backtracking): (Vec<&RowSearch>, Vec<&RowSearch>) =
+        patterns.iter().partition(linear);
+    rows.iter().any(|row| linear.iter().any(|p| p.finds(row)))
+        || rows
+            .iter()
+            .flat_map(|row| backtracking.iter().map(move |p| (p, row)))
+            .take(BACKTRACKING_PER_SAMPLE)
+            .any(|(p, row)| p.finds(row))
 }
 
 #[cfg(test)]
@@ -958,6 +963,24 @@ mod tests {
         assert!(fast > 3 << 20, "{fast}");
         // Without: the PikeVM alone, bounded with the program.
         assert_eq!(new(fast - 1).unwrap().1.scratch, 0);
+    }
+
+    #[test]
+    fn the_entry_search_after_the_wait_runs_one_samples_backtracking_searches() {
+        // Each search backtracks to its step limit on these rows.
+        let rows: Vec<String> = (0..60).map(|_| "a".repeat(150)).collect();
+        let slow: Vec<RowSearch> = (0..2400)
+            .map(|i| search(&format!(r"(?=(a+)+b)(a|aa)+\1c{i}"), true))
+            .collect();
+        let started = std::time::Instant::now();
+        assert!(!seen_at_entry(&rows, &slow));
+        // Generous for a loaded machine: searching all took seconds.
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // Linear patterns search every row; a backtracking one finds too.
+        let mut with_linear = slow.clone();
+        with_linear.push(search("aaa", false));
+        assert!(seen_at_entry(&rows, &with_linear));
+        assert!(seen_at_entry(&rows, &[search(r"(?=a)(a)\1", true)]));
     }
 
     fn search(text: &str, regex: bool) -> RowSearch {
@@ -1019,14 +1042,7 @@ mod tests {
         // call's bound instead of taking 16 MiB a pattern.
         let heavy: Vec<String> = (0..100).map(|i| format!(r"\w{{250}}N{i}")).collect();
         let refs: Vec<&str> = heavy.iter().map(String::as_str).collect();
-        assert!(patterns(
-            &heavy,
-            "patterns",
-            true,
-            false,
-            &mut SYNTAX_CHECKED_BYTES.clone()
-        )
-        .is_ok());
+        assert!(patterns(&heavy, "patterns", true, &mut SYNTAX_CHECKED_BYTES.clone()).is_ok());
         let huge = findings(&refs, &[]);
         assert!(huge.searches.compiled.get().is_none());
         let err = huge.of(&rows(&["x"])).unwrap_err();
@@ -1055,8 +1071,8 @@ mod tests {
         assert!(!search(r"(?<=BUILD )OK", true).finds("TEST OK"));
         assert!(search(r"(\w+) \1", true).finds("go go"));
         assert!(search("x*", true).finds(""));
-        assert!(check_syntax("(", true, false).is_err());
-        assert!(check_syntax(r"(?<=BUILD )OK", true, false).is_ok());
+        assert!(check_syntax("(", true).is_err());
+        assert!(check_syntax(r"(?<=BUILD )OK", true).is_ok());
         // A search over the step bound finds nothing.
         let heavy = search(r"(a*)*\1b", true);
         assert!(!heavy.finds(&"a".repeat(40)));
