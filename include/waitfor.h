@@ -627,7 +627,9 @@ int32_t waitfor_tool_start(const char *profile,
  *                    `waitfor_wait`) or UTF-8 JSON, borrowed for the call:
  *                    `{"grants": {"commands": "none" | "any" | ["prog", ...],
  *                    "file_roots": ["dir", ...], "tmux_socket_paths": bool},
- *                    "max_wait_ceiling_ms": N}`, every field optional. A
+ *                    "max_wait_ceiling_ms": N, "output_cap_bytes": N}`,
+ *                    every field optional (the cap: the largest observation,
+ *                    which a spec may lower, not raise; 256 KiB by default). A
  *                    `command` probe runs only granted programs (compared
  *                    with `argv[0]` as given), a `file` probe reads only
  *                    regular files inside `file_roots` (resolved paths), a

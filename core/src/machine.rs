@@ -182,7 +182,10 @@ impl Machine {
         // first error), the token for keeps. Patterns compile at `start`.
         spec.validate_fields()?;
         spec.check_patterns()?;
-        let output_cap = spec.output_cap.unwrap_or(policy.output_cap);
+        // The host's cap bounds what one wait holds: a spec may ask less.
+        let output_cap = spec
+            .output_cap
+            .map_or(policy.output_cap, |asked| asked.min(policy.output_cap));
         let anchor = match spec
             .resume
             .as_deref()

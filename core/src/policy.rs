@@ -18,7 +18,9 @@ pub struct Policy {
     /// A requested `max_wait` above this is lowered to it, and the result
     /// says so (`clamped`).
     pub max_wait_ceiling: Duration,
-    /// The output cap for specs that set none.
+    /// The largest observation a wait takes: a spec's `output_cap_bytes`
+    /// may lower it, never raise it (an agent's spec must not lift the
+    /// memory a host allows one wait).
     pub output_cap: usize,
     /// What the spec's built-in probes may reach (nothing by default).
     pub grants: Grants,
@@ -41,7 +43,7 @@ impl Policy {
         self
     }
 
-    /// Sets the default output cap.
+    /// Sets the output cap (see [`Policy::output_cap`]).
     pub fn output_cap(mut self, bytes: usize) -> Self {
         self.output_cap = bytes;
         self

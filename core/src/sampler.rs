@@ -26,7 +26,10 @@ pub struct Sampler {
 impl Sampler {
     /// A sampler for `spec` with a probe of `mode`.
     pub fn new(spec: &Spec, mode: ProbeMode) -> Result<Self, SpecError> {
-        let policy = Policy::default().max_wait_ceiling(spec.max_wait);
+        // No host: the spec's own deadline and cap stand.
+        let policy = Policy::default()
+            .max_wait_ceiling(spec.max_wait)
+            .output_cap(spec.output_cap.unwrap_or(crate::policy::DEFAULT_OUTPUT_CAP));
         let mut machine = Machine::new(spec, &policy, mode, Duration::ZERO)?;
         machine.start(Duration::ZERO, Conditions::compile(spec)?);
         Ok(Self { machine })

@@ -66,6 +66,40 @@ fn a_command_that_never_stops_writing_is_over_the_cap_at_once() {
 }
 
 #[test]
+fn a_spec_may_lower_the_hosts_cap_but_not_raise_it() {
+    // The agent's spec asks for a terabyte: the host's 256 KiB hold, and
+    // `yes` is stopped one byte past them instead of filling memory.
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["yes"]}}, "until": {"matches": "never"},
+            "max_wait_ms": 10000, "output_cap_bytes": 1099511627776}"#,
+    );
+    assert_eq!(result.outcome, Outcome::Error, "{result:?}");
+    let error = result.error.unwrap();
+    assert!(error.contains("exceeds the cap of 262144 bytes"), "{error}");
+    // Lower than the host's: the spec's.
+    let result = run(
+        r#"{"probe": {"command": {"argv": ["yes"]}}, "until": {"matches": "never"},
+            "max_wait_ms": 10000, "output_cap_bytes": 1000}"#,
+    );
+    let error = result.error.unwrap();
+    assert!(error.contains("exceeds the cap of 1000 bytes"), "{error}");
+    // A host that allows more, allows more.
+    let spec = r#"{"probe": {"command": {"argv": ["sh", "-c", "head -c 300000 /dev/zero"]}},
+        "until": {"matches": "never"}, "interval_ms": 100, "max_wait_ms": 1000,
+        "output_cap_bytes": 1000000}"#;
+    let roomy = Policy::default()
+        .grants(Grants::none().commands(Commands::Any))
+        .output_cap(1 << 20);
+    let result = Engine::global()
+        .run(
+            Spec::from_json(spec).unwrap(),
+            WaitOptions::default().policy(roomy),
+        )
+        .unwrap();
+    assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+}
+
+#[test]
 fn the_cap_counts_the_bytes_read_not_their_replaced_text() {
     // 100,000 bytes that are not UTF-8 become 300,000 bytes of U+FFFD:
     // within the 256 KiB cap as read.

@@ -227,10 +227,14 @@ pub(crate) struct HostOptions {
     /// For a tool call, overrides the profile's ceiling on its time limit;
     /// for a spec, the ceiling its `max_wait` is lowered to.
     pub max_wait_ceiling: Option<Duration>,
+    /// For a spec, the largest observation (its `output_cap_bytes` may
+    /// lower it, never raise it); 256 KiB when `None`.
+    pub output_cap: Option<usize>,
 }
 
 impl HostOptions {
-    /// Reads `{"grants": {...}, "max_wait_ceiling_ms": N}` (both optional);
+    /// Reads `{"grants": {...}, "max_wait_ceiling_ms": N, "output_cap_bytes":
+    /// N}` (each optional);
     /// NULL with `len` 0 grants nothing.
     ///
     /// # Safety
@@ -268,13 +272,28 @@ impl HostOptions {
                     })?;
                     options.max_wait_ceiling = Some(Duration::from_millis(ms));
                 }
+                "output_cap_bytes" => {
+                    let bytes = value
+                        .as_u64()
+                        .filter(|&bytes| bytes > 0)
+                        .and_then(|bytes| usize::try_from(bytes).ok())
+                        .ok_or_else(|| {
+                            SpecError::new(
+                                "host.output_cap_bytes",
+                                Rule::NotPositive,
+                                "host.output_cap_bytes must be a positive whole number of bytes",
+                            )
+                        })?;
+                    options.output_cap = Some(bytes);
+                }
                 other => {
                     return Err(SpecError::new(
                         format!("host.{other}"),
                         Rule::UnknownField,
                         format!(
-                            "unknown field host.{other}; host options are grants and max_wait_ceiling_ms"
-                        ),
+                        "unknown field host.{other}; host options are grants, max_wait_ceiling_ms \
+                             and output_cap_bytes"
+                    ),
                     ))
                 }
             }
@@ -295,11 +314,12 @@ mod tests {
     #[test]
     fn host_options_read_grants_and_a_ceiling() {
         let options = parse(
-            r#"{"grants": {"commands": ["echo"], "file_roots": ["/tmp"]}, "max_wait_ceiling_ms": 2000}"#,
+            r#"{"grants": {"commands": ["echo"], "file_roots": ["/tmp"]}, "max_wait_ceiling_ms": 2000, "output_cap_bytes": 1048576}"#,
         )
         .unwrap_or_else(|e| panic!("{:?}", e.detail));
         assert_eq!(options.grants.commands, Commands::Only(vec!["echo".into()]));
         assert_eq!(options.max_wait_ceiling, Some(Duration::from_secs(2)));
+        assert_eq!(options.output_cap, Some(1 << 20));
         let none = unsafe { HostOptions::parse(std::ptr::null(), 0) }.unwrap_or_else(|_| panic!());
         assert_eq!(none.grants, Grants::none());
     }
@@ -309,6 +329,7 @@ mod tests {
         for (text, field) in [
             (r#"{"grants": {"commands": "all"}}"#, "host.grants.commands"),
             (r#"{"max_wait_ceiling_ms": -1}"#, "host.max_wait_ceiling_ms"),
+            (r#"{"output_cap_bytes": 0}"#, "host.output_cap_bytes"),
             (r#"{"grant": {}}"#, "host.grant"),
             ("[]", "host"),
         ] {

@@ -144,7 +144,7 @@ export type Probe = (ctx: ProbeContext) => ProbeValue | Promise<ProbeValue>
 export interface Policy {
   /** A `max_wait_ms` above this is lowered to it (reported as `clamped`). Default 300000. */
   maxWaitCeilingMs?: number
-  /** The output cap for specs that set none. Default 262144. */
+  /** The largest observation; a spec's `output_cap_bytes` may lower it, never raise it. Default 262144. */
   outputCapBytes?: number
 }
 

@@ -242,8 +242,10 @@ test('long answers in one batch grow the byte buffer; each wait still gets its o
   // 40 answers of ~300 KB (UTF-8) each: far beyond the buffer's starting 64 KiB.
   const body = 'é'.repeat(100_000)
   const handles = Array.from({ length: N }, (_, i) =>
-    start({ until: { matches: `^end ${i}$` }, regex: true, interval_ms: 10, max_wait_ms: 60000, output_cap_bytes: 1 << 20 }, () =>
-      i % 2 === 0 ? `${body}\nend ${i}` : { text: `${body}\nend ${i}`, json: { i, body } },
+    start(
+      { until: { matches: `^end ${i}$` }, regex: true, interval_ms: 10, max_wait_ms: 60000 },
+      () => (i % 2 === 0 ? `${body}\nend ${i}` : { text: `${body}\nend ${i}`, json: { i, body } }),
+      { policy: { outputCapBytes: 1 << 20 } },
     ),
   )
   const results = await Promise.all(handles.map((h) => h.result))

@@ -207,6 +207,16 @@ def test_output_cap_policy() -> None:
     assert r.outcome == "error"
 
 
+def test_a_spec_cannot_raise_the_hosts_output_cap() -> None:
+    """The agent's spec asks for a terabyte; the host's cap holds."""
+    r = waitfor.wait(
+        spec(until={"matches": "never"}, output_cap_bytes=2**40),
+        lambda: "x" * 5000,
+        policy=waitfor.Policy(output_cap=1000),
+    )
+    assert r.outcome == "error" and r.error is not None and "cap of 1000 bytes" in r.error, r
+
+
 # Answers far over the default cap, made before the wait (so the probe
 # call itself is instant).
 HUGE_ANSWERS: dict[str, Callable[[], Any]] = {

@@ -141,7 +141,8 @@ class Policy:
 
     ``max_wait_ceiling`` (seconds): a spec's ``max_wait_ms`` above it is
     lowered to it, and the result says so (``clamped``). ``output_cap``
-    (bytes): the largest observation for specs that set none.
+    (bytes): the largest observation; a spec's ``output_cap_bytes`` may
+    lower it, never raise it.
 
     >>> import waitfor
     >>> r = waitfor.wait({"until": {"matches": "x"}, "max_wait_ms": 60000, "interval_ms": 10},
