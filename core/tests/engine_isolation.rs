@@ -157,3 +157,45 @@ fn a_probe_that_panics_when_dropped_still_lets_the_host_hear() {
     assert_eq!(result.outcome, Outcome::Matched);
     assert_still_healthy(&engine);
 }
+
+/// A progress callback slower than the samples does not queue a report
+/// per sample for the result to wait behind: a newer report replaces the
+/// one not yet delivered. Queued, 100 reports of 50 ms each held a 1 s
+/// wait's result for 5 s.
+#[test]
+fn a_slow_progress_callback_does_not_hold_the_result_past_its_deadline() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let reports = Arc::new(AtomicU64::new(0));
+    let last_samples = Arc::new(AtomicU64::new(0));
+    let (counted, last) = (reports.clone(), last_samples.clone());
+    let options = WaitOptions::default().on_progress(move |p| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        last.store(p.samples, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(50));
+    });
+    let mut spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+        .interval(Duration::from_millis(10))
+        .max_wait(Duration::from_secs(1));
+    spec.progress_every = Duration::from_millis(1);
+    let started = std::time::Instant::now();
+    let result = Engine::global()
+        .start_with(
+            spec,
+            Some(Box::new(probe_fn(|_| Ok(Observation::text("x"))))),
+            options,
+        )
+        .unwrap()
+        .wait();
+    // Generous for a loaded machine: queued, it took 5 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(result.outcome, Outcome::Timeout);
+    // Fewer reports than samples, the later ones the newest.
+    let reported = reports.load(Ordering::SeqCst);
+    assert!(reported >= 1 && reported < result.samples, "{reported}");
+    assert!(last_samples.load(Ordering::SeqCst) > 1);
+}

@@ -266,7 +266,7 @@ impl Engine {
             probe: hold(slot.clone(), &control, ctx),
             machine,
             slot: slot.clone(),
-            on_progress: options.on_progress,
+            on_progress: options.on_progress.map(scheduler::ProgressSink::new),
             on_done: options.on_done,
             span,
             resumable: spec.view == ViewKind::Fresh,

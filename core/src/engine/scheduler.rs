@@ -23,6 +23,40 @@ use std::time::{Duration, Instant};
 
 pub(crate) type Answer = Result<Observation, ProbeError>;
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// A wait's progress callback, and the report waiting in its delivery lane
+/// (at most one: a newer report replaces it). Why: with a report queued per
+/// sample, a host callback slower than the samples (20 ms against 10 ms)
+/// built a backlog, and the result, queued behind it, came seconds past
+/// the deadline.
+pub(crate) struct ProgressSink {
+    report: ProgressFn,
+    queued: Arc<crate::sync::Mutex<Option<Progress>>>,
+}
+
+impl ProgressSink {
+    pub fn new(report: ProgressFn) -> Self {
+        Self {
+            report,
+            queued: Arc::default(),
+        }
+    }
+
+    /// Queues `progress` to be reported: a job for the delivery lane, or
+    /// none when one already waits there (it reports this one instead).
+    fn queue(&self, progress: Progress) -> Option<Box<dyn FnOnce() + Send>> {
+        if self.queued.lock().replace(progress).is_some() {
+            return None;
+        }
+        let (report, queued) = (self.report.clone(), self.queued.clone());
+        Some(Box::new(move || {
+            let latest = queued.lock().take();
+            if let Some(progress) = latest {
+                report(&progress);
+            }
+        }))
+    }
+}
 pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 
 /// A wait as the scheduler keeps it.
@@ -30,7 +64,7 @@ pub(crate) struct Active {
     pub machine: Machine,
     pub probe: ProbeHolder,
     pub slot: Arc<Slot>,
-    pub on_progress: Option<ProgressFn>,
+    pub on_progress: Option<ProgressSink>,
     pub on_done: Option<DoneFn>,
     pub span: tracing::Span,
     /// Whether the result carries a resume token (fresh view).
@@ -507,12 +541,12 @@ impl Scheduler {
         let Some(active) = self.waits.get_mut(&id) else {
             return;
         };
-        if let (Some(progress), Some(report)) =
-            (active.machine.take_progress(), &active.on_progress)
+        if let (Some(progress), Some(sink)) = (active.machine.take_progress(), &active.on_progress)
         {
-            let report = report.clone();
             // Reported off the scheduler: a slow host callback never stalls it.
-            self.delivery.add(id, Box::new(move || report(&progress)));
+            if let Some(job) = sink.queue(progress) {
+                self.delivery.add(id, job);
+            }
         }
     }
 
