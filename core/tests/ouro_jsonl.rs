@@ -465,6 +465,12 @@ fn a_cursor_reveals_no_identity_and_tests_no_guess() {
         let guess = JsonlCursor { tag, ..c }.to_string();
         assert_replaced(JsonlSource::new(&path).read(Some(&guess)), "altered");
     }
+    // So is an offset past the end, up to where no seek reaches (not an
+    // I/O error).
+    for offset in [c.offset + 1_000_000, 1 << 63, u64::MAX] {
+        let guess = JsonlCursor { offset, ..c }.to_string();
+        assert_replaced(JsonlSource::new(&path).read(Some(&guess)), "cursor");
+    }
 }
 
 #[test]

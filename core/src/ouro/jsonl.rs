@@ -512,6 +512,12 @@ impl JsonlSource {
         let (dev, ino, len) = identity(&file).map_err(|e| self.io(e))?;
         let from = start.map_or(0, |c| c.offset);
         let window_start = from.saturating_sub(WINDOW as u64);
+        if let Some(c) = start.filter(|c| c.offset > len) {
+            // Past the end, the cursor does not fit (truncated, or altered;
+            // no byte before its offset is there): said so, before a seek
+            // that fails past 2^63.
+            self.check(&c, (dev, ino), &[], 1)?;
+        }
         file.seek(SeekFrom::Start(window_start))
             .map_err(|e| self.io(e))?;
         let base = from - window_start;
