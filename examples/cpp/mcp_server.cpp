@@ -182,6 +182,8 @@ struct SendKeys {
         waitfor::record_send_keys("", pane, {keys}, literal, enter);
         std::vector<std::string> argv = {"tmux", "-u", "send-keys", "-t", pane};
         if (literal) argv.push_back("-l");
+        // --: keys that start with '-' are keys, not send-keys flags.
+        argv.push_back("--");
         argv.push_back(keys);
         auto [sent, why] = run(argv);
         if (sent == 0 && enter) std::tie(sent, why) = run({"tmux", "-u", "send-keys", "-t", pane, "Enter"});

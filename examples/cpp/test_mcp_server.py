@@ -389,6 +389,10 @@ def test_send_keys_echo_is_discounted_by_wait_for_text(tmux_tmpdir, tmp_path):
         assert out["pane_id"] == pane
         missing = await session.call_tool("wait_for_text", {"target": pane, "text": "never-printed", "timeout_ms": 300})
         assert missing.structuredContent["timed_out"]
+        # Keys that start with "-" are typed, not read as send-keys flags
+        # (-X is one: "not in a mode").
+        dashed = await session.call_tool("send_keys", {"target": pane, "keys": "-XQ", "enter": False})
+        assert not dashed.isError, dashed.content
 
     calls = recording_tmux(tmp_path)
     run(scenario, tmux_tmpdir, options=["--allow-send-keys"], path_first=tmp_path)

@@ -214,7 +214,8 @@ if (options['allow-send-keys']) {
     // -u: tmux reads and writes UTF-8 whatever the locale (MCP clients start
     // servers without LANG), as libwaitfor's own tmux calls do.
     const tmux = socketName ? ['tmux', '-u', '-L', socketName] : ['tmux', '-u']
-    const runs = [[...tmux, 'send-keys', '-t', paneId, ...(literal ? ['-l'] : []), keys]]
+    // --: keys that start with '-' are keys, not send-keys flags.
+    const runs = [[...tmux, 'send-keys', '-t', paneId, ...(literal ? ['-l'] : []), '--', keys]]
     if (enter) runs.push([...tmux, 'send-keys', '-t', paneId, 'Enter'])
     for (const argv of runs) {
       const out = await runArgv(argv, { timeoutMs: 5000, signal })

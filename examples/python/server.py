@@ -352,7 +352,8 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     # -u: tmux reads and writes UTF-8 whatever the locale (MCP clients start
     # servers without LANG), as libwaitfor's own tmux calls do.
     argv = ["tmux", "-u", *(["-L", socket] if socket else []), "send-keys", "-t", target]
-    argv += (["-l"] if literal else []) + [keys]
+    # --: keys that start with "-" are keys, not send-keys flags.
+    argv += (["-l"] if literal else []) + ["--", keys]
     result = await run(argv, timeout_ms=TMUX_TIMEOUT_MS)
     if enter and result["exit_code"] == 0:
         result = await run(argv[: argv.index("-t") + 2] + ["Enter"], timeout_ms=TMUX_TIMEOUT_MS)

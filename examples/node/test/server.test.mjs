@@ -166,6 +166,13 @@ test('send_keys and wait_for_text on a real pane: the output matches, and the ty
   assert.equal(echo.outcome, 'matched')
   assert.match(echo.matched_lines[0], /echo ZZ-/)
   assert.ok(tmux.screen().includes('echo ZZ-'), 'the typed line is on screen')
+  // Keys that start with '-' are typed, not read as send-keys flags (-X
+  // is one: "not in a mode").
+  const typed = callWithProgress('wait_for_text', { ...pane, patterns: ['-XQ'], timeout: 10 })
+  await typed.progressed
+  const dashed = await client.callTool({ name: 'send_keys', arguments: { ...pane, keys: '-XQ', enter: false } })
+  assert.notEqual(dashed.isError, true, JSON.stringify(dashed.content))
+  assert.equal((await typed.result).outcome, 'matched')
   // As wait_for_text, send_keys reaches tmux servers by name only.
   for (const socket of ['../../../tmp/other.sock', '/tmp/other.sock', '..']) {
     const refused = await client.callTool({ name: 'send_keys', arguments: { pane_id: tmux.pane, keys: 'id', socket_name: socket } })
