@@ -312,12 +312,18 @@ def read_granted(path: str) -> str:
     # O_NONBLOCK: a FIFO cannot hold the open. O_NOFOLLOW: the last name
     # was no link when resolved, and one put there since is refused.
     fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
+    try:
         real = opened_path(fd)
         if real is not None and not inside_roots(real):
             raise outside("read_file may not read", path)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PermissionError(f"read_file may not read {path}: not a regular file")
+        # Checked first: fdopen of a directory raises, leaving fd open.
+        file = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with file:
         data = file.read(READ_LIMIT + 1)
     if len(data) > READ_LIMIT:
         raise ValueError(f"{path} is larger than {READ_LIMIT} bytes")

@@ -228,6 +228,21 @@ def test_read_file_never_reads_through_a_directory_swapped_for_a_link_out_of_the
 
 
 @LINUX_ONLY
+def test_read_file_of_a_directory_is_refused_and_leaks_no_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fdopen of a directory raises before it owns the descriptor: 500 such
+    calls left 500 open, until every read of the server failed."""
+    (tmp_path / "sub").mkdir()
+    server = in_process(monkeypatch, "--root", str(tmp_path))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        with pytest.raises(PermissionError, match="not a regular file"):
+            server.read_granted(str(tmp_path / "sub"))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+@LINUX_ONLY
 @pytest.mark.parametrize("swap_at", ["check", "start"])
 def test_run_command_never_starts_in_a_cwd_swapped_for_a_link_out_of_the_roots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap_at: str
