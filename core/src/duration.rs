@@ -61,9 +61,6 @@ pub const MAX_EXACT_MS: u64 = (1 << 53) - 1;
 /// The field every duration refusal names.
 const FIELD: &str = "duration";
 
-/// Most characters of a refused text that its error repeats.
-const ECHO_CHARS: usize = 40;
-
 /// Parses a duration into milliseconds; `None` when the text is not one.
 ///
 /// ```
@@ -147,7 +144,7 @@ pub fn parse_millis(text: &str) -> Result<u64, SpecError> {
             Rule::WrongType,
             format!(
                 "{} is not a duration: digits, then ms, s, m or h (\"90s\", \"2m\", \"500ms\")",
-                echo(text)
+                crate::error::echo(text)
             ),
         )),
     }
@@ -229,15 +226,6 @@ fn too_long() -> String {
 fn grammatical(text: &str) -> bool {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
     digits > 0 && matches!(&text[digits..], "" | "ms" | "s" | "m" | "h")
-}
-
-/// `text` quoted, cut after [`ECHO_CHARS`] characters: an error does not
-/// repeat a megabyte it was handed.
-fn echo(text: &str) -> String {
-    match text.char_indices().nth(ECHO_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?} (cut; {} bytes in all)", &text[..cut], text.len()),
-    }
 }
 
 /// The nearest whole number, a half upwards: JavaScript's `Math.round`

@@ -214,6 +214,31 @@ fn field_prefix(field: &str) -> String {
     }
 }
 
+/// Most characters of a refused text that its error repeats.
+const ECHO_CHARS: usize = 40;
+
+/// `text` quoted, cut after [`ECHO_CHARS`] characters: an error does not
+/// repeat a megabyte it was handed.
+pub(crate) fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?} (cut; {} bytes in all)", &text[..cut], text.len()),
+    }
+}
+
+/// Most characters of a path that an error repeats.
+const PATH_CHARS: usize = 1000;
+
+/// `path` as an error shows it: whole up to [`PATH_CHARS`] characters (a
+/// real path is far shorter), cut past that.
+pub(crate) fn shown_path(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy();
+    match text.char_indices().nth(PATH_CHARS) {
+        None => text.into_owned(),
+        Some((cut, _)) => format!("{}... (cut; {} bytes in all)", &text[..cut], text.len()),
+    }
+}
+
 impl SpecError {
     /// An error about `field` breaking `rule`.
     pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {

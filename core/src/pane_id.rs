@@ -16,7 +16,10 @@ pub fn parse_pane_id(text: &str, field: &str) -> Result<u32, SpecError> {
         SpecError::new(
             field,
             Rule::InvalidPaneId,
-            format!("must be a tmux pane id such as %3 (`%` then digits), not {text:?}: {why}"),
+            format!(
+                "must be a tmux pane id such as %3 (`%` then digits), not {}: {why}",
+                crate::error::echo(text)
+            ),
         )
     };
     let digits = text

@@ -625,3 +625,22 @@ fn a_matching_read_goes_past_its_first_part_for_an_event() {
     assert_eq!(summaries(&read), ["w1"]);
     assert!(!read.more);
 }
+
+#[test]
+fn a_refusal_repeats_a_bounded_part_of_what_it_was_handed() {
+    let dir = TempDir::new("echo");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("a", "one"));
+    // A 100 KB cursor, bad in its version and in its form.
+    for cursor in ["x".repeat(100_000), format!("j2.{}", "1".repeat(100_000))] {
+        let message = JsonlSource::new(&path)
+            .read(Some(&cursor))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.len() < 400,
+            "{} bytes: {message:.200}",
+            message.len()
+        );
+    }
+}

@@ -487,7 +487,15 @@ def answer(output: dict[str, Any]) -> types.CallToolResult:
     return result(output)
 
 
+# An error can repeat what an agent sent (a path, a cursor): cut to this
+# many characters (at most 6 bytes each as JSON), it stays within
+# ANSWER_LIMIT too.
+FAILURE_CHARS = 64 << 10
+
+
 def failure(message: str) -> types.CallToolResult:
+    if len(message) > FAILURE_CHARS:
+        message = f"{message[:FAILURE_CHARS]}... (cut: {len(message)} characters in all)"
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 

@@ -227,6 +227,15 @@ def test_read_file_never_reads_through_a_directory_swapped_for_a_link_out_of_the
     assert (root / "logs" / "app.log").read_text() == "SECRET\n"
 
 
+def test_an_error_repeating_what_the_agent_sent_stays_within_the_answer_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = in_process(monkeypatch)
+    said = server.failure("\x01" * 4_000_000)
+    assert said.is_error
+    assert server.ANSWER_LIMIT > len(said.model_dump_json(by_alias=True).encode()), "over the bound"
+
+
 @LINUX_ONLY
 def test_read_file_of_a_directory_is_refused_and_leaks_no_descriptor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -304,7 +304,8 @@ impl Grants {
     pub fn check_tmux_socket_name(&self, name: &str) -> Result<(), Refused> {
         if name.contains('\0') {
             return Err(Refused(format!(
-                "socket_name {name:?} contains a NUL byte, which no socket name or path can hold"
+                "socket_name {} contains a NUL byte, which no socket name or path can hold",
+                crate::error::echo(name)
             )));
         }
         let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\']);
@@ -312,7 +313,8 @@ impl Grants {
             Ok(())
         } else {
             Err(Refused(format!(
-                "socket_name {name:?} must be a socket name, not a path: the host does not allow socket paths"
+                "socket_name {} must be a socket name, not a path: the host does not allow socket paths",
+                crate::error::echo(name)
             )))
         }
     }
@@ -329,6 +331,16 @@ impl Grants {
             return Err(Refused(
                 "the host grants no file access: built-in file reads are off".into(),
             ));
+        }
+        // Resolving looks up each leading part of a path that does not
+        // exist: time that grows with the square of its length (a 1 MB
+        // path took 43 s), for a path no system call would take anyway.
+        let bytes = path.as_os_str().len();
+        if bytes > MAX_PATH_BYTES {
+            return Err(Refused(format!(
+                "{} is {bytes} bytes long, more than the {MAX_PATH_BYTES} a path may be",
+                crate::error::shown_path(path)
+            )));
         }
         let resolved = match resolve(path) {
             Some(resolved) => resolved,
@@ -423,17 +435,24 @@ impl Grants {
     }
 }
 
+/// The longest path [`Grants::resolve_file`] takes: the most a Linux
+/// system call takes (`PATH_MAX`); Windows' long paths on Windows.
+#[cfg(not(windows))]
+const MAX_PATH_BYTES: usize = 4096;
+#[cfg(windows)]
+const MAX_PATH_BYTES: usize = 32_767;
+
 fn unresolvable(path: &Path) -> Refused {
     Refused(format!(
         "{} cannot be resolved: its links loop, or `..` follows a part that does not exist",
-        path.display()
+        crate::error::shown_path(path)
     ))
 }
 
 fn outside(path: &Path) -> Refused {
     Refused(format!(
         "{} is outside the directories the host lets waits read",
-        path.display()
+        crate::error::shown_path(path)
     ))
 }
 
@@ -561,6 +580,25 @@ mod tests {
         }
         let Refused(why) = Grants::all().resolve_file(inside.join("l1")).unwrap_err();
         assert!(why.contains("cannot be resolved"), "{why}");
+    }
+
+    #[test]
+    fn a_path_too_long_for_the_system_is_refused_at_once_and_shown_cut() {
+        let long = format!("/{}", "x/".repeat(500_000));
+        let started = std::time::Instant::now();
+        let Refused(why) = Grants::all().resolve_file(&long).unwrap_err();
+        // Generous: resolving it part by part took 43 s.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(why.len() < 1200, "{} bytes", why.len());
+        assert!(why.contains("(cut; 1000001 bytes in all)"), "{why:.200}");
+        assert!(
+            why.ends_with("more than the 4096 a path may be"),
+            "{why:.200}"
+        );
+        let Refused(why) = Grants::none()
+            .check_tmux_socket_name(&"/".repeat(1 << 20))
+            .unwrap_err();
+        assert!(why.len() < 300, "{} bytes", why.len());
     }
 
     #[test]

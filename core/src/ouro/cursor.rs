@@ -116,7 +116,8 @@ impl JsonlCursor {
         };
         if tag != "j2" {
             return Err(format!(
-                "unknown cursor version {tag:?} (expected j2; cursors of earlier versions are no longer read)"
+                "unknown cursor version {} (expected j2; cursors of earlier versions are no longer read)",
+                crate::error::echo(tag)
             ));
         }
         let dec = |name: &str, s: &str| {

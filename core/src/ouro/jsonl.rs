@@ -130,7 +130,7 @@ pub struct Malformed {
 #[derive(Debug, thiserror::Error)]
 pub enum JsonlError {
     /// The cursor is not one this source wrote.
-    #[error("cursor {cursor:?}: {reason}")]
+    #[error("cursor {}: {reason}", crate::error::echo(cursor))]
     BadCursor {
         /// The cursor as given.
         cursor: String,
