@@ -289,6 +289,9 @@ fn soon<'py>(
 pub struct NativeHandle {
     control: WaitControl,
     delivery: Arc<Delivery>,
+    /// The process whose engine runs the wait: a forked child has a copy
+    /// of the handle, but no thread there will ever end the wait.
+    owner: u32,
     calls: SharedCalls,
     render: Option<Arc<Render>>,
 }
@@ -338,6 +341,7 @@ pub fn start(
     Ok(NativeHandle {
         control: handle.control(),
         delivery,
+        owner: std::process::id(),
         calls,
         render: render.map(Arc::new),
     })
@@ -395,6 +399,13 @@ impl NativeHandle {
                 "result() called from this wait's own on_progress or on_log would wait for \
                  ever: the wait ends only after the callback returns",
             ));
+        }
+        if !self.done() && self.owner != std::process::id() {
+            return Err(PyRuntimeError::new_err(format!(
+                "this wait runs in process {}, which started it: a forked child cannot wait \
+                 for it (start the wait again in the child)",
+                self.owner
+            )));
         }
         let deadline = match timeout {
             Some(t) if t.is_nan() || t < 0.0 => {

@@ -168,6 +168,25 @@ def _wait_in_a_forked_child(wait: Callable[[], waitfor.WaitResult | None] = _mat
     assert os.waitstatus_to_exitcode(status[0]) == 0
 
 
+def test_a_parents_wait_is_refused_in_a_forked_child_at_once() -> None:
+    # No thread of the child will ever end the parent's wait: result()
+    # waited its whole timeout there, or for ever without one.
+    handle = waitfor.start({"until": {"matches": "never"}, "interval_ms": 10, "max_wait_ms": 60000}, lambda: "no")
+
+    def refused() -> waitfor.WaitResult | None:
+        try:
+            handle.result()
+        except RuntimeError as err:
+            if "forked child" in str(err):
+                return None
+        raise AssertionError("the parent's wait was not refused")
+
+    try:
+        _wait_in_a_forked_child(refused)
+    finally:
+        handle.cancel()
+
+
 def test_children_forked_while_the_engine_is_busy_can_still_wait() -> None:
     # The parent's engine threads park and wake each other all the time
     # here; a fork in the middle of that must leave the child nothing

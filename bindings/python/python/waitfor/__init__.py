@@ -309,7 +309,9 @@ class WaitHandle:
         """Blocks until the wait ends (Ctrl-C interrupts; the wait goes on),
         at most ``timeout`` seconds (then ``TimeoutError``). Called from
         this wait's own ``on_progress`` (or a tool call's ``on_log``), which
-        the wait waits for before it ends, it raises ``RuntimeError``."""
+        the wait waits for before it ends, or in a child forked from the
+        process that started the wait (no thread there ends it), it raises
+        ``RuntimeError``."""
         if self._result is None:
             self._result = WaitResult._from_native(self._native.result(timeout))
         return self._result
