@@ -177,6 +177,17 @@ impl WaitChannel {
     }
 }
 
+impl Drop for WaitChannel {
+    /// The environment is going away (a Worker terminated; Node finalizes
+    /// its objects): nobody is left to hear its waits, so they end now
+    /// instead of at their deadlines, and their commands with them.
+    fn drop(&mut self) {
+        for control in self.controls.get_mut().values() {
+            control.cancel();
+        }
+    }
+}
+
 /// A wait key from JavaScript: a whole number below 2^53.
 pub fn key(key: f64) -> napi::Result<u64> {
     crate::waits::whole_from(0.0, key)

@@ -37,6 +37,11 @@ impl<T> Slots<T> {
         self.values.get(slot as usize)?.as_ref()
     }
 
+    /// Every value held.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.values.iter().flatten()
+    }
+
     /// Takes the value in `slot` if `wanted` says it is the one.
     pub fn take_if(&mut self, slot: u32, wanted: impl FnOnce(&T) -> bool) -> Option<T> {
         self.values

@@ -55,6 +55,33 @@ for (let i = 0; i < 50; i++) {
   }
 })
 
+test("a terminated Worker's waits end with it: their commands do not run to the deadline", () => {
+  const pidFile = path.join(require('node:os').tmpdir(), `waitfor-worker-${process.pid}`)
+  const got = run(`
+const fs = require('node:fs')
+const { Worker } = require('node:worker_threads')
+const code = ${JSON.stringify(`
+const fs = require('node:fs')
+const { wait } = require(${JSON.stringify(lib)})
+const argv = ['sh', '-c', 'echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && exec sleep 300']
+wait({ probe: { command: { argv } }, until: { matches: 'never' }, max_wait_ms: 120000 }, undefined, { grants: { commands: 'any' } })
+const started = setInterval(() => fs.existsSync(${JSON.stringify(pidFile)}) && (clearInterval(started), require('node:worker_threads').parentPort.postMessage('busy')), 10)`)}
+;(async () => {
+  const w = new Worker(code, { eval: true })
+  await new Promise((resolve, reject) => (w.once('message', resolve), w.once('error', reject)))
+  const pid = Number(fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8'))
+  fs.rmSync(${JSON.stringify(pidFile)})
+  await w.terminate()
+  const alive = () => { try { process.kill(pid, 0); return !/^\\S+ \\(.*\\) Z/.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')) } catch { return false } }
+  const until = Date.now() + 20000
+  while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+  console.log(alive() ? 'still running' : 'ended')
+  process.exit(0)
+})()
+`)
+  assert.deepEqual([got.status, got.out.trim()], [0, 'ended'], got.err)
+})
+
 test('the process exits with the code it asked for while waits and tool calls are pending', () => {
   const got = run(`
 const { callTool, wait } = require(${JSON.stringify(lib)})
