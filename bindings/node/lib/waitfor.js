@@ -169,6 +169,7 @@ function callTool(name, args, options) {
     for (const [field, value] of [['tools', tools], ['onLog', onLog]]) {
       if (value !== undefined && typeof value !== 'function') throw invalid(`options.${field}`, 'must be a function')
     }
+    if (maxWaitCeilingMs !== undefined && typeof maxWaitCeilingMs !== 'number') throw invalid('options.maxWaitCeilingMs', 'must be a number')
     const profile = profileId(name)
     const text = toJson('arguments', args)
     const granted = grantsJson(grants)

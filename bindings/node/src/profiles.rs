@@ -54,7 +54,8 @@ pub fn start_tool_call(
         ..Host::default()
     };
     if let Some(ms) = max_wait_ceiling_ms {
-        host.max_wait_ceiling = Some(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
+        let ms = whole("options.maxWaitCeilingMs", ms)?;
+        host.max_wait_ceiling = Some(Duration::from_millis(ms));
     }
     if let Some(f) = tools {
         let tools: Arc<dyn ToolCaller> = Arc::new(JsTools {

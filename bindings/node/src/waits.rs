@@ -28,21 +28,25 @@ fn policy(given: Option<NativePolicy>) -> napi::Result<Policy> {
         return Ok(policy);
     };
     if let Some(ms) = given.max_wait_ceiling_ms {
-        policy = policy.max_wait_ceiling(Duration::from_millis(whole("maxWaitCeilingMs", ms)?));
+        let ms = whole("options.policy.maxWaitCeilingMs", ms)?;
+        policy = policy.max_wait_ceiling(Duration::from_millis(ms));
     }
     if let Some(bytes) = given.output_cap_bytes {
-        let bytes = usize::try_from(whole("outputCapBytes", bytes)?)
-            .map_err(|_| errors::other("invalid_arguments", "outputCapBytes: too large"))?;
+        const FIELD: &str = "options.policy.outputCapBytes";
+        let bytes = usize::try_from(whole(FIELD, bytes)?)
+            .map_err(|_| errors::invalid(FIELD, "out_of_range", format!("{FIELD}: too large")))?;
         policy = policy.output_cap(bytes);
     }
     Ok(policy)
 }
 
-/// `value` as a whole number of at least 1.
+/// `value` as a whole number of at least 1; refused naming `field` (its
+/// path from the call's arguments) and rule `out_of_range`.
 pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
     whole_from(1.0, value).ok_or_else(|| {
-        errors::other(
-            "invalid_arguments",
+        errors::invalid(
+            field,
+            "out_of_range",
             format!("{field}: must be a whole number of at least 1, got {value}"),
         )
     })

@@ -129,6 +129,20 @@ test('a call whose signal is already aborted, or aborts while its tool call is p
   assert.ok(Date.now() - began < 30000)
 })
 
+test('a limit out of range names its option and rule, in a policy and in a tool call', async () => {
+  const spec = { until: { matches: 'never' }, interval_ms: 20, max_wait_ms: 60000 }
+  for (const [key, value] of [['maxWaitCeilingMs', -1], ['maxWaitCeilingMs', 1e300], ['maxWaitCeilingMs', 0.5], ['outputCapBytes', 0], ['outputCapBytes', 2 ** 64]]) {
+    await assert.rejects(
+      wait(spec, () => '', { policy: { [key]: value } }),
+      (e) => e instanceof WaitforError && e.field === `options.policy.${key}` && e.rule === 'out_of_range',
+      `${key} ${value}`,
+    )
+  }
+  const args = { path: '/x', timeout: '1s' }
+  await assert.rejects(callTool('ouro/wait', args, { maxWaitCeilingMs: -5 }), (e) => e.field === 'options.maxWaitCeilingMs' && e.rule === 'out_of_range')
+  await assert.rejects(callTool('ouro/wait', args, { maxWaitCeilingMs: '5' }), (e) => e.field === 'options.maxWaitCeilingMs' && e.rule === 'wrong_type')
+})
+
 test('a policy that is not an object of known limits is refused, never silently ignored (no ceiling would apply)', async () => {
   const spec = { until: { matches: 'never' }, interval_ms: 20, max_wait_ms: 60000 }
   for (const policy of [50, 'x', true, [], () => 1, { maxWaitCeiling: 50 }, { maxWaitCeilingMs: 50, outputCap: 10 }]) {
