@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -441,3 +442,29 @@ def test_async_probe_refused_by_blocking_wait() -> None:
         waitfor.wait(spec(until={"matches": "x"}), probe)
     with pytest.raises(TypeError, match="callable"):
         waitfor.wait(spec(until={"matches": "x"}), "not callable")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [
+        ({"output_cap": -1}, ValueError),
+        ({"output_cap": 0}, ValueError),
+        ({"output_cap": 2**64}, ValueError),
+        ({"output_cap": True}, TypeError),
+        ({"output_cap": 1.5}, TypeError),
+        ({"max_wait_ceiling": math.nan}, ValueError),
+        ({"max_wait_ceiling": -1}, ValueError),
+        ({"max_wait_ceiling": math.inf}, ValueError),
+        ({"max_wait_ceiling": 1e300}, ValueError),
+        ({"max_wait_ceiling": 10**400}, ValueError),
+        ({"max_wait_ceiling": True}, TypeError),
+        ({"max_wait_ceiling": "5"}, TypeError),
+    ],
+)
+def test_a_policy_out_of_range_is_refused_naming_its_field(given: dict[str, Any], error: type[Exception]) -> None:
+    field = next(iter(given))
+    with pytest.raises(error, match=f"^{field} must be"):
+        waitfor.Policy(**given)
+    if field == "max_wait_ceiling":
+        with pytest.raises(error, match=f"^{field} must be"):
+            waitfor.call_tool("ouro/wait", {"path": "/x"}, max_wait_ceiling=given[field])

@@ -154,6 +154,14 @@ class Policy:
     max_wait_ceiling: float = 300.0
     output_cap: int = 256 * 1024
 
+    def __post_init__(self) -> None:
+        _checked_seconds("max_wait_ceiling", self.max_wait_ceiling)
+        cap = self.output_cap
+        if isinstance(cap, bool) or not isinstance(cap, int):
+            raise TypeError(f"output_cap must be an int (bytes), not {type(cap).__name__}")
+        if not 1 <= cap < 2**63:
+            raise ValueError(f"output_cap must be a whole number of bytes from 1 to 2**63 - 1, not {cap}")
+
 
 @dataclass(frozen=True)
 class Grants:
@@ -421,7 +429,27 @@ async def wait_async(
 
 
 def _seconds(value: float | datetime.timedelta | None) -> float | None:
-    return value.total_seconds() if isinstance(value, datetime.timedelta) else value
+    seconds = value.total_seconds() if isinstance(value, datetime.timedelta) else value
+    return None if seconds is None else _checked_seconds("max_wait_ceiling", seconds)
+
+
+def _checked_seconds(name: str, value: object) -> float:
+    """`value`, a ceiling in seconds: a real number above 0 (no bool, NaN
+    or infinity), or the error naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    # The engine's durations: whole milliseconds up to 2**53 - 1.
+    if not 0 < seconds <= _MAX_SECONDS:
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:40]}..."
+        raise ValueError(f"{name} must be a number of seconds above 0 and at most {_MAX_SECONDS}, not {shown}")
+    return seconds
+
+
+_MAX_SECONDS = (2**53 - 1) / 1000
 
 
 def call_tool(
