@@ -644,3 +644,26 @@ fn a_refusal_repeats_a_bounded_part_of_what_it_was_handed() {
         );
     }
 }
+
+#[test]
+fn a_cursor_written_another_way_is_refused_as_edited() {
+    let dir = TempDir::new("respelled");
+    let path = dir.file("log.jsonl");
+    append(&path, &line("a", "one"));
+    let source = JsonlSource::new(&path);
+    let cursor = source.end_cursor().unwrap();
+    assert!(source.read(Some(&cursor)).is_ok());
+    let parts: Vec<&str> = cursor.split('.').collect();
+    for respelled in [
+        format!("j2.0{}.{}.{}.{}", parts[1], parts[2], parts[3], parts[4]),
+        format!("j2.{}.0{}.{}.{}", parts[1], parts[2], parts[3], parts[4]),
+        cursor.to_uppercase().replacen("J2", "j2", 1),
+    ] {
+        match source.read(Some(&respelled)) {
+            Err(JsonlError::BadCursor { reason, .. }) => {
+                assert!(reason.contains("edited"), "{reason}")
+            }
+            other => panic!("{respelled}: expected BadCursor, got {other:?}"),
+        }
+    }
+}

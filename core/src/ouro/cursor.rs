@@ -106,7 +106,8 @@ impl JsonlCursor {
     ///
     /// ```
     /// use waitfor::ouro::JsonlCursor;
-    /// assert!(JsonlCursor::parse("j2.0.0.0.0").is_ok());
+    /// assert!(JsonlCursor::parse("j2.0.0.0000000000000000.00000000000000000000000000000000").is_ok());
+    /// assert!(JsonlCursor::parse("j2.00.0.0000000000000000.00000000000000000000000000000000").is_err());
     /// assert!(JsonlCursor::parse("42").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<JsonlCursor, String> {
@@ -132,12 +133,18 @@ impl JsonlCursor {
             }
             u128::from_str_radix(s, 16).map_err(|_| format!("{name} is too large"))
         };
-        Ok(JsonlCursor {
+        let cursor = JsonlCursor {
             offset: dec("offset", offset)?,
             line: dec("line", line)?,
             file: u64::try_from(hex("file", file)?).map_err(|_| "file is too large".to_string())?,
             tag: hex("tag", mac)?,
-        })
+        };
+        // One spelling per cursor: another (leading zeros, upper-case hex)
+        // was edited, and an edited cursor is refused.
+        if cursor.to_string() != text {
+            return Err("not written as cursors are (it was edited)".into());
+        }
+        Ok(cursor)
     }
 }
 
