@@ -258,6 +258,19 @@ fn missing_program_is_a_spawn_error_naming_it() {
 }
 
 #[test]
+fn a_missing_directory_is_named_not_the_program() {
+    let opts = RunOptions {
+        cwd: Some("/nonexistent/waitfor-no-such-dir".into()),
+        ..RunOptions::default()
+    };
+    let err = run_bounded(&argv(&["echo", "hi"]), &opts, LONG, &CancelToken::new()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot start `echo` in /nonexistent/waitfor-no-such-dir: no such directory"
+    );
+}
+
+#[test]
 fn budget_expiry_kills_the_whole_group_including_grandchildren() {
     let path = pid_file();
     let script = format!(

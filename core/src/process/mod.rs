@@ -311,6 +311,15 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
+    /// The directory to run in does not exist (the OS says "not found" for
+    /// it as for a missing program).
+    #[error("cannot start `{program}` in {cwd}: no such directory")]
+    NoSuchDirectory {
+        /// argv\[0\].
+        program: String,
+        /// The directory asked for.
+        cwd: String,
+    },
     /// The budget ran out; the process tree was killed.
     #[error("`{program}` timed out after {budget:?} and was killed")]
     TimedOut {
@@ -448,9 +457,17 @@ impl Run<'_> {
     }
 
     fn spawn_error(&self, source: io::Error) -> RunError {
-        RunError::Spawn {
-            program: self.program.to_string(),
-            source,
+        match &self.opts.cwd {
+            Some(cwd) if source.kind() == io::ErrorKind::NotFound && !cwd.is_dir() => {
+                RunError::NoSuchDirectory {
+                    program: self.program.to_string(),
+                    cwd: crate::error::shown_path(cwd),
+                }
+            }
+            _ => RunError::Spawn {
+                program: self.program.to_string(),
+                source,
+            },
         }
     }
 
