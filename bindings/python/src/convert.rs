@@ -240,9 +240,12 @@ fn to_json_at(
 }
 
 fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
-    s.to_str()
-        .map(str::to_owned)
-        .map_err(|_| NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)"))
+    s.to_str().map(str::to_owned).map_err(|_| not_utf8(path))
+}
+
+/// The refusal of a `str` at `path` that UTF-8 cannot hold.
+pub(crate) fn not_utf8(path: &str) -> NotJson {
+    NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)")
 }
 
 fn items<'py>(

@@ -30,7 +30,10 @@ use waitfor::{Policy, Spec};
 /// input raises `SpecError` with `code`.
 fn json_input(py: Python<'_>, input: &Bound<'_, PyAny>, code: &str) -> PyResult<serde_json::Value> {
     if let Ok(text) = input.cast::<PyString>() {
-        return waitfor::input::parse(text.to_str()?).map_err(|e| errors::spec_error(py, &e, code));
+        let text = text
+            .to_str()
+            .map_err(|_| errors::not_json(py, &convert::not_utf8(""), code))?;
+        return waitfor::input::parse(text).map_err(|e| errors::spec_error(py, &e, code));
     }
     convert::input_to_json(input).map_err(|e| errors::not_json(py, &e, code))
 }

@@ -468,3 +468,12 @@ def test_a_policy_out_of_range_is_refused_naming_its_field(given: dict[str, Any]
     if field == "max_wait_ceiling":
         with pytest.raises(error, match=f"^{field} must be"):
             waitfor.call_tool("ouro/wait", {"path": "/x"}, max_wait_ceiling=given[field])
+
+
+def test_json_text_with_a_lone_surrogate_is_a_spec_error() -> None:
+    """As the same spec given as a dict is: SpecError, not UnicodeEncodeError."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait('{"until": {"matches": "\udcff"}}', lambda: "")
+    assert caught.value.rule == "wrong_type", caught.value
+    with pytest.raises(waitfor.SpecError):
+        waitfor.call_tool("ouro/wait", '{"path": "\udcff"}')
