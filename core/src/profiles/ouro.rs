@@ -242,14 +242,15 @@ fn filter(args: &Map<String, Value>) -> Result<EventMatchSpec, ToolError> {
     EventMatcher::from_json(&Value::Object(subset))
         .map(|m| m.spec().clone())
         .map_err(|e| {
-            let (crate::ouro::MatchError::Shape { field, .. }
-            | crate::ouro::MatchError::Invalid { field, .. }) = &e;
+            let (crate::ouro::MatchError::Shape { field, message }
+            | crate::ouro::MatchError::Invalid { field, message }) = &e;
             let rule = if field == "summary" {
                 Rule::InvalidRegex
             } else {
                 Rule::WrongType
             };
-            invalid(field, rule, e.to_string())
+            // The message alone: the refusal names its field itself.
+            invalid(field, rule, message.clone())
         })
 }
 
