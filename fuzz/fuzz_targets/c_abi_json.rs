@@ -154,7 +154,11 @@ fn format(ms: u64) -> Option<u64> {
     // SAFETY: writable slots.
     let status = unsafe { waitfor_duration_format(ms, &mut text, &mut error) };
     let exact = ms <= waitfor::duration::MAX_EXACT_MS;
-    let allowed = if exact { WAITFOR_OK } else { WAITFOR_ERR_INVALID_ARGUMENT };
+    let allowed = if exact {
+        WAITFOR_OK
+    } else {
+        WAITFOR_ERR_INVALID_ARGUMENT
+    };
     let text = answered(status, text, error, &[allowed])?;
     let back = parse_ms(text.as_bytes()).expect("a formatted duration parses");
     assert_eq!(back, ms, "{text:?}");

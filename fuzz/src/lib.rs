@@ -122,8 +122,12 @@ pub fn check_profile(profile: &str, data: &[u8]) {
                 }],
                 controls: Vec::new(),
             };
-            let sim = simulate(&prepared.spec, &prepared.policy, &script)
-                .expect("a prepared spec simulates");
+            let sim = match simulate(&prepared.spec, &prepared.policy, &script) {
+                Ok(sim) => sim,
+                // What only compiling finds: the wait ends with an error.
+                Err(err) if err.rule == Rule::InvalidRegex => return,
+                Err(err) => panic!("a prepared spec simulates: {err:?}"),
+            };
             assert_eq!(
                 sim.call_starts_ms,
                 [0],
