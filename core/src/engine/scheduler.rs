@@ -8,7 +8,7 @@ use super::evaluate::{EvaluateJob, Evaluated};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
 use super::timers::{Due, Timers};
-use super::workers::{Delivery, StarvationWatch, Task, Workers, STARVATION_WINDOW};
+use super::workers::{Delivery, Job, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
 use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode, Reply};
@@ -44,7 +44,7 @@ impl ProgressSink {
 
     /// Queues `progress` to be reported: a job for the delivery lane, or
     /// none when one already waits there (it reports this one instead).
-    fn queue(&self, progress: Progress) -> Option<Box<dyn FnOnce() + Send>> {
+    fn queue(&self, progress: Progress) -> Option<Job> {
         if self.queued.lock().replace(progress).is_some() {
             return None;
         }
