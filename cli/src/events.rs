@@ -17,9 +17,9 @@ use std::time::Duration;
 use waitfor::duration::format_duration;
 use waitfor::grants::Grants;
 use waitfor::ouro::{
-    default_exit_table, jsonl_error, shell_quote, start, start_follow, wait_exit, wait_text,
-    CommandTemplate, CursorKey, EventsQuery, FollowLine, JsonlError, Malformed, Resume, Wait,
-    WaitForError,
+    default_exit_table, jsonl_error, match_error, shell_quote, start, start_follow, wait_exit,
+    wait_text, CommandTemplate, CursorKey, EventsQuery, FollowLine, JsonlError, Malformed, Resume,
+    Wait, WaitForError,
 };
 
 /// Printed after `waitfor events --help`.
@@ -327,6 +327,8 @@ fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
     match e {
         WaitForError::Read(_) => match jsonl_error(e) {
             Some(JsonlError::BadCursor { .. }) => EXIT_USAGE,
+            // The summary pattern, checked before the wait, did not compile.
+            None if match_error(e).is_some() => EXIT_USAGE,
             _ => EXIT_SOURCE,
         },
         WaitForError::Options { .. } | WaitForError::Resume(_) => EXIT_USAGE,

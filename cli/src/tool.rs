@@ -61,22 +61,23 @@ pub fn run(args: &ToolArgs) -> ExitCode {
             cancelled = true;
         }
     };
-    if result.probe.abandoned > 0 {
-        // Leave no process behind: the abandoned call kills its command.
-        handle.wait_released(crate::RELEASE_GRACE);
-    }
-    if cancelled {
-        return fail(CANCELLED, "cancelled");
-    }
-    match (prepared.render)(&result) {
+    // The answer goes out at the deadline, before any grace below.
+    let code = match (prepared.render)(&result) {
+        _ if cancelled => fail(CANCELLED, "cancelled"),
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{output}");
+            let _ = stdout.flush();
             ExitCode::from(ANSWERED)
         }
         Err(ToolError::Runtime(message)) => fail(FAILED, &message),
         Err(other) => fail(USAGE, &other.to_string()),
+    };
+    if result.probe.abandoned > 0 {
+        // Leave no process behind: the abandoned call kills its command.
+        handle.wait_released(crate::RELEASE_GRACE);
     }
+    code
 }
 
 fn fail(code: u8, message: &str) -> ExitCode {

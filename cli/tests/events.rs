@@ -148,6 +148,10 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
     expect(&run(&["events", p, "--cursor", "bogus"]), 2);
     expect(&run(&["events", p, "--timeout", "soon"]), 2);
     expect(&run(&["events", p, "--summary", "(", "--regex"]), 2);
+    // Checked before the wait, refused by its compile (the program is too
+    // big): still the user's pattern, not the file.
+    let too_big = r"\w{150}".repeat(8);
+    expect(&run(&["events", p, "--summary", &too_big, "--regex"]), 2);
     expect(&run(&["events"]), 2);
 }
 

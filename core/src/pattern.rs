@@ -66,12 +66,21 @@ impl Pattern {
     /// class set: `(?i)[\p{Any}--\p{L}]` takes 6 ms, so 64 KiB of them
     /// would hold the host's thread for seconds): a pattern that matches
     /// bytes outside UTF-8 under `(?-u)` fails its wait's compile instead.
+    /// Ignoring case, it also bounds what folding the pattern's classes
+    /// costs (see [`crate::MAX_FOLDED_CHARS`]).
     pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
         self.check_length(field)?;
         if self.regex {
             check_syntax(&self.text).map_err(|e| invalid_regex(field, &e))?;
+            self.check_fold_cost(field)?;
         }
         Ok(())
+    }
+
+    /// Refuses a regex whose classes would take too long to fold.
+    fn check_fold_cost(&self, field: &str) -> Result<(), SpecError> {
+        crate::fold_cost::check(&self.text, !self.case_sensitive)
+            .map_err(|message| SpecError::new(field, Rule::InvalidRegex, message))
     }
 
     /// Checks the pattern's length, as [`Pattern::compile`] does first.
@@ -118,6 +127,10 @@ impl Pattern {
                 Rule::OutOfRange,
                 "the wait ended before this pattern was compiled",
             ));
+        }
+        if self.regex {
+            // Validation checked it, unless the spec was made in code.
+            self.check_fold_cost(field)?;
         }
         let (compiled, cacheable) = self.build(field, key.is_some())?;
         if let (Some(key), true, Some(mut cache)) = (key, cacheable, compile_cache()) {

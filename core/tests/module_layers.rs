@@ -10,7 +10,15 @@ use std::path::Path;
 /// The layers, first to last, as docs/ARCHITECTURE.md lists them.
 const LAYERS: &[&[&str]] = &[
     &[
-        "error", "input", "duration", "cancel", "sync", "keyed", "memory", "file_id",
+        "error",
+        "input",
+        "duration",
+        "cancel",
+        "sync",
+        "keyed",
+        "memory",
+        "file_id",
+        "fold_cost",
     ],
     &["spec", "pattern", "resume", "result", "pane_id"],
     &["observation"],

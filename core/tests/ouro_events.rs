@@ -228,6 +228,12 @@ fn the_profile_refuses_bad_arguments_by_field() {
             "summary",
         ),
         (json!({"path": "x", "type": 3}), "type"),
+        // Ignoring case, these would fold for about 80 ms.
+        (
+            json!({"path": "x", "summary": r"\p{Any}".repeat(8), "summaryRegex": true,
+                   "ignoreCase": true}),
+            "summary",
+        ),
         (json!({"path": 3}), "path"),
     ] {
         let err = profiles::prepare("ouro/wait", &args, &host).err().unwrap();
@@ -237,6 +243,35 @@ fn the_profile_refuses_bad_arguments_by_field() {
         };
         assert_eq!(spec.field, field, "{args}: {spec}");
     }
+}
+
+/// The summary pattern compiles in the wait's time, on an engine worker:
+/// compiling one could hold the caller's thread (an event loop) for
+/// seconds. The call only checks it; one its compile refuses (the program
+/// too big) fails the call, naming the field, when the wait begins.
+#[test]
+fn the_profile_compiles_the_summary_in_the_waits_time() {
+    let dir = TempDir::new("summary-compile");
+    let path = dir.file("log.jsonl");
+    append(&path, "");
+    let host = host_for(&dir.0);
+    let args = json!({"path": path, "summary": r"\w{150}".repeat(8), "summaryRegex": true,
+                      "timeout": 5000});
+    assert!(profiles::prepare("ouro/wait", &args, &host).is_ok());
+    let started = Instant::now();
+    let err = profiles::call("ouro/wait", &args, &host).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "at the first read"
+    );
+    let profiles::ToolError::InvalidArguments(spec) = err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (spec.field.as_str(), spec.rule),
+        ("summary", waitfor::Rule::InvalidRegex)
+    );
+    assert!(spec.message.contains("1 MiB"), "{spec}");
 }
 
 #[test]

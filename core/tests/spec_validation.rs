@@ -425,32 +425,57 @@ fn validating_costly_class_sets_takes_time_linear_in_the_text() {
     use std::time::{Duration, Instant};
     let costly = r"(?i)[\p{Any}--\p{L}--\p{N}]";
     let count = waitfor::MAX_PATTERN_BYTES / (costly.len() + 4);
-    let one_long = costly.repeat(count);
     let many: Vec<Value> = (0..count)
         .map(|i| json!({"text": format!("{costly}{i}"), "regex": true}))
         .collect();
-    for until in [
-        json!({"matches": {"text": one_long, "regex": true}}),
-        json!({ "patterns": many }),
+    let started = Instant::now();
+    let spec = Spec::from_value(
+        &json!({"until": {"patterns": many}, "max_wait_ms": 100, "interval_ms": 20}),
+    )
+    .expect("valid");
+    let result = waitfor::Engine::global()
+        .wait(
+            spec,
+            waitfor::probe_fn(|_| Ok(waitfor::Observation::text("x"))),
+        )
+        .unwrap();
+    // Generous for a loaded machine: the old code took seconds.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(result.outcome, waitfor::Outcome::Timeout, "{result:?}");
+}
+
+/// Ignoring case, one pattern of 64 KiB of `\p{Any}` took a minute to
+/// compile, on a worker that went on past the wait's deadline (no compile
+/// can be stopped midway): it is refused before the wait, from its parse.
+#[test]
+fn a_pattern_whose_classes_take_long_to_fold_is_refused_before_its_wait() {
+    let long = r"\p{Any}".repeat(waitfor::MAX_PATTERN_BYTES / 8);
+    for (pattern, field) in [
+        (
+            json!({"text": long, "regex": true, "case_sensitive": false}),
+            "until.matches",
+        ),
+        (
+            json!({"text": format!("(?i){long}"), "regex": true}),
+            "until.matches",
+        ),
     ] {
-        let started = Instant::now();
-        let spec =
-            Spec::from_value(&json!({"until": until, "max_wait_ms": 100, "interval_ms": 20}))
-                .expect("valid");
-        let result = waitfor::Engine::global()
-            .wait(
-                spec,
-                waitfor::probe_fn(|_| Ok(waitfor::Observation::text("x"))),
-            )
-            .unwrap();
-        // Generous for a loaded machine: the old code took seconds.
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "took {:?}",
-            started.elapsed()
+        let err = Spec::from_value(&json!({"until": {"matches": pattern}})).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            (field, Rule::InvalidRegex),
+            "{err}"
         );
-        assert_eq!(result.outcome, waitfor::Outcome::Timeout, "{result:?}");
+        assert!(err.message.contains("million characters"), "{err}");
     }
+    // Matching case, nothing is folded: the pattern is the compile's to judge.
+    assert!(
+        Spec::from_value(&json!({"until": {"matches": {"text": long, "regex": true}}})).is_ok()
+    );
 }
 
 #[test]

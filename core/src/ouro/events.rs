@@ -9,8 +9,8 @@ use super::clock::Clock;
 use super::cursor::JsonlCursor;
 use super::envelope::AxRef;
 use super::jsonl::{JsonlError, JsonlSource};
-use super::matcher::{EventMatchSpec, EventMatcher};
-use super::wait_for::{Resume, WaitForError, WaitForOptions, DEFAULT_INTERVAL};
+use super::matcher::{EventMatchSpec, EventMatcher, MatchError};
+use super::wait_for::{ReadError, Resume, WaitForError, WaitForOptions, DEFAULT_INTERVAL};
 use crate::grants::Grants;
 use crate::keyed::CursorKey;
 
@@ -134,23 +134,34 @@ impl EventsQuery {
                 }))
             })?;
         }
-        let matcher =
-            EventMatcher::new(self.filter.clone()).map_err(|e| WaitForError::Options {
-                field: "filter",
-                message: e.to_string(),
-            })?;
-        // The source keeps only the events that match, so a read's limit
-        // counts what the wait returns.
-        let source = source.only_matching(matcher);
+        self.filter.check().map_err(|e| WaitForError::Options {
+            field: "filter",
+            message: e.to_string(),
+        })?;
         // "end" is the end the file has now (one stat), found by the
         // first read; events appended after this call count.
         let mark = (self.cursor.as_deref() == Some(CURSOR_END)).then(|| source.mark_end());
-        let read = move |c: Option<&str>, cancel: &crate::CancelToken| {
-            match (c, &mark) {
+        // The summary pattern compiles on the first read, on an engine
+        // worker in the wait's time: it can take seconds, which must not
+        // hold the caller's thread (an event loop) nor outlast the wait.
+        // A pattern that does not compile fails the wait ([`match_error`]).
+        let filter = self.filter.clone();
+        let mut matching: Option<JsonlSource> = None;
+        let read = move |c: Option<&str>, cancel: &crate::CancelToken| -> Result<_, ReadError> {
+            let source = match &mut matching {
+                Some(source) => source,
+                // The source keeps only the events that match, so a read's
+                // limit counts what the wait returns.
+                None => matching.insert(
+                    source
+                        .clone()
+                        .only_matching(EventMatcher::new(filter.clone())?),
+                ),
+            };
+            Ok(match (c, &mark) {
                 (Some(CURSOR_END), Some(mark)) => source.read_after_mark(mark, cancel),
                 _ => source.read_until(c, cancel),
-            }
-            .map_err(Into::into)
+            }?)
         };
         let options = WaitForOptions::cancellable(self.what(), self.timeout, read, resume)
             .target(self.target.clone())
@@ -177,10 +188,33 @@ impl EventsQuery {
 /// assert!(matches!(jsonl_error(&err), Some(JsonlError::BadCursor { .. })));
 /// ```
 pub fn jsonl_error(e: &WaitForError) -> Option<&JsonlError> {
+    cause(e)
+}
+
+/// The event filter's error behind `e`, if one is in its chain: the
+/// summary pattern, checked when the wait was made, did not compile when
+/// it began (its program is too big).
+///
+/// ```
+/// use waitfor::ouro::{match_error, wait_for, CommandTemplate, EventsQuery, Resume};
+/// let mut q = EventsQuery::new("x.jsonl");
+/// q.filter.summary = Some(r"\w{150}".repeat(8));
+/// q.filter.summary_regex = true;
+/// q.timeout = Some(std::time::Duration::from_secs(5));
+/// let resume = Resume::Template(CommandTemplate::parse("again {cursor}").unwrap());
+/// let err = wait_for(q.options(resume).unwrap()).err().unwrap();
+/// assert!(match_error(&err).unwrap().to_string().starts_with("summary:"));
+/// ```
+pub fn match_error(e: &WaitForError) -> Option<&MatchError> {
+    cause(e)
+}
+
+/// The first error of type `T` in `e`'s chain of sources.
+fn cause<T: std::error::Error + 'static>(e: &WaitForError) -> Option<&T> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(c) = cause {
-        if let Some(j) = c.downcast_ref::<JsonlError>() {
-            return Some(j);
+        if let Some(found) = c.downcast_ref::<T>() {
+            return Some(found);
         }
         cause = c.source();
     }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::envelope::{AxEvent, AxRef};
+use crate::pattern::MAX_PATTERN_BYTES;
 
 /// What a matching event looks like, as JSON (unknown fields are errors).
 /// Every condition given must hold; an empty spec matches every event.
@@ -152,57 +153,17 @@ fn summary_error(e: &regex::Error) -> String {
     }
 }
 
-impl EventMatcher {
-    /// Compiles a spec: checks the summary pattern and every data condition.
+impl EventMatchSpec {
+    /// Reads a spec from JSON and checks it as [`EventMatchSpec::check`]
+    /// does, without compiling it.
     ///
     /// ```
-    /// use waitfor::ouro::{EventMatchSpec, EventMatcher};
-    /// let spec = EventMatchSpec { summary: Some("(".into()), summary_regex: true,
-    ///                             ..Default::default() };
-    /// assert!(EventMatcher::new(spec).unwrap_err().to_string().starts_with("summary:"));
+    /// use waitfor::ouro::EventMatchSpec;
+    /// let spec = EventMatchSpec::from_json(&serde_json::json!({"summary": "passed"})).unwrap();
+    /// assert_eq!(spec.summary.as_deref(), Some("passed"));
+    /// assert!(EventMatchSpec::from_json(&serde_json::json!({"type": 5})).is_err());
     /// ```
-    pub fn new(spec: EventMatchSpec) -> Result<EventMatcher, MatchError> {
-        let summary = match &spec.summary {
-            None => None,
-            Some(p) => {
-                let source = if spec.summary_regex {
-                    p.clone()
-                } else {
-                    regex::escape(p)
-                };
-                let re = RegexBuilder::new(&source)
-                    .case_insensitive(spec.ignore_case)
-                    .size_limit(PATTERN_SIZE_LIMIT)
-                    .build()
-                    .map_err(|e| invalid("summary", summary_error(&e)))?;
-                Some(re)
-            }
-        };
-        for (i, c) in spec.data.iter().enumerate() {
-            if !c.pointer.is_empty() && !c.pointer.starts_with('/') {
-                return Err(invalid(
-                    &format!("data[{i}].pointer"),
-                    "must be empty or start with \"/\" (RFC 6901)".into(),
-                ));
-            }
-            if c.equals.is_some() == c.exists.is_some() {
-                return Err(invalid(
-                    &format!("data[{i}]"),
-                    "must have exactly one of \"equals\" or \"exists\"".into(),
-                ));
-            }
-        }
-        Ok(EventMatcher { spec, summary })
-    }
-
-    /// Reads a spec from JSON and compiles it.
-    ///
-    /// ```
-    /// let err = waitfor::ouro::EventMatcher::from_json(&serde_json::json!({"type": 5}))
-    ///     .unwrap_err();
-    /// assert!(err.to_string().starts_with("type:"));
-    /// ```
-    pub fn from_json(v: &Value) -> Result<EventMatcher, MatchError> {
+    pub fn from_json(v: &Value) -> Result<EventMatchSpec, MatchError> {
         // serde would also take a struct as an array of its fields in order;
         // a spec is only ever an object.
         let shape = |field: String| MatchError::Shape {
@@ -222,7 +183,110 @@ impl EventMatcher {
                 field: e.path().to_string(),
                 message: e.inner().to_string(),
             })?;
-        EventMatcher::new(spec)
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// Checks what [`EventMatcher::new`] would, in time linear in the spec,
+    /// so that a caller's thread may check and a wait's own time compile:
+    /// the summary's length and syntax, and every data condition. Not what
+    /// only compiling finds (a pattern whose program is too big), which
+    /// can take seconds: case folding `(?i)\p{Any}` takes 10 ms a class.
+    ///
+    /// ```
+    /// use waitfor::ouro::EventMatchSpec;
+    /// let spec = EventMatchSpec { summary: Some("(".into()), summary_regex: true,
+    ///                             ..Default::default() };
+    /// assert!(spec.check().unwrap_err().to_string().starts_with("summary:"));
+    /// ```
+    pub fn check(&self) -> Result<(), MatchError> {
+        if let Some(p) = &self.summary {
+            Self::check_summary(p, self.summary_regex, self.ignore_case)
+                .map_err(|message| invalid("summary", message))?;
+        }
+        for (i, c) in self.data.iter().enumerate() {
+            if !c.pointer.is_empty() && !c.pointer.starts_with('/') {
+                return Err(invalid(
+                    &format!("data[{i}].pointer"),
+                    "must be empty or start with \"/\" (RFC 6901)".into(),
+                ));
+            }
+            if c.equals.is_some() == c.exists.is_some() {
+                return Err(invalid(
+                    &format!("data[{i}]"),
+                    "must have exactly one of \"equals\" or \"exists\"".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The summary's length, and a regex's syntax and folding cost.
+    fn check_summary(p: &str, regex: bool, ignore_case: bool) -> Result<(), String> {
+        if p.len() > MAX_PATTERN_BYTES {
+            return Err(format!(
+                "a pattern may be at most {MAX_PATTERN_BYTES} bytes, this one is {}",
+                p.len()
+            ));
+        }
+        if regex {
+            crate::pattern::check_syntax(p).map_err(|e| {
+                format!(
+                    "not a valid regular expression: {}",
+                    crate::pattern::one_line(&e)
+                )
+            })?;
+            crate::fold_cost::check(p, ignore_case)?;
+        }
+        Ok(())
+    }
+
+    /// The summary as a regex: itself, or escaped when it is literal.
+    fn summary_source(&self) -> Option<String> {
+        let p = self.summary.as_ref()?;
+        Some(if self.summary_regex {
+            p.clone()
+        } else {
+            regex::escape(p)
+        })
+    }
+}
+
+impl EventMatcher {
+    /// Compiles a spec: checks it ([`EventMatchSpec::check`]), then
+    /// compiles the summary pattern.
+    ///
+    /// ```
+    /// use waitfor::ouro::{EventMatchSpec, EventMatcher};
+    /// let spec = EventMatchSpec { summary: Some(r"\w{150}".repeat(8)), summary_regex: true,
+    ///                             ..Default::default() };
+    /// assert!(EventMatcher::new(spec).unwrap_err().to_string().contains("1 MiB"));
+    /// ```
+    pub fn new(spec: EventMatchSpec) -> Result<EventMatcher, MatchError> {
+        spec.check()?;
+        let summary = match spec.summary_source() {
+            None => None,
+            Some(source) => {
+                let re = RegexBuilder::new(&source)
+                    .case_insensitive(spec.ignore_case)
+                    .size_limit(PATTERN_SIZE_LIMIT)
+                    .build()
+                    .map_err(|e| invalid("summary", summary_error(&e)))?;
+                Some(re)
+            }
+        };
+        Ok(EventMatcher { spec, summary })
+    }
+
+    /// Reads a spec from JSON and compiles it.
+    ///
+    /// ```
+    /// let err = waitfor::ouro::EventMatcher::from_json(&serde_json::json!({"type": 5}))
+    ///     .unwrap_err();
+    /// assert!(err.to_string().starts_with("type:"));
+    /// ```
+    pub fn from_json(v: &Value) -> Result<EventMatcher, MatchError> {
+        EventMatcher::new(EventMatchSpec::from_json(v)?)
     }
 
     /// The spec this matcher was built from.

@@ -33,7 +33,7 @@ pub use envelope::{
     wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
     WAIT_VERSION,
 };
-pub use events::{jsonl_error, EventsQuery, CURSOR_END};
+pub use events::{jsonl_error, match_error, EventsQuery, CURSOR_END};
 pub use exit::{
     default_exit_table, wait_exit, ExitTable, WaitExits, DEFAULT_WAIT_EXITS, UNKNOWN_EXIT,
 };

@@ -228,6 +228,7 @@ impl RowSearch {
         scratch_left: usize,
     ) -> Result<(Self, Cost), String> {
         let source = source(text, regex);
+        crate::fold_cost::within_limit(folded_chars(&source, match_case))?;
         // Fails with whether the program was too big.
         let build = |engines: Engines| {
             meta::Builder::new()
@@ -285,6 +286,42 @@ impl RowSearch {
             Self::Backtracking(re) => re.is_match(row).unwrap_or(false),
         }
     }
+}
+
+/// What folding the classes of `source` spans (see
+/// [`crate::MAX_FOLDED_CHARS`]): over the parts the linear engine compiles
+/// when only Python's `re` syntax takes it.
+fn folded_chars(source: &str, match_case: bool) -> usize {
+    use fancy_regex::Expr;
+    let mut counter = crate::fold_cost::FoldCounter::default();
+    if regex_syntax::ast::parse::Parser::new()
+        .parse(source)
+        .is_ok()
+    {
+        return counter.count(source, !match_case);
+    }
+    let Ok(tree) = Expr::parse_tree(source) else {
+        return 0;
+    };
+    let mut chars = 0usize;
+    let mut parts = vec![&tree.expr];
+    while let Some(part) = parts.pop() {
+        match part {
+            Expr::Delegate { inner, casei, .. } => {
+                chars = chars.saturating_add(counter.count(inner, *casei || !match_case));
+            }
+            Expr::Concat(all) | Expr::Alt(all) => parts.extend(all),
+            Expr::Group(one) | Expr::LookAround(one, _) | Expr::AtomicGroup(one) => parts.push(one),
+            Expr::Repeat { child, .. } => parts.push(child),
+            Expr::Conditional {
+                condition,
+                true_branch,
+                false_branch,
+            } => parts.extend([&**condition, &**true_branch, &**false_branch]),
+            _ => {}
+        }
+    }
+    chars
 }
 
 /// The regex text of a pattern: itself, or escaped when it is literal.
@@ -1054,6 +1091,28 @@ mod tests {
             findings(&refs, &[]).of(&rows(&["ready 7"])).unwrap(),
             "rows\np7\n"
         );
+    }
+
+    #[test]
+    fn patterns_whose_classes_take_long_to_fold_are_refused_at_the_first_sample() {
+        // Ignoring case (the default), each folds a million characters:
+        // 64 KiB of them would hold a worker for a minute past the wait.
+        for costly in [
+            r"\p{Any}".repeat(20),
+            format!(r"(?<=x){}", r"\p{Any}".repeat(20)),
+        ] {
+            let err = findings(&[&costly], &[]).of(&rows(&["x"])).unwrap_err();
+            assert!(err.refused && err.message.contains("million"), "{err:?}");
+        }
+        // Matching case, nothing is folded.
+        let exact = RowSearch::new(
+            &r"\p{Any}".repeat(20),
+            true,
+            true,
+            MAX_COMPILED_PATTERN_BYTES,
+            CALL_SCRATCH_BYTES,
+        );
+        assert!(exact.is_ok());
     }
 
     #[test]

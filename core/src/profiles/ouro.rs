@@ -17,7 +17,7 @@ use super::{Prepared, Report};
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
-    Clock, EventMatchSpec, EventMatcher, EventsQuery, JsonlError, NextStep, Resume, WaitForError,
+    Clock, EventMatchSpec, EventsQuery, JsonlError, MatchError, NextStep, Resume, WaitForError,
     WAIT_STATES, WAIT_VERSION,
 };
 use serde_json::{json, Map, Value};
@@ -239,19 +239,20 @@ fn filter(args: &Map<String, Value>) -> Result<EventMatchSpec, ToolError> {
         .filter(|(k, _)| FILTERS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    EventMatcher::from_json(&Value::Object(subset))
-        .map(|m| m.spec().clone())
-        .map_err(|e| {
-            let (crate::ouro::MatchError::Shape { field, message }
-            | crate::ouro::MatchError::Invalid { field, message }) = &e;
-            let rule = if field == "summary" {
-                Rule::InvalidRegex
-            } else {
-                Rule::WrongType
-            };
-            // The message alone: the refusal names its field itself.
-            invalid(field, rule, message.clone())
-        })
+    // Checked here; the summary compiles in the wait's own time.
+    EventMatchSpec::from_json(&Value::Object(subset)).map_err(|e| filter_refused(&e))
+}
+
+/// The refusal of a filter, naming its field.
+fn filter_refused(e: &MatchError) -> ToolError {
+    let (MatchError::Shape { field, message } | MatchError::Invalid { field, message }) = e;
+    let rule = if field == "summary" {
+        Rule::InvalidRegex
+    } else {
+        Rule::WrongType
+    };
+    // The message alone: the refusal names its field itself.
+    invalid(field, rule, message.clone())
 }
 
 pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
@@ -315,13 +316,18 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Pre
         policy,
         report,
         render: Box::new(move |result| {
-            let done = finish(result).map_err(|e| match crate::ouro::jsonl_error(&e) {
-                // The cursor does not fit the file (any more): the agent
-                // must start again from "end" or the file's start.
-                Some(j @ (JsonlError::Replaced { .. } | JsonlError::BadCursor { .. })) => {
-                    invalid("cursor", Rule::InvalidResume, j.to_string())
+            let done = finish(result).map_err(|e| {
+                if let Some(refused) = crate::ouro::match_error(&e) {
+                    return filter_refused(refused);
                 }
-                _ => ToolError::Runtime(e.to_string()),
+                match crate::ouro::jsonl_error(&e) {
+                    // The cursor does not fit the file (any more): the agent
+                    // must start again from "end" or the file's start.
+                    Some(j @ (JsonlError::Replaced { .. } | JsonlError::BadCursor { .. })) => {
+                        invalid("cursor", Rule::InvalidResume, j.to_string())
+                    }
+                    _ => ToolError::Runtime(e.to_string()),
+                }
             })?;
             serde_json::to_value(&done.wait).map_err(|e| ToolError::Runtime(e.to_string()))
         }),
