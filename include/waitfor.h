@@ -800,7 +800,9 @@ int32_t waitfor_tool_start_with_notices(const char *profile,
  *                    NULL when the status is not `WAITFOR_OK`.
  * @return `WAITFOR_OK`; `WAITFOR_ERR_TIMEOUT` when the wait is still
  *         running (the handle stays usable); `WAITFOR_ERR_RUNTIME` when a
- *         tool call ended with a tool error (detail in `error_json`);
+ *         tool call ended with a tool error (detail in `error_json`), or at
+ *         once in a child forked from the process that started the wait,
+ *         where it never ends;
  *         `WAITFOR_ERR_NULL_POINTER`; `WAITFOR_ERR_PANIC`.
  *
  * Threads: any thread, several at once.

@@ -17,14 +17,14 @@ fn matches_on_its_second_sample() -> bool {
         .is_ok_and(|r| (r.outcome, r.samples) == (Outcome::Matched, 2))
 }
 
-#[test]
-fn a_forked_child_waits_on_an_engine_of_its_own() {
-    assert!(matches_on_its_second_sample(), "the parent's wait");
+/// Runs `child` in a forked child and says whether it answered true; a
+/// child still running after 30 s is killed, and its answer is no.
+fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
     // SAFETY: the child only waits and leaves with _exit.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
-        let code = if matches_on_its_second_sample() { 0 } else { 2 };
+        let code = if child() { 0 } else { 2 };
         // SAFETY: ends the child without running the parent's exit code.
         unsafe { libc::_exit(code) };
     }
@@ -38,16 +38,44 @@ fn a_forked_child_waits_on_an_engine_of_its_own() {
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);
             }
-            panic!("the forked child's wait never ended");
+            return false;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+#[test]
+fn a_forked_child_waits_on_an_engine_of_its_own() {
+    assert!(matches_on_its_second_sample(), "the parent's wait");
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        in_forked_child(matches_on_its_second_sample),
         "the child's wait did not match on its second sample"
     );
     assert!(
         matches_on_its_second_sample(),
         "the parent's wait after the fork"
     );
+}
+
+/// A child has none of the threads that would end its parent's wait:
+/// waiting for it there returns at once saying so, instead of for good.
+#[test]
+fn a_forked_child_waiting_for_its_parents_wait_hears_why_at_once() {
+    let never = probe_fn(|_| Ok(Observation::text("")));
+    let spec =
+        Spec::new(Condition::Matches(Pattern::literal("x"))).max_wait(Duration::from_secs(60));
+    let handle = Engine::global().start(spec, never).unwrap();
+    let refused = |r: &waitfor::WaitResult| {
+        r.outcome == Outcome::Error && r.error.as_deref().is_some_and(|e| e.contains("forked"))
+    };
+    assert!(in_forked_child(|| {
+        handle
+            .wait_timeout(Duration::from_secs(60))
+            .is_some_and(|r| refused(&r))
+            && !handle.wait_released(Duration::from_secs(60))
+    }));
+    let control = handle.control();
+    assert!(in_forked_child(move || refused(&handle.wait())));
+    control.cancel();
 }

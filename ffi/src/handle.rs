@@ -6,8 +6,8 @@ use crate::callbacks::{refuse_in_callback, waitfor_callbacks, Callbacks};
 use crate::guard::{give, guard, guard_or, json, out_ptr, text, FfiResult};
 use crate::host::{waitfor_notices, waitfor_tool_caller, CNotices, CTools, HostOptions};
 use crate::status::{
-    FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_NULL_POINTER, WAITFOR_ERR_TIMEOUT,
-    WAITFOR_OK,
+    FfiError, WAITFOR_ERR_INVALID_ARGUMENT, WAITFOR_ERR_NULL_POINTER, WAITFOR_ERR_RUNTIME,
+    WAITFOR_ERR_TIMEOUT, WAITFOR_OK,
 };
 use std::ffi::c_char;
 use std::ptr;
@@ -28,6 +28,16 @@ impl Delivery {
     fn fill(&self, answer: FfiResult<String>) {
         *self.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
         self.ready.notify_all();
+    }
+
+    /// The answer if it is there, without waiting or blocking: in a forked
+    /// child, a parent's thread may have held the lock at the fork.
+    fn now(&self) -> Option<FfiResult<String>> {
+        match self.answer.try_lock() {
+            Ok(answer) => answer.clone(),
+            Err(std::sync::TryLockError::Poisoned(answer)) => answer.into_inner().clone(),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// The answer, waiting at most `timeout` (`None`: without limit).
@@ -57,6 +67,9 @@ impl Delivery {
 pub struct waitfor_handle {
     control: WaitControl,
     delivery: Arc<Delivery>,
+    /// The process whose engine delivers the answer: none arrives in a
+    /// child forked from it.
+    owner: u32,
 }
 
 /// How a finished wait becomes the host's answer.
@@ -111,6 +124,7 @@ fn launch(
     Ok(waitfor_handle {
         control: handle.control(),
         delivery,
+        owner: std::process::id(),
     })
 }
 
@@ -674,7 +688,9 @@ pub unsafe extern "C" fn waitfor_tool_start_with_notices(
 ///                    NULL when the status is not `WAITFOR_OK`.
 /// @return `WAITFOR_OK`; `WAITFOR_ERR_TIMEOUT` when the wait is still
 ///         running (the handle stays usable); `WAITFOR_ERR_RUNTIME` when a
-///         tool call ended with a tool error (detail in `error_json`);
+///         tool call ended with a tool error (detail in `error_json`), or at
+///         once in a child forked from the process that started the wait,
+///         where it never ends;
 ///         `WAITFOR_ERR_NULL_POINTER`; `WAITFOR_ERR_PANIC`.
 ///
 /// Threads: any thread, several at once.
@@ -695,6 +711,21 @@ pub unsafe extern "C" fn waitfor_handle_wait(
         let handle = unsafe { handle.as_ref() }.ok_or_else(|| FfiError::null("handle"))?;
         if timeout_ms != 0 {
             refuse_in_callback("waitfor_handle_wait")?;
+        }
+        let here = std::process::id();
+        if here != handle.owner {
+            return match handle.delivery.now() {
+                Some(answer) => deliver(answer, result_json),
+                None => Err(FfiError::new(
+                    WAITFOR_ERR_RUNTIME,
+                    format!(
+                        "this wait was started by process {}, and only that process can wait \
+                         for it: process {here} is a child forked from it, where the wait \
+                         never ends",
+                        handle.owner
+                    ),
+                )),
+            };
         }
         let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         match handle.delivery.get(timeout) {

@@ -259,23 +259,17 @@ static void test_c_probe(void) {
     waitfor_string_free(r);
 }
 
-/* A forked child has none of its parent's engine threads: its waits run
- * on an engine of its own (they used to hang on the parent's, gone). The
- * child answers through a pipe: under valgrind its exit code is
- * valgrind's, which counts the parent's engine as leaked in the child. */
-static void test_fork(void) {
-    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
-                       " \"max_wait_ms\": 10000}";
-    probe_state st;
-    waitfor_string_free(wait_with(spec, MODE_COUNT, &st)); /* the parent's engine runs */
+/* Runs `body(arg)` in a forked child and gives its answer, which comes
+ * through a pipe: under valgrind the child's exit code is valgrind's,
+ * which counts the parent's engine as leaked in the child. A child still
+ * running after 30 s is killed, and its answer is no. */
+static char in_forked_child(char (*body)(void *), void *arg) {
     int answer[2];
     CHECK(pipe(answer) == 0);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        char *r = wait_with(spec, MODE_COUNT, &st);
-        char ok = contains(r, "\"outcome\":\"matched\"") && contains(r, "\"samples\":3");
-        if (!ok) fprintf(stderr, "the forked child's wait: %s\n", r ? r : "(none)");
+        char ok = body(arg);
         ssize_t written = write(answer[1], &ok, 1);
         _exit(written == 1 ? 0 : 1);
     }
@@ -291,8 +285,48 @@ static void test_fork(void) {
         sleep_ms(10);
     }
     char ok = 0;
-    CHECK(read(answer[0], &ok, 1) == 1 && ok);
+    if (read(answer[0], &ok, 1) != 1) ok = 0;
     close(answer[0]);
+    return ok;
+}
+
+static const char *FORK_SPEC = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                               " \"max_wait_ms\": 10000}";
+
+static char child_waits_on_its_own_engine(void *arg) {
+    char *r = wait_with(FORK_SPEC, MODE_COUNT, arg);
+    char ok = contains(r, "\"outcome\":\"matched\"") && contains(r, "\"samples\":3");
+    if (!ok) fprintf(stderr, "the forked child's wait: %s\n", r ? r : "(none)");
+    return ok;
+}
+
+static char child_is_refused_the_parents_wait(void *arg) {
+    char *result = NULL, *error = NULL;
+    int status = waitfor_handle_wait(arg, -1, &result, &error);
+    char ok = status == WAITFOR_ERR_RUNTIME && result == NULL && contains(error, "forked");
+    if (!ok) fprintf(stderr, "the parent's wait in a child: %d %s\n", status, error ? error : "");
+    return ok;
+}
+
+/* A forked child has none of its parent's engine threads: its waits run
+ * on an engine of its own (they used to hang on the parent's, gone), and
+ * waiting there for a wait its parent started, which never ends, fails at
+ * once (it used to block for good). */
+static void test_fork(void) {
+    probe_state st;
+    waitfor_string_free(wait_with(FORK_SPEC, MODE_COUNT, &st)); /* the parent's engine runs */
+    CHECK(in_forked_child(child_waits_on_its_own_engine, &st));
+
+    memset(&st, 0, sizeof st);
+    st.ready_at = 1000000;
+    waitfor_callbacks cb = callbacks_for(&st);
+    waitfor_handle *h = NULL;
+    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"max_wait_ms\": 60000}";
+    CHECK(waitfor_start(spec, strlen(spec), &cb, &h, NULL) == WAITFOR_OK && h != NULL);
+    CHECK(in_forked_child(child_is_refused_the_parents_wait, h));
+    CHECK(waitfor_handle_cancel(h) == WAITFOR_OK);
+    waitfor_handle_free(h);
+    CHECK(eventually_equals(&st.finalized, 1));
 }
 
 static void test_probe_failures(void) {

@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 
 /// Where the scheduler leaves a wait's result, and where the probe says
 /// it is gone.
-#[derive(Default)]
 pub(crate) struct Slot {
+    /// The process whose engine ends the wait: a forked child has none of
+    /// its threads, so no result ever arrives there.
+    owner: u32,
     state: Mutex<SlotState>,
     /// Told when the result arrives.
     filled: Condvar,
@@ -30,6 +32,29 @@ struct SlotState {
 }
 
 impl Slot {
+    /// An empty slot of this process.
+    pub fn new() -> Self {
+        Slot {
+            owner: std::process::id(),
+            state: Mutex::default(),
+            filled: Condvar::default(),
+            released: Condvar::default(),
+        }
+    }
+
+    /// Why this process cannot wait on the slot, if it is a forked child
+    /// of the one that started the wait.
+    fn foreign(&self) -> Option<String> {
+        let here = std::process::id();
+        (here != self.owner).then(|| {
+            format!(
+                "this wait was started by process {}, and only that process can wait for \
+                 it: process {here} is a child forked from it, where the wait never ends",
+                self.owner
+            )
+        })
+    }
+
     pub fn fill(&self, result: WaitResult) {
         self.state.lock().result = Some(result);
         self.filled.notify_all();
@@ -153,8 +178,13 @@ impl WaitHandle {
         self.control.clone()
     }
 
-    /// Blocks the calling thread until the wait ends.
+    /// Blocks the calling thread until the wait ends. In a child forked
+    /// from the process that started it, where it never ends, returns at
+    /// once with outcome `error` saying so.
     pub fn wait(self) -> WaitResult {
+        if let Some(why) = self.slot.foreign() {
+            return super::scheduler::error_result(why);
+        }
         let mut state = self.slot.state.lock();
         loop {
             if let Some(result) = state.result.take() {
@@ -165,8 +195,11 @@ impl WaitHandle {
     }
 
     /// Blocks at most `timeout`; `None` if the wait is still running (the
-    /// handle stays usable).
+    /// handle stays usable). In a forked child, as [`WaitHandle::wait`].
     pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
+        if let Some(why) = self.slot.foreign() {
+            return Some(super::scheduler::error_result(why));
+        }
         self.block_until(&self.slot.filled, timeout, |state| state.result.take())
     }
 
@@ -175,6 +208,9 @@ impl WaitHandle {
     /// processes are gone. A process about to exit calls this after a
     /// wait that abandoned a call. Returns whether it was released.
     pub fn wait_released(&self, timeout: Duration) -> bool {
+        if self.slot.foreign().is_some() {
+            return false;
+        }
         self.block_until(&self.slot.released, timeout, |state| {
             state.released.then_some(())
         })

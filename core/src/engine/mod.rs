@@ -253,7 +253,7 @@ impl Engine {
             stop_reason = tracing::field::Empty,
             elapsed_ms = tracing::field::Empty,
         );
-        let slot = Arc::new(Slot::default());
+        let slot = Arc::new(Slot::new());
         let call_cancel = CancelToken::new();
         let ctx = ProbeContext {
             sample: 0,

@@ -610,6 +610,14 @@ impl Scheduler {
 
 /// The result of a wait whose result could not be built (a panic).
 fn unbuilt_result(panic: &(dyn std::any::Any + Send)) -> WaitResult {
+    error_result(format!(
+        "the engine panicked while ending this wait: {}",
+        panic_message(panic)
+    ))
+}
+
+/// A result that says only why the wait has no other.
+pub(crate) fn error_result(error: String) -> WaitResult {
     WaitResult {
         outcome: Outcome::Error,
         matched_index: None,
@@ -623,10 +631,7 @@ fn unbuilt_result(panic: &(dyn std::any::Any + Send)) -> WaitResult {
         effective_max_wait_ms: 0,
         clamped: false,
         probe: Default::default(),
-        error: Some(format!(
-            "the engine panicked while ending this wait: {}",
-            panic_message(panic)
-        )),
+        error: Some(error),
         resume: None,
         woken: false,
         alternate_screen: false,
