@@ -239,6 +239,15 @@ pub(crate) fn shown_path(path: &std::path::Path) -> String {
     }
 }
 
+/// The longest tmux socket name or path: tmux puts the server's socket at
+/// that path (a name goes below a directory of its own), and a socket's
+/// path fits in 104 bytes on macOS, 108 on Linux, its closing NUL included.
+///
+/// ```
+/// assert_eq!(waitfor::MAX_SOCKET_NAME_BYTES, 103);
+/// ```
+pub const MAX_SOCKET_NAME_BYTES: usize = 103;
+
 impl SpecError {
     /// An error about `field` breaking `rule`.
     pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
@@ -267,6 +276,25 @@ impl SpecError {
             field,
             Rule::ContainsNul,
             "holds a NUL byte (\\u0000), which no program name, argument, path or tmux name can hold",
+        ))
+    }
+
+    /// Refuses a tmux socket name or path that no socket can have: one
+    /// holding NUL ([`SpecError::check_no_nul`]), or one longer than
+    /// [`MAX_SOCKET_NAME_BYTES`].
+    pub(crate) fn check_socket_name(field: &str, name: &str) -> Result<(), SpecError> {
+        Self::check_no_nul(field, name)?;
+        if name.len() <= MAX_SOCKET_NAME_BYTES {
+            return Ok(());
+        }
+        Err(Self::new(
+            field,
+            Rule::OutOfRange,
+            format!(
+                "is {} bytes long, and a socket's path may be at most {MAX_SOCKET_NAME_BYTES} \
+                 bytes: no tmux server can listen there",
+                name.len()
+            ),
         ))
     }
 

@@ -70,7 +70,7 @@ mod view;
 
 pub use cancel::CancelToken;
 pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
-pub use error::{ErrorCode, ErrorInfo, Rule, SpecError};
+pub use error::{ErrorCode, ErrorInfo, Rule, SpecError, MAX_SOCKET_NAME_BYTES};
 pub use fold_cost::MAX_FOLDED_CHARS;
 pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};

@@ -291,6 +291,34 @@ fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
     assert!(prepare("libtmux-mcp/wait_for_text", &name, &Host::default()).is_ok());
 }
 
+/// No socket's path can be that long: it used to reach tmux, and come
+/// back as "no tmux server running", which sends an agent looking for one.
+#[test]
+fn a_socket_name_too_long_for_any_socket_is_refused_as_out_of_range() {
+    let long = "s".repeat(waitfor::MAX_SOCKET_NAME_BYTES + 1);
+    let args = json!({"pane_id": "%0", "socket_name": long, "timeout": 1});
+    match prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).err() {
+        Some(ToolError::InvalidArguments(e)) => {
+            assert_eq!(
+                (e.field.as_str(), e.rule),
+                ("socket_name", Rule::OutOfRange)
+            );
+            assert!(e.message.contains("104 bytes long"), "{}", e.message);
+        }
+        other => panic!("expected invalid_arguments, got {other:?}"),
+    }
+    let spec = json!({"probe": {"tmux": {"pane_id": "%0", "socket_name": long}},
+                      "until": {"matches": "x"}});
+    let e = waitfor::Spec::from_value(&spec).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.rule),
+        ("probe.tmux.socket_name", Rule::OutOfRange)
+    );
+    let longest = "s".repeat(waitfor::MAX_SOCKET_NAME_BYTES);
+    let args = json!({"pane_id": "%0", "socket_name": longest, "timeout": 1});
+    assert!(prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).is_ok());
+}
+
 #[test]
 fn a_nul_byte_bound_for_the_system_is_refused_before_the_wait_by_every_profile() {
     // Granted everything: the NUL is what is refused, not the reach.

@@ -619,7 +619,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
     spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
     if let Some(name) = socket_name {
-        SpecError::check_no_nul("socket_name", &name)?;
+        SpecError::check_socket_name("socket_name", &name)?;
         host.grants
             .check_tmux_socket_name(&name)
             .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;

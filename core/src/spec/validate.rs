@@ -222,8 +222,10 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
                     "must not be empty",
                 ));
             }
+            if let Some(name) = socket_name {
+                SpecError::check_socket_name("probe.tmux.socket_name", name)?;
+            }
             let names = [
-                ("socket_name", socket_name),
                 ("pane_id", &pane.pane_id),
                 ("window_id", &pane.window_id),
                 ("session_id", &pane.session_id),
