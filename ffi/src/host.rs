@@ -263,28 +263,12 @@ impl HostOptions {
             match name.as_str() {
                 "grants" => options.grants = Grants::from_json(value, "host.grants")?,
                 "max_wait_ceiling_ms" => {
-                    let ms = value.as_u64().filter(|&ms| ms > 0).ok_or_else(|| {
-                        SpecError::new(
-                            "host.max_wait_ceiling_ms",
-                            Rule::NotPositive,
-                            "host.max_wait_ceiling_ms must be a positive whole number of milliseconds",
-                        )
-                    })?;
+                    let ms = positive_whole(value, "host.max_wait_ceiling_ms", "milliseconds")?;
                     options.max_wait_ceiling = Some(Duration::from_millis(ms));
                 }
                 "output_cap_bytes" => {
-                    let bytes = value
-                        .as_u64()
-                        .filter(|&bytes| bytes > 0)
-                        .and_then(|bytes| usize::try_from(bytes).ok())
-                        .ok_or_else(|| {
-                            SpecError::new(
-                                "host.output_cap_bytes",
-                                Rule::NotPositive,
-                                "host.output_cap_bytes must be a positive whole number of bytes",
-                            )
-                        })?;
-                    options.output_cap = Some(bytes);
+                    let bytes = positive_whole(value, "host.output_cap_bytes", "bytes")?;
+                    options.output_cap = Some(usize::try_from(bytes).unwrap_or(usize::MAX));
                 }
                 other => {
                     return Err(SpecError::new(
@@ -299,6 +283,31 @@ impl HostOptions {
             }
         }
         Ok(options)
+    }
+}
+
+/// A positive whole number up to 2^53 - 1 (what every host's numbers hold
+/// exactly), or the refusal that says what is wrong with `value`: not a
+/// number, not above zero, or a fraction or too large.
+fn positive_whole(value: &Value, field: &str, unit: &str) -> Result<u64, SpecError> {
+    use waitfor::Rule;
+    let refuse = |rule, why: &str| {
+        Err(SpecError::new(
+            field,
+            rule,
+            format!("{field} must be a positive whole number of {unit}{why}"),
+        ))
+    };
+    let Some(n) = value.as_f64() else {
+        return refuse(Rule::WrongType, "");
+    };
+    match value.as_u64() {
+        _ if n <= 0.0 => refuse(Rule::NotPositive, &format!(", not {value}")),
+        Some(whole) if whole <= waitfor::duration::MAX_EXACT_MS => Ok(whole),
+        _ => refuse(
+            Rule::OutOfRange,
+            &format!(" up to {}, not {value}", waitfor::duration::MAX_EXACT_MS),
+        ),
     }
 }
 
@@ -336,6 +345,22 @@ mod tests {
             let err = parse(text).err().expect(text);
             assert_eq!(err.status, WAITFOR_ERR_INVALID_ARGUMENT, "{text}");
             assert_eq!(err.detail["field"], field, "{text}");
+        }
+        // The rule says what is wrong: 1e300 is no "not positive".
+        for (value, rule) in [
+            ("1e300", "out_of_range"),
+            ("2.5", "out_of_range"),
+            ("9007199254740992", "out_of_range"),
+            ("0", "not_positive"),
+            ("-0.5", "not_positive"),
+            ("\"60000\"", "wrong_type"),
+            ("null", "wrong_type"),
+        ] {
+            for field in ["max_wait_ceiling_ms", "output_cap_bytes"] {
+                let text = format!(r#"{{"{field}": {value}}}"#);
+                let err = parse(&text).err().expect(&text);
+                assert_eq!(err.detail["rule"], rule, "{text}: {}", err.detail);
+            }
         }
         let err = parse("{").err().expect("not JSON");
         assert_eq!(err.status, crate::status::WAITFOR_ERR_INVALID_JSON);
