@@ -214,6 +214,40 @@ fn field_prefix(field: &str) -> String {
     }
 }
 
+/// Most bytes of what a serde message quotes that are kept whole: serde
+/// quotes a refused string or key whole (a megabyte where a number
+/// belongs).
+const SERDE_QUOTE_BYTES: usize = 200;
+
+/// `text`, a serde message, with what comes before its `, expected ...`
+/// (the refused value it quotes) cut past [`SERDE_QUOTE_BYTES`].
+fn cut_quote(text: String) -> String {
+    let at = text.rfind(", expected ").unwrap_or(text.len());
+    if at <= SERDE_QUOTE_BYTES {
+        return text;
+    }
+    let cut = text
+        .char_indices()
+        .nth(ECHO_CHARS + 30)
+        .map_or(at, |(cut, _)| cut.min(at));
+    format!("{}... (cut; {at} bytes){}", &text[..cut], &text[at..])
+}
+
+/// `text`, a serde message, naming the types it expected as a reader
+/// knows them (`expected i64`: a whole number).
+fn in_words(text: &str) -> String {
+    let Some(at) = text.rfind(", expected ") else {
+        return text.to_string();
+    };
+    let (head, expected) = text.split_at(at + ", expected ".len());
+    let word = match expected {
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number",
+        "f32" | "f64" => "a number",
+        other => other,
+    };
+    format!("{head}{word}")
+}
+
 /// Most characters of a refused text that its error repeats.
 const ECHO_CHARS: usize = 40;
 
@@ -307,6 +341,7 @@ impl SpecError {
             Some(at) => text[..at].to_string(),
             None => text,
         };
+        let text = in_words(&cut_quote(text));
         let rule = if err.is_syntax() || err.is_eof() {
             Rule::InvalidJson
         } else if text.starts_with("unknown field") || text.starts_with("unknown variant") {

@@ -495,3 +495,30 @@ fn a_pattern_only_its_translation_refuses_fails_its_wait_not_the_spec() {
     let error = result.error.unwrap();
     assert!(error.contains("until.matches"), "{error}");
 }
+
+/// serde quotes a refused value whole, and names types as Rust does: a
+/// megabyte where a number belongs made a megabyte of error, saying
+/// "expected i64".
+#[test]
+fn a_wrong_type_is_named_in_words_and_its_value_quoted_cut() {
+    let huge = "x".repeat(1 << 20);
+    let err =
+        Spec::from_value(&json!({"until": {"matches": "x"}, "interval_ms": huge})).unwrap_err();
+    assert_eq!(
+        (err.field.as_str(), err.rule),
+        ("interval_ms", Rule::WrongType)
+    );
+    assert!(err.message.len() < 300, "{} bytes", err.message.len());
+    assert!(
+        err.message
+            .ends_with("(cut; 1048599 bytes), expected a whole number"),
+        "{}",
+        err.message
+    );
+    let err =
+        Spec::from_value(&json!({"until": {"matches": "x"}, "max_wait_ms": 1.5})).unwrap_err();
+    assert_eq!(
+        err.message,
+        "invalid type: floating point `1.5`, expected a whole number"
+    );
+}
