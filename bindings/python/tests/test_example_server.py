@@ -561,23 +561,26 @@ def test_wait_for_text_on_a_real_pane_with_send_keys(pane: str, tmp_path: Path) 
         assert sent == {"sent": True}
         return await wait
 
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         async with connected("--allow-send-keys", tmux_tmpdir=os.environ["TMUX_TMPDIR"], path_first=tmp_path) as (session, tools):
             assert {"wait_for_text", "send_keys"} <= set(tools)
             printed = await wait_and_type(session, tools, "MARK_S", "printf 'MARK_%s\\n' S", True)
             # Typed by the server itself and never run: libtmux-mcp has no echo
             # model, so its drop-in sees typed text as a new row, as it does.
             typed = await wait_and_type(session, tools, "ONLY_TYPED", "ONLY_TYPED", False)
+            # Keys that start with "-" are keys, not send-keys flags.
+            dashed = await wait_and_type(session, tools, "-DASHED", "-DASHED", False)
             # As wait_for_text, send_keys reaches tmux servers by name only.
             for socket in ("../../../tmp/other.sock", "/tmp/other.sock", ".."):
                 refused = await session.call_tool("send_keys", {"pane_id": pane, "keys": "id", "socket_name": socket})
                 assert refused.is_error and "not a path" in str(refused.content), (socket, refused.content)
-            return printed, typed
+            return printed, typed, dashed
 
     calls = recording_tmux(tmp_path)
-    printed, typed = asyncio.run(main())
+    printed, typed, dashed = asyncio.run(main())
     assert printed["found"] is True and printed["outcome"] == "matched", printed
     assert typed["found"] is True and typed["matched_lines"][0].endswith("ONLY_TYPED"), typed
+    assert dashed["found"] is True and dashed["matched_lines"][0].endswith("ONLY_TYPED-DASHED"), dashed
     # Every tmux call, send_keys's and the waits', runs with -u (UTF-8
     # whatever the locale: the server was started without LANG).
     made = calls.read_text().splitlines()
