@@ -5,6 +5,7 @@
 //! GIL released, attaching only to call Python probes and callbacks.
 
 mod aio;
+mod args;
 mod convert;
 mod errors;
 mod handle;

@@ -1,13 +1,15 @@
 //! What Python probes return, and what they are told.
 
-use crate::convert;
+use crate::{args, convert};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use waitfor::{CancelToken, ProbeError};
 
 /// One observation of a probe: ``text``, optional structured ``json``
-/// (for ``json`` conditions), the ``exit_code`` of a process it ran, and
-/// ``gone`` when the target can no longer change.
+/// (for ``json`` conditions), the ``exit_code`` of a process it ran (an
+/// ``int`` from -2**31 to 2**31 - 1), and ``gone`` when the target can no
+/// longer change. A wrong type raises ``TypeError``, an exit code out of
+/// range ``ValueError``, each naming the field.
 ///
 /// A probe may also return a plain ``str``, UTF-8 ``bytes``, or a
 /// ``dict``/``list`` (taken as ``json``).
@@ -29,11 +31,13 @@ impl PyObservation {
     #[pyo3(signature = (text = None, *, json = None, exit_code = None, gone = false))]
     fn new(
         py: Python<'_>,
-        text: Option<String>,
+        text: Option<&Bound<'_, PyAny>>,
         json: Option<&Bound<'_, PyAny>>,
-        exit_code: Option<i32>,
+        exit_code: Option<&Bound<'_, PyAny>>,
         gone: bool,
     ) -> PyResult<Self> {
+        let text = args::text(text)?;
+        let exit_code = args::exit_code(exit_code)?;
         let mut inner = match json {
             Some(json) if !json.is_none() => {
                 let value = convert::to_json(json)

@@ -141,6 +141,36 @@ def test_observation_fields() -> None:
         waitfor.Observation(json={"bad": float("nan")})
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"text": 5}, TypeError, "text must be a str or None, not int"),
+        ({"text": b"ready"}, TypeError, "text must be a str or None, not bytes"),
+        ({"text": "\udc80"}, ValueError, "text must be valid UTF-8"),
+        ({"exit_code": 2**40}, ValueError, "exit_code must be a whole number from -2**31 to 2**31 - 1, not 1099511627776"),
+        ({"exit_code": -(2**31) - 1}, ValueError, "exit_code must be a whole number"),
+        ({"exit_code": 10**400}, ValueError, "not 1000000000000000000000000000000000000000..."),
+        ({"exit_code": True}, TypeError, "exit_code must be an int (an exit status) or None, not bool"),
+        ({"exit_code": 1.0}, TypeError, "exit_code must be an int (an exit status) or None, not float"),
+    ],
+)
+def test_observation_refuses_wrong_fields_naming_them(kwargs: dict[str, Any], error: type, says: str) -> None:
+    """As ``Policy`` does: a TypeError or ValueError naming the field (they
+    were pyo3's ``OverflowError`` and "'int' object is not an instance of
+    'str'"; a bool was taken as exit status 1)."""
+    with pytest.raises(error) as caught:
+        waitfor.Observation(**kwargs)
+    assert says in str(caught.value), caught.value
+    assert not isinstance(caught.value, OverflowError)
+
+
+def test_observation_takes_none_and_the_i32_range() -> None:
+    assert waitfor.Observation(None).text == ""
+    assert waitfor.Observation(None, exit_code=None).exit_code is None
+    assert waitfor.Observation(exit_code=2**31 - 1).exit_code == 2**31 - 1
+    assert waitfor.Observation(exit_code=-(2**31)).exit_code == -(2**31)
+
+
 def test_tolerated_probe_errors_then_success() -> None:
     calls = iter([ValueError("flaky"), "ok"])
 
