@@ -6,7 +6,8 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use std::time::Duration;
 
 /// `value`'s repr for a message, cut after 40 characters (a huge int's
 /// digits are no help).
@@ -25,6 +26,40 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         |_| "value".to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+/// A timeout in seconds (`None`: none): a real number from 0, not a
+/// bool; infinity, or more than a clock holds, is no limit
+/// (`Duration::MAX`).
+pub fn timeout(name: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Duration>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if value.is_instance_of::<PyBool>()
+        || !(value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>())
+    {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be a number of seconds, not {}",
+            type_name(value)
+        )));
+    }
+    // An int too large for a float: an infinity of its sign.
+    let seconds = value.extract::<f64>().unwrap_or_else(|_| {
+        if value.lt(0).unwrap_or(false) {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }
+    });
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be a number of seconds from 0 (inf: no limit), not {}",
+            shown(value)
+        )));
+    }
+    Ok(Some(
+        Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX),
+    ))
 }
 
 /// An observation's `text`: a `str` (valid UTF-8) or `None`.

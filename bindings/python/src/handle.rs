@@ -1,12 +1,13 @@
 //! A running wait as Python sees it: cancel, wake, and its result
 //! delivered to a blocked thread or to an asyncio loop.
 
+use crate::args;
 use crate::convert;
 use crate::errors;
 use crate::invoke::{attached, prepend, SharedCalls};
 use crate::ready::{Ready, WAKES_ON_SIGNAL};
 use crate::sync::Mutex;
-use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTimeoutError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -389,11 +390,18 @@ impl NativeHandle {
     }
 
     /// Blocks (GIL released, Ctrl-C honoured) until the wait ends or
-    /// `timeout` seconds pass (`TimeoutError`). A wait gives
+    /// `timeout` seconds pass (`TimeoutError`; infinity, or more than a
+    /// clock holds, is no deadline). A wait gives
     /// `(result_dict, last_observation, probe_exception)`; a profile call
     /// gives its output dict or raises.
     #[pyo3(signature = (timeout = None))]
-    fn result<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+    fn result<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let deadline =
+            args::timeout("timeout", timeout)?.and_then(|t| Instant::now().checked_add(t));
         if REPORTING.get() == Arc::as_ptr(&self.delivery) as usize && !self.done() {
             return Err(PyRuntimeError::new_err(
                 "result() called from this wait's own on_progress or on_log would wait for \
@@ -407,18 +415,6 @@ impl NativeHandle {
                 self.owner
             )));
         }
-        let deadline = match timeout {
-            Some(t) if t.is_nan() || t < 0.0 => {
-                return Err(PyValueError::new_err(format!(
-                    "timeout must be a number of seconds >= 0, not {t}"
-                )))
-            }
-            // Past what a clock can hold (1e19 seconds): no deadline.
-            Some(t) => Duration::try_from_secs_f64(t)
-                .ok()
-                .and_then(|t| Instant::now().checked_add(t)),
-            None => None,
-        };
         loop {
             let slice = deadline.map_or(SIGNAL_CHECK, |d| {
                 d.saturating_duration_since(Instant::now())

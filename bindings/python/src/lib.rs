@@ -245,6 +245,15 @@ fn format_duration(py: Python<'_>, ms: Option<f64>) -> PyResult<String> {
     .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))
 }
 
+/// Checks a timeout in seconds (`None`: none) as `NativeHandle.result`
+/// and `ProbeContext.wait_cancelled` do: for a `WaitHandle` whose result
+/// the package already holds.
+#[pyfunction]
+#[pyo3(signature = (name, timeout))]
+fn check_timeout(name: &str, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    args::timeout(name, timeout).map(drop)
+}
+
 /// Records keys this process sent to a tmux pane (`send-keys` arguments),
 /// so pane waits discount their echo.
 #[pyfunction]
@@ -270,6 +279,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;
     m.add_function(wrap_pyfunction!(record_send_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(check_timeout, m)?)?;
     m.add_function(wrap_pyfunction!(invoke::_shutdown, m)?)?;
     surface::register(m)?;
     m.add_class::<NativeHandle>()?;

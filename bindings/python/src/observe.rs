@@ -3,6 +3,7 @@
 use crate::{args, convert};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use std::time::Duration;
 use waitfor::{CancelToken, ProbeError};
 
 /// One observation of a probe: ``text``, optional structured ``json``
@@ -152,11 +153,13 @@ impl PyProbeContext {
         self.cancel.is_cancelled()
     }
 
-    /// Sleeps up to ``timeout`` seconds, returning early (``True``) when
-    /// the call is cancelled. Releases the GIL while it sleeps.
-    fn wait_cancelled(&self, py: Python<'_>, timeout: f64) -> PyResult<bool> {
-        let timeout = std::time::Duration::try_from_secs_f64(timeout.max(0.0))
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    /// Sleeps up to ``timeout`` seconds (a number from 0; ``inf``: until
+    /// cancelled, which the call's budget bounds), returning early
+    /// (``True``) when the call is cancelled. Releases the GIL while it
+    /// sleeps. NaN, a negative number or a bool raises ``ValueError`` or
+    /// ``TypeError`` naming ``timeout``.
+    fn wait_cancelled(&self, py: Python<'_>, timeout: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let timeout = args::timeout("timeout", Some(timeout))?.unwrap_or(Duration::MAX);
         Ok(py.detach(|| self.cancel.wait_timeout(timeout)))
     }
 }

@@ -58,17 +58,72 @@ def test_a_huge_pattern_list_ends_at_its_deadline_and_the_loop_keeps_ticking(reg
 
 
 def test_result_accepts_any_timeout_a_clock_cannot_hold() -> None:
-    for timeout in (1e19, 1e300, math.inf):
+    for timeout in (1e19, 1e300, math.inf, 10**400):
         handle = waitfor.start({"until": {"matches": "ready"}}, lambda: "ready")
         assert handle.result(timeout=timeout).outcome == "matched"
 
 
-@pytest.mark.parametrize("timeout", [-1.0, math.nan])
-def test_result_refuses_a_timeout_that_is_no_duration(timeout: float) -> None:
+# Timeouts that are no duration, and what each raises: the same for every
+# public method taking a timeout in seconds.
+BAD_TIMEOUTS = [
+    (-1.0, ValueError, "timeout must be a number of seconds from 0 (inf: no limit), not -1.0"),
+    (math.nan, ValueError, "timeout must be a number of seconds from 0 (inf: no limit), not nan"),
+    (-math.inf, ValueError, "not -inf"),
+    (-(10**400), ValueError, "not -100000000000000000000000000000000000000..."),
+    (True, TypeError, "timeout must be a number of seconds, not bool"),
+    ("1", TypeError, "timeout must be a number of seconds, not str"),
+]
+
+
+@pytest.mark.parametrize(("timeout", "error", "says"), BAD_TIMEOUTS)
+def test_result_refuses_a_timeout_that_is_no_duration(timeout: object, error: type, says: str) -> None:
+    """Before the wait ended and after (when the handle holds its result),
+    naming ``timeout``: a bool was taken as 1 s, a huge negative int was an
+    OverflowError, and a held result took any timeout."""
     handle = waitfor.start({"until": {"matches": "ready"}}, lambda: "ready")
-    with pytest.raises(ValueError):
-        handle.result(timeout=timeout)
+    with pytest.raises(error) as caught:
+        handle.result(timeout=timeout)  # type: ignore[arg-type]
+    assert says in str(caught.value), caught.value
     assert handle.result(timeout=10).outcome == "matched"
+    with pytest.raises(error, match="^timeout must be"):
+        handle.result(timeout=timeout)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("timeout", "error", "says"), BAD_TIMEOUTS)
+def test_wait_cancelled_refuses_a_timeout_that_is_no_duration(timeout: object, error: type, says: str) -> None:
+    """As ``result`` does (NaN and negative timeouts returned at once, a
+    bool slept 1 s)."""
+    caught: list[BaseException] = []
+
+    def probe(ctx: waitfor.ProbeContext) -> str:
+        try:
+            ctx.wait_cancelled(timeout)  # type: ignore[arg-type]
+        except BaseException as err:
+            caught.append(err)
+        return "ready"
+
+    assert waitfor.wait({"until": {"matches": "ready"}}, probe).outcome == "matched"
+    assert len(caught) == 1 and type(caught[0]) is error, caught
+    assert says in str(caught[0]), caught[0]
+
+
+def test_wait_cancelled_takes_zero_and_no_limit() -> None:
+    """0 looks without sleeping; ``inf`` (or more than a clock holds) sleeps
+    until the call is cancelled, here by the wait's own cancel."""
+    seen: list[bool] = []
+    began = threading.Event()
+
+    def probe(ctx: waitfor.ProbeContext) -> str:
+        seen.append(ctx.wait_cancelled(0))
+        began.set()
+        seen.append(ctx.wait_cancelled(math.inf))
+        return ""
+
+    handle = waitfor.start({"until": {"matches": "never"}, "max_wait_ms": 60_000}, probe)
+    assert began.wait(30)
+    handle.cancel()
+    assert handle.result(timeout=30).outcome == "cancelled"
+    assert seen[0] is False
 
 
 def test_a_lent_tool_blocking_at_the_bound_does_not_hold_aura_wait_for() -> None:

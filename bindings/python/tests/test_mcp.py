@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import json
+import math
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -122,6 +123,11 @@ def test_register_refuses_what_it_cannot_register() -> None:
         waitfor.mcp.register({}, ["aura/wait_for"])
     with pytest.raises(TypeError, match="not a str"):
         waitfor.mcp.register(Server("s"), "aura/wait_for")
+    # A bad ceiling fails the registration, not each later call.
+    with pytest.raises(ValueError, match="^max_wait_ceiling must be a number of seconds above 0"):
+        waitfor.mcp.register(Server("s"), ["ouro/wait"], max_wait_ceiling=math.nan)
+    with pytest.raises(TypeError, match="^max_wait_ceiling must be a number of seconds, not bool"):
+        waitfor.mcp.register(Server("s"), ["ouro/wait"], max_wait_ceiling=True)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

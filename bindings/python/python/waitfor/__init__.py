@@ -315,11 +315,16 @@ class WaitHandle:
 
     def result(self, timeout: float | None = None) -> WaitResult:
         """Blocks until the wait ends (Ctrl-C interrupts; the wait goes on),
-        at most ``timeout`` seconds (then ``TimeoutError``). Called from
+        at most ``timeout`` seconds (then ``TimeoutError``; a number from
+        0, ``inf`` for none; NaN, a negative number or a bool raises
+        ``ValueError`` or ``TypeError``). Called from
         this wait's own ``on_progress`` (or a tool call's ``on_log``), which
         the wait waits for before it ends, or in a child forked from the
         process that started the wait (no thread there ends it), it raises
         ``RuntimeError``."""
+        # Checked even when the result is here, so a bad timeout never
+        # passes unnoticed.
+        _native.check_timeout("timeout", timeout)
         if self._result is None:
             self._result = WaitResult._from_native(self._native.result(timeout))
         return self._result

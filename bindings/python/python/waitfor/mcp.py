@@ -211,6 +211,8 @@ class _Waits:
             raise ValueError(f"`{lent[0]}` is a wait tool: wait_for may not probe it")
         self.tools = list(tools)
         self.grants = grants
+        # Checked now: a bad ceiling fails the registration, not every call.
+        waitfor._seconds(max_wait_ceiling)
         self.max_wait_ceiling = max_wait_ceiling
 
     async def answer(
