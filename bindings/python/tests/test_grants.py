@@ -79,6 +79,13 @@ def test_grants_check_their_fields() -> None:
     with pytest.raises(TypeError, match="waitfor.Grants"):
         waitfor.wait(SHELL, grants={"commands": "any"})  # type: ignore[arg-type]
     assert waitfor.Grants().commands == () and waitfor.Grants().file_roots == ()
+    # An empty root names no directory: refused by core, said naming its place.
+    with pytest.raises(ValueError, match=r"^file_roots\[1\] must not be empty$"):
+        waitfor.Grants(file_roots=["/tmp", ""])
+    with pytest.raises(TypeError, match=r"^file_roots\[0\] must be a directory path .*, not bytes$"):
+        waitfor.Grants(file_roots=[b"/tmp"])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^file_roots\[0\] must be a directory path .*, not int$"):
+        waitfor.Grants(file_roots=[5])  # type: ignore[list-item]
     assert waitfor.Grants(file_roots=[Path("/tmp")]).file_roots == ("/tmp",)
     everything = waitfor.Grants.all()
     assert waitfor.wait(SHELL, grants=everything).outcome == "matched"

@@ -205,7 +205,7 @@ class Grants:
                     raise TypeError(f"commands holds {program!r}: each must be a program name")
         if isinstance(self.file_roots, (str, os.PathLike)):
             raise TypeError("file_roots must be a list of directories, not one path")
-        object.__setattr__(self, "file_roots", tuple(os.fspath(root) for root in self.file_roots))
+        object.__setattr__(self, "file_roots", tuple(_file_root(i, root) for i, root in enumerate(self.file_roots)))
 
     @classmethod
     def all(cls) -> Grants:
@@ -220,6 +220,19 @@ class Grants:
             "file_roots": list(self.file_roots),
             "tmux_socket_paths": self.tmux_socket_paths,
         }
+
+
+def _file_root(index: int, root: object) -> str:
+    """Grant ``file_roots[index]`` as a str path: core refuses an empty
+    one (it names no directory), said here naming its place."""
+    path = os.fspath(root) if isinstance(root, (str, os.PathLike)) else root
+    if not isinstance(path, str):
+        raise TypeError(
+            f"file_roots[{index}] must be a directory path (str or os.PathLike[str]), not {type(path).__name__}"
+        )
+    if not path:
+        raise ValueError(f"file_roots[{index}] must not be empty")
+    return path
 
 
 def _native_grants(grants: Grants | None) -> dict[str, Any] | None:
