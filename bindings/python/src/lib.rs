@@ -255,18 +255,34 @@ fn check_timeout(name: &str, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<()>
 }
 
 /// Records keys this process sent to a tmux pane (`send-keys` arguments),
-/// so pane waits discount their echo.
+/// so pane waits discount their echo. `socket_name` is refused as the
+/// `wait_for_text` profiles refuse it (`SpecError`, `invalid_arguments`):
+/// a NUL byte (rule `contains_nul`), or a path or an empty name unless
+/// `grants` allow socket paths (rule `not_granted`).
 #[pyfunction]
-#[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false))]
+#[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false, grants = None))]
 fn record_send_keys(
+    py: Python<'_>,
     socket_name: Option<&str>,
     pane_id: &str,
     keys: Vec<String>,
     literal: bool,
     enter: bool,
-) {
+    grants: Option<Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    if let Some(name) = socket_name {
+        let granted = self::grants(grants.as_ref())?;
+        waitfor::SpecError::check_no_nul("socket_name", name)
+            .and_then(|()| {
+                granted.check_tmux_socket_name(name).map_err(|r| {
+                    waitfor::SpecError::new("socket_name", waitfor::Rule::NotGranted, r.0)
+                })
+            })
+            .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))?;
+    }
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name, pane_id, &keys, literal, enter);
+    Ok(())
 }
 
 #[pymodule]

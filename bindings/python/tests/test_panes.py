@@ -93,3 +93,37 @@ def test_recorded_keys_are_not_taken_for_output(pane: str) -> None:
 def test_record_send_keys_refuses_a_str() -> None:
     with pytest.raises(TypeError):
         waitfor.record_send_keys("%1", "ls")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("socket_name", "rule"),
+    [
+        ("/tmp/tmux-0/default", "not_granted"),
+        ("../../other.sock", "not_granted"),
+        ("..", "not_granted"),
+        ("", "not_granted"),
+        ("a\0b", "contains_nul"),
+    ],
+)
+def test_record_send_keys_refuses_the_socket_names_the_profiles_refuse(socket_name: str, rule: str) -> None:
+    """A path, an empty name or a NUL byte: refused as ``wait_for_text``
+    refuses them (it ran ``tmux -S PATH`` to ask that server who it is)."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.record_send_keys("%1", ["ls"], socket_name=socket_name)
+    err = caught.value
+    assert (err.code, err.field, err.rule) == ("invalid_arguments", "socket_name", rule), err
+    with pytest.raises(waitfor.SpecError) as profile:
+        waitfor.check_arguments(
+            "libtmux-mcp/wait_for_text", {"pane_id": "%1", "patterns": ["x"], "socket_name": socket_name}
+        )
+    assert (profile.value.field, profile.value.rule) == (err.field, err.rule), profile.value
+
+
+def test_record_send_keys_takes_a_socket_path_the_grants_allow() -> None:
+    allowed = waitfor.Grants(tmux_socket_paths=True)
+    waitfor.record_send_keys("%1", ["ls"], socket_name="/nonexistent/waitfor-test.sock", grants=allowed)
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.record_send_keys("%1", ["ls"], socket_name="", grants=allowed)
+    assert caught.value.field == "socket_name"
+    with pytest.raises(TypeError, match="^socket_name must be a str or None, not bytes$"):
+        waitfor.record_send_keys("%1", ["ls"], socket_name=b"work")  # type: ignore[arg-type]

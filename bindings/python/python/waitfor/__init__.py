@@ -733,6 +733,7 @@ def record_send_keys(
     socket_name: str | None = None,
     literal: bool = False,
     enter: bool = False,
+    grants: Grants | None = None,
 ) -> None:
     """Records keys this server just sent to tmux pane ``pane_id`` (``%N``)
     with ``send-keys`` (its key arguments; ``literal`` for ``-l``; ``enter``
@@ -740,10 +741,24 @@ def record_send_keys(
     profiles) do not take their echo for new output. Records expire on
     their own.
 
+    ``socket_name`` is refused as the ``wait_for_text`` profiles refuse it,
+    with :class:`SpecError` (``invalid_arguments``, field ``socket_name``):
+    a NUL byte (rule ``contains_nul``), an empty name, or a path unless
+    ``grants`` allow tmux socket paths (rule ``not_granted``).
+
     >>> import waitfor
     >>> waitfor.record_send_keys("%3", ["make test"], socket_name="demo", literal=True, enter=True)
+    >>> try:
+    ...     waitfor.record_send_keys("%3", ["ls"], socket_name="/tmp/tmux-0/default")
+    ... except waitfor.SpecError as err:
+    ...     (err.field, err.rule)
+    ('socket_name', 'not_granted')
     """
     if isinstance(keys, str):
         raise TypeError("keys is a list of send-keys arguments, not a str")
+    if socket_name is not None and not isinstance(socket_name, str):
+        raise TypeError(f"socket_name must be a str or None, not {type(socket_name).__name__}")
     parse_pane_id(pane_id)
-    _native.record_send_keys(socket_name, pane_id, list(keys), literal=literal, enter=enter)
+    _native.record_send_keys(
+        socket_name, pane_id, list(keys), literal=literal, enter=enter, grants=_native_grants(grants)
+    )
