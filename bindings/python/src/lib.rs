@@ -272,12 +272,8 @@ fn record_send_keys(
 ) -> PyResult<()> {
     if let Some(name) = socket_name {
         let granted = self::grants(grants.as_ref())?;
-        waitfor::SpecError::check_no_nul("socket_name", name)
-            .and_then(|()| {
-                granted.check_tmux_socket_name(name).map_err(|r| {
-                    waitfor::SpecError::new("socket_name", waitfor::Rule::NotGranted, r.0)
-                })
-            })
+        granted
+            .check_tmux_socket("socket_name", name)
             .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))?;
     }
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();

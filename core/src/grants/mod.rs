@@ -291,6 +291,24 @@ impl Grants {
         }
     }
 
+    /// Checks a tmux socket name an agent gave in `field`, as every tool
+    /// that reaches tmux does: no NUL, at most
+    /// [`crate::MAX_SOCKET_NAME_BYTES`], and a plain name unless the host
+    /// allows paths (rule `not_granted`, see
+    /// [`Grants::check_tmux_socket_name`]).
+    ///
+    /// ```
+    /// let refused = waitfor::grants::Grants::none()
+    ///     .check_tmux_socket("socket_name", "/tmp/x.sock")
+    ///     .unwrap_err();
+    /// assert_eq!((refused.field.as_str(), refused.rule), ("socket_name", waitfor::Rule::NotGranted));
+    /// ```
+    pub fn check_tmux_socket(&self, field: &str, name: &str) -> Result<(), SpecError> {
+        SpecError::check_socket_name(field, name)?;
+        self.check_tmux_socket_name(name)
+            .map_err(|r| SpecError::new(field, Rule::NotGranted, r.0))
+    }
+
     /// Checks that `name` may name a tmux socket: a plain name unless the
     /// host allows paths.
     ///

@@ -30,7 +30,7 @@ use super::aura::{invalid, object, reject_unknown};
 use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
 use super::Prepared;
-use crate::error::{Rule, SpecError};
+use crate::error::Rule;
 use crate::pattern::{
     compiled_bytes, fit_scratch, reported_limit, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
     MAX_PATTERNS, MAX_PATTERN_BYTES,
@@ -619,10 +619,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
     spec.progress_every = Duration::from_millis(1);
     spec.validate()?;
     if let Some(name) = socket_name {
-        SpecError::check_socket_name("socket_name", &name)?;
-        host.grants
-            .check_tmux_socket_name(&name)
-            .map_err(|r| invalid("socket_name", Rule::NotGranted, r.0))?;
+        host.grants.check_tmux_socket("socket_name", &name)?;
         tmux = tmux.with_socket_name(name);
     }
     let searches = Arc::new(RowSearches {
