@@ -416,6 +416,49 @@ fn a_descendant_that_left_the_group_ends_with_its_mark() {
     );
 }
 
+/// A descendant that left the group and starts its next generation and
+/// exits, over and over, is at a new pid by the time one pass over /proc
+/// reaches it: it outlived every sweep. Its session's group dies whole.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_re_forking_descendant_that_left_the_group_ends_with_its_mark() {
+    let mark = waitfor::process::RunMark::new();
+    let options = RunOptions {
+        env: vec![mark.env()],
+        ..RunOptions::default()
+    };
+    let base = pid_file().display().to_string();
+    let (log, hop) = (format!("{base}.log"), format!("{base}.sh"));
+    // Each generation logs its pid, starts the next and exits.
+    std::fs::write(&hop, format!("echo $$ >> '{log}'\nsh '{hop}' &\n")).unwrap();
+    let script =
+        format!("setsid sh '{hop}' >/dev/null 2>&1 & until [ -s '{log}' ]; do sleep 0.01; done");
+    run_bounded(&sh(&script), &options, LONG, &CancelToken::new()).unwrap();
+    drop(mark);
+    waitfor::process::finish_sweeps();
+    let logged = || std::fs::metadata(&log).map_or(0, |m| m.len());
+    // Ended: the log stops growing (a live hopper adds a line a millisecond).
+    let ended = eventually(LONG, || {
+        let before = logged();
+        thread::sleep(Duration::from_millis(200));
+        logged() == before
+    });
+    // The first generation made the session; its id is the group's.
+    let session: i32 = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    if !ended {
+        // SAFETY: the hopper's own group, which must not outlive the test.
+        unsafe { libc::kill(-session, libc::SIGKILL) };
+    }
+    let _ = (std::fs::remove_file(&log), std::fs::remove_file(&hop));
+    assert!(ended, "the re-forking descendant outlived its mark");
+}
+
 /// Set in the child this test starts: the path its command writes its pid to.
 const EXITING_HOST_VAR: &str = "WAITFOR_TEST_EXITING_HOST";
 

@@ -328,57 +328,109 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// The most passes over `/proc` one sweep makes (see [`end_marked`]).
+#[cfg(target_os = "linux")]
+const MAX_SWEEP_PASSES: usize = 16;
+
 /// Kills every process of this user that carries one of `marks`:
 /// descendants that escaped the process group (`setsid`) and outlived the
 /// run. Linux only (it reads `/proc/PID/environ`); one that clears its
 /// environment escapes. Each process is held by a pidfd while it is read,
-/// so a reused pid is never signalled. One pass serves every mark.
+/// so a reused pid is never signalled. One sweep serves every mark.
+///
+/// A listing of `/proc` is a snapshot, and a descendant that starts its
+/// next generation and exits, over and over, is at a pid the listing does
+/// not hold by the time a pass reaches it. So a pass reads the newest
+/// processes first, and passes repeat over the processes that appeared
+/// since the last (few, read within microseconds of their listing) until
+/// none did, up to [`MAX_SWEEP_PASSES`]. A marked process in a session
+/// other than this process's is killed with its whole process group:
+/// every member of a session a descendant made (`setsid`) descends from
+/// it, and a group dies at once, forks in flight included. In this
+/// process's session a marked process is killed alone: a group there may
+/// be a job of the user's shell that it joined.
 #[cfg(target_os = "linux")]
 pub(super) fn end_marked(var: &str, marks: &[String]) {
     let prefix = format!("{var}=");
-    // A set, and each environment read once: one pass serves the marks of
-    // hundreds of waits that ended together.
+    // A set, and each environment read once: one sweep serves the marks
+    // of hundreds of waits that ended together.
     let marks: std::collections::HashSet<&[u8]> = marks.iter().map(|m| m.as_bytes()).collect();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    // SAFETY: plain syscall about this process.
+    let my_session = unsafe { libc::getsid(0) };
+    let me = std::process::id();
+    let mut read = std::collections::HashSet::from([me]);
+    for _ in 0..MAX_SWEEP_PASSES {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let mut new: Vec<u32> = entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .filter(|pid| !read.contains(pid))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        new.sort_unstable_by(|a, b| b.cmp(a));
+        for &pid in &new {
+            end_if_marked(pid, &prefix, &marks, my_session);
+        }
+        read.extend(new);
+    }
+}
+
+/// Kills `pid` if it carries one of `marks` (see [`end_marked`]).
+#[cfg(target_os = "linux")]
+fn end_if_marked(
+    pid: u32,
+    prefix: &str,
+    marks: &std::collections::HashSet<&[u8]>,
+    my_session: libc::pid_t,
+) {
+    let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
         return;
     };
-    let me = std::process::id();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
-            continue;
-        };
-        // Other users' environments are not readable: nothing of ours there.
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        let marked = environ.split(|&b| b == 0).any(|entry| {
-            entry
-                .strip_prefix(prefix.as_bytes())
-                .is_some_and(|mark| marks.contains(mark))
-        });
-        if marked {
-            // SAFETY: plain syscall on a pidfd we own.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    pidfd.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                );
-            }
-        }
+    // Other users' environments are not readable: nothing of ours there.
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return;
+    };
+    let marked = environ.split(|&b| b == 0).any(|entry| {
+        entry
+            .strip_prefix(prefix.as_bytes())
+            .is_some_and(|mark| marks.contains(mark))
+    });
+    if !marked {
+        return;
     }
+    // Read while the pidfd holds the pid: the process's own group.
+    let group = group_and_session(pid).filter(|&(_, session)| session != my_session);
+    // SAFETY: plain syscall on a pidfd we own.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        );
+    }
+    if let Some((group, _)) = group.filter(|&(group, _)| group > 1) {
+        // SAFETY: plain syscall; the group lies in a session a marked
+        // process made, so all of it descends from our command.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// The process group and session of `pid`, from `/proc/PID/stat`.
+#[cfg(target_os = "linux")]
+fn group_and_session(pid: u32) -> Option<(libc::pid_t, libc::pid_t)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the name, which may hold spaces and ')': state, ppid, pgrp,
+    // session.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(2);
+    let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    Some((group, session))
 }
 
 /// Whether the child exited, without reaping it.
