@@ -141,15 +141,17 @@ typedef int32_t (*waitfor_probe_fn)(void *user_data,
  * `{"samples", "elapsed_ms", "last_line"}`, NUL-terminated, `len` bytes
  * without the NUL, borrowed for the call only.
  *
- * Called on a library delivery thread after samples that decided nothing
- * (throttled by the spec's `progress_every_ms`); it may run concurrently
- * with the probe callback of the same wait.
+ * Called on the library's report thread after samples that decided
+ * nothing (throttled by the spec's `progress_every_ms`), one at a time,
+ * before the wait's `done`; it may run concurrently with the probe
+ * callback of the same wait. A report not begun when the wait ends is
+ * dropped.
  *
- * It must not block: the thread it runs on delivers other waits' results
- * too. `waitfor_wait`, `waitfor_call_tool` (any form) and
- * `waitfor_handle_wait` with a timeout other than 0, called from it,
- * return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
- * wait for could be due on this very thread.
+ * It must not block: the thread it runs on reports other waits' progress
+ * too, and the wait's answer waits for it. `waitfor_wait`,
+ * `waitfor_call_tool` (any form) and `waitfor_handle_wait` with a timeout
+ * other than 0, called from it, return `WAITFOR_ERR_INVALID_ARGUMENT` at
+ * once: the result they would wait for could wait for this very call.
  */
 typedef void (*waitfor_progress_fn)(void *user_data,
                                     const char *progress_json,
@@ -285,8 +287,8 @@ typedef struct waitfor_tool_caller {
  * answer; it may run concurrently with the probe's tool calls. A C++
  * exception must never leave this function.
  *
- * It must not block: the thread it runs on delivers other waits' results
- * too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+ * It must not block: the thread it runs on reports other waits' progress
+ * too, and the call's answer waits for it. `waitfor_wait`, `waitfor_call_tool` (any form) and
  * `waitfor_handle_wait` with a timeout other than 0, called from it,
  * return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
  * wait for could be due on this very thread.

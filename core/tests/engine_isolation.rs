@@ -162,6 +162,50 @@ fn a_probe_that_panics_when_dropped_still_lets_the_host_hear() {
 /// per sample for the result to wait behind: a newer report replaces the
 /// one not yet delivered. Queued, 100 reports of 50 ms each held a 1 s
 /// wait's result for 5 s.
+/// A progress callback that blocks holds no result: neither its own
+/// wait's (a 20 s callback held a 1 s wait's result 19 s) nor another
+/// wait's that shared its delivery lane. Results have lanes of their own.
+#[test]
+fn a_blocked_progress_callback_holds_no_result() {
+    let (release, blocked) = mpsc::channel::<()>();
+    let blocked = std::sync::Mutex::new(blocked);
+    let (began, first_report) = mpsc::channel::<()>();
+    let options = WaitOptions::default().on_progress(move |_| {
+        let _ = began.send(());
+        let _ = blocked
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(120));
+    });
+    let spec = || {
+        let mut spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+            .interval(Duration::from_millis(10))
+            .max_wait(Duration::from_millis(300));
+        spec.progress_every = Duration::from_millis(1);
+        spec
+    };
+    let never = || Some(Box::new(probe_fn(|_| Ok(Observation::text("x")))) as Box<dyn Probe>);
+    let reporting = Engine::global()
+        .start_with(spec(), never(), options)
+        .unwrap();
+    first_report
+        .recv_timeout(PATIENCE)
+        .expect("the first report began");
+    // Waits take lanes by id: four others, so some shared its lane.
+    let others: Vec<_> = (0..4)
+        .map(|_| {
+            Engine::global()
+                .start_with(spec(), never(), WaitOptions::default())
+                .unwrap()
+        })
+        .collect();
+    for handle in others.iter().chain([&reporting]) {
+        let result = handle.wait_timeout(PATIENCE).expect("held by the callback");
+        assert_eq!(result.outcome, Outcome::Timeout);
+    }
+    drop(release);
+}
+
 #[test]
 fn a_slow_progress_callback_does_not_hold_the_result_past_its_deadline() {
     use std::sync::atomic::{AtomicU64, Ordering};

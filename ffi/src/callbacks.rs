@@ -71,15 +71,17 @@ pub type waitfor_probe_fn = Option<
 /// `{"samples", "elapsed_ms", "last_line"}`, NUL-terminated, `len` bytes
 /// without the NUL, borrowed for the call only.
 ///
-/// Called on a library delivery thread after samples that decided nothing
-/// (throttled by the spec's `progress_every_ms`); it may run concurrently
-/// with the probe callback of the same wait.
+/// Called on the library's report thread after samples that decided
+/// nothing (throttled by the spec's `progress_every_ms`), one at a time,
+/// before the wait's `done`; it may run concurrently with the probe
+/// callback of the same wait. A report not begun when the wait ends is
+/// dropped.
 ///
-/// It must not block: the thread it runs on delivers other waits' results
-/// too. `waitfor_wait`, `waitfor_call_tool` (any form) and
-/// `waitfor_handle_wait` with a timeout other than 0, called from it,
-/// return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
-/// wait for could be due on this very thread.
+/// It must not block: the thread it runs on reports other waits' progress
+/// too, and the wait's answer waits for it. `waitfor_wait`,
+/// `waitfor_call_tool` (any form) and `waitfor_handle_wait` with a timeout
+/// other than 0, called from it, return `WAITFOR_ERR_INVALID_ARGUMENT` at
+/// once: the result they would wait for could wait for this very call.
 pub type waitfor_progress_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, progress_json: *const c_char, len: usize)>;
 

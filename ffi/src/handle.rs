@@ -94,10 +94,18 @@ fn launch(
 ) -> FfiResult<waitfor_handle> {
     let delivery = Arc::new(Delivery::default());
     let mut options = WaitOptions::default().policy(policy);
+    // The engine reports progress and delivers results on threads of their
+    // own: this keeps the C contract of one callback of a call at a time,
+    // its progress and notices before its `done` (they must not block).
+    let one_at_a_time = Arc::new(std::sync::Mutex::new(()));
     let progress = callbacks.clone().filter(|cb| cb.has_progress());
     if progress.is_some() || reporting.is_some() {
         let reporting = reporting.clone();
+        let turn = one_at_a_time.clone();
         options = options.on_progress(move |p| {
+            let _turn = turn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(cb) = &progress {
                 cb.progress(p);
             }
@@ -108,6 +116,9 @@ fn launch(
     }
     let filled = delivery.clone();
     options = options.on_done(move |result| {
+        let _turn = one_at_a_time
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(r) = &reporting {
             r.sink.send(r.report.end(result));
         }

@@ -151,8 +151,8 @@ impl ToolCaller for CTools {
 /// answer; it may run concurrently with the probe's tool calls. A C++
 /// exception must never leave this function.
 ///
-/// It must not block: the thread it runs on delivers other waits' results
-/// too. `waitfor_wait`, `waitfor_call_tool` (any form) and
+/// It must not block: the thread it runs on reports other waits' progress
+/// too, and the call's answer waits for it. `waitfor_wait`, `waitfor_call_tool` (any form) and
 /// `waitfor_handle_wait` with a timeout other than 0, called from it,
 /// return `WAITFOR_ERR_INVALID_ARGUMENT` at once: the result they would
 /// wait for could be due on this very thread.

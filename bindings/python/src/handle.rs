@@ -11,7 +11,6 @@ use pyo3::exceptions::{PyRuntimeError, PyTimeoutError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::profiles::{Notice, Render, Report, ToolProgress};
@@ -26,28 +25,6 @@ const SIGNAL_CHECK: Duration = if WAKES_ON_SIGNAL {
 } else {
     Duration::from_millis(20)
 };
-
-thread_local! {
-    /// The wait (its [`Delivery`]'s address) whose progress or log notice
-    /// this thread is reporting now: that wait ends only after the report
-    /// returns, so its `result()` called from the report would never return.
-    static REPORTING: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Marks this thread as reporting for a wait until dropped.
-struct Reporting(usize);
-
-impl Reporting {
-    fn enter(delivery: &Arc<Delivery>) -> Self {
-        Self(REPORTING.replace(Arc::as_ptr(delivery) as usize))
-    }
-}
-
-impl Drop for Reporting {
-    fn drop(&mut self) {
-        REPORTING.set(self.0);
-    }
-}
 
 /// Where the engine leaves the result for Python.
 #[derive(Default)]
@@ -219,9 +196,8 @@ impl Callbacks {
         let on_progress = on_progress.map(Arc::new);
         let mut options = WaitOptions::default();
         if let Some(report) = on_progress.clone() {
-            let (calls, notices, delivery) = (calls.clone(), notices.clone(), delivery.clone());
+            let (calls, notices) = (calls.clone(), notices.clone());
             options = options.on_progress(move |progress| {
-                let _reporting = Reporting::enter(&delivery);
                 attached(|py| match &notices {
                     Some(n) => {
                         let sent = n.report.progress(progress);
@@ -237,9 +213,8 @@ impl Callbacks {
             });
         } else if let Some(n) = notices.clone().filter(|n| n.on_log.is_some()) {
             // Log notices may come with progress reports.
-            let (calls, delivery) = (calls.clone(), delivery.clone());
+            let calls = calls.clone();
             options = options.on_progress(move |progress| {
-                let _reporting = Reporting::enter(&delivery);
                 let sent = n.report.progress(progress);
                 attached(|py| Notices::deliver(py, sent, None, n.on_log.as_ref(), &calls));
             });
@@ -402,12 +377,6 @@ impl NativeHandle {
     ) -> PyResult<Bound<'py, PyAny>> {
         let deadline =
             args::timeout("timeout", timeout)?.and_then(|t| Instant::now().checked_add(t));
-        if REPORTING.get() == Arc::as_ptr(&self.delivery) as usize && !self.done() {
-            return Err(PyRuntimeError::new_err(
-                "result() called from this wait's own on_progress or on_log would wait for \
-                 ever: the wait ends only after the callback returns",
-            ));
-        }
         if !self.done() && self.owner != std::process::id() {
             return Err(PyRuntimeError::new_err(format!(
                 "this wait runs in process {}, which started it: a forked child cannot wait \

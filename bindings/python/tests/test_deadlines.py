@@ -8,6 +8,7 @@ import asyncio
 import math
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -163,3 +164,50 @@ def test_a_lent_tool_blocking_at_the_bound_does_not_hold_aura_wait_for() -> None
             return
         assert len(calls) == 2
     pytest.fail("in 10 runs, no call at the bound began before it was abandoned")
+
+
+def test_a_blocked_progress_callback_holds_no_result() -> None:
+    # Progress is reported on a thread of its own: a callback that blocks
+    # held its own wait's result (a 20 s callback, a 1 s wait: 19 s late)
+    # and the results of the waits sharing its delivery thread.
+    release = threading.Event()
+    began = threading.Event()
+
+    def report(_: waitfor.Progress) -> None:
+        began.set()
+        release.wait(60)
+
+    spec = {"until": {"matches": "never"}, "interval_ms": 10, "max_wait_ms": 300, "progress_every_ms": 10}
+    try:
+        reporting = waitfor.start(spec, lambda: "x", on_progress=report)
+        assert began.wait(30), "no progress report"
+        others = [waitfor.start(spec, lambda: "x") for _ in range(4)]
+        for handle in [reporting, *others]:
+            assert handle.result(timeout=30).outcome == "timeout"
+        assert not release.is_set()
+    finally:
+        release.set()
+
+
+def test_a_slow_async_progress_callback_does_not_hold_call_tool_async(tmp_path: Path) -> None:
+    # The answer used to wait for every callback task: 19 s for a 1 s call
+    # with a callback that awaits 20 s.
+    log = tmp_path / "events.jsonl"
+    log.write_text("")
+
+    async def main() -> float:
+        never = asyncio.Event()
+
+        async def report(_: waitfor.ToolProgress) -> None:
+            await never.wait()
+
+        began = time.monotonic()
+        call = waitfor.call_tool_async(
+            "ouro/wait", {"path": str(log), "timeout": 1000}, on_progress=report, grants=waitfor.Grants(file_roots=[str(tmp_path)])
+        )
+        out = await asyncio.wait_for(call, 20)
+        assert out["state"] == "timed-out", out
+        return time.monotonic() - began
+
+    # Generous for a loaded machine: held, it took until the test's end.
+    assert asyncio.run(main()) < 10

@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 pub(crate) type Answer = Result<Observation, ProbeError>;
 pub(crate) type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 
-/// A wait's progress callback, and the report waiting in its delivery lane
+/// A wait's progress callback, and the report waiting in the report lane
 /// (at most one: a newer report replaces it). Why: with a report queued per
 /// sample, a host callback slower than the samples (20 ms against 10 ms)
-/// built a backlog, and the result, queued behind it, came seconds past
-/// the deadline.
+/// built a backlog. Results have lanes of their own, so a slow callback
+/// (a 20 s one) holds no result past its deadline.
 pub(crate) struct ProgressSink {
     report: ProgressFn,
     queued: Arc<crate::sync::Mutex<Option<Progress>>>,
@@ -42,7 +42,13 @@ impl ProgressSink {
         }
     }
 
-    /// Queues `progress` to be reported: a job for the delivery lane, or
+    /// Drops the report waiting in the lane, if any: its wait ended, and
+    /// its result is not held for it (nor told after it).
+    fn drop_queued(&self) {
+        self.queued.lock().take();
+    }
+
+    /// Queues `progress` to be reported: a job for the report lane, or
     /// none when one already waits there (it reports this one instead).
     fn queue(&self, progress: Progress) -> Option<Job> {
         if self.queued.lock().replace(progress).is_some() {
@@ -545,7 +551,7 @@ impl Scheduler {
         {
             // Reported off the scheduler: a slow host callback never stalls it.
             if let Some(job) = sink.queue(progress) {
-                self.delivery.add(id, job);
+                self.delivery.add_report(job);
             }
         }
     }
@@ -561,6 +567,9 @@ impl Scheduler {
         let Some(mut active) = self.waits.remove(&id) else {
             return;
         };
+        if let Some(sink) = &active.on_progress {
+            sink.drop_queued();
+        }
         let on_done = active.on_done.take();
         let slot = active.slot.clone();
         // The result is built, the wait (its probe included) dropped, and

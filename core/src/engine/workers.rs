@@ -348,18 +348,22 @@ fn work(jobs: &Tasks, shared: &Counters, inbox: &Queue<Msg>) {
     }
 }
 
-/// Threads that hand results and progress to the host, each serving the
-/// waits whose ids fall to it: one wait's reports and result stay in
-/// order, a host callback that blocks delays only its lane, and thousands
-/// of waits ending together are delivered on more than one core.
+/// Threads that hand results and progress to the host. Results go to
+/// lanes by their wait's id: thousands of waits ending together are
+/// delivered on more than one core. Progress reports go to a lane of their
+/// own, one at a time: a progress callback that blocks delays other
+/// reports, never a result (a report of a wait that ended before it was
+/// made is dropped, see `ProgressSink`).
 pub(crate) struct Delivery {
     lanes: Vec<Arc<Queue<Job>>>,
     /// Deliveries decided but not handed over yet, by lane.
     pending: Vec<Vec<Job>>,
 }
 
-/// Delivery threads.
-const DELIVERY_LANES: usize = 2;
+/// Threads that deliver results.
+const RESULT_LANES: usize = 2;
+/// The lane of progress reports, after the result lanes.
+const REPORT_LANE: usize = RESULT_LANES;
 
 /// A delivery thread's loop: takes every job queued at once (one lock per
 /// batch, not per job: the scheduler hands out thousands of results in a
@@ -379,12 +383,17 @@ fn deliver(queue: &Queue<Job>) -> ! {
 
 impl Delivery {
     pub fn new() -> Self {
-        let lanes: Vec<Arc<Queue<Job>>> = (0..DELIVERY_LANES)
-            .map(|_| {
+        let lanes: Vec<Arc<Queue<Job>>> = (0..=REPORT_LANE)
+            .map(|lane| {
                 let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
                 let queue = jobs.clone();
+                let name = if lane == REPORT_LANE {
+                    "waitfor-reports"
+                } else {
+                    "waitfor-delivery"
+                };
                 std::thread::Builder::new()
-                    .name("waitfor-delivery".into())
+                    .name(name.into())
                     .spawn(move || deliver(&queue))
                     .expect("cannot start a waitfor delivery thread");
                 jobs
@@ -396,10 +405,16 @@ impl Delivery {
         }
     }
 
-    /// Adds a delivery for wait `id`, handed over at the next submit.
+    /// Adds the delivery of wait `id`'s result, handed over at the next
+    /// submit.
     pub fn add(&mut self, id: u64, job: Job) {
-        let lane = (id % self.lanes.len() as u64) as usize;
+        let lane = (id % RESULT_LANES as u64) as usize;
         self.pending[lane].push(job);
+    }
+
+    /// Adds a progress report, handed over at the next submit.
+    pub fn add_report(&mut self, job: Job) {
+        self.pending[REPORT_LANE].push(job);
     }
 
     /// Gives back room for more than `room` deliveries, in each lane.

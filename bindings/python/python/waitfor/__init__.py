@@ -542,7 +542,8 @@ async def call_tool_async(
 ) -> dict[str, Any]:
     """:func:`call_tool` for asyncio: ``tools``, ``on_progress`` and
     ``on_log`` may be ``async def`` and run on the running loop (the notices
-    of a call, in order, before it returns or raises); cancelling the
+    of a call, in order, before it returns or raises, unless one takes
+    longer than 50 ms: it does not hold the answer); cancelling the
     awaiting task cancels the wait (what an MCP server does on
     ``notifications/cancelled``)."""
     loop = asyncio.get_running_loop()

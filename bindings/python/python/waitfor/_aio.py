@@ -86,12 +86,20 @@ def on_loop(
     return report
 
 
+DRAIN_GRACE = 0.05
+"""The longest a call's answer waits for its callbacks' tasks, in seconds:
+a notice is sent in a moment, and one that takes longer (an ``async def``
+that sleeps, a client that reads slowly) must not hold the answer past the
+call's deadline."""
+
+
 async def drain(tasks: set[asyncio.Task[Any]]) -> None:
-    """Waits for the callbacks' tasks still running (a call's last
-    notices), so that they are sent before its answer; their errors are
+    """Waits, at most :data:`DRAIN_GRACE`, for the callbacks' tasks still
+    running (a call's last notices), so that they are sent before its
+    answer; one still running then goes on after it. Their errors are
     theirs (the loop reports them)."""
     if tasks:
-        await asyncio.wait(set(tasks))
+        await asyncio.wait(set(tasks), timeout=DRAIN_GRACE)
 
 
 def is_async(func: Any) -> bool:
