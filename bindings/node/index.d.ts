@@ -173,9 +173,10 @@ export declare function readEvents(path: string, cursor?: string | undefined | n
 /**
  * Records, now, keys this process sent to a pane with `tmux send-keys`
  * (see `recordSendKeys`), in core's process-wide registry: every pane
- * wait then discounts their echo.
+ * wait then discounts their echo. `socket_name` is refused as the
+ * `wait_for_text` profiles refuse it, under `grants` (JSON text).
  */
-export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean): void
+export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
 
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>

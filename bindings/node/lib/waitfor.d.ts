@@ -293,6 +293,12 @@ export interface SentKeys {
   literal?: boolean
   /** A final Enter was sent. */
   enter?: boolean
+  /**
+   * Whether `socketName` may be a path (`tmuxSocketPaths`); without it a
+   * path, a NUL or a name over 103 bytes throws `invalid_arguments` on
+   * `socketName`, as the `wait_for_text` profiles refuse it.
+   */
+  grants?: Grants
 }
 
 /**

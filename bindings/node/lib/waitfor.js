@@ -200,7 +200,7 @@ function recordSendKeys(sent) {
   for (const [field, v] of [['literal', literal], ['enter', enter]]) {
     if (v !== undefined && typeof v !== 'boolean') throw invalid(field, 'must be a boolean')
   }
-  binding.recordSendKeys(socketName ?? undefined, paneId, keys, literal === true, enter === true)
+  native(() => binding.recordSendKeys(socketName ?? undefined, paneId, keys, literal === true, enter === true, grantsJson(sent.grants)))
 }
 
 // A literal of names: Node's ESM loader reads the named exports from it.

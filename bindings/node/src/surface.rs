@@ -37,7 +37,8 @@ pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
 
 /// Records, now, keys this process sent to a pane with `tmux send-keys`
 /// (see `recordSendKeys`), in core's process-wide registry: every pane
-/// wait then discounts their echo.
+/// wait then discounts their echo. `socket_name` is refused as the
+/// `wait_for_text` profiles refuse it, under `grants` (JSON text).
 #[napi]
 pub fn record_send_keys(
     socket_name: Option<String>,
@@ -45,7 +46,14 @@ pub fn record_send_keys(
     keys: Vec<String>,
     literal: bool,
     enter: bool,
-) {
+    grants: Option<String>,
+) -> napi::Result<()> {
+    if let Some(name) = &socket_name {
+        crate::waits::grants(grants.as_deref())?
+            .check_tmux_socket("socketName", name)
+            .map_err(|e| errors::arguments(&e))?;
+    }
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name.as_deref(), &pane_id, &keys, literal, enter);
+    Ok(())
 }

@@ -99,6 +99,24 @@ test('a malformed record is a typed error naming the field', () => {
   }
 })
 
+test('a socket name is refused as wait_for_text refuses it: a path unless granted, NUL, too long', () => {
+  // A path used to reach any tmux server the host can connect to.
+  for (const [socketName, rule] of [
+    ['../../tmp/other.sock', 'not_granted'],
+    ['/tmp/other.sock', 'not_granted'],
+    ['w\0rk', 'contains_nul'],
+    ['s'.repeat(104), 'out_of_range'],
+  ]) {
+    assert.throws(
+      () => recordSendKeys({ socketName, paneId: '%99999', keys: 'x' }),
+      (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'socketName' && e.rule === rule,
+      socketName,
+    )
+  }
+  const paths = { grants: { tmuxSocketPaths: true } }
+  recordSendKeys({ socketName: '/tmp/waitfor-no-such.sock', paneId: '%99999', keys: 'x', ...paths })
+})
+
 test('libtmux-mcp notices: progress at every poll with its message, the no-match and invalid-regex warnings', async (t) => {
   // libtmux-mcp's wait_for_text: ctx.report_progress(elapsed, effective_timeout,
   // "Waiting on pane %N: Xs elapsed, Ys left") before each poll, ctx.warning
