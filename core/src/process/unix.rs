@@ -343,20 +343,15 @@ const MAX_SWEEP_PASSES: usize = 16;
 /// not hold by the time a pass reaches it. So a pass reads the newest
 /// processes first, and passes repeat over the processes that appeared
 /// since the last (few, read within microseconds of their listing) until
-/// none did, up to [`MAX_SWEEP_PASSES`]. A marked process in a session
-/// other than this process's is killed with its whole process group:
-/// every member of a session a descendant made (`setsid`) descends from
-/// it, and a group dies at once, forks in flight included. In this
-/// process's session a marked process is killed alone: a group there may
-/// be a job of the user's shell that it joined.
+/// none did, up to [`MAX_SWEEP_PASSES`]. Only marked processes are killed,
+/// never their groups: a marked process may run in a group it does not
+/// own (a job `tmux run-shell` started is in the tmux server's group).
 #[cfg(target_os = "linux")]
 pub(super) fn end_marked(var: &str, marks: &[String]) {
     let prefix = format!("{var}=");
     // A set, and each environment read once: one sweep serves the marks
     // of hundreds of waits that ended together.
     let marks: std::collections::HashSet<&[u8]> = marks.iter().map(|m| m.as_bytes()).collect();
-    // SAFETY: plain syscall about this process.
-    let my_session = unsafe { libc::getsid(0) };
     let me = std::process::id();
     let mut read = std::collections::HashSet::from([me]);
     for _ in 0..MAX_SWEEP_PASSES {
@@ -373,7 +368,7 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
         }
         new.sort_unstable_by(|a, b| b.cmp(a));
         for &pid in &new {
-            end_if_marked(pid, &prefix, &marks, my_session);
+            end_if_marked(pid, &prefix, &marks);
         }
         read.extend(new);
     }
@@ -381,12 +376,7 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
 
 /// Kills `pid` if it carries one of `marks` (see [`end_marked`]).
 #[cfg(target_os = "linux")]
-fn end_if_marked(
-    pid: u32,
-    prefix: &str,
-    marks: &std::collections::HashSet<&[u8]>,
-    my_session: libc::pid_t,
-) {
+fn end_if_marked(pid: u32, prefix: &str, marks: &std::collections::HashSet<&[u8]>) {
     let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
         return;
     };
@@ -402,8 +392,6 @@ fn end_if_marked(
     if !marked {
         return;
     }
-    // Read while the pidfd holds the pid: the process's own group.
-    let group = group_and_session(pid).filter(|&(_, session)| session != my_session);
     // SAFETY: plain syscall on a pidfd we own.
     unsafe {
         libc::syscall(
@@ -414,23 +402,6 @@ fn end_if_marked(
             0,
         );
     }
-    if let Some((group, _)) = group.filter(|&(group, _)| group > 1) {
-        // SAFETY: plain syscall; the group lies in a session a marked
-        // process made, so all of it descends from our command.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
-}
-
-/// The process group and session of `pid`, from `/proc/PID/stat`.
-#[cfg(target_os = "linux")]
-fn group_and_session(pid: u32) -> Option<(libc::pid_t, libc::pid_t)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the name, which may hold spaces and ')': state, ppid, pgrp,
-    // session.
-    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(2);
-    let group = fields.next()?.parse().ok()?;
-    let session = fields.next()?.parse().ok()?;
-    Some((group, session))
 }
 
 /// Whether the child exited, without reaping it.
