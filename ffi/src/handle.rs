@@ -81,6 +81,68 @@ struct Reporting {
     sink: CNotices,
 }
 
+/// A call's host callbacks taken one at a time, as the C contract says:
+/// the engine reports progress on a thread of its own and ends a wait on a
+/// delivery thread, and an ending that comes while a progress callback
+/// runs is left to that callback's thread, after it: the delivery thread,
+/// which ends other waits too, never waits for it.
+#[derive(Default)]
+struct Turns(std::sync::Mutex<TurnState>);
+
+#[derive(Default)]
+struct TurnState {
+    reporting: bool,
+    ended: bool,
+    ending: Option<Box<dyn FnOnce() + Send>>,
+}
+
+/// A progress callback's turn; when it drops, an ending that came
+/// meanwhile runs.
+struct ReportTurn<'a>(&'a Turns);
+
+impl Turns {
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A turn to report progress; none once the wait has ended.
+    fn report(turns: &Turns) -> Option<ReportTurn<'_>> {
+        let mut state = turns.state();
+        if state.ended {
+            return None;
+        }
+        state.reporting = true;
+        Some(ReportTurn(turns))
+    }
+
+    /// Runs `ending` now, or after the progress callback running.
+    fn end(&self, ending: Box<dyn FnOnce() + Send>) {
+        let mut state = self.state();
+        state.ended = true;
+        if state.reporting {
+            state.ending = Some(ending);
+            return;
+        }
+        drop(state);
+        ending();
+    }
+}
+
+impl Drop for ReportTurn<'_> {
+    fn drop(&mut self) {
+        let ending = {
+            let mut state = self.0.state();
+            state.reporting = false;
+            state.ending.take()
+        };
+        if let Some(ending) = ending {
+            ending();
+        }
+    }
+}
+
 /// Starts a wait on the global engine; the callbacks (if any) live until
 /// the wait is over, then their finalizer runs. `reporting` hears a tool
 /// call's notices.
@@ -94,18 +156,14 @@ fn launch(
 ) -> FfiResult<waitfor_handle> {
     let delivery = Arc::new(Delivery::default());
     let mut options = WaitOptions::default().policy(policy);
-    // The engine reports progress and delivers results on threads of their
-    // own: this keeps the C contract of one callback of a call at a time,
-    // its progress and notices before its `done` (they must not block).
-    let one_at_a_time = Arc::new(std::sync::Mutex::new(()));
+    let turns = Arc::new(Turns::default());
     let progress = callbacks.clone().filter(|cb| cb.has_progress());
     if progress.is_some() || reporting.is_some() {
-        let reporting = reporting.clone();
-        let turn = one_at_a_time.clone();
+        let (reporting, turns) = (reporting.clone(), turns.clone());
         options = options.on_progress(move |p| {
-            let _turn = turn
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Some(_turn) = Turns::report(&turns) else {
+                return;
+            };
             if let Some(cb) = &progress {
                 cb.progress(p);
             }
@@ -116,20 +174,20 @@ fn launch(
     }
     let filled = delivery.clone();
     options = options.on_done(move |result| {
-        let _turn = one_at_a_time
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(r) = &reporting {
-            r.sink.send(r.report.end(result));
-        }
-        let answer = render(result);
-        if let Some(cb) = &callbacks {
-            match &answer {
-                Ok(json) => cb.done(WAITFOR_OK, json),
-                Err(err) => cb.done(err.status, &err.detail.to_string()),
+        let result = result.clone();
+        turns.end(Box::new(move || {
+            if let Some(r) = &reporting {
+                r.sink.send(r.report.end(&result));
             }
-        }
-        filled.fill(answer);
+            let answer = render(&result);
+            if let Some(cb) = &callbacks {
+                match &answer {
+                    Ok(json) => cb.done(WAITFOR_OK, json),
+                    Err(err) => cb.done(err.status, &err.detail.to_string()),
+                }
+            }
+            filled.fill(answer);
+        }));
     });
     let handle = Engine::global().start_with(spec, probe, options)?;
     Ok(waitfor_handle {

@@ -27,6 +27,7 @@
 typedef int atomic_int;
 #define atomic_fetch_add(p, n) __atomic_fetch_add((p), (n), __ATOMIC_SEQ_CST)
 #define atomic_load(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define atomic_store(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
 
 static atomic_int checks = 0;
 static atomic_int failures = 0;
@@ -711,6 +712,60 @@ static void test_handles(void) {
     CHECK(waitfor_probe_ctx_sample(NULL) == 0);
 }
 
+/* A progress callback that blocks (against the contract) delays its own
+ * wait's answer only: other waits' answers come on time. It used to hold
+ * every wait whose answer shared its delivery thread. */
+static atomic_int blocking_release;
+static atomic_int blocking_entered;
+
+static void blocking_progress(void *user_data, const char *json, size_t len) {
+    (void)user_data;
+    (void)json;
+    (void)len;
+    if (atomic_fetch_add(&blocking_entered, 1) == 0) {
+        double deadline = now_s() + 60.0;
+        while (!atomic_load(&blocking_release) && now_s() < deadline) sleep_ms(5);
+    }
+}
+
+static void test_a_blocked_progress_callback_holds_no_other_answer(void) {
+    atomic_store(&blocking_release, 0);
+    atomic_store(&blocking_entered, 0);
+    const char *spec = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 10,"
+                       " \"max_wait_ms\": 300, \"progress_every_ms\": 10}";
+    probe_state slow, others[4];
+    memset(&slow, 0, sizeof slow);
+    slow.ready_at = 1000000;
+    waitfor_callbacks cb = callbacks_for(&slow);
+    cb.progress = blocking_progress;
+    waitfor_handle *blocked = NULL, *h[4] = {NULL};
+    CHECK(waitfor_start(spec, strlen(spec), &cb, &blocked, NULL) == WAITFOR_OK);
+    double deadline = now_s() + 30.0;
+    while (!atomic_load(&blocking_entered) && now_s() < deadline) sleep_ms(5);
+    /* Waits take delivery threads by id: four, so some shared its thread. */
+    for (int i = 0; i < 4; i++) {
+        memset(&others[i], 0, sizeof others[i]);
+        others[i].ready_at = 1000000;
+        waitfor_callbacks plain = callbacks_for(&others[i]);
+        plain.progress = NULL;
+        CHECK(waitfor_start(spec, strlen(spec), &plain, &h[i], NULL) == WAITFOR_OK);
+    }
+    for (int i = 0; i < 4; i++) {
+        char *result = NULL;
+        CHECK(waitfor_handle_wait(h[i], 20000, &result, NULL) == WAITFOR_OK);
+        CHECK(contains(result, "\"outcome\":\"timeout\""));
+        waitfor_string_free(result);
+        waitfor_handle_free(h[i]);
+    }
+    CHECK(!atomic_load(&blocking_release)); /* the slow callback still runs */
+    atomic_store(&blocking_release, 1);
+    char *result = NULL;
+    CHECK(waitfor_handle_wait(blocked, 20000, &result, NULL) == WAITFOR_OK);
+    waitfor_string_free(result);
+    waitfor_handle_free(blocked);
+    CHECK(eventually_equals(&slow.finalized, 1) && atomic_load(&slow.done) == 1);
+}
+
 /* ---- simulate --------------------------------------------------------- */
 
 /* The shared vectors run through tests/c/test_vectors.cpp; here, only a
@@ -755,6 +810,7 @@ int main(void) {
     test_host_tools();
     test_notices();
     test_handles();
+    test_a_blocked_progress_callback_holds_no_other_answer();
     test_echo();
     test_simulate();
     test_concurrency();
