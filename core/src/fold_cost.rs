@@ -24,6 +24,20 @@ pub const MAX_FOLDED_CHARS: usize = 8_000_000;
 /// Every Unicode scalar value's count: what a negated class spans at most.
 const ALL_CHARS: usize = 0x11_0000 - 0x800;
 
+/// The first and last characters simple case folding maps (`A`, and
+/// U+1E943, the last Adlam letter): folding goes one character at a time
+/// through each range of a class that holds one of them, and skips the
+/// others (`\W`'s range up to U+10FFFF starts past them).
+const FOLDING: std::ops::RangeInclusive<u32> = 0x41..=0x1_E943;
+
+/// The characters folding a class with these ranges goes through.
+fn folded_in(ranges: impl Iterator<Item = (u32, u32)>) -> usize {
+    ranges
+        .filter(|&(start, end)| start <= *FOLDING.end() && end >= *FOLDING.start())
+        .map(|(start, end)| (end - start) as usize + 1)
+        .sum()
+}
+
 /// Refuses `text` when, ignoring case (`case_insensitive`, or an `i` flag
 /// anywhere in it), folding its classes would span more than
 /// [`MAX_FOLDED_CHARS`]. A pattern that does not parse passes: its syntax
@@ -40,7 +54,8 @@ pub(crate) fn within_limit(chars: usize) -> Result<(), String> {
     Err(format!(
         "ignoring case, its classes would take too long to compile: they span about {:.1} \
          million characters, the limit is {} million (large classes such as \\p{{Any}} or \
-         [^\\W\\d], repeated, are the usual cause; a repetition such as {{50}} is free)",
+         [\\s\\S], repeated, are the usual cause: (?s:.) matches any character and costs \
+         nothing; a repetition such as {{50}} is free)",
         chars as f64 / 1e6,
         MAX_FOLDED_CHARS / 1_000_000
     ))
@@ -50,8 +65,9 @@ pub(crate) fn within_limit(chars: usize) -> Result<(), String> {
 /// Perl class's size once however often they name it.
 #[derive(Default)]
 pub(crate) struct FoldCounter {
-    /// Characters in each class, by its text.
-    sizes: HashMap<String, usize>,
+    /// What folding each class and its complement goes through, by its
+    /// text.
+    sizes: HashMap<String, (usize, usize)>,
 }
 
 impl FoldCounter {
@@ -81,7 +97,7 @@ struct FoldCost<'a> {
     chars: usize,
     /// Whether an `i` flag occurs (whether it is turned on or off).
     case_flag: bool,
-    sizes: &'a mut HashMap<String, usize>,
+    sizes: &'a mut HashMap<String, (usize, usize)>,
 }
 
 impl Visitor for FoldCost<'_> {
@@ -120,9 +136,9 @@ impl Visitor for FoldCost<'_> {
 }
 
 impl FoldCost<'_> {
-    /// (characters folded within, characters spanned) of a class set: a
-    /// set operation folds both its sides first; a bracketed class, what
-    /// it holds.
+    /// (characters folded within, characters folding it goes through) of
+    /// a class set: a set operation folds both its sides first; a
+    /// bracketed class, what it holds.
     fn set(&mut self, set: &ClassSet) -> (usize, usize) {
         match set {
             ClassSet::Item(item) => self.item(item),
@@ -142,70 +158,90 @@ impl FoldCost<'_> {
             ClassSetItem::Empty(_) => (0, 0),
             ClassSetItem::Literal(_) => (0, 1),
             ClassSetItem::Range(range) => {
-                let span = u32::from(range.end.c).saturating_sub(u32::from(range.start.c));
-                (0, span as usize + 1)
+                let range = (u32::from(range.start.c), u32::from(range.end.c));
+                (0, folded_in(std::iter::once(range)))
             }
             ClassSetItem::Ascii(_) => (0, 128),
             ClassSetItem::Unicode(class) => {
-                let spans = self.unicode(class);
-                (spans, if class.negated { ALL_CHARS } else { spans })
+                let (plain, complement) = self.sizes(&unicode_name(class));
+                (plain, if class.negated { complement } else { plain })
             }
-            ClassSetItem::Perl(class) if class.negated => (0, ALL_CHARS),
             ClassSetItem::Perl(class) => {
                 let name = match class.kind {
                     ast::ClassPerlKind::Digit => r"\d",
                     ast::ClassPerlKind::Space => r"\s",
                     ast::ClassPerlKind::Word => r"\w",
                 };
-                (0, self.size(name))
+                let (plain, complement) = self.sizes(name);
+                (0, if class.negated { complement } else { plain })
             }
             ClassSetItem::Bracketed(class) => {
-                let (folded, spans) = self.set(&class.kind);
-                let folded = folded.saturating_add(spans);
-                (folded, if class.negated { ALL_CHARS } else { spans })
+                let (folded, within) = self.set(&class.kind);
+                let folded = folded.saturating_add(within);
+                (folded, if class.negated { ALL_CHARS } else { within })
             }
             ClassSetItem::Union(union) => union.items.iter().fold((0, 0), |(f, s), item| {
-                let (folded, spans) = self.item(item);
+                let (folded, within) = self.item(item);
                 (
                     f.saturating_add(folded),
-                    s.saturating_add(spans).min(ALL_CHARS),
+                    s.saturating_add(within).min(ALL_CHARS),
                 )
             }),
         }
     }
 
-    /// What a Unicode class spans before it is negated: it is folded first.
+    /// What folding a Unicode class goes through: it is folded before it
+    /// is negated.
     fn unicode(&mut self, class: &ast::ClassUnicode) -> usize {
-        let name = match &class.kind {
-            ast::ClassUnicodeKind::OneLetter(letter) => letter.to_string(),
-            ast::ClassUnicodeKind::Named(name) => name.clone(),
-            ast::ClassUnicodeKind::NamedValue { name, value, .. } => format!("{name}={value}"),
-        };
-        self.size(&format!("\\p{{{name}}}"))
+        self.sizes(&unicode_name(class)).0
     }
 
-    /// The characters in the class `text` names, looked up once; a class
-    /// that does not resolve (its pattern's syntax check says so) as all.
-    fn size(&mut self, text: &str) -> usize {
-        if let Some(&size) = self.sizes.get(text) {
-            return size;
+    /// What folding the class `text` names, and its complement, goes
+    /// through, looked up once; a class that does not resolve (its
+    /// pattern's syntax check says so) as all.
+    fn sizes(&mut self, text: &str) -> (usize, usize) {
+        if let Some(&sizes) = self.sizes.get(text) {
+            return sizes;
         }
-        let size = match regex_syntax::Parser::new()
+        let sizes = match regex_syntax::Parser::new()
             .parse(text)
             .map(|h| h.into_kind())
         {
             Ok(regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class))) => {
-                class
+                let ranges: Vec<(u32, u32)> = class
                     .ranges()
                     .iter()
-                    .map(|r| (u32::from(r.end()) - u32::from(r.start())) as usize + 1)
-                    .sum()
+                    .map(|r| (u32::from(r.start()), u32::from(r.end())))
+                    .collect();
+                (folded_in(ranges.iter().copied()), folded_in(gaps(&ranges)))
             }
-            _ => ALL_CHARS,
+            _ => (ALL_CHARS, ALL_CHARS),
         };
-        self.sizes.insert(text.to_string(), size);
-        size
+        self.sizes.insert(text.to_string(), sizes);
+        sizes
     }
+}
+
+/// The class's text as a pattern of its own, negation aside.
+fn unicode_name(class: &ast::ClassUnicode) -> String {
+    let name = match &class.kind {
+        ast::ClassUnicodeKind::OneLetter(letter) => letter.to_string(),
+        ast::ClassUnicodeKind::Named(name) => name.clone(),
+        ast::ClassUnicodeKind::NamedValue { name, value, .. } => format!("{name}={value}"),
+    };
+    format!("\\p{{{name}}}")
+}
+
+/// The ranges between sorted `ranges`, up to U+10FFFF: their complement.
+fn gaps(ranges: &[(u32, u32)]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let starts = std::iter::once(0).chain(ranges.iter().map(|&(_, end)| end + 1));
+    let ends = ranges
+        .iter()
+        .map(|&(start, _)| start.checked_sub(1))
+        .chain(std::iter::once(Some(0x10_FFFF)));
+    starts
+        .zip(ends)
+        .filter_map(|(start, end)| end.filter(|&end| end >= start).map(|end| (start, end)))
 }
 
 #[cfg(test)]
@@ -214,11 +250,15 @@ mod tests {
 
     #[test]
     fn common_case_insensitive_patterns_pass() {
+        // Folding skips \W's ranges past the last cased letter.
+        let letters = r"[^\W\d]+ ".repeat(16);
         for text in [
             r"(?i)error: [a-z]+ at line \d+",
             r"\w+[^\n]*done",
             r"[\p{L}\p{N}_-]+",
             r"(?i)[^\W\d]+ (\P{L}){50}",
+            r"[\w.-]+@[\w.-]+",
+            &letters,
         ] {
             assert_eq!(check(text, true), Ok(()), "{text}");
         }
@@ -233,7 +273,7 @@ mod tests {
         assert!(check(&format!("(?i){text}"), false).is_err());
         assert!(check(&format!("x(?i:{text})"), false).is_err());
         // Negated classes inside a class span what they leave out.
-        assert!(check(&r"[^\W\d]".repeat(8), true).is_err());
+        assert!(check(&r"[\s\S]".repeat(8), true).is_err());
         assert!(check(&r"[[^a]b]".repeat(8), true).is_err());
         assert!(check(&r"[\p{Any}--\p{L}]".repeat(4), true).is_err());
     }
