@@ -230,20 +230,31 @@ fn cut_quote(text: String) -> String {
         .char_indices()
         .nth(ECHO_CHARS + 30)
         .map_or(at, |(cut, _)| cut.min(at));
-    format!("{}... (cut; {at} bytes){}", &text[..cut], &text[at..])
+    format!("{}... (cut){}", &text[..cut], &text[at..])
 }
 
 /// `text`, a serde message, naming the types it expected as a reader
-/// knows them (`expected i64`: a whole number).
+/// knows them: `expected i64` is a whole number, and for a whole number
+/// out of the type's range (`invalid value: integer`), the range.
 fn in_words(text: &str) -> String {
     let Some(at) = text.rfind(", expected ") else {
         return text.to_string();
     };
     let (head, expected) = text.split_at(at + ", expected ".len());
+    let range = |min: i128, max: i128| format!("a whole number from {min} to {max}");
     let word = match expected {
-        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number",
-        "f32" | "f64" => "a number",
-        other => other,
+        _ if !text.starts_with("invalid value: integer") => match expected {
+            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => {
+                "a whole number".to_string()
+            }
+            "f32" | "f64" => "a number".to_string(),
+            other => other.to_string(),
+        },
+        "i32" => range(i32::MIN.into(), i32::MAX.into()),
+        "i64" => range(i64::MIN.into(), i64::MAX.into()),
+        "u32" => range(0, u32::MAX.into()),
+        "u64" | "usize" => range(0, u64::MAX.into()),
+        other => other.to_string(),
     };
     format!("{head}{word}")
 }
@@ -348,6 +359,8 @@ impl SpecError {
             Rule::UnknownField
         } else if text.starts_with("missing field") {
             Rule::MissingField
+        } else if text.starts_with("invalid value: integer") {
+            Rule::OutOfRange
         } else {
             Rule::WrongType
         };

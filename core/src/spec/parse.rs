@@ -386,7 +386,7 @@ fn single_entry<'a>(
                 "a condition has exactly one key, got {}; combine conditions with any or all",
                 object
                     .keys()
-                    .map(String::as_str)
+                    .map(|key| crate::error::echo(key))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
