@@ -79,3 +79,35 @@ fn a_forked_child_waiting_for_its_parents_wait_hears_why_at_once() {
     assert!(in_forked_child(move || refused(&handle.wait())));
     control.cancel();
 }
+
+/// A wait that ended before the fork has its result in the child too.
+#[test]
+fn a_forked_child_gets_a_result_its_parent_had_before_the_fork() {
+    let ready = probe_fn(|_| Ok(Observation::text("x")));
+    let spec =
+        Spec::new(Condition::Matches(Pattern::literal("x"))).max_wait(Duration::from_secs(60));
+    let (told, done) = std::sync::mpsc::channel();
+    let options = waitfor::WaitOptions::default().on_done(move |_| {
+        let _ = told.send(());
+    });
+    let handle = Engine::global()
+        .start_with(spec, Some(Box::new(ready)), options)
+        .unwrap();
+    done.recv_timeout(Duration::from_secs(30))
+        .expect("the wait ended");
+    // The slot is filled just after `on_done`: a child forked a moment
+    // later has the result (each child looks at its own copy).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let matched = || {
+        handle
+            .wait_timeout(Duration::ZERO)
+            .is_some_and(|r| r.outcome == Outcome::Matched)
+    };
+    while !in_forked_child(matched) {
+        assert!(
+            Instant::now() < deadline,
+            "no child got the parent's result"
+        );
+    }
+    assert!(matched(), "the parent's own result");
+}

@@ -42,17 +42,26 @@ impl Slot {
         }
     }
 
-    /// Why this process cannot wait on the slot, if it is a forked child
-    /// of the one that started the wait.
-    fn foreign(&self) -> Option<String> {
+    /// In a forked child of the process that started the wait, where no
+    /// thread fills the slot: the result it already held at the fork, or
+    /// one saying why there is none. Never blocks: a parent's thread may
+    /// have held the lock at the fork.
+    fn in_forked_child(&self) -> Option<WaitResult> {
         let here = std::process::id();
-        (here != self.owner).then(|| {
-            format!(
+        if here == self.owner {
+            return None;
+        }
+        let held = self
+            .state
+            .try_lock()
+            .and_then(|mut state| state.result.take());
+        Some(held.unwrap_or_else(|| {
+            super::scheduler::error_result(format!(
                 "this wait was started by process {}, and only that process can wait for \
                  it: process {here} is a child forked from it, where the wait never ends",
                 self.owner
-            )
-        })
+            ))
+        }))
     }
 
     pub fn fill(&self, result: WaitResult) {
@@ -180,10 +189,11 @@ impl WaitHandle {
 
     /// Blocks the calling thread until the wait ends. In a child forked
     /// from the process that started it, where it never ends, returns at
-    /// once with outcome `error` saying so.
+    /// once: the result if the wait had ended before the fork, else one
+    /// with outcome `error` saying why.
     pub fn wait(self) -> WaitResult {
-        if let Some(why) = self.slot.foreign() {
-            return super::scheduler::error_result(why);
+        if let Some(result) = self.slot.in_forked_child() {
+            return result;
         }
         let mut state = self.slot.state.lock();
         loop {
@@ -197,8 +207,8 @@ impl WaitHandle {
     /// Blocks at most `timeout`; `None` if the wait is still running (the
     /// handle stays usable). In a forked child, as [`WaitHandle::wait`].
     pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
-        if let Some(why) = self.slot.foreign() {
-            return Some(super::scheduler::error_result(why));
+        if let Some(result) = self.slot.in_forked_child() {
+            return Some(result);
         }
         self.block_until(&self.slot.filled, timeout, |state| state.result.take())
     }
@@ -208,7 +218,7 @@ impl WaitHandle {
     /// processes are gone. A process about to exit calls this after a
     /// wait that abandoned a call. Returns whether it was released.
     pub fn wait_released(&self, timeout: Duration) -> bool {
-        if self.slot.foreign().is_some() {
+        if std::process::id() != self.slot.owner {
             return false;
         }
         self.block_until(&self.slot.released, timeout, |state| {
