@@ -323,7 +323,12 @@ fn malformed_line(query: &EventsQuery, m: &Malformed) -> String {
 }
 
 fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
-    let _ = writeln!(err, "waitfor events: {e}");
+    match match_error(e) {
+        // Said as a refusal before the wait is: the filter's, not a read's.
+        Some(refused) => writeln!(err, "waitfor events: filter: {refused}"),
+        None => writeln!(err, "waitfor events: {e}"),
+    }
+    .ok();
     match e {
         WaitForError::Read(_) => match jsonl_error(e) {
             Some(JsonlError::BadCursor { .. }) => EXIT_USAGE,

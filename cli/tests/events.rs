@@ -151,7 +151,13 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
     // Checked before the wait, refused by its compile (the program is too
     // big): still the user's pattern, not the file.
     let too_big = r"\w{150}".repeat(8);
-    expect(&run(&["events", p, "--summary", &too_big, "--regex"]), 2);
+    let refused = run(&["events", p, "--summary", &too_big, "--regex"]);
+    expect(&refused, 2);
+    assert!(
+        stderr(&refused).starts_with("waitfor events: filter: summary: "),
+        "{}",
+        stderr(&refused)
+    );
     expect(&run(&["events"]), 2);
 }
 
