@@ -595,3 +595,52 @@ fn long_pattern_lists_are_bounded_at_the_call_and_checked_in_the_waits_time() {
     let err = waitfor::profiles::call(PY, &call_args(late, true), &Host::default()).unwrap_err();
     assert!(err.to_string().contains("Invalid regex pattern: "), "{err}");
 }
+
+/// The outcome each of `n` calls with `args` ended in: the original's
+/// `outcome`, or the error's first words; and how many had no sample.
+fn outcomes_of_many(n: usize, args: Value) -> (std::collections::BTreeMap<String, usize>, usize) {
+    let running: Vec<Running> = (0..n)
+        .map(|_| start(PY, args.clone(), &Host::default()))
+        .collect();
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut unsampled = 0;
+    for r in running {
+        let (out, result) = r.finish();
+        unsampled += usize::from(result.samples == 0);
+        let key = match out {
+            Ok(v) => v["outcome"].as_str().unwrap().to_string(),
+            Err(e) => e.to_string().split(" did not ").next().unwrap().to_string(),
+        };
+        *outcomes.entry(key).or_default() += 1;
+    }
+    (outcomes, unsampled)
+}
+
+/// libtmux-mcp runs every wait's tmux calls at once; this process runs
+/// [`waitfor::tmux::CALLS_PER_SERVER`] at a time per server. With many
+/// waits on one healthy server, a call that spent the whole wait waiting
+/// for its turn meets the deadline: a timeout, as the original's wait
+/// that saw nothing in time, not "the tmux server is unresponsive".
+#[test]
+fn a_busy_server_is_not_unresponsive() {
+    let s = Server::start(60, 10);
+    let n = 300;
+    let args =
+        json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": 0.3});
+    let (outcomes, unsampled) = outcomes_of_many(n, args);
+    // The case in question happened: some waits got no sample at all.
+    assert!(unsampled > 0, "every wait had a sample: {outcomes:?}");
+    assert_eq!(outcomes.get("timeout"), Some(&n), "{outcomes:?}");
+}
+
+/// ... while waits queued behind calls a stopped server never answers
+/// all read as the unresponsive server it is, not only the calls that ran.
+#[test]
+fn every_wait_on_a_stopped_server_reads_as_unresponsive() {
+    let s = Server::start(60, 10);
+    let n = 3 * waitfor::tmux::CALLS_PER_SERVER;
+    let args =
+        json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": 1});
+    let (outcomes, _) = s.frozen(|| outcomes_of_many(n, args));
+    assert_eq!(outcomes.get("tmux list-panes"), Some(&n), "{outcomes:?}");
+}

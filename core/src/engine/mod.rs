@@ -11,6 +11,8 @@ mod timers;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle};
+#[cfg(test)]
+pub(crate) use scheduler::error_result;
 
 use crate::cancel::CancelToken;
 use crate::error::{Rule, SpecError};

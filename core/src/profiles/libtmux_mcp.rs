@@ -41,7 +41,8 @@ use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use crate::sync::Mutex;
 use crate::tmux::{
-    Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle, PaneTarget, Tmux,
+    AnsweredSince, Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle,
+    PaneTarget, Tmux,
 };
 use regex_automata::meta;
 use regex_automata::nfa::thompson::WhichCaptures;
@@ -633,6 +634,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
         searches: searches.clone(),
         seen: Mutex::default(),
     };
+    let answered = tmux.answered_since_now();
     let probe = PaneProbe::new(tmux, target)
         .pick(PanePick::First)
         .freshness(Freshness::ByContent)
@@ -645,10 +647,10 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
         spec,
         probe: Box::new(probe),
         policy,
-        report: notices(report.clone(), effective),
+        report: notices(report.clone(), effective, answered.clone()),
         render: Box::new(move |result| {
             let (patterns, stop) = searches.if_compiled();
-            render(result, &report, patterns, stop, effective)
+            render(result, &report, patterns, stop, effective, &answered)
         }),
     })
 }
@@ -689,8 +691,9 @@ impl TrimRisk {
     }
 }
 
-/// libtmux-mcp's notices for a call whose probe reports to `seen`.
-fn notices(seen: PaneReportHandle, effective: f64) -> Report {
+/// libtmux-mcp's notices for a call whose probe reports to `seen`, on a
+/// server where `answered` tells whether tmux kept answering.
+fn notices(seen: PaneReportHandle, effective: f64, answered: AnsweredSince) -> Report {
     let risk = Arc::new(TrimRisk {
         seen,
         warned: AtomicBool::new(false),
@@ -718,7 +721,7 @@ fn notices(seen: PaneReportHandle, effective: f64) -> Report {
             let mut sent: Vec<Notice> = last_poll.into_iter().chain(warning).collect();
             let not_found = at_end
                 .seen
-                .read(|seen| ended(result, seen))
+                .read(|seen| ended(result, seen, answered.any()))
                 .is_some_and(|o| !found(o));
             if not_found {
                 sent.push(Notice::warning(format!(
@@ -807,19 +810,28 @@ fn rows_matching(rows: &[String], list: &[RowSearch], index: Option<usize>) -> V
     rows.iter().filter(|r| pattern.finds(r)).cloned().collect()
 }
 
-/// libtmux-mcp's error texts for a pane wait that cannot go on.
 /// libtmux-mcp gives every tmux call at least this long, so a call cut
 /// short by the deadline is the deadline, not an unresponsive server.
 const CALL_FLOOR: Duration = Duration::from_millis(250);
 
-/// The tmux call that did not come back in time and its budget: one the
-/// probe saw run out, or the first, which never answered in the whole wait.
-fn stuck_call(result: &WaitResult, seen: &PaneReport) -> Option<(String, Duration)> {
-    let never_answered = result.outcome == Outcome::ProbeError
+/// Whether the wait's first tmux call was still out when the wait ended.
+fn first_call_outlived(result: &WaitResult) -> bool {
+    result.outcome == Outcome::ProbeError
         && result.samples == 0
-        && result.probe.last_error.is_none();
+        && result.probe.last_error.is_none()
+}
+
+/// The tmux call that did not come back in time and its budget: one the
+/// probe saw run out, or the first, which never answered in the whole wait
+/// while tmux answered no call of this process (`answered`: it did; then
+/// the call was only waiting for its turn).
+fn stuck_call(
+    result: &WaitResult,
+    seen: &PaneReport,
+    answered: bool,
+) -> Option<(String, Duration)> {
     seen.unresponsive.clone().or_else(|| {
-        never_answered.then(|| {
+        (first_call_outlived(result) && !answered).then(|| {
             let command = match seen.pane {
                 Some(_) => "display-message",
                 None => "list-panes",
@@ -830,9 +842,20 @@ fn stuck_call(result: &WaitResult, seen: &PaneReport) -> Option<(String, Duratio
     })
 }
 
-fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
+/// Whether a wait that ended in a tmux call's failure ended at its
+/// deadline: the call was cut short by it, or spent it waiting for its
+/// turn while tmux answered this process's other calls.
+fn ended_at_deadline(result: &WaitResult, seen: &PaneReport, answered: bool) -> bool {
+    result.outcome == Outcome::ProbeError
+        && (seen.no_turn
+            || (first_call_outlived(result) && answered)
+            || stuck_call(result, seen, answered).is_some_and(|(_, budget)| budget < CALL_FLOOR))
+}
+
+/// libtmux-mcp's error texts for a pane wait that cannot go on.
+fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str, answered: bool) -> ToolError {
     let lost = "cursor/baseline anchor is no longer valid";
-    let stuck = stuck_call(result, seen);
+    let stuck = stuck_call(result, seen, answered);
     let text = match (&seen.end, seen.history_shrank, &stuck) {
         (_, _, Some((command, budget))) => format!(
             "tmux {command} did not return within {:.2}s; the tmux server is unresponsive",
@@ -866,12 +889,9 @@ fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str) -> ToolError {
 
 /// The original's outcome for a wait that ended with a result; `None`
 /// for one that ends with an error.
-fn ended(result: &WaitResult, seen: &PaneReport) -> Option<&'static str> {
+fn ended(result: &WaitResult, seen: &PaneReport, answered: bool) -> Option<&'static str> {
     let alternate = result.alternate_screen || seen.alternate_screen;
-    // A tmux call cut short by the deadline is the deadline.
-    let cut_short = result.outcome == Outcome::ProbeError
-        && stuck_call(result, seen).is_some_and(|(_, budget)| budget < CALL_FLOOR);
-    let outcome = if cut_short {
+    let outcome = if ended_at_deadline(result, seen, answered) {
         Outcome::Timeout
     } else {
         result.outcome
@@ -897,11 +917,13 @@ fn render(
     patterns: &[RowSearch],
     stop: &[RowSearch],
     effective: f64,
+    answered: &AnsweredSince,
 ) -> Result<Value, ToolError> {
     let seen = report.get();
     let pane_id = pane_of(&seen);
-    let Some(outcome) = ended(result, &seen) else {
-        return Err(failure(result, &seen, &pane_id));
+    let answered = answered.any();
+    let Some(outcome) = ended(result, &seen, answered) else {
+        return Err(failure(result, &seen, &pane_id, answered));
     };
     let lines = match outcome {
         "matched" => rows_matching(&seen.fresh_rows, patterns, result.matched_index),
@@ -950,6 +972,41 @@ mod tests {
 
     fn rows(v: &[&str]) -> Vec<String> {
         v.iter().map(|r| r.to_string()).collect()
+    }
+
+    /// A wait that ended in its probe's `error` after `samples` samples.
+    fn failed_after(samples: u64, error: Option<&str>) -> WaitResult {
+        let mut result = crate::engine::error_result(String::new());
+        result.outcome = Outcome::ProbeError;
+        result.samples = samples;
+        result.effective_max_wait_ms = 1000;
+        result.probe.last_error = error.map(str::to_string);
+        result
+    }
+
+    /// A call that got no turn before its budget ended, while tmux
+    /// answered this process's other calls, is the deadline (the engine's
+    /// deadline and the call's end race); another tmux error is not.
+    #[test]
+    fn a_call_without_a_turn_on_a_busy_server_is_the_deadline() {
+        let no_turn = PaneReport {
+            no_turn: true,
+            ..PaneReport::default()
+        };
+        let busy = failed_after(2, Some("tmux display-message got no turn within 1.00s"));
+        assert_eq!(ended(&busy, &no_turn, true), Some("timeout"));
+        let gone = failed_after(2, Some("no such tmux pane: %1"));
+        assert_eq!(ended(&gone, &PaneReport::default(), true), None);
+        // The first call outlived the wait: busy when tmux answered
+        // others meanwhile, else unresponsive.
+        let outlived = failed_after(0, None);
+        assert_eq!(
+            ended(&outlived, &PaneReport::default(), true),
+            Some("timeout")
+        );
+        assert_eq!(ended(&outlived, &PaneReport::default(), false), None);
+        let text = failure(&outlived, &PaneReport::default(), "", false).to_string();
+        assert!(text.ends_with("the tmux server is unresponsive"), "{text}");
     }
 
     /// The original writes its float timeout with Python's `str`.

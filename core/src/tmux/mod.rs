@@ -54,11 +54,13 @@ pub use pane_probe::{
     VERIFY_EVERY,
 };
 pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
+pub(crate) use turns::AnsweredSince;
 pub use turns::CALLS_PER_SERVER;
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 use scripted::ScriptedServer;
 use std::sync::Arc;
+use turns::NoTurn;
 
 /// How often a tmux call or attach waiting for its turn looks at its
 /// cancel token (a cancelled wait is over already; its call only holds a
@@ -123,6 +125,16 @@ pub enum TmuxError {
     /// Running the tmux program failed: not installed, timed out, cancelled.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// The call's budget ran out before its turn ([`CALLS_PER_SERVER`])
+    /// while tmux answered this process's other calls: the server is
+    /// busy, not stuck, and the call never started.
+    #[error("tmux {command} got no turn within {:.2}s: the server was answering this process's other calls", budget.as_secs_f64())]
+    Busy {
+        /// The tmux command (first word after the global flags).
+        command: String,
+        /// The call's whole budget.
+        budget: Duration,
+    },
     /// tmux answered something this module does not understand (see
     /// [`TmuxError::unexpected`]).
     #[error("unexpected tmux output: {0}")]
@@ -133,7 +145,8 @@ pub enum TmuxError {
 }
 
 impl TmuxError {
-    /// Whether the call ran out of time or was cancelled (not a tmux fault).
+    /// Whether the call ran out of time, waiting for its turn or for tmux,
+    /// or was cancelled (not a tmux fault).
     ///
     /// ```
     /// use waitfor::process::RunError;
@@ -144,6 +157,7 @@ impl TmuxError {
         matches!(
             self,
             TmuxError::Run(RunError::Cancelled { .. } | RunError::TimedOut { .. })
+                | TmuxError::Busy { .. }
         )
     }
 
@@ -254,6 +268,12 @@ impl Tmux {
     /// `$TMUX_TMPDIR` (or `/tmp`), `tmux-UID`, then the socket name
     /// (`default` when none is given) appended even when it holds `/`.
     #[cfg(unix)]
+    /// Tells, later, whether tmux answered any call of this process on
+    /// this server from now on (a scripted server answers none).
+    pub(crate) fn answered_since_now(&self) -> AnsweredSince {
+        AnsweredSince::now(self.socket_path())
+    }
+
     pub(crate) fn socket_path(&self) -> std::path::PathBuf {
         let dir = std::env::var_os("TMUX_TMPDIR")
             .filter(|dir| !dir.is_empty())
@@ -318,18 +338,21 @@ impl Tmux {
                 };
                 let argv = self.argv(args);
                 let deadline = deadline_in(budget);
-                let turn = turns::take(self.socket_path(), deadline, cancel);
+                let mut turn =
+                    turns::take(self.socket_path(), deadline, cancel).map_err(|why| match why {
+                        NoTurn::Busy => TmuxError::Busy {
+                            command: args.first().copied().unwrap_or("").to_string(),
+                            budget,
+                        },
+                        NoTurn::Cancelled | NoTurn::Silent => gave_up(&argv[0], budget, cancel),
+                    })?;
                 let left = deadline.saturating_duration_since(Instant::now());
-                // A turn that came with no time left would start tmux only
-                // to kill it.
-                let (Some(_turn), false) = (turn, left < Duration::from_millis(1)) else {
-                    return Err(gave_up(&argv[0], budget, cancel));
-                };
                 let out = run_bounded(&argv, &opts, left, cancel).map_err(|e| match e {
                     // The turn's wait was part of the call's budget.
                     RunError::TimedOut { program, .. } => RunError::TimedOut { program, budget },
                     other => other,
                 })?;
+                turn.answered();
                 let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
                 (out.status, text(&out.stdout), text(&out.stderr))
             }

@@ -161,6 +161,10 @@ pub struct PaneReport {
     /// The tmux command that did not answer within its budget, and that
     /// budget, when one did not.
     pub unresponsive: Option<(String, Duration)>,
+    /// The last failed tmux call ran out of budget waiting for its turn
+    /// while the server answered this process's other calls
+    /// ([`TmuxError::Busy`]).
+    pub no_turn: bool,
     /// The visible screen at entry, as `capture-pane -p` prints it.
     pub entry_screen: String,
     /// The visible screen at the last capture, as `capture-pane -p`
@@ -402,8 +406,6 @@ impl PaneProbe {
         Ok(obs)
     }
 
-    /// The probe error for a failed tmux `command`; a call that ran out of
-    /// time is noted in the report.
     /// Notes the first `size` in the last tenth of `limit` (see
     /// [`PaneReport::history_near_limit`]).
     fn note_history(&self, limit: u64, size: u64) {
@@ -414,7 +416,11 @@ impl PaneProbe {
         }
     }
 
+    /// The probe error for a failed tmux `command`; a call that ran out of
+    /// time, running or waiting for its turn, is noted in the report.
     fn failed(&self, command: &str, e: TmuxError) -> ProbeError {
+        let no_turn = matches!(e, TmuxError::Busy { .. });
+        self.report.update(|r| r.no_turn = no_turn);
         if let TmuxError::Run(RunError::TimedOut { budget, .. }) = &e {
             let noted = (command.to_string(), *budget);
             self.report.update(|r| r.unresponsive = Some(noted));
