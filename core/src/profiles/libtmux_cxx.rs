@@ -203,14 +203,20 @@ fn mode(seen: &PaneReport, matched: bool, samples: u64) -> &'static str {
     }
 }
 
+/// Whether a wait that ended in its probe's failure ran out of time, a
+/// timeout in the original: a tmux call cut short by the deadline or out
+/// of budget waiting for its turn, or a first step that never came back.
+fn out_of_time(result: &WaitResult, seen: &PaneReport) -> bool {
+    result.outcome == Outcome::ProbeError
+        && (seen.unresponsive.is_some()
+            || seen.no_turn
+            || result.samples == 0 && result.probe.last_error.is_none())
+}
+
 fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<Value, ToolError> {
     let seen = report.get();
     let pane_id = seen.pane.as_ref().map(|p| p.pane_id.clone());
-    // A tmux call cut short by the deadline, or a first step that never
-    // came back before it, is a timeout in the original.
-    let out_of_time = result.outcome == Outcome::ProbeError
-        && (seen.unresponsive.is_some()
-            || result.samples == 0 && result.probe.last_error.is_none());
+    let out_of_time = out_of_time(result, &seen);
     let matched = match result.outcome {
         Outcome::Matched => true,
         Outcome::Timeout => false,
@@ -247,4 +253,25 @@ fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<
         out["pane_id"] = Value::String(id);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tmux call out of budget waiting for its turn is a timeout, as a
+    /// call cut short by the deadline is; another tmux error is not.
+    #[test]
+    fn a_call_without_a_turn_is_out_of_time() {
+        let mut result = crate::engine::error_result(String::new());
+        result.outcome = Outcome::ProbeError;
+        result.samples = 3;
+        result.probe.last_error = Some("tmux capture-pane got no turn within 1.00s".into());
+        let no_turn = PaneReport {
+            no_turn: true,
+            ..PaneReport::default()
+        };
+        assert!(out_of_time(&result, &no_turn));
+        assert!(!out_of_time(&result, &PaneReport::default()));
+    }
 }
