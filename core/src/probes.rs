@@ -55,9 +55,7 @@ pub(crate) fn builtin(
         } => {
             let tmux = match socket_name {
                 Some(name) => {
-                    grants
-                        .check_tmux_socket_name(name)
-                        .map_err(|r| refused("probe.tmux.socket_name", r))?;
+                    grants.check_tmux_socket("probe.tmux.socket_name", name)?;
                     crate::tmux::Tmux::new().with_socket_name(name)
                 }
                 None => crate::tmux::Tmux::new(),
