@@ -439,9 +439,10 @@ fn validating_costly_class_sets_takes_time_linear_in_the_text() {
             waitfor::probe_fn(|_| Ok(waitfor::Observation::text("x"))),
         )
         .unwrap();
-    // Generous for a loaded machine: the old code took seconds.
+    // Generous for a loaded machine and a debug build (1.6-2.6 s here):
+    // the old code took 17 s.
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(8),
         "took {:?}",
         started.elapsed()
     );
