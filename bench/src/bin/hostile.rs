@@ -701,6 +701,45 @@ fn endless_output(t: &mut Tally) {
     }
 }
 
+/// 1,000 command waits starting together, each command a shell that sleeps
+/// 0.3 s: on 2 cores, their starts hold this process's memory map, where
+/// the scheduler thread waits too (0.5-0.7 s past the deadline).
+fn many_command_waits(t: &mut Tally) {
+    let deadline = Duration::from_secs(1);
+    let waits: Vec<_> = (0..1000)
+        .map(|_| {
+            let spec = spec_json(json!({
+                "probe": {"command": {"argv": ["sh", "-c", "echo x; sleep 0.3"]}},
+                "until": {"matches": "never"},
+                "interval_ms": 50,
+                "max_wait_ms": deadline.as_millis() as u64,
+            }));
+            let done = Arc::new(Mutex::new(None));
+            let on_done = {
+                let done = done.clone();
+                move |_: &WaitResult| *done.lock().unwrap() = Some(Instant::now())
+            };
+            let policy = Policy::default().grants(Grants::none().commands(Commands::Any));
+            let options = WaitOptions::default().policy(policy).on_done(on_done);
+            let started = Instant::now();
+            let handle = Engine::global().start_with(spec, None, options).unwrap();
+            (started, handle, done)
+        })
+        .collect();
+    for (started, handle, done) in waits {
+        let ended = handle
+            .wait_timeout((started + deadline + HUNG).saturating_duration_since(Instant::now()));
+        let past = (*done.lock().unwrap())
+            .filter(|_| ended.is_some())
+            .map(|at| at.saturating_duration_since(started + deadline));
+        t.inputs += 1;
+        t.held += usize::from(past.is_some_and(|p| p <= GOAL));
+        t.past.push(past.unwrap_or(HUNG));
+    }
+    let late = t.inputs - t.held;
+    t.notes.push(format!("{late} of 1,000 past the goal"));
+}
+
 /// A log of 8 MiB of short events (70,000), waited on from its start: the
 /// answer holds the first 1,000, and building it takes little memory.
 fn big_event_log(t: &mut Tally) {
@@ -918,6 +957,11 @@ const CLASSES: &[(&str, &str, Class)] = &[
         huge_pattern_lists,
     ),
     ("output", "command output without end (yes)", endless_output),
+    (
+        "many-commands",
+        "1,000 command waits, 0.3 s commands",
+        many_command_waits,
+    ),
     (
         "event-log",
         "an 8 MiB log of 70,000 events, from its start",
