@@ -479,21 +479,35 @@ int32_t waitfor_observation_set_error(struct waitfor_observation *out,
 /**
  * Records, now, that this process sent keys to a tmux pane with
  * `send-keys`, so that waits on that pane (the `wait_for_text` profiles)
- * discount the typed input and its echo instead of matching it.
+ * discount the typed input and its echo instead of matching it. Grants
+ * nothing: `socket_name` must be a plain name (see
+ * `waitfor_echo_record_send_keys_with_host` for a host that allows
+ * socket paths).
  *
  * @param socket_name the tmux socket name (`-L`), or NULL with length 0
- *                    for the default socket; borrowed.
+ *                    for the default socket; borrowed. A path (a `/` or
+ *                    `\` in it, or `.` or `..`: rule `not_granted`), a NUL
+ *                    byte (rule `contains_nul`) or more than 103 bytes
+ *                    (rule `out_of_range`) is refused, as the
+ *                    `wait_for_text` profiles and the bindings'
+ *                    `record_send_keys` refuse it.
  * @param pane_id     the pane's `%N` id; borrowed.
  * @param keys_json   the `send-keys` key arguments as a JSON array of
  *                    strings, e.g. `["make test"]`; borrowed.
  * @param literal     the keys were sent with `-l` (each is text); else
  *                    each is a tmux key name (`Enter`, `C-c`, `x`).
  * @param enter       an `Enter` followed the keys.
+ * @param error_json  NULL, or receives the error JSON on failure (owned by
+ *                    the caller, `waitfor_string_free`); NULL on success.
+ *                    For `WAITFOR_ERR_INVALID_ARGUMENT` it names `field`
+ *                    (`socket_name`, `pane_id`) and `rule` when there is one.
  * @return `WAITFOR_OK`, `WAITFOR_ERR_NULL_POINTER`, `WAITFOR_ERR_INVALID_UTF8`,
- *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (not a
- *         list of strings, or a pane id not of the form `%N`: rule
- *         `invalid_pane_id`, as `waitfor_pane_id_parse`) or
- *         `WAITFOR_ERR_PANIC`.
+ *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_INVALID_ARGUMENT` (a
+ *         socket name refused as above, not a list of strings, or a pane
+ *         id not of the form `%N`: rule `invalid_pane_id`, as
+ *         `waitfor_pane_id_parse`), `WAITFOR_ERR_RUNTIME` (off Unix, where
+ *         no pane wait runs) or `WAITFOR_ERR_PANIC`. Nothing is recorded
+ *         unless it returns `WAITFOR_OK`.
  *
  * Threads: any; records are process-wide and expire on their own.
  *
@@ -510,6 +524,41 @@ int32_t waitfor_echo_record_send_keys(const char *socket_name,
                                       bool literal,
                                       bool enter,
                                       char **error_json);
+
+/**
+ * Records keys this process sent to a tmux pane, as
+ * `waitfor_echo_record_send_keys` does, with the host's options: a
+ * `socket_name` may be a path (`tmux -S`) when their grants allow
+ * `tmux_socket_paths`.
+ *
+ * @param host        NULL (with `host_len` 0: nothing granted, as
+ *                    `waitfor_echo_record_send_keys`) or the host's options
+ *                    JSON (see `waitfor_wait_with_host`), borrowed for the
+ *                    call; only its `grants` (`tmux_socket_paths`) matter
+ *                    here. A path is still refused when it is longer than
+ *                    103 bytes or holds a NUL byte.
+ * @return as for `waitfor_echo_record_send_keys`;
+ *         `WAITFOR_ERR_INVALID_JSON` or `WAITFOR_ERR_INVALID_ARGUMENT`
+ *         also when `host` is not JSON or breaks its schema (the error
+ *         JSON names its `field`, e.g. `host.grants.tmux_socket_paths`).
+ *
+ * Threads: any; records are process-wide and expire on their own.
+ *
+ * # Safety
+ * As for `waitfor_echo_record_send_keys`; `host` is NULL (with `host_len`
+ * 0) or points to `host_len` readable bytes.
+ */
+int32_t waitfor_echo_record_send_keys_with_host(const char *socket_name,
+                                                size_t socket_name_len,
+                                                const char *pane_id,
+                                                size_t pane_id_len,
+                                                const char *keys_json,
+                                                size_t keys_json_len,
+                                                bool literal,
+                                                bool enter,
+                                                const char *host,
+                                                size_t host_len,
+                                                char **error_json);
 
 /**
  * Runs a wait from a JSON spec to its end, blocking only the calling

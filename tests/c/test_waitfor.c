@@ -650,6 +650,91 @@ static void test_echo(void) {
           WAITFOR_ERR_INVALID_JSON);
     CHECK(waitfor_echo_record_send_keys(NULL, 0, NULL, 2, S("[]"), true, true, NULL) ==
           WAITFOR_ERR_NULL_POINTER);
+
+    /* A socket is a name, not a path, unless the host allows paths: as the
+     * wait_for_text profiles, Python's record_send_keys and Node's
+     * recordSendKeys refuse it, with the field and the rule. */
+    const char *paths[] = {"../x.sock", "/tmp/x", "..", "a\\b"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        CHECK(waitfor_echo_record_send_keys(paths[i], strlen(paths[i]), S("%7"), S("[\"x\"]"), true,
+                                            true, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+        CHECK(contains(error, "\"field\":\"socket_name\"") && contains(error, "\"rule\":\"not_granted\"") &&
+              contains(error, "\"code\":\"invalid_arguments\""));
+        waitfor_string_free(error);
+        /* the same with no host options */
+        CHECK(waitfor_echo_record_send_keys_with_host(paths[i], strlen(paths[i]), S("%7"), S("[\"x\"]"),
+                                                      true, true, NULL, 0, &error) ==
+              WAITFOR_ERR_INVALID_ARGUMENT);
+        CHECK(contains(error, "\"rule\":\"not_granted\""));
+        waitfor_string_free(error);
+    }
+    /* 104 bytes: one more than a socket's name or path can have. */
+    char long_name[104 + 1];
+    memset(long_name, 's', 104);
+    long_name[104] = '\0';
+    CHECK(waitfor_echo_record_send_keys(long_name, 104, S("%7"), S("[\"x\"]"), true, true, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"socket_name\"") && contains(error, "\"rule\":\"out_of_range\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys(long_name, 103, S("%7"), S("[\"x\"]"), true, true, &error) ==
+          WAITFOR_OK);
+    CHECK(error == NULL);
+    CHECK(waitfor_echo_record_send_keys(S("a\0b"), S("%7"), S("[\"x\"]"), true, true, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"rule\":\"contains_nul\""));
+    waitfor_string_free(error);
+    /* The socket is checked before the pane id. */
+    CHECK(waitfor_echo_record_send_keys(S("/tmp/x"), S("main:0"), S("[\"x\"]"), true, true, &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "socket_name"));
+    waitfor_string_free(error);
+
+    /* A host that allows socket paths records keys typed through one. */
+    const char *allow = "{\"grants\": {\"tmux_socket_paths\": true}}";
+    CHECK(waitfor_echo_record_send_keys_with_host(S("/tmp/x"), S("%7"), S("[\"x\"]"), true, true, allow,
+                                                  strlen(allow), &error) == WAITFOR_OK);
+    CHECK(error == NULL);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("../x.sock"), S("%7"), S("[\"x\"]"), true, true,
+                                                  allow, strlen(allow), NULL) == WAITFOR_OK);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("c-test-socket"), S("%7"), S("[\"x\"]"), true, true,
+                                                  allow, strlen(allow), &error) == WAITFOR_OK);
+    CHECK(error == NULL);
+    /* ... but no path is longer than a socket's can be, granted or not. */
+    long_name[0] = '/';
+    CHECK(waitfor_echo_record_send_keys_with_host(long_name, 104, S("%7"), S("[\"x\"]"), true, true,
+                                                  allow, strlen(allow), &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"rule\":\"out_of_range\""));
+    waitfor_string_free(error);
+    /* Host options that grant no paths refuse one; the pane id is still checked. */
+    CHECK(waitfor_echo_record_send_keys_with_host(S("/tmp/x"), S("%7"), S("[\"x\"]"), true, true,
+                                                  S("{\"grants\": {}}"), &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "not_granted"));
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("/tmp/x"), S("main:0"), S("[\"x\"]"), true, true,
+                                                  allow, strlen(allow), &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"pane_id\""));
+    waitfor_string_free(error);
+
+    /* Bad host options are refused, naming their field, and record nothing. */
+    CHECK(waitfor_echo_record_send_keys_with_host(S("c-test-socket"), S("%7"), S("[\"x\"]"), true, true,
+                                                  S("{\"grants\": {\"tmux_socket_paths\": \"yes\"}}"),
+                                                  &error) == WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"host.grants.tmux_socket_paths\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("c-test-socket"), S("%7"), S("[\"x\"]"), true, true,
+                                                  S("{\"grant\": {}}"), &error) ==
+          WAITFOR_ERR_INVALID_ARGUMENT);
+    CHECK(contains(error, "\"field\":\"host.grant\""));
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("c-test-socket"), S("%7"), S("[\"x\"]"), true, true,
+                                                  S("{"), &error) == WAITFOR_ERR_INVALID_JSON);
+    waitfor_string_free(error);
+    CHECK(waitfor_echo_record_send_keys_with_host(S("c-test-socket"), S("%7"), S("[\"x\"]"), true, true,
+                                                  NULL, 2, &error) == WAITFOR_ERR_NULL_POINTER);
+    waitfor_string_free(error);
 }
 
 static void *cancel_later(void *handle) {
