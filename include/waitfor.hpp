@@ -170,22 +170,6 @@ inline std::string json_string(std::string_view text) {
 }
 }  // namespace detail
 
-/** Records that this process sent `keys` to tmux pane `pane_id` (`%N`) with
- *  `send-keys` (`literal`: with -l; `enter`: then Enter), so that waits on
- *  that pane discount the typed input. `socket_name` empty: the default
- *  tmux socket. */
-inline void record_send_keys(std::string_view socket_name, std::string_view pane_id,
-                             const std::vector<std::string> &keys, bool literal, bool enter) {
-    std::string json = "[";
-    for (size_t i = 0; i < keys.size(); i++) json += (i ? "," : "") + detail::json_string(keys[i]);
-    json += "]";
-    char *error = nullptr;
-    detail::check(waitfor_echo_record_send_keys(socket_name.data(), socket_name.size(), pane_id.data(),
-                                                pane_id.size(), json.data(), json.size(), literal,
-                                                enter, &error),
-                  error);
-}
-
 /** What a probe call is told about itself; valid during the call only. */
 class ProbeContext {
 public:
@@ -305,6 +289,27 @@ struct Host {
         return json + "}";
     }
 };
+
+/** Records that this process sent `keys` to tmux pane `pane_id` (`%N`) with
+ *  `send-keys` (`literal`: with -l; `enter`: then Enter), so that waits on
+ *  that pane discount the typed input. `socket_name` empty: the default
+ *  tmux socket; else a name, or a path only when `host.grants` allow
+ *  `tmux_socket_paths` (an Error with WAITFOR_ERR_INVALID_ARGUMENT, field
+ *  `socket_name`, otherwise). */
+inline void record_send_keys(std::string_view socket_name, std::string_view pane_id,
+                             const std::vector<std::string> &keys, bool literal, bool enter,
+                             const Host &host = {}) {
+    std::string json = "[";
+    for (size_t i = 0; i < keys.size(); i++) json += (i ? "," : "") + detail::json_string(keys[i]);
+    json += "]";
+    std::string options = host.options_json();
+    char *error = nullptr;
+    detail::check(waitfor_echo_record_send_keys_with_host(
+                      socket_name.data(), socket_name.size(), pane_id.data(), pane_id.size(),
+                      json.data(), json.size(), literal, enter, options.data(), options.size(),
+                      &error),
+                  error);
+}
 
 /** The small struct form of a result JSON. */
 struct Result {

@@ -409,6 +409,24 @@ TEST(Echo, RecordSendKeysValidatesItsInput) {
               WAITFOR_ERR_INVALID_UTF8);
 }
 
+TEST(Echo, RecordSendKeysTakesASocketPathOnlyWhenTheHostAllowsPaths) {
+    try {
+        waitfor::record_send_keys("/tmp/x.sock", "%3", {"x"}, true, true);
+        ADD_FAILURE() << "a socket path was taken without grants";
+    } catch (const waitfor::Error &e) {
+        EXPECT_EQ(e.status(), WAITFOR_ERR_INVALID_ARGUMENT);
+        json detail = json::parse(e.detail_json());
+        EXPECT_EQ(detail["field"], "socket_name");
+        EXPECT_EQ(detail["rule"], "not_granted");
+    }
+    EXPECT_EQ(status_of([] { waitfor::record_send_keys(std::string(104, 's'), "%3", {"x"}, true, true); }),
+              WAITFOR_ERR_INVALID_ARGUMENT);
+    waitfor::Host paths;
+    paths.grants.tmux_socket_paths = true;
+    waitfor::record_send_keys("/tmp/x.sock", "%3", {"x"}, true, true, paths);
+    waitfor::record_send_keys("cpp-test", "%3", {"x"}, true, true, paths);
+}
+
 TEST(Tools, EveryDefinedProfileIsReachableByName) {
     json defs = json::parse(waitfor::profiles());
     EXPECT_GE(defs.size(), 3u);  // aura, libtmux-mcp and libtmux-cxx at least
