@@ -35,7 +35,7 @@ pub fn run(args: &ToolArgs) -> ExitCode {
     };
     let arguments = match waitfor::input::parse(arguments) {
         Ok(value) => value,
-        Err(e) => return fail(USAGE, &format!("the arguments: {}", e.message)),
+        Err(e) => return fail(USAGE, &format!("the arguments: {e}")),
     };
     // The user at their own shell grants the built-in tools all they can reach.
     let host = Host {

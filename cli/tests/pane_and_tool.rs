@@ -226,6 +226,19 @@ fn tool_errors_have_their_codes() {
     assert!(stderr(&bad).contains("probe.tool"), "{}", stderr(&bad));
     expect(&run(&["tool", "nobody/nothing", "{}"]), 2);
     expect(&run(&["tool", "aura/wait_for", "not json"]), 2);
+    // serde_json refuses a lone surrogate escape as not JSON: the error
+    // names the string it is in.
+    let surrogate = run(&[
+        "tool",
+        "aura/wait_for",
+        r#"{"probe": {"tool": "t", "args": {}}, "until": {"matches": "\ud800"}}"#,
+    ]);
+    expect(&surrogate, 2);
+    assert!(
+        stderr(&surrogate).starts_with("waitfor tool: the arguments: until.matches: not JSON: "),
+        "{}",
+        stderr(&surrogate)
+    );
     let failed = run(&[
         "tool",
         "aura/wait_for",

@@ -539,3 +539,57 @@ fn a_wrong_type_is_named_in_words_and_its_value_quoted_cut() {
     let err = Spec::from_value(&json!({"until": {"matches": "x", key: 1}})).unwrap_err();
     assert!(err.message.len() < 300, "{} bytes", err.message.len());
 }
+
+/// serde_json refuses a lone UTF-16 surrogate escape (and a bad escape, a
+/// raw control character) inside a string as text that is not JSON; the
+/// error named no field, where every other refused value is named.
+#[test]
+fn a_fault_inside_a_string_names_the_string() {
+    let cases = [
+        (r#"{"until": {"matches": "\ud800"}}"#, "until.matches"),
+        (r#"{"until": {"matches": "ab\udc00"}}"#, "until.matches"),
+        (r#"{"until": {"matches": "\ud800\u0041"}}"#, "until.matches"),
+        (
+            "{\"until\": {\"any\": [{\"matches\": \"x\"},\n {\"matches\": \"\\ud800\"}]}}",
+            "until.any[1].matches",
+        ),
+        (
+            r#"{"stop": ["a", "b,]}[", "c\ud800"], "until": {}}"#,
+            "stop[2]",
+        ),
+        (
+            r#"{"until": {"matches": "x"}, "k\"\u00e9\ud83d\ude00": {"\udfff": 1}}"#,
+            "k\"é😀.\u{fffd}",
+        ),
+        (r#"{"until": {"matches": "\x"}}"#, "until.matches"),
+        ("{\"until\": {\"matches\": \"a\x1bb\"}}", "until.matches"),
+        ("{\"until\": {\"ma\rtches\": \"a\"}}", "until.ma\rtches"),
+        (r#""\ud800""#, ""),
+    ];
+    for (text, field) in cases {
+        let err = Spec::from_json(text).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            (field, Rule::InvalidJson),
+            "for {text}: {err}"
+        );
+        assert!(err.message.starts_with("not JSON: "), "{err}");
+        assert!(err.message.contains(" at line "), "{err}");
+    }
+    let err = Spec::from_json(r#"{"until": {"matches": "\ud800"}}"#).unwrap_err();
+    assert!(err.message.contains("\\uD800 to \\uDFFF"), "{err}");
+    // A fault outside any string names no field, but says where it is.
+    for text in [
+        r#"{"until": {"matches": "x"} "a": 1}"#,
+        r#"{"until": "#,
+        "{\"a\": \"\\ud800",
+    ] {
+        let err = Spec::from_json(text).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            ("", Rule::InvalidJson),
+            "{err}"
+        );
+        assert!(err.message.contains(" at line 1 column "), "{err}");
+    }
+}

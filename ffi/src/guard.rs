@@ -96,10 +96,10 @@ pub unsafe fn json(ptr: *const c_char, len: usize, what: &str) -> FfiResult<Valu
             "spec" | "vector" => ErrorCode::InvalidSpec,
             _ => ErrorCode::InvalidArguments,
         };
+        // The field is core's: the root, or the string a fault is inside.
         FfiError::info(&ErrorInfo {
-            field: Some(String::new()),
-            rule: Some(e.rule),
-            ..ErrorInfo::new(code, format!("`{what}`: {}", e.message))
+            message: format!("`{what}`: {e}"),
+            ..ErrorInfo::spec(code, &e)
         })
     })
 }
@@ -161,5 +161,21 @@ mod tests {
         let err = unsafe { text(bytes.as_ptr().cast(), 3, "spec") }.unwrap_err();
         assert_eq!(err.status, WAITFOR_ERR_INVALID_UTF8);
         assert!(err.detail["message"].as_str().unwrap().contains("offset 2"));
+    }
+
+    /// serde_json refuses a lone surrogate escape as text that is not
+    /// JSON; the error names the string it is in, as core says.
+    #[test]
+    fn a_lone_surrogate_names_its_string() {
+        let text = r#"{"until": {"matches": "\ud800"}}"#;
+        let err = unsafe { json(text.as_ptr().cast(), text.len(), "spec") }.unwrap_err();
+        assert_eq!(err.status, crate::status::WAITFOR_ERR_INVALID_JSON);
+        assert_eq!(err.detail["field"], "until.matches");
+        assert_eq!(err.detail["rule"], "invalid_json");
+        let message = err.detail["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`spec`: until.matches: not JSON: "),
+            "{message}"
+        );
     }
 }

@@ -382,8 +382,14 @@ static void test_errors(void) {
                        &error) == WAITFOR_ERR_INVALID_SPEC);
     CHECK(contains(error, "\"field\":\"until.matches\"") && contains(error, "invalid_regex"));
     waitfor_string_free(error);
+    /* A lone surrogate escape is not JSON to serde_json: the error names its string. */
+    CHECK(waitfor_wait(S("{\"until\": {\"matches\": \"\\ud800\"}}"), &cb, &result, &error) ==
+          WAITFOR_ERR_INVALID_JSON);
+    CHECK(result == NULL && contains(error, "\"field\":\"until.matches\"") &&
+          contains(error, "\"rule\":\"invalid_json\""));
+    waitfor_string_free(error);
     /* every failed call above ran the finalizer exactly once */
-    CHECK(eventually_equals(&st.finalized, 6));
+    CHECK(eventually_equals(&st.finalized, 7));
     CHECK(atomic_load(&st.calls) == 0);
 
     CHECK(waitfor_selftest_panic(&error) == WAITFOR_ERR_PANIC);

@@ -44,7 +44,7 @@ pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
 pub fn input(what: &str, text: &str) -> napi::Result<Value> {
     waitfor::input::parse(text).map_err(|e| {
         info(&ErrorInfo {
-            message: format!("{what}: {}", e.message),
+            message: format!("{what}: {e}"),
             ..ErrorInfo::spec(ErrorCode::InvalidArguments, &e)
         })
     })

@@ -225,6 +225,11 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   await assert.rejects(wait({ until: { matches: '(' }, regex: true }, () => ''), (e) => e instanceof WaitforError && e.code === 'invalid_spec' && e.field === 'until.matches' && e.rule === 'invalid_regex')
   await assert.rejects(wait({ until: { matches: 'x' }, nope: 1 }, () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'unknown_field')
   await assert.rejects(wait('{not json', () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'invalid_json')
+  // A lone surrogate (JSON.stringify escapes it; serde_json refuses the escape) is named by its string.
+  for (const spec of ['{"until": {"matches": "\\ud800"}}', { until: { matches: 'a\udc00' } }]) {
+    await assert.rejects(wait(spec, () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'invalid_json' && e.field === 'until.matches' && /^until\.matches: not JSON: /.test(e.message))
+  }
+  assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: {} }, until: { matches: '\ud800' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'invalid_json' && e.field === 'until.matches' && /^arguments: until\.matches: not JSON: /.test(e.message))
   await assert.rejects(wait({ until: { matches: 'x' } }), (e) => e.field === 'probe' && e.rule === 'missing_field')
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
   await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { signal: {} }), (e) => e.field === 'options.signal')

@@ -502,3 +502,12 @@ def test_json_text_with_a_lone_surrogate_is_a_spec_error() -> None:
     assert caught.value.rule == "wrong_type", caught.value
     with pytest.raises(waitfor.SpecError):
         waitfor.call_tool("ouro/wait", '{"path": "\udcff"}')
+
+
+def test_a_lone_surrogate_escape_in_json_text_names_its_string() -> None:
+    """serde_json refuses the escape as text that is not JSON; the error
+    names the string it is in, as every other refused value is named."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.wait('{"until": {"matches": "\\ud800"}}', lambda: "")
+    assert (caught.value.rule, caught.value.field) == ("invalid_json", "until.matches"), caught.value
+    assert caught.value.message.startswith("until.matches: not JSON: "), caught.value.message
