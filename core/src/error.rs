@@ -219,9 +219,10 @@ fn field_prefix(field: &str) -> String {
 /// belongs).
 const SERDE_QUOTE_BYTES: usize = 200;
 
-/// `text`, a serde message, with what comes before its `, expected ...`
-/// (the refused value it quotes) cut past [`SERDE_QUOTE_BYTES`].
-fn cut_quote(text: String) -> String {
+/// `text`, a serde message (or one in its words, `unknown field `key`,
+/// expected ...`), with what comes before its `, expected ...` (the
+/// refused value or key it quotes) cut past [`SERDE_QUOTE_BYTES`].
+pub(crate) fn cut_quote(text: String) -> String {
     let at = text.rfind(", expected ").unwrap_or(text.len());
     if at <= SERDE_QUOTE_BYTES {
         return text;
@@ -271,6 +272,21 @@ pub(crate) fn echo(text: &str) -> String {
     }
 }
 
+/// Most characters of a field path that an error gives whole: a path the
+/// schema knows is far shorter, and an unknown key an agent sent may be a
+/// megabyte.
+const FIELD_CHARS: usize = 200;
+
+/// `field`, a path into an input, as an error names it: whole up to
+/// [`FIELD_CHARS`] characters; past that its first ones (the path down to
+/// the long key, and the key's start), then `... (cut; N bytes in all)`.
+fn shown_field(field: String) -> String {
+    match field.char_indices().nth(FIELD_CHARS) {
+        None => field,
+        Some((cut, _)) => format!("{}... (cut; {} bytes in all)", &field[..cut], field.len()),
+    }
+}
+
 /// Most characters of a path that an error repeats.
 const PATH_CHARS: usize = 1000;
 
@@ -294,10 +310,19 @@ pub(crate) fn shown_path(path: &std::path::Path) -> String {
 pub const MAX_SOCKET_NAME_BYTES: usize = 103;
 
 impl SpecError {
-    /// An error about `field` breaking `rule`.
+    /// An error about `field` breaking `rule`. A field past 200
+    /// characters (an unknown key of a megabyte) is cut, and says so.
+    ///
+    /// ```
+    /// use waitfor::{Rule, SpecError};
+    /// let key = "x".repeat(1 << 20);
+    /// let err = SpecError::new(format!("until.{key}"), Rule::UnknownField, "unknown");
+    /// assert!(err.field.starts_with("until.xxx"));
+    /// assert!(err.field.ends_with("... (cut; 1048582 bytes in all)"));
+    /// ```
     pub fn new(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Self {
         Self {
-            field: field.into(),
+            field: shown_field(field.into()),
             rule,
             message: message.into(),
         }

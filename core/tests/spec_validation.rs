@@ -593,3 +593,74 @@ fn a_fault_inside_a_string_names_the_string() {
         assert!(err.message.contains(" at line 1 column "), "{err}");
     }
 }
+
+/// An unknown key is the last step of its field's path, and an agent's
+/// key may be a megabyte: the field was that megabyte, whole, through
+/// every door (and again in the message, which repeats the field).
+#[test]
+fn an_unknown_key_of_a_megabyte_is_named_cut() {
+    let key = "x".repeat(1 << 20);
+    let specs = [
+        (json!({"until": {"matches": "x"}, key.clone(): 1}), ""),
+        (
+            json!({"until": {"matches": "x"}, "tail": {"lines": 1, "bytes": 1, key.clone(): 1}}),
+            "tail.",
+        ),
+        (
+            json!({"until": {"any": [{"matches": "x"}, {key.clone(): 1}]}}),
+            "until.any[1].",
+        ),
+    ];
+    for (spec, path) in specs {
+        let err = Spec::from_value(&spec).unwrap_err();
+        assert_eq!(err.rule, Rule::UnknownField, "{err}");
+        assert!(err.field.len() < 300, "{} bytes", err.field.len());
+        assert!(
+            err.field.starts_with(&format!("{path}xxxx")),
+            "{}",
+            err.field
+        );
+        let cut = format!("... (cut; {} bytes in all)", path.len() + key.len());
+        assert!(err.field.ends_with(&cut), "{}", err.field);
+        assert!(
+            err.to_string().len() < 600,
+            "{} bytes",
+            err.to_string().len()
+        );
+    }
+    // A field of an ordinary length is whole.
+    let err = Spec::from_value(&json!({"until": {"matches": "x"}, "colour": 1})).unwrap_err();
+    assert_eq!(err.field, "colour");
+}
+
+/// The tool profiles check their arguments' keys themselves: an unknown
+/// key of a megabyte is named cut there too, in the field and the message.
+#[test]
+fn a_tool_call_with_an_unknown_key_of_a_megabyte_is_refused_cut() {
+    use waitfor::profiles::{prepare, Host, ToolError};
+    let key = "x".repeat(1 << 20);
+    let calls = [
+        (
+            "aura/wait_for",
+            json!({"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}, key.clone(): 1}),
+        ),
+        ("ouro/wait", json!({"path": "/x", key.clone(): 1})),
+    ];
+    for (tool, args) in calls {
+        let Err(ToolError::InvalidArguments(err)) = prepare(tool, &args, &Host::default()) else {
+            panic!("{tool} took an unknown key");
+        };
+        assert_eq!(err.rule, Rule::UnknownField, "{tool}");
+        assert!(err.field.starts_with("xxxx"), "{tool}: {}", err.field);
+        assert!(
+            err.field.ends_with("(cut; 1048576 bytes in all)"),
+            "{tool}: {}",
+            err.field
+        );
+        assert!(
+            err.to_string().len() < 600,
+            "{tool}: {} bytes",
+            err.to_string().len()
+        );
+    }
+}

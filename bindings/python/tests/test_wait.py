@@ -511,3 +511,15 @@ def test_a_lone_surrogate_escape_in_json_text_names_its_string() -> None:
         waitfor.wait('{"until": {"matches": "\\ud800"}}', lambda: "")
     assert (caught.value.rule, caught.value.field) == ("invalid_json", "until.matches"), caught.value
     assert caught.value.message.startswith("until.matches: not JSON: "), caught.value.message
+
+
+def test_an_unknown_key_of_a_megabyte_is_named_cut() -> None:
+    key = "x" * (1 << 20)
+    for spec in ({"until": {"matches": "x"}, key: 1}, json.dumps({"until": {"matches": "x"}, key: 1})):
+        with pytest.raises(waitfor.SpecError) as caught:
+            waitfor.wait(spec, lambda: "")
+        err = caught.value
+        assert err.rule == "unknown_field", err.rule
+        assert err.field is not None and len(err.field) < 300, len(err.field or "")
+        assert err.field.startswith("xxxx") and err.field.endswith("(cut; 1048576 bytes in all)"), err.field
+        assert len(err.message) < 600, len(err.message)

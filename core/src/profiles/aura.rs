@@ -85,10 +85,10 @@ pub(super) fn reject_unknown(
             Err(invalid(
                 &at,
                 Rule::UnknownField,
-                format!(
+                crate::error::cut_quote(format!(
                     "unknown field `{key}`, expected one of: {}",
                     known.join(", ")
-                ),
+                )),
             ))
         }
         None => Ok(()),

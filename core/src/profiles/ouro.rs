@@ -269,10 +269,10 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Pre
         return Err(invalid(
             key,
             Rule::UnknownField,
-            format!(
+            crate::error::cut_quote(format!(
                 "unknown field `{key}`, expected one of: {}",
                 KNOWN.join(", ")
-            ),
+            )),
         ));
     }
     let path = string(top, "path")?

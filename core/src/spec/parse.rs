@@ -360,7 +360,9 @@ fn parse_condition(
             return Err(SpecError::new(
                 format!("{field}.{other}"),
                 Rule::UnknownField,
-                format!("unknown condition `{other}`, expected one of: {CONDITION_KEYS}"),
+                crate::error::cut_quote(format!(
+                    "unknown condition `{other}`, expected one of: {CONDITION_KEYS}"
+                )),
             ))
         }
     };
