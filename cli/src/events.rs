@@ -170,7 +170,7 @@ pub fn run(args: &EventsArgs, json: bool) -> ExitCode {
         output,
         "waitfor",
         &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
+        &mut crate::controls::Escaping(std::io::stderr().lock()),
         &sigint::interrupted,
     );
     ExitCode::from(u8::try_from(code).unwrap_or(1))

@@ -23,6 +23,7 @@
 
 mod args;
 mod conditions;
+mod controls;
 mod events;
 mod exit;
 mod render;
@@ -57,7 +58,7 @@ const TICK: Duration = Duration::from_millis(50);
 pub(crate) const RELEASE_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|error| clap_exit(error));
     if let Command::Tool(args) = &cli.command {
         sigint::install();
         return tool::run(args);
@@ -185,17 +186,41 @@ fn pane_target(text: &str) -> waitfor::tmux::PaneTarget {
 
 /// Reports a usage error the way clap does (same format, exit code 2).
 fn usage_exit(subcommand: &str, error: &UsageError) -> ! {
-    let mut command = Cli::command();
+    let mut command = unstyled();
     command.build();
     let message = format!("invalid value for '{}': {}", error.flag, error.message);
-    match command.find_subcommand_mut(subcommand) {
-        Some(sub) => sub
-            .error(clap::error::ErrorKind::ValueValidation, message)
-            .exit(),
-        None => command
-            .error(clap::error::ErrorKind::ValueValidation, message)
-            .exit(),
+    clap_exit(match command.find_subcommand_mut(subcommand) {
+        Some(sub) => sub.error(clap::error::ErrorKind::ValueValidation, message),
+        None => command.error(clap::error::ErrorKind::ValueValidation, message),
+    })
+}
+
+/// The command line's definition with no styles: its refusals hold no
+/// escape sequence but those of the arguments they quote.
+fn unstyled() -> clap::Command {
+    Cli::command().styles(clap::builder::Styles::plain())
+}
+
+/// Exits as [`clap::Error::exit`] does, with a refusal's text escaped
+/// ([`controls::escaped`]): clap quotes the argument it refuses raw (on a
+/// terminal; elsewhere it drops escape sequences and keeps the rest, a
+/// `\r` among them). The refusal is written unstyled, so that every
+/// control character in it is the argument's and shows escaped. Help and
+/// the version, our own text, go out as clap writes them.
+fn clap_exit(error: clap::Error) -> ! {
+    if !error.use_stderr() {
+        error.exit()
     }
+    // The same refusal from the same arguments, unstyled.
+    let error = match unstyled().try_get_matches() {
+        Err(plain) if plain.kind() == error.kind() => plain,
+        _ => error.format(&mut unstyled()),
+    };
+    let text = error.render().ansi().to_string();
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "{}", controls::escaped(&text));
+    let _ = stderr.flush();
+    std::process::exit(error.exit_code())
 }
 
 fn millis(d: Duration) -> u64 {

@@ -81,6 +81,6 @@ pub fn run(args: &ToolArgs) -> ExitCode {
 }
 
 fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("waitfor tool: {message}");
+    eprintln!("waitfor tool: {}", crate::controls::escaped(message));
     ExitCode::from(code)
 }

@@ -503,6 +503,43 @@ fn file_ignores_what_was_there_before() {
 
 // ---- usage -------------------------------------------------------------
 
+/// The CLI's errors repeat text an agent chose: a pattern, a flag's
+/// value, an argument clap does not know, a key of a tool's arguments, a
+/// summary pattern. Raw, its control characters (`ESC [2J` clears the
+/// screen, `\r` writes over the line) would rewrite the terminal showing
+/// them; they show escaped.
+#[test]
+fn errors_show_control_characters_escaped() {
+    let hostile = "a\x1b[2J\rb";
+    let unknown = format!("--{hostile}");
+    let pattern = format!("({hostile}");
+    let cases: [&[&str]; 6] = [
+        &["run", "--regex", "--match", &pattern, "--", "true"],
+        &["run", "--every", hostile, "--", "true"],
+        &["run", &unknown, "--", "true"],
+        &[&unknown],
+        &["tool", "aura/wait_for", r#"{"a\u001b[2J\rb": 1}"#],
+        &["events", "/dev/null", "--regex", "--summary", &pattern],
+    ];
+    for args in cases {
+        let out = run(args);
+        expect(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            !out.stderr.iter().any(|&b| b == 0x1b || b == b'\r'),
+            "{args:?}: {err:?}"
+        );
+        assert!(err.contains(r"a\u{1b}[2J"), "{args:?}: {err}");
+    }
+    // clap's own refusals keep the argument whole, its \r too.
+    let out = run(&["run", "--every", hostile, "--", "true"]);
+    assert!(
+        stderr(&out).contains(r"'a\u{1b}[2J\rb' for '--every <D>'"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Exit 2 with a message naming `flag`.
 fn usage_error(args: &[&str], flag: &str) {
     let out = run(args);
