@@ -388,8 +388,19 @@ static void test_errors(void) {
     CHECK(result == NULL && contains(error, "\"field\":\"until.matches\"") &&
           contains(error, "\"rule\":\"invalid_json\""));
     waitfor_string_free(error);
+    /* An unknown key of a megabyte is named cut, not repeated whole. */
+    size_t key_len = 1u << 20;
+    char *big = malloc(key_len + 64);
+    int head = sprintf(big, "{\"until\": {\"matches\": \"x\"}, \"");
+    memset(big + head, 'x', key_len);
+    strcpy(big + head + key_len, "\": 1}");
+    CHECK(waitfor_wait(big, strlen(big), &cb, &result, &error) == WAITFOR_ERR_INVALID_SPEC);
+    CHECK(result == NULL && contains(error, "\"rule\":\"unknown_field\"") &&
+          contains(error, "... (cut; 1048576 bytes in all)\"") && strlen(error) < 2000);
+    waitfor_string_free(error);
+    free(big);
     /* every failed call above ran the finalizer exactly once */
-    CHECK(eventually_equals(&st.finalized, 7));
+    CHECK(eventually_equals(&st.finalized, 8));
     CHECK(atomic_load(&st.calls) == 0);
 
     CHECK(waitfor_selftest_panic(&error) == WAITFOR_ERR_PANIC);

@@ -229,6 +229,9 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   for (const spec of ['{"until": {"matches": "\\ud800"}}', { until: { matches: 'a\udc00' } }]) {
     await assert.rejects(wait(spec, () => ''), (e) => e.code === 'invalid_spec' && e.rule === 'invalid_json' && e.field === 'until.matches' && /^until\.matches: not JSON: /.test(e.message))
   }
+  // An unknown key of a megabyte is named cut, not repeated whole.
+  const key = 'x'.repeat(1 << 20)
+  await assert.rejects(wait({ until: { matches: 'x' }, [key]: 1 }, () => ''), (e) => e.rule === 'unknown_field' && e.field.startsWith('xxxx') && e.field.endsWith('... (cut; 1048576 bytes in all)') && e.field.length < 300 && e.message.length < 600)
   assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: {} }, until: { matches: '\ud800' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'invalid_json' && e.field === 'until.matches' && /^arguments: until\.matches: not JSON: /.test(e.message))
   await assert.rejects(wait({ until: { matches: 'x' } }), (e) => e.field === 'probe' && e.rule === 'missing_field')
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
