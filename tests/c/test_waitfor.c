@@ -760,9 +760,20 @@ static void *cancel_later(void *handle) {
     return NULL;
 }
 
-static void *wake_later(void *handle) {
-    sleep_ms(50);
-    waitfor_handle_wake((const waitfor_handle *)handle);
+/* Wakes the wait once its probe has been called: a wake that comes
+ * before the first sample begins (the wait's patterns still compiling)
+ * has no sample to bring forward and is dropped, so waking after a fixed
+ * sleep raced the engine's start on a loaded machine or under valgrind. */
+typedef struct {
+    const waitfor_handle *handle;
+    probe_state *st;
+} wake_target;
+
+static void *wake_once_probed(void *arg) {
+    wake_target *target = (wake_target *)arg;
+    double deadline = now_s() + 30.0;
+    while (atomic_load(&target->st->calls) < 1 && now_s() < deadline) sleep_ms(5);
+    waitfor_handle_wake(target->handle);
     return NULL;
 }
 
@@ -798,7 +809,8 @@ static void test_handles(void) {
     const char *slow = "{\"until\": {\"matches\": \"ready\"}, \"interval_ms\": 60000,"
                        " \"max_wait_ms\": 120000}";
     CHECK(waitfor_start(slow, strlen(slow), &cb, &h, NULL) == WAITFOR_OK);
-    pthread_create(&t, NULL, wake_later, h);
+    wake_target target = {h, &st};
+    pthread_create(&t, NULL, wake_once_probed, &target);
     CHECK(waitfor_handle_wait(h, 30000, &result, NULL) == WAITFOR_OK);
     CHECK(contains(result, "\"outcome\":\"matched\"") && contains(result, "\"woken\":true"));
     waitfor_string_free(result);

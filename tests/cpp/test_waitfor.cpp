@@ -347,10 +347,17 @@ TEST(Handle, CancelFromAnotherThread) {
 }
 
 TEST(Handle, WakeFromAnotherThreadSamplesNow) {
+    // The wake comes once the first sample has begun: one before it (the
+    // wait's patterns still compiling) has no sample to bring forward and
+    // is dropped, so a wake after a fixed sleep raced the engine's start.
+    auto probed = std::make_shared<std::atomic<int>>(0);
     auto w = waitfor::start(R"({"until": {"matches": "ready"}, "interval_ms": 60000, "max_wait_ms": 120000})",
-                            ready_after(2));
-    std::thread waker([control = w.control()] {
-        std::this_thread::sleep_for(30ms);
+                            [probed, ready = ready_after(2)](const waitfor::ProbeContext &ctx) {
+                                probed->fetch_add(1);
+                                return ready(ctx);
+                            });
+    std::thread waker([control = w.control(), probed] {
+        eventually([&] { return probed->load() >= 1; });
         control.wake();
     });
     auto result = w.get_for(30s);
