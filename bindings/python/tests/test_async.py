@@ -131,8 +131,12 @@ def test_progress_callbacks_run_on_the_loop_and_may_be_async() -> None:
 
 
 def test_hundred_concurrent_waits_keep_the_loop_responsive() -> None:
-    """Loop lag stays low while 100 waits run (a generous bound: 10 ms at
-    the median of ticks, 50 ms at the worst, on a loaded machine)."""
+    """The loop keeps running while 100 waits run: no wait can match
+    before a ticker on the loop has ticked 20 times since they began, so
+    a loop blocked by the waits ends them in a timeout, whatever the
+    machine's load. Its lag stays low too (generous bounds for a loaded
+    machine; a loop blocked by the waits shows whole seconds)."""
+    ticks_needed = 20
     lags: list[float] = []
 
     async def ticker(stop: asyncio.Event) -> None:
@@ -149,7 +153,7 @@ def test_hundred_concurrent_waits_keep_the_loop_responsive() -> None:
         def probe_for(i: int) -> Any:
             def probe() -> str:
                 counters[i] += 1
-                return "done" if counters[i] >= 10 else "waiting"
+                return "done" if counters[i] >= 10 and len(lags) >= ticks_needed else "waiting"
 
             return probe
 
@@ -161,10 +165,11 @@ def test_hundred_concurrent_waits_keep_the_loop_responsive() -> None:
         return results
 
     results = asyncio.run(main())
-    assert all(r.outcome == "matched" for r in results)
-    assert len(lags) > 10
-    assert statistics.median(lags) < 0.010, statistics.median(lags)
-    assert max(lags) < 0.050, max(lags)
+    assert all(r.outcome == "matched" for r in results), {r.outcome for r in results}
+    assert all(r.samples >= 10 for r in results)
+    assert len(lags) >= ticks_needed
+    assert statistics.median(lags) < 0.05, statistics.median(lags)
+    assert max(lags) < 1.0, max(lags)
 
 
 def test_answers_over_the_cap_do_not_stall_the_loop() -> None:
