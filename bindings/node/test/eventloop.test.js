@@ -12,6 +12,19 @@ const { tempDir, eventually, root } = require('./helpers.js')
 
 const N = 1000
 
+/**
+ * This (the main) thread's scheduler statistics in milliseconds: time on a
+ * core, and time runnable but waiting for one; null where there are none.
+ */
+function mainThreadMs() {
+  try {
+    const [ran, queued] = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number)
+    return { ran: ran / 1e6, queued: queued / 1e6 }
+  } catch {
+    return null
+  }
+}
+
 function thousandWaits(probe) {
   return Array.from({ length: N }, () => start({ until: { matches: 'never' }, interval_ms: 50, max_wait_ms: 120000 }, probe))
 }
@@ -52,6 +65,7 @@ test('64 MiB answers and errors from probes and a lent tool cost the output cap 
     throw new Error(big)
   }
   const lag = monitorEventLoopDelay({ resolution: 5 })
+  const before = mainThreadMs()
   lag.enable()
   const answers = [() => big, async () => big, () => ({ a: big }), () => ({ json: numbers }), throws, () => Promise.reject(big)]
   const [results, tools] = await Promise.all([
@@ -59,6 +73,12 @@ test('64 MiB answers and errors from probes and a lent tool cost the output cap 
     Promise.all(answers.map((tool) => callTool('aura/wait_for', aura, { tools: tool }).catch((e) => e))),
   ])
   lag.disable()
+  // Time the loop waited for a core on a loaded machine is no work of the
+  // add-on's: taken off the delay, so the bound holds however busy the
+  // machine is and still fails for work (or a block) on the loop. The
+  // loop's own CPU time, which no load adds to, is bounded too.
+  const after = before && mainThreadMs()
+  const [ran, queued] = after ? [after.ran - before.ran, after.queued - before.queued] : [0, 0]
   const overCap = ['error', 'output of sample 1 exceeds the cap of 262144 bytes (262145 bytes read)']
   for (const r of results.slice(0, 4)) assert.deepEqual([r.outcome, r.error], overCap)
   for (const e of tools.slice(0, 4)) assert.ok(e instanceof WaitforError && /returned 262145 bytes on sample 1, over the 262144-byte cap/.test(e.message), String(e))
@@ -67,7 +87,9 @@ test('64 MiB answers and errors from probes and a lent tool cost the output cap 
   for (const r of results.slice(4)) assert.deepEqual([r.outcome, r.error.length, r.error.endsWith(cut)], ['probe_error', 14 + 4096, true])
   for (const e of tools.slice(4)) assert.ok(e instanceof WaitforError && e.message.includes(cut) && e.message.length < 4096 + 200, `${e.message.length} characters`)
   // Encoding or serializing any of them whole would take ~150 ms.
-  assert.ok(lag.max / 1e6 < 50, `event loop delay max ${lag.max / 1e6} ms`)
+  assert.ok(lag.max / 1e6 - queued < 50, `event loop delay max ${lag.max / 1e6} ms, ${queued} ms of it waiting for a core`)
+  // All twelve calls cost the loop ~15 ms of CPU here.
+  assert.ok(ran < 100, `the loop ran ${ran} ms`)
 })
 
 function runScript(dir, source) {
