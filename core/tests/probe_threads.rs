@@ -103,12 +103,23 @@ fn probes_that_wait_for_a_busy_lock_keep_the_engine_small_and_keep_their_pace() 
         "{most_threads} engine threads at most, {:.1}% of planned samples",
         share * 100.0
     );
-    // Generous bounds for a loaded machine: the engine stays a handful of
-    // threads (this binary's other test may add its own few), and a wait
-    // blocked now and then by the lock still takes most of its samples.
-    assert!(most_threads <= 16, "{most_threads} engine threads");
+    // The pool grows when no call has finished for a few milliseconds
+    // while calls are queued (workers.rs): on a loaded machine, workers
+    // waiting for a core look stalled too, and the pool grows by as many
+    // workers as calls are queued, at most one per wait (with four CPU
+    // hogs here: 26 to 60 engine threads, 50 workers among them; a handful
+    // when idle). So the bound that holds by construction is a worker per
+    // wait, the engine's own few and this binary's other test's: a thread
+    // per call would be thousands (100 calls a wait). And a wait blocked
+    // now and then by the lock still takes most of its samples (half: a
+    // loaded machine delays calls past their planned times, which are
+    // skipped; 77% was seen with four CPU hogs).
     assert!(
-        share >= 0.8,
+        most_threads <= WAITS + 20,
+        "{most_threads} engine threads for {WAITS} waits"
+    );
+    assert!(
+        share >= 0.5,
         "{taken} of {} planned samples",
         planned * WAITS as u64
     );
