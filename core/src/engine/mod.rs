@@ -491,10 +491,15 @@ mod tests {
     fn a_sample_read_on_the_last_worker_is_not_a_call_queued_past_the_cap() {
         // One worker hangs; the other reads a costly first sample (about
         // 150 KB of Unicode words under eight case-insensitive
-        // `\w{38}X\w{2}`: seconds in a test build, after about a second
-        // of compiling) past its wait's deadline, while a polling wait's
+        // `\w{38}X\w{2}`: seconds in a test build, after seconds of
+        // compiling) past its wait's deadline, while a polling wait's
         // call is queued. The costly wait must not end saying no probe
         // call could start.
+        //
+        // The deadline leaves the compile (2 s in a test build) time to
+        // spare on a loaded machine (a 3 s one did not: load used it up),
+        // and the probe answers a second before it: the read, which takes
+        // longer than that and only longer under load, runs past it.
         let engine = Engine::with_worker_cap(2);
         let release = CancelToken::new();
         let hung = hang(&engine, &release);
@@ -516,8 +521,12 @@ mod tests {
             .unwrap();
         let spec = Spec::new(Condition::Patterns(patterns))
             .interval(Duration::from_millis(50))
-            .max_wait(Duration::from_secs(3));
-        let probe = probe_fn(move |_| Ok(Observation::text(text.clone())));
+            .max_wait(Duration::from_secs(10));
+        let probe = probe_fn(move |ctx| {
+            let answer_at = ctx.budget.saturating_sub(Duration::from_secs(1));
+            ctx.cancel.wait_timeout(answer_at);
+            Ok(Observation::text(text.clone()))
+        });
         let result = engine.start(spec, probe).unwrap().wait();
         assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
         let error = result.error.unwrap_or_default();
