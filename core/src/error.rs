@@ -272,19 +272,36 @@ pub(crate) fn echo(text: &str) -> String {
     }
 }
 
-/// Most characters of a field path that an error gives whole: a path the
-/// schema knows is far shorter, and an unknown key an agent sent may be a
-/// megabyte.
+/// Most characters of a field path that an error gives whole when one
+/// of its steps is longer ([`FIELD_STEP_CHARS`]): an unknown key an agent
+/// sent may be a megabyte.
 const FIELD_CHARS: usize = 200;
 
+/// Most characters of one step (a key) of a field path that is given
+/// whole past [`FIELD_CHARS`]: a path the schema knows may be long only
+/// by its depth (`until.any[0].any[0]....matches`), each step short.
+const FIELD_STEP_CHARS: usize = 64;
+
+/// Most bytes of a deep path of short steps given whole.
+const FIELD_DEEP_BYTES: usize = 4096;
+
 /// `field`, a path into an input, as an error names it: whole up to
-/// [`FIELD_CHARS`] characters; past that its first ones (the path down to
-/// the long key, and the key's start), then `... (cut; N bytes in all)`.
+/// [`FIELD_CHARS`] characters, or up to [`FIELD_DEEP_BYTES`] when every
+/// step is short (a deep condition names its leaf); past that its first
+/// characters (the path down to the long key, and the key's start), then
+/// `... (cut; N bytes in all)`.
 fn shown_field(field: String) -> String {
-    match field.char_indices().nth(FIELD_CHARS) {
-        None => field,
-        Some((cut, _)) => format!("{}... (cut; {} bytes in all)", &field[..cut], field.len()),
+    let Some((cut, _)) = field.char_indices().nth(FIELD_CHARS) else {
+        return field;
+    };
+    let deep = field.len() <= FIELD_DEEP_BYTES
+        && field
+            .split(['.', '['])
+            .all(|step| step.chars().nth(FIELD_STEP_CHARS).is_none());
+    if deep {
+        return field;
     }
+    format!("{}... (cut; {} bytes in all)", &field[..cut], field.len())
 }
 
 /// Most characters of a path that an error repeats.
@@ -401,5 +418,22 @@ impl SpecError {
             }
         }
         Self::new(field, rule, text)
+    }
+}
+
+#[cfg(test)]
+mod shown_field_tests {
+    use super::*;
+
+    /// A deep condition's path is long only by its depth: it is given
+    /// whole, its leaf named; a long key is still cut.
+    #[test]
+    fn a_deep_path_of_short_steps_is_whole() {
+        let deep = format!("until{}.matches", ".any[0]".repeat(40));
+        assert_eq!(SpecError::new(deep.clone(), Rule::InvalidRegex, "x").field, deep);
+        let long = format!("until.{}", "x".repeat(1 << 20));
+        assert!(SpecError::new(long, Rule::UnknownField, "x").field.ends_with("bytes in all)"));
+        let dotted = "a.".repeat(1 << 19);
+        assert!(SpecError::new(dotted, Rule::UnknownField, "x").field.len() < 300);
     }
 }
