@@ -264,16 +264,16 @@ impl Tmux {
         self.socket_name.as_deref()
     }
 
-    /// Where the server this reaches listens, as tmux finds it for `-L`:
-    /// `$TMUX_TMPDIR` (or `/tmp`), `tmux-UID`, then the socket name
-    /// (`default` when none is given) appended even when it holds `/`.
-    #[cfg(unix)]
     /// Tells, later, whether tmux answered any call of this process on
     /// this server from now on (a scripted server answers none).
     pub(crate) fn answered_since_now(&self) -> AnsweredSince {
         AnsweredSince::now(self.socket_path())
     }
 
+    /// Where the server this reaches listens, as tmux finds it for `-L`:
+    /// `$TMUX_TMPDIR` (or `/tmp`), `tmux-UID`, then the socket name
+    /// (`default` when none is given) appended even when it holds `/`.
+    #[cfg(unix)]
     pub(crate) fn socket_path(&self) -> std::path::PathBuf {
         let dir = std::env::var_os("TMUX_TMPDIR")
             .filter(|dir| !dir.is_empty())
