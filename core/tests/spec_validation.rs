@@ -561,3 +561,128 @@ fn a_wrong_type_is_named_in_words_and_its_value_quoted_cut() {
     let err = Spec::from_value(&json!({"until": {"matches": "x", key: 1}})).unwrap_err();
     assert!(err.message.len() < 300, "{} bytes", err.message.len());
 }
+
+/// serde_json refuses a lone UTF-16 surrogate escape (and a bad escape, a
+/// raw control character) inside a string as text that is not JSON; the
+/// error named no field, where every other refused value is named.
+#[test]
+fn a_fault_inside_a_string_names_the_string() {
+    let cases = [
+        (r#"{"until": {"matches": "\ud800"}}"#, "until.matches"),
+        (r#"{"until": {"matches": "ab\udc00"}}"#, "until.matches"),
+        (r#"{"until": {"matches": "\ud800\u0041"}}"#, "until.matches"),
+        (
+            "{\"until\": {\"any\": [{\"matches\": \"x\"},\n {\"matches\": \"\\ud800\"}]}}",
+            "until.any[1].matches",
+        ),
+        (
+            r#"{"stop": ["a", "b,]}[", "c\ud800"], "until": {}}"#,
+            "stop[2]",
+        ),
+        (
+            r#"{"until": {"matches": "x"}, "k\"\u00e9\ud83d\ude00": {"\udfff": 1}}"#,
+            "k\"é😀.\u{fffd}",
+        ),
+        (r#"{"until": {"matches": "\x"}}"#, "until.matches"),
+        ("{\"until\": {\"matches\": \"a\x1bb\"}}", "until.matches"),
+        ("{\"until\": {\"ma\rtches\": \"a\"}}", "until.ma\rtches"),
+        (r#""\ud800""#, ""),
+    ];
+    for (text, field) in cases {
+        let err = Spec::from_json(text).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            (field, Rule::InvalidJson),
+            "for {text}: {err}"
+        );
+        assert!(err.message.starts_with("not JSON: "), "{err}");
+        assert!(err.message.contains(" at line "), "{err}");
+    }
+    let err = Spec::from_json(r#"{"until": {"matches": "\ud800"}}"#).unwrap_err();
+    assert!(err.message.contains("\\uD800 to \\uDFFF"), "{err}");
+    // A fault outside any string names no field, but says where it is.
+    for text in [
+        r#"{"until": {"matches": "x"} "a": 1}"#,
+        r#"{"until": "#,
+        "{\"a\": \"\\ud800",
+    ] {
+        let err = Spec::from_json(text).unwrap_err();
+        assert_eq!(
+            (err.field.as_str(), err.rule),
+            ("", Rule::InvalidJson),
+            "{err}"
+        );
+        assert!(err.message.contains(" at line 1 column "), "{err}");
+    }
+}
+
+/// An unknown key is the last step of its field's path, and an agent's
+/// key may be a megabyte: the field was that megabyte, whole, through
+/// every door (and again in the message, which repeats the field).
+#[test]
+fn an_unknown_key_of_a_megabyte_is_named_cut() {
+    let key = "x".repeat(1 << 20);
+    let specs = [
+        (json!({"until": {"matches": "x"}, key.clone(): 1}), ""),
+        (
+            json!({"until": {"matches": "x"}, "tail": {"lines": 1, "bytes": 1, key.clone(): 1}}),
+            "tail.",
+        ),
+        (
+            json!({"until": {"any": [{"matches": "x"}, {key.clone(): 1}]}}),
+            "until.any[1].",
+        ),
+    ];
+    for (spec, path) in specs {
+        let err = Spec::from_value(&spec).unwrap_err();
+        assert_eq!(err.rule, Rule::UnknownField, "{err}");
+        assert!(err.field.len() < 300, "{} bytes", err.field.len());
+        assert!(
+            err.field.starts_with(&format!("{path}xxxx")),
+            "{}",
+            err.field
+        );
+        let cut = format!("... (cut; {} bytes in all)", path.len() + key.len());
+        assert!(err.field.ends_with(&cut), "{}", err.field);
+        assert!(
+            err.to_string().len() < 600,
+            "{} bytes",
+            err.to_string().len()
+        );
+    }
+    // A field of an ordinary length is whole.
+    let err = Spec::from_value(&json!({"until": {"matches": "x"}, "colour": 1})).unwrap_err();
+    assert_eq!(err.field, "colour");
+}
+
+/// The tool profiles check their arguments' keys themselves: an unknown
+/// key of a megabyte is named cut there too, in the field and the message.
+#[test]
+fn a_tool_call_with_an_unknown_key_of_a_megabyte_is_refused_cut() {
+    use waitfor::profiles::{prepare, Host, ToolError};
+    let key = "x".repeat(1 << 20);
+    let calls = [
+        (
+            "aura/wait_for",
+            json!({"probe": {"tool": "t", "args": {}}, "until": {"matches": "x"}, key.clone(): 1}),
+        ),
+        ("ouro/wait", json!({"path": "/x", key.clone(): 1})),
+    ];
+    for (tool, args) in calls {
+        let Err(ToolError::InvalidArguments(err)) = prepare(tool, &args, &Host::default()) else {
+            panic!("{tool} took an unknown key");
+        };
+        assert_eq!(err.rule, Rule::UnknownField, "{tool}");
+        assert!(err.field.starts_with("xxxx"), "{tool}: {}", err.field);
+        assert!(
+            err.field.ends_with("(cut; 1048576 bytes in all)"),
+            "{tool}: {}",
+            err.field
+        );
+        assert!(
+            err.to_string().len() < 600,
+            "{tool}: {} bytes",
+            err.to_string().len()
+        );
+    }
+}
