@@ -430,9 +430,14 @@ mod shown_field_tests {
     #[test]
     fn a_deep_path_of_short_steps_is_whole() {
         let deep = format!("until{}.matches", ".any[0]".repeat(40));
-        assert_eq!(SpecError::new(deep.clone(), Rule::InvalidRegex, "x").field, deep);
+        assert_eq!(
+            SpecError::new(deep.clone(), Rule::InvalidRegex, "x").field,
+            deep
+        );
         let long = format!("until.{}", "x".repeat(1 << 20));
-        assert!(SpecError::new(long, Rule::UnknownField, "x").field.ends_with("bytes in all)"));
+        assert!(SpecError::new(long, Rule::UnknownField, "x")
+            .field
+            .ends_with("bytes in all)"));
         let dotted = "a.".repeat(1 << 19);
         assert!(SpecError::new(dotted, Rule::UnknownField, "x").field.len() < 300);
     }
