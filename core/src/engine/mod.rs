@@ -11,7 +11,8 @@ mod timers;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle};
-#[cfg(test)]
+// The tmux profiles' unit tests build results with it (tmux is Unix only).
+#[cfg(all(test, unix))]
 pub(crate) use scheduler::error_result;
 
 use crate::cancel::CancelToken;
