@@ -17,7 +17,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             let err = parsed
                 .as_ref()
                 .expect_err("text that is not JSON is no spec");
-            assert_eq!((err.rule, err.field.as_str()), (Rule::InvalidJson, ""));
+            // Its field is the root, or the path of the string a fault
+            // inside a string is in (a lone surrogate escape, a raw
+            // control byte), its keys unescaped; cut when long.
+            assert_eq!(err.rule, Rule::InvalidJson, "{err:?}");
+            assert!(err.field.len() <= 4200, "{err:?} keeps a long field");
         }
         Ok(value) => {
             if let Err(err) = &parsed {
