@@ -29,9 +29,36 @@ struct Inner {
     /// Read without the lock: probes and bindings ask once per call.
     cancelled: AtomicBool,
     /// Held to set `cancelled` and to sleep on `changed`, so no sleeper
-    /// misses the change.
-    lock: Mutex<()>,
+    /// misses the change; it also holds the hooks to run on cancel.
+    lock: Mutex<Hooks>,
     changed: Condvar,
+}
+
+/// What [`CancelToken::on_cancel`] registered and not yet ran or dropped.
+#[derive(Default)]
+struct Hooks {
+    next_id: u64,
+    waiting: Vec<(u64, Box<dyn FnOnce() + Send>)>,
+}
+
+/// Keeps a hook of [`CancelToken::on_cancel`] registered; dropping it
+/// removes a hook that has not run.
+#[must_use = "dropping it removes the hook"]
+pub struct CancelHook {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Drop for CancelHook {
+    fn drop(&mut self) {
+        let removed = {
+            let mut hooks = self.inner.lock.lock();
+            let at = hooks.waiting.iter().position(|(id, _)| *id == self.id);
+            at.map(|at| hooks.waiting.swap_remove(at))
+        };
+        // Dropped outside the lock: the closure's captures may be anything.
+        drop(removed);
+    }
 }
 
 impl CancelToken {
@@ -42,9 +69,52 @@ impl CancelToken {
 
     /// Cancels the token; every clone sees it. Cancelling twice is harmless.
     pub fn cancel(&self) {
-        let _held = self.inner.lock.lock();
-        self.inner.cancelled.store(true, Ordering::Release);
-        self.inner.changed.notify_all();
+        let hooks = {
+            let mut held = self.inner.lock.lock();
+            self.inner.cancelled.store(true, Ordering::Release);
+            self.inner.changed.notify_all();
+            std::mem::take(&mut held.waiting)
+        };
+        // Run outside the lock, so a hook may use the token.
+        for (_, hook) in hooks {
+            hook();
+        }
+    }
+
+    /// Runs `hook` once when the token is cancelled (on the cancelling
+    /// thread), or now if it already is. For a probe that blocks on
+    /// something other than the token, such as a descriptor in `poll(2)`:
+    /// the hook wakes it, so a cancel is seen at once without waking up
+    /// every few milliseconds to look. Dropping the returned
+    /// [`CancelHook`] removes a hook that has not run.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    /// let token = waitfor::CancelToken::new();
+    /// let woken = Arc::new(AtomicBool::new(false));
+    /// let hook = token.on_cancel({
+    ///     let woken = woken.clone();
+    ///     move || woken.store(true, Ordering::SeqCst)
+    /// });
+    /// token.cancel();
+    /// assert!(woken.load(Ordering::SeqCst));
+    /// drop(hook);
+    /// ```
+    pub fn on_cancel(&self, hook: impl FnOnce() + Send + 'static) -> CancelHook {
+        let mut held = self.inner.lock.lock();
+        let id = held.next_id;
+        held.next_id += 1;
+        if self.is_cancelled() {
+            drop(held);
+            hook();
+        } else {
+            held.waiting.push((id, Box::new(hook)));
+        }
+        CancelHook {
+            inner: self.inner.clone(),
+            id,
+        }
     }
 
     /// Whether [`CancelToken::cancel`] was called on this token or a clone.
@@ -83,5 +153,70 @@ impl std::fmt::Debug for CancelToken {
         f.debug_struct("CancelToken")
             .field("cancelled", &self.is_cancelled())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn counter() -> (Arc<AtomicUsize>, impl FnOnce() + Send + 'static) {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let hook = {
+            let runs = runs.clone();
+            move || {
+                runs.fetch_add(1, Ordering::SeqCst);
+            }
+        };
+        (runs, hook)
+    }
+
+    #[test]
+    fn a_hook_runs_once_however_often_the_token_is_cancelled() {
+        let token = CancelToken::new();
+        let (runs, hook) = counter();
+        let _hook = token.on_cancel(hook);
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        token.cancel();
+        token.clone().cancel();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_hook_on_a_cancelled_token_runs_at_once() {
+        let token = CancelToken::new();
+        token.cancel();
+        let (runs, hook) = counter();
+        let _hook = token.on_cancel(hook);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_dropped_hook_never_runs_and_frees_what_it_held() {
+        let token = CancelToken::new();
+        let (runs, hook) = counter();
+        let kept = Arc::new(());
+        let held = kept.clone();
+        drop(token.on_cancel(move || {
+            let _held = held;
+            hook();
+        }));
+        assert_eq!(Arc::strong_count(&kept), 1);
+        token.cancel();
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_hook_may_use_its_token() {
+        let token = CancelToken::new();
+        let inner = token.clone();
+        let (runs, hook) = counter();
+        let _hook = token.on_cancel(move || {
+            assert!(inner.wait_timeout(Duration::from_secs(60)));
+            hook();
+        });
+        token.cancel();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
     }
 }

@@ -68,7 +68,7 @@ pub mod tmux;
 pub mod vectors;
 mod view;
 
-pub use cancel::CancelToken;
+pub use cancel::{CancelHook, CancelToken};
 pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
 pub use error::{ErrorCode, ErrorInfo, Rule, SpecError, MAX_SOCKET_NAME_BYTES};
 pub use fold_cost::MAX_FOLDED_CHARS;

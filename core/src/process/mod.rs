@@ -21,18 +21,25 @@
 //!   `TerminateJobObject`, and a child it ended exits with code 137 (what a
 //!   shell reports for `SIGKILL`) where Unix reports signal 9.
 //!
+//! Commands start a few at a time, process-wide (`starts.rs`): a turn is
+//! held from the start until the command exits or has run 20 ms, so a
+//! thousand waits starting commands together leave the engine's threads
+//! the CPU to keep their deadlines, and a command that hangs holds none.
+//!
 //! # How waiting works
 //!
 //! One thread (the caller's) watches the child's pipes and its exit. On Unix
 //! it multiplexes with `poll(2)`: stdin (written from the bytes in
 //! [`RunOptions::stdin`]), stdout, stderr and, on Linux, a `pidfd` that
 //! becomes readable when the child exits, so output and exit wake the caller
-//! at once. [`CancelToken`] offers no file descriptor, so the wait sleeps in
-//! slices of at most [`CANCEL_SLICE`] (5 ms) and checks the token between
-//! slices: a cancel is noticed within one slice. Without `pidfd` (macOS, an
-//! old kernel) the child's exit is checked once per slice with
-//! `waitid(WNOWAIT)`; on Windows the slice waits on the process handle and
-//! reads what the pipes hold after it (a helper thread writes stdin).
+//! at once. A socket pair joins them, written by a [`CancelToken::on_cancel`]
+//! hook, so a cancel wakes the caller at once too, and `poll` sleeps until
+//! one of these or the deadline: a thousand runs that wait for their
+//! commands cost no CPU. Without `pidfd` (macOS, an old kernel) the wait
+//! sleeps in slices of at most [`CANCEL_SLICE`] (5 ms) and checks the
+//! child's exit after each with `waitid(WNOWAIT)`; on Windows each slice
+//! waits on the process handle, the token is looked at between slices, and
+//! the pipes are read after each (a helper thread writes stdin).
 //!
 //! On Unix the child's exit is detected without reaping it (`WNOWAIT`), so
 //! its pid, which is also the group id, stays reserved until the group has
@@ -61,6 +68,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod starts;
 #[cfg(target_os = "linux")]
 mod sweep;
 #[cfg(unix)]
@@ -416,7 +424,10 @@ pub fn run_bounded(
         deadline,
         cancel,
     };
-    os::run(cmd, &run)
+    let turn = starts::gate()
+        .take(deadline, cancel)
+        .ok_or_else(|| run.stopped())?;
+    os::run(cmd, &run, turn)
 }
 
 /// One call of [`run_bounded`], as the platform's runner sees it.
@@ -445,15 +456,31 @@ impl Run<'_> {
             })
     }
 
-    /// How long the runner may block now: one [`CANCEL_SLICE`], less if the
-    /// deadline or `until` comes first.
-    fn slice(&self, now: Instant, until: Option<Instant>) -> Duration {
+    /// The error of a run stopped before it started: cancelled, or out of
+    /// budget.
+    fn stopped(&self) -> RunError {
+        self.ended(Instant::now())
+            .unwrap_or_else(|| RunError::TimedOut {
+                program: self.program.to_string(),
+                budget: self.budget,
+            })
+    }
+
+    /// How long until the deadline or `until`, whichever comes first;
+    /// `None` if neither is set.
+    fn time_left(&self, now: Instant, until: Option<Instant>) -> Option<Duration> {
         [self.deadline, until]
             .into_iter()
             .flatten()
-            .fold(CANCEL_SLICE, |slice, d| {
-                slice.min(d.saturating_duration_since(now))
-            })
+            .map(|d| d.saturating_duration_since(now))
+            .min()
+    }
+
+    /// How long a runner that nothing wakes on a cancel may block now: one
+    /// [`CANCEL_SLICE`], less if the deadline or `until` comes first.
+    fn slice(&self, now: Instant, until: Option<Instant>) -> Duration {
+        self.time_left(now, until)
+            .map_or(CANCEL_SLICE, |left| left.min(CANCEL_SLICE))
     }
 
     fn spawn_error(&self, source: io::Error) -> RunError {

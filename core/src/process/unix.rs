@@ -2,19 +2,22 @@
 //! with `poll(2)` and killed as a group with `SIGKILL`. A descendant that
 //! left the group (`setsid`) is ended with its wait's [`super::RunMark`].
 
+use super::starts::{StartTurn, Starting};
 use super::{output, OverCap, ProcessOutput, Run, RunError, Sink, Stream, DRAIN_GRACE};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command};
 use std::time::Instant;
 
-pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError> {
+pub(super) fn run(mut cmd: Command, run: &Run, turn: StartTurn) -> Result<ProcessOutput, RunError> {
     let opts = run.opts;
     let child = cmd
         .process_group(0)
         .spawn()
         .map_err(|e| run.spawn_error(e))?;
+    let mut starting = Starting::new(turn);
     let mut group = Group::new(child);
 
     let child = group.child.as_mut().expect("child present until reaped");
@@ -42,6 +45,10 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         stdin = None;
     }
     let pidfd = pidfd_open(group.pid);
+    // With both, every event that ends a slice wakes `poll` itself.
+    let cancel_wake = pidfd
+        .as_ref()
+        .and_then(|_| CancelWake::new(run.cancel).ok());
     let mut exited = false;
     let mut drain_until: Option<Instant> = None;
 
@@ -54,10 +61,14 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         if exited && ((out.closed() && err.closed()) || drain_until.is_some_and(|d| now >= d)) {
             break;
         }
-        let slice = run.slice(now, drain_until);
+        let until = [drain_until, starting.until()].into_iter().flatten().min();
+        let timeout = match cancel_wake {
+            Some(_) => run.time_left(now, until),
+            None => Some(run.slice(now, until)),
+        };
 
-        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(4);
-        let mut slot = [usize::MAX; 4]; // stdin, stdout, stderr, pidfd
+        let mut fds: Vec<libc::pollfd> = Vec::with_capacity(5);
+        let mut slot = [usize::MAX; 5]; // stdin, stdout, stderr, pidfd, cancel
         let mut push = |i: usize, fd: RawFd, events: libc::c_short| {
             slot[i] = fds.len();
             fds.push(libc::pollfd {
@@ -78,7 +89,13 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         if let (Some(p), false) = (&pidfd, exited) {
             push(3, p.as_raw_fd(), libc::POLLIN);
         }
-        let timeout_ms = slice.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        if let Some(wake) = &cancel_wake {
+            push(4, wake.reader.as_raw_fd(), libc::POLLIN);
+        }
+        // -1: no limit (no deadline, no drain).
+        let timeout_ms = timeout.map_or(-1, |t| {
+            t.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int
+        });
         // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
         if n < 0 {
@@ -135,6 +152,7 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
                 drain_until = Some(Instant::now() + DRAIN_GRACE);
             }
         }
+        starting.settle(Instant::now(), exited);
     }
     let status = group.reap();
     Ok(output(
@@ -143,6 +161,32 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         status.and_then(|s| s.code()),
         status.and_then(|s| s.signal()),
     ))
+}
+
+/// A descriptor that turns readable when a run's [`CancelToken`] is
+/// cancelled, for `poll` to sleep on beside the child's pipes and pidfd.
+///
+/// [`CancelToken`]: crate::CancelToken
+struct CancelWake {
+    reader: UnixStream,
+    /// Writes to the other end on cancel; dropped with the run, so the
+    /// token keeps nothing of it.
+    _hook: crate::CancelHook,
+}
+
+impl CancelWake {
+    fn new(token: &crate::CancelToken) -> io::Result<Self> {
+        let (reader, writer) = UnixStream::pair()?;
+        writer.set_nonblocking(true)?;
+        let hook = token.on_cancel(move || {
+            // Readable either way: the byte, or the end when `writer` drops.
+            let _ = (&writer).write(&[1]);
+        });
+        Ok(Self {
+            reader,
+            _hook: hook,
+        })
+    }
 }
 
 /// Has the child change into `dir`, an open directory, just before it

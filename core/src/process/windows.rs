@@ -3,6 +3,7 @@
 //! ended with `TerminateJobObject`, and closing it ends whatever is left
 //! (kill-on-close), so an early return or a panic leaks nothing.
 
+use super::starts::{StartTurn, Starting};
 use super::{output, OverCap, ProcessOutput, Run, RunError, Sink, Stream, DRAIN_GRACE};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -29,7 +30,7 @@ use windows_sys::Win32::System::Threading::{
 /// every platform.
 const KILLED: u32 = 137;
 
-pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError> {
+pub(super) fn run(mut cmd: Command, run: &Run, turn: StartTurn) -> Result<ProcessOutput, RunError> {
     let opts = run.opts;
     let job = Job::new().map_err(|e| run.spawn_error(e))?;
     let child = cmd
@@ -42,6 +43,7 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         .assign(&tree.child)
         .and_then(|()| resume_main_thread(tree.child.id()))
         .map_err(|e| run.spawn_error(e))?;
+    let mut starting = Starting::new(turn);
 
     let as_file = |handle: Option<OwnedHandle>| handle.map(File::from);
     let mut out = Sink::new(
@@ -87,10 +89,12 @@ pub(super) fn run(mut cmd: Command, run: &Run) -> Result<ProcessOutput, RunError
         }
         // Output that came in may have more behind it (a pipe holds 4 KiB):
         // look again at once rather than after a slice.
+        starting.settle(now, exited);
         let slice = if out.read + err.read > read_before {
             Duration::ZERO
         } else {
-            run.slice(now, drain_until)
+            let until = [drain_until, starting.until()].into_iter().flatten().min();
+            run.slice(now, until)
         };
         if exited {
             std::thread::sleep(slice);

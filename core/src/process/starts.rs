@@ -1,0 +1,241 @@
+//! At most [`STARTS_PER_CORE`] commands a core starting at once, process-wide.
+//!
+//! Starting a program (`exec`, the dynamic loader, a shell's start-up) is
+//! the costly part of most commands a wait runs. A thousand command waits
+//! starting theirs together keep hundreds of new processes runnable, and
+//! the engine's own threads got the CPU too late to end the waits at their
+//! deadlines: 1,000 waits on `sh -c "echo x; sleep 0.3"` ended 0.3-0.7 s
+//! late (hostile bench, "many-commands").
+//!
+//! A run takes a turn before it starts its command and gives it back when
+//! the command exits or has run for [`START_WINDOW`], whichever comes
+//! first. So a command that runs long, or hangs, holds no turn: it never
+//! keeps another wait's command from starting, and a thousand of them
+//! still start at least [`STARTS_PER_CORE`] a core every window. Turns go
+//! in arrival order; a run waits for its turn within its own budget and
+//! leaves the queue at once when its token is cancelled.
+
+use crate::sync::Mutex;
+use crate::CancelToken;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Commands a core may have starting at once.
+const STARTS_PER_CORE: usize = 4;
+
+/// How long a command keeps its turn if it has not exited by then: a
+/// shell and what it starts first are running by this time.
+const START_WINDOW: Duration = Duration::from_millis(20);
+
+/// Turns to start commands.
+pub(super) struct Gate {
+    /// Turns when nothing runs: [`STARTS_PER_CORE`] a core for the
+    /// process's gate.
+    turns: usize,
+    state: Mutex<GateState>,
+}
+
+struct GateState {
+    /// The process the state belongs to: a forked child starts afresh
+    /// rather than inherit turns held by threads it does not have.
+    owner: u32,
+    free: usize,
+    queue: VecDeque<Arc<Ticket>>,
+}
+
+/// A run waiting for its turn.
+#[derive(Default)]
+struct Ticket {
+    /// Set, under the gate's lock, when a turn is handed to this run.
+    granted: AtomicBool,
+    /// Woken by a hand-over, or by the run's cancel.
+    wake: CancelToken,
+}
+
+/// The process's gate.
+pub(super) fn gate() -> &'static Gate {
+    static GATE: std::sync::OnceLock<Gate> = std::sync::OnceLock::new();
+    GATE.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Gate::new(STARTS_PER_CORE * cores)
+    })
+}
+
+impl Gate {
+    fn new(turns: usize) -> Self {
+        Self {
+            turns,
+            state: Mutex::new(GateState {
+                owner: 0,
+                free: 0,
+                queue: VecDeque::new(),
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
+        let mut state = self.state.lock();
+        let pid = std::process::id();
+        if state.owner != pid {
+            *state = GateState {
+                owner: pid,
+                free: self.turns,
+                queue: VecDeque::new(),
+            };
+        }
+        state
+    }
+
+    /// A turn, once the runs that came first have theirs; `None` if
+    /// `cancel` is cancelled or `deadline` passes first.
+    pub(super) fn take(
+        &'static self,
+        deadline: Option<Instant>,
+        cancel: &CancelToken,
+    ) -> Option<StartTurn> {
+        let mut state = self.state();
+        let owner = state.owner;
+        if state.queue.is_empty() && state.free > 0 {
+            state.free -= 1;
+            return Some(StartTurn { gate: self, owner });
+        }
+        let ticket = Arc::new(Ticket::default());
+        state.queue.push_back(ticket.clone());
+        drop(state);
+        let _hook = cancel.on_cancel({
+            let wake = ticket.wake.clone();
+            move || wake.cancel()
+        });
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        ticket.wake.wait_timeout(left);
+        let mut state = self.state();
+        if ticket.granted.load(Ordering::Acquire) {
+            return Some(StartTurn { gate: self, owner });
+        }
+        state.queue.retain(|queued| !Arc::ptr_eq(queued, &ticket));
+        None
+    }
+}
+
+/// A turn to start a command; handed to the next run when dropped.
+pub(super) struct StartTurn {
+    gate: &'static Gate,
+    owner: u32,
+}
+
+impl Drop for StartTurn {
+    fn drop(&mut self) {
+        let mut state = self.gate.state();
+        if state.owner != self.owner {
+            return;
+        }
+        match state.queue.pop_front() {
+            Some(next) => {
+                next.granted.store(true, Ordering::Release);
+                next.wake.cancel();
+            }
+            None => state.free += 1,
+        }
+    }
+}
+
+/// A run's turn while its command starts: given back when the command
+/// exits or [`START_WINDOW`] after it started.
+pub(super) struct Starting {
+    turn: Option<StartTurn>,
+    until: Instant,
+}
+
+impl Starting {
+    /// `turn`, held from now.
+    pub(super) fn new(turn: StartTurn) -> Self {
+        Self {
+            turn: Some(turn),
+            until: Instant::now() + START_WINDOW,
+        }
+    }
+
+    /// When the turn is due back, while it is held.
+    pub(super) fn until(&self) -> Option<Instant> {
+        self.turn.as_ref().map(|_| self.until)
+    }
+
+    /// Gives the turn back if the command exited or its window is over.
+    pub(super) fn settle(&mut self, now: Instant, exited: bool) {
+        if exited || now >= self.until {
+            self.turn = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn far() -> Option<Instant> {
+        Some(Instant::now() + Duration::from_secs(60))
+    }
+
+    fn queued(gate: &Gate) -> usize {
+        gate.state().queue.len()
+    }
+
+    #[test]
+    fn turns_go_in_order_within_budget_and_cancel() {
+        let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
+        let mut held: Vec<_> = (0..2)
+            .map(|_| gate.take(far(), &CancelToken::new()).unwrap())
+            .collect();
+
+        // Out of budget: no turn, and the queue is left.
+        let soon = Some(Instant::now() + Duration::from_millis(5));
+        assert!(gate.take(soon, &CancelToken::new()).is_none());
+        assert_eq!(queued(gate), 0);
+
+        // Cancelled while queued: leaves at once, whatever its budget.
+        let cancel = CancelToken::new();
+        let in_queue = std::thread::spawn({
+            let cancel = cancel.clone();
+            move || gate.take(None, &cancel).is_none()
+        });
+        while queued(gate) == 0 {
+            std::thread::yield_now();
+        }
+        cancel.cancel();
+        assert!(in_queue.join().unwrap());
+        assert_eq!(queued(gate), 0);
+
+        // A freed turn goes to the run that waited, not to a newcomer.
+        let waiter = std::thread::spawn(move || gate.take(far(), &CancelToken::new()).is_some());
+        while queued(gate) == 0 {
+            std::thread::yield_now();
+        }
+        held.pop();
+        assert!(waiter.join().unwrap());
+        assert_eq!(gate.state().free, 1, "the waiter's turn was given back");
+        drop(held);
+        assert_eq!(gate.state().free, 2);
+    }
+
+    #[test]
+    fn a_turn_is_given_back_at_exit_or_after_its_window() {
+        let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
+        let mut exits = Starting::new(gate.take(None, &CancelToken::new()).unwrap());
+        assert!(exits.until().is_some());
+        exits.settle(Instant::now(), true);
+        assert!(exits.until().is_none());
+
+        let mut runs_long = Starting::new(gate.take(None, &CancelToken::new()).unwrap());
+        let due = runs_long.until().unwrap();
+        runs_long.settle(due - Duration::from_millis(1), false);
+        assert!(runs_long.until().is_some());
+        assert_eq!(gate.state().free, 1);
+        runs_long.settle(due, false);
+        assert!(runs_long.until().is_none());
+        assert_eq!(gate.state().free, 2);
+    }
+}
