@@ -1,22 +1,46 @@
-//! What the CLI says on stderr, safe for a terminal. Its errors repeat
-//! text an agent chose (a flag's value, a spec's key, a path), and a raw
-//! control character in it (`ESC [2J` clears the screen, `\r` returns to
-//! the start of the line and writes over it) would rewrite the terminal
-//! that shows them. Every error the CLI prints passes through [`escaped`]
-//! (clap's and the tool's) or [`Escaping`] (the events subcommand's).
+//! What the CLI says for people, safe for a terminal and for a reader who
+//! takes each line for one message. The CLI repeats text an agent chose (a
+//! flag's value, a spec's key, a path, a probe's error) inside its own
+//! messages. Raw, a control character in it (`ESC [2J` clears the screen,
+//! `\r` returns to the start of the line and writes over it) would rewrite
+//! the terminal, a line break would start a line the reader takes for the
+//! CLI's own (`error: ...`), and a bidirectional control would reorder
+//! what is shown around it.
+//!
+//! The rule: each message is escaped whole with [`escaped`], line breaks
+//! included, and only then does the CLI end it with its own line break.
+//! Text the CLI lays out in several lines itself (clap's refusals, a
+//! summary of several lines whose items are already one line each) goes
+//! through [`escaped_lines`], which keeps the breaks between the lines.
 
 use std::borrow::Cow;
-use std::io::{self, Write};
 
-/// A character that would act on a terminal rather than show: a control
-/// character (C0, DEL, C1) but the newline that ends a line, or a
-/// bidirectional override, which reorders the text shown around it.
-fn acts(c: char) -> bool {
-    (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+/// A character that would act on a terminal or on the lines a reader
+/// sees rather than show: a control character (C0 with `\n` and `\r`,
+/// DEL, C1), a line or paragraph separator (U+2028, U+2029), or a
+/// bidirectional mark, embedding, override or isolate (LRM, RLM, ALM,
+/// U+202A..U+202E, U+2066..U+2069), which reorder the text around them.
+pub fn acts(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
 }
 
-/// `text` with each character that would act on a terminal written as
-/// its Rust escape (`\u{1b}`, `\r`, `\t`, `\u{202e}`).
+/// `text`, one message, with each character that [`acts`] written as its
+/// Rust escape (`\n`, `\r`, `\u{1b}`, `\u{2028}`, `\u{202e}`): it shows as
+/// one line, whatever it holds.
+///
+/// ```text
+/// "a⏎error: b"  ->  a\nerror: b
+/// ```
 pub fn escaped(text: &str) -> Cow<'_, str> {
     if !text.chars().any(acts) {
         return Cow::Borrowed(text);
@@ -32,21 +56,16 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A writer that passes what it is given through [`escaped`]. Formatted
-/// text (`writeln!`) comes whole characters at a time; bytes that are not
-/// UTF-8 are written as U+FFFD.
-pub struct Escaping<W>(pub W);
-
-impl<W: Write> Write for Escaping<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
-        self.0.write_all(escaped(&text).as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
+/// `text`, lines the CLI laid out, with each line [`escaped`] and the
+/// `\n` between lines kept. A line break inside text it quotes must have
+/// been escaped before, as [`escaped`] does.
+///
+/// ```text
+/// "error: 'a␛[2J'⏎Usage: ..."  ->  error: 'a\u{1b}[2J'
+///                                 Usage: ...
+/// ```
+pub fn escaped_lines(text: &str) -> String {
+    text.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
 }
 
 #[cfg(test)]
@@ -54,15 +73,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn controls_are_escaped_and_newlines_kept() {
-        assert_eq!(escaped("plain\ntext"), "plain\ntext");
+    fn a_message_shows_as_one_line() {
+        assert_eq!(escaped("plain text"), "plain text");
         assert_eq!(
-            escaped("a\u{1b}[2J\rb\tc\u{7f}\u{9b}d\u{202e}e"),
-            r"a\u{1b}[2J\rb\tc\u{7f}\u{9b}d\u{202e}e"
+            escaped("a\u{1b}[2J\rb\tc\u{7f}\u{9b}d\u{202e}e\nerror: f"),
+            r"a\u{1b}[2J\rb\tc\u{7f}\u{9b}d\u{202e}e\nerror: f"
         );
-        let mut out = Escaping(Vec::new());
-        let path = "/tmp/\u{1b}[2J\r";
-        writeln!(out, "path {path}: gone").unwrap();
-        assert_eq!(out.0, b"path /tmp/\\u{1b}[2J\\r: gone\n");
+        assert_eq!(
+            escaped("a\u{2028}b\u{2029}c\u{200e}d\u{200f}e\u{61c}f\u{2066}g\u{2069}"),
+            r"a\u{2028}b\u{2029}c\u{200e}d\u{200f}e\u{61c}f\u{2066}g\u{2069}"
+        );
+    }
+
+    #[test]
+    fn laid_out_lines_keep_their_breaks() {
+        assert_eq!(
+            escaped_lines("error: '\u{1b}[2J\r'\n\nUsage: x\n"),
+            "error: '\\u{1b}[2J\\r'\n\nUsage: x\n"
+        );
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::args::positive_duration;
 use crate::conditions::UsageError;
+use crate::controls::escaped;
 use crate::{sigint, usage_exit};
 use clap::Args;
 use std::io::Write;
@@ -170,7 +171,7 @@ pub fn run(args: &EventsArgs, json: bool) -> ExitCode {
         output,
         "waitfor",
         &mut std::io::stdout().lock(),
-        &mut crate::controls::Escaping(std::io::stderr().lock()),
+        &mut std::io::stderr().lock(),
         &sigint::interrupted,
     );
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -236,9 +237,10 @@ struct EventsOutput {
 
 /// Runs `waitfor events`: waits, prints to `out` (text from
 /// [`wait_text`], or JSON lines), reports malformed lines and errors on
-/// `err`, and returns the exit code: [`wait_exit`] with the default table
-/// (0 for `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`]
-/// for bad input, [`EXIT_SOURCE`] when the file cannot be read from the
+/// `err` (each escaped whole), and returns the exit
+/// code: [`wait_exit`] with the default table (0 for
+/// `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`] for
+/// bad input, [`EXIT_SOURCE`] when the file cannot be read from the
 /// cursor, [`EXIT_CANCELLED`] once `interrupted` said so (it is asked every
 /// 50 ms; the wait is cancelled and its envelope still printed). `program`
 /// is how the resume command names the binary.
@@ -293,7 +295,7 @@ fn run_events(
         Err(e) => return report_error(&e, err),
     };
     for m in &done.malformed {
-        let _ = writeln!(err, "{}", malformed_line(query, m));
+        let _ = writeln!(err, "{}", escaped(&malformed_line(query, m)));
     }
     let printed = if output.json || output.follow {
         serde_json::to_string(&done.wait).map_err(std::io::Error::other)
@@ -323,12 +325,12 @@ fn malformed_line(query: &EventsQuery, m: &Malformed) -> String {
 }
 
 fn report_error(e: &WaitForError, err: &mut dyn Write) -> i32 {
-    match match_error(e) {
+    let message = match match_error(e) {
         // Said as a refusal before the wait is: the filter's, not a read's.
-        Some(refused) => writeln!(err, "waitfor events: filter: {refused}"),
-        None => writeln!(err, "waitfor events: {e}"),
-    }
-    .ok();
+        Some(refused) => format!("waitfor events: filter: {refused}"),
+        None => format!("waitfor events: {e}"),
+    };
+    let _ = writeln!(err, "{}", escaped(&message));
     match e {
         WaitForError::Read(_) => match jsonl_error(e) {
             Some(JsonlError::BadCursor { .. }) => EXIT_USAGE,

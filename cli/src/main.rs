@@ -188,7 +188,13 @@ fn pane_target(text: &str) -> waitfor::tmux::PaneTarget {
 fn usage_exit(subcommand: &str, error: &UsageError) -> ! {
     let mut command = unstyled();
     command.build();
-    let message = format!("invalid value for '{}': {}", error.flag, error.message);
+    // The message quotes the agent's value: escaped whole, it stays on
+    // clap's `error:` line.
+    let message = format!(
+        "invalid value for '{}': {}",
+        error.flag,
+        controls::escaped(&error.message)
+    );
     clap_exit(match command.find_subcommand_mut(subcommand) {
         Some(sub) => sub.error(clap::error::ErrorKind::ValueValidation, message),
         None => command.error(clap::error::ErrorKind::ValueValidation, message),
@@ -201,26 +207,62 @@ fn unstyled() -> clap::Command {
     Cli::command().styles(clap::builder::Styles::plain())
 }
 
-/// Exits as [`clap::Error::exit`] does, with a refusal's text escaped
-/// ([`controls::escaped`]): clap quotes the argument it refuses raw (on a
-/// terminal; elsewhere it drops escape sequences and keeps the rest, a
-/// `\r` among them). The refusal is written unstyled, so that every
-/// control character in it is the argument's and shows escaped. Help and
-/// the version, our own text, go out as clap writes them.
+/// Exits as [`clap::Error::exit`] does, with a refusal's text escaped:
+/// clap quotes the argument it refuses raw (on a terminal; elsewhere it
+/// drops escape sequences and keeps the rest, a `\r` or a line break among
+/// them). What it quotes is escaped whole ([`escape_quoted`]), so a line
+/// break in an argument cannot start a line of its own; the rest, clap's
+/// lines, is rendered unstyled and passed through
+/// [`controls::escaped_lines`], so that every control character left shows
+/// escaped. Help and the version, our own text, go out as clap writes them.
 fn clap_exit(error: clap::Error) -> ! {
     if !error.use_stderr() {
         error.exit()
     }
     // The same refusal from the same arguments, unstyled.
-    let error = match unstyled().try_get_matches() {
+    let mut error = match unstyled().try_get_matches() {
         Err(plain) if plain.kind() == error.kind() => plain,
         _ => error.format(&mut unstyled()),
     };
+    escape_quoted(&mut error);
     let text = error.render().ansi().to_string();
     let mut stderr = std::io::stderr().lock();
-    let _ = write!(stderr, "{}", controls::escaped(&text));
+    let _ = write!(stderr, "{}", controls::escaped_lines(&text));
     let _ = stderr.flush();
     std::process::exit(error.exit_code())
+}
+
+/// Escapes ([`controls::escaped`]) what a refusal quotes: the argument or
+/// value refused, and the tips that repeat it. The usage line is clap's
+/// own, from our definitions.
+fn escape_quoted(error: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    let one = |text: &str| controls::escaped(text).into_owned();
+    let quoted: Vec<(ContextKind, ContextValue)> = error
+        .context()
+        .filter(|(kind, _)| *kind != ContextKind::Usage)
+        .filter_map(|(kind, value)| {
+            let value = match value {
+                ContextValue::String(s) => ContextValue::String(one(s)),
+                ContextValue::Strings(list) => {
+                    ContextValue::Strings(list.iter().map(|s| one(s)).collect())
+                }
+                ContextValue::StyledStr(s) => {
+                    ContextValue::StyledStr(one(&s.ansi().to_string()).into())
+                }
+                ContextValue::StyledStrs(list) => ContextValue::StyledStrs(
+                    list.iter()
+                        .map(|s| one(&s.ansi().to_string()).into())
+                        .collect(),
+                ),
+                _ => return None,
+            };
+            Some((kind, value))
+        })
+        .collect();
+    for (kind, value) in quoted {
+        error.insert(kind, value);
+    }
 }
 
 fn millis(d: Duration) -> u64 {

@@ -4,6 +4,7 @@
 //! "erase line", and erased before the result is printed, so nothing of it
 //! is left in the terminal's scrollback or in a redirected stream.
 
+use crate::controls;
 use crate::render::human_ms;
 use std::io::{IsTerminal, Write};
 use waitfor::Progress;
@@ -52,8 +53,10 @@ impl Drop for StatusLine {
     }
 }
 
-/// The line's text, at most `width - 1` characters, with control
-/// characters from the observed output blanked out.
+/// The line's text, at most `width - 1` characters, with the characters
+/// of the observed output that would act on the terminal
+/// ([`controls::acts`]) blanked out: the line is redrawn in place, so it
+/// keeps its width rather than showing escapes.
 pub fn format_line(elapsed_ms: u64, progress: Option<&Progress>, width: usize) -> String {
     let mut line = format!("waiting {}", human_ms(elapsed_ms));
     if let Some(p) = progress {
@@ -64,7 +67,10 @@ pub fn format_line(elapsed_ms: u64, progress: Option<&Progress>, width: usize) -
         ));
         if let Some(last) = &p.last_line {
             line.push_str(" · ");
-            line.extend(last.chars().map(|c| if c.is_control() { ' ' } else { c }));
+            line.extend(
+                last.chars()
+                    .map(|c| if controls::acts(c) { ' ' } else { c }),
+            );
         }
     }
     let max = width.saturating_sub(1).max(10);
@@ -103,12 +109,12 @@ mod tests {
         let p = Progress {
             samples: 7,
             elapsed_ms: 0,
-            last_line: Some("\x1b[31mbuilding module 42 of 300".into()),
+            last_line: Some("\x1b[31m\u{2028}\u{200f}building module 42 of 300".into()),
         };
         let line = format_line(12_300, Some(&p), 40);
         assert_eq!(line.chars().count(), 39);
         assert!(
-            line.starts_with("waiting 12.3s · 7 samples ·  [31m"),
+            line.starts_with("waiting 12.3s · 7 samples ·  [31m  bui"),
             "{line}"
         );
         assert!(line.ends_with('…'));

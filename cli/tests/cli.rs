@@ -540,6 +540,76 @@ fn errors_show_control_characters_escaped() {
     );
 }
 
+/// Agent text with a line break (and a forged `error:` line after it), a
+/// `\r`, the line and paragraph separators and the bidirectional marks.
+const HOSTILE: &str = "a\nerror: forged\r\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}b";
+
+/// Asserts `waitfor args` is refused (exit 2) with [`HOSTILE`] escaped on
+/// the line that quotes it: no line of stderr is the forged one.
+fn refused_on_one_line(args: &[&str]) {
+    let out = run(args);
+    expect(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        !err.lines().any(|line| line.starts_with("error: forged")),
+        "{args:?}: {err}"
+    );
+    assert!(
+        !err.contains(['\r', '\u{2028}', '\u{2029}', '\u{200e}', '\u{200f}', '\u{61c}']),
+        "{args:?}: {err:?}"
+    );
+    assert!(err.contains(r"a\nerror: forged"), "{args:?}: {err}");
+}
+
+/// What an agent chose can hold a line break, a line or paragraph
+/// separator or a bidirectional mark. Raw in an error, a line break starts
+/// a line the reader takes for the CLI's own (`error: forged`); the others
+/// break or reorder lines on a terminal. Each shows escaped, inside the
+/// one line that quotes it.
+#[test]
+fn agent_text_in_an_error_cannot_start_a_line() {
+    let unknown = format!("--{HOSTILE}");
+    let pattern = format!("({HOSTILE}");
+    let key = r#"{"a\nerror: forged\r\u2028\u2029\u200e\u200f\u061cb": 1}"#;
+    let raw_key = format!("{{\"{HOSTILE}\": 1}}");
+    let cases: [&[&str]; 9] = [
+        &["run", "--every", HOSTILE, "--", "true"],
+        &["run", &unknown, "--", "true"],
+        &[&unknown],
+        &[HOSTILE],
+        &["run", "--regex", "--match", &pattern, "--", "true"],
+        &["tool", "aura/wait_for", key],
+        &["tool", "aura/wait_for", &raw_key],
+        &["tool", HOSTILE, "{}"],
+        &["events", "/dev/null", "--cursor", HOSTILE],
+    ];
+    for args in cases {
+        refused_on_one_line(args);
+    }
+    // A value clap refuses is quoted whole, escaped, on clap's one line.
+    let out = run(&["run", "--every", HOSTILE, "--", "true"]);
+    let escaped = r"a\nerror: forged\r\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}b";
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "error: invalid value '{escaped}' for '--every <D>'"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A path the engine refuses (its links loop) is quoted by the refusal,
+/// escaped on its one line.
+#[cfg(unix)]
+#[test]
+fn a_refused_path_cannot_start_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let looped = dir.path().join(HOSTILE);
+    std::os::unix::fs::symlink(dir.path().join("b"), &looped).unwrap();
+    std::os::unix::fs::symlink(&looped, dir.path().join("b")).unwrap();
+    refused_on_one_line(&["file", looped.to_str().unwrap()]);
+}
+
 /// Exit 2 with a message naming `flag`.
 fn usage_error(args: &[&str], flag: &str) {
     let out = run(args);
