@@ -8,7 +8,7 @@
 
 use crate::args::positive_duration;
 use crate::conditions::UsageError;
-use crate::controls::escaped;
+use crate::controls::{escaped, escaped_lines};
 use crate::{sigint, usage_exit};
 use clap::Args;
 use std::io::Write;
@@ -236,8 +236,8 @@ struct EventsOutput {
 }
 
 /// Runs `waitfor events`: waits, prints to `out` (text from
-/// [`wait_text`], or JSON lines), reports malformed lines and errors on
-/// `err` (each escaped whole), and returns the exit
+/// [`wait_text`] with each line escaped, or JSON lines), reports malformed
+/// lines and errors on `err` (each escaped whole), and returns the exit
 /// code: [`wait_exit`] with the default table (0 for
 /// `satisfied`/`waiting`, 1 for `timed-out`/`gone`), [`EXIT_USAGE`] for
 /// bad input, [`EXIT_SOURCE`] when the file cannot be read from the
@@ -300,7 +300,14 @@ fn run_events(
     let printed = if output.json || output.follow {
         serde_json::to_string(&done.wait).map_err(std::io::Error::other)
     } else {
-        Ok(wait_text(&done.wait))
+        // The events are the product, but each is one line of the CLI's
+        // text (`{at} {type} by {by}: {summary}`, as `gone:` and `resume:`
+        // are), whose values other agents wrote: a control character or a
+        // line separator in one must not rewrite or start a line.
+        // `wait_text` keeps each item on one line; `--json` has the values
+        // exact (and so the resume command, when the file's name holds
+        // such a character).
+        Ok(escaped_lines(&wait_text(&done.wait)))
     };
     let _ = printed.and_then(|text| writeln!(out, "{text}").and_then(|_| out.flush()));
     if cancelled {

@@ -1,6 +1,14 @@
 //! The text form of a result, for people. `--json` prints
 //! [`WaitResult::to_json`] instead.
+//!
+//! Every value in it that the wait did not make up (a probe's error, which
+//! quotes the agent's command or path; the observed output's lines) is
+//! [`escaped`]: the output lines are the product, but here each is one
+//! line of the summary behind its marker (`> `, `| `), and a `\r` or an
+//! escape sequence in one could write over the outcome line above it.
+//! `--json` has them exact.
 
+use crate::controls::escaped;
 use std::fmt::Write;
 use waitfor::{Outcome, WaitResult};
 
@@ -55,6 +63,7 @@ pub fn text(result: &WaitResult, names: &Names) -> String {
     };
     if let (Some((flag, list)), Some(index)) = (list, result.matched_index) {
         match list.get(index) {
+            // `{:?}` quotes the pattern and escapes its controls too.
             Some(p) => {
                 let _ = writeln!(out, "  {flag} {index}: {p:?}");
             }
@@ -66,7 +75,7 @@ pub fn text(result: &WaitResult, names: &Names) -> String {
         let _ = writeln!(out, "  --stop {:?}", names.stops[0]);
     }
     for line in &result.matched_lines {
-        let _ = writeln!(out, "  > {line}");
+        let _ = writeln!(out, "  > {}", escaped(line));
     }
     if result.matched_at_entry {
         let _ = writeln!(out, "  (the pattern was already there when the wait began)");
@@ -79,7 +88,7 @@ pub fn text(result: &WaitResult, names: &Names) -> String {
         );
     }
     if let Some(error) = &result.error {
-        let _ = writeln!(out, "  error: {error}");
+        let _ = writeln!(out, "  error: {}", escaped(error));
     }
     if result.probe.abandoned > 0 {
         let _ = writeln!(out, "  abandoned probe calls: {}", result.probe.abandoned);
@@ -97,7 +106,7 @@ pub fn text(result: &WaitResult, names: &Names) -> String {
             };
             let _ = writeln!(out, "  last output{more}:");
             for line in &result.tail.lines {
-                let _ = writeln!(out, "  | {line}");
+                let _ = writeln!(out, "  | {}", escaped(line));
             }
         }
     }

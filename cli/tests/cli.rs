@@ -275,6 +275,47 @@ fn missing_program_is_a_probe_error() {
     );
 }
 
+/// The text result quotes the agent's command in a probe's error, and the
+/// observed output's lines behind their markers: a line break, `\r`, an
+/// escape sequence or a line separator in them shows escaped, so no line
+/// of the result is one the CLI did not write.
+#[test]
+fn a_text_result_shows_agent_text_escaped() {
+    let program = "/nonexistent/waitfor-no-such\nmatched in 1ms\r\x1b[2J\u{2028}\u{200e}";
+    let out = run(&["run", "--", program]);
+    expect(&out, 5);
+    let text = stdout(&out);
+    assert!(text.starts_with("probe_error "), "{text}");
+    assert!(
+        !text.lines().any(|line| line.starts_with("matched")),
+        "{text}"
+    );
+    assert!(
+        text.contains(r"waitfor-no-such\nmatched in 1ms\r\u{1b}[2J\u{2028}\u{200e}"),
+        "{text}"
+    );
+
+    // A stop marker ends the wait at once and shows the output's tail.
+    let out = run(&[
+        "run",
+        "--stop",
+        "STOP",
+        "--",
+        "printf",
+        "a\\rb\\033[2J\u{2028}c STOP\\n",
+    ]);
+    expect(&out, 3);
+    let text = stdout(&out);
+    assert!(text.contains(r"  | a\rb\u{1b}[2J\u{2028}c STOP"), "{text}");
+    assert!(text.contains(r"  > a\rb\u{1b}[2J\u{2028}c STOP"), "{text}");
+    for raw in [&b"\r"[..], b"\x1b", "\u{2028}".as_bytes()] {
+        assert!(
+            !out.stdout.windows(raw.len()).any(|w| w == raw),
+            "{raw:?} in {text:?}"
+        );
+    }
+}
+
 #[test]
 fn output_over_the_cap_is_an_error() {
     let out = run(&["run", "--json", "--", "sh", "-c", "yes | head -c 300000"]);

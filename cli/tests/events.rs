@@ -199,6 +199,55 @@ fn malformed_lines_are_reported_on_stderr() {
     );
 }
 
+/// The text form's lines quote what other agents wrote (an event's `by`
+/// and `summary`, the file's name): an escape sequence, a line separator
+/// or a bidirectional mark in them shows escaped, on its own line, on
+/// stdout and in the malformed-line report on stderr; `--json` keeps them
+/// exact.
+#[test]
+fn the_text_form_shows_agent_text_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "\x1b[2J\u{2028}\u{200e}";
+    let escaped = r"\u{1b}[2J\u{2028}\u{200e}";
+    let path = dir.path().join(format!("events{hostile}.jsonl"));
+    let event =
+        json!({"type": "t", "at": "2026-01-01T00:00:00Z", "by": hostile, "summary": hostile});
+    append(&path, &format!("{{oops\n{event}\n"));
+    let p = path.to_str().unwrap();
+    let out = run(&["events", p, "--type", "t"]);
+    expect(&out, 0);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(
+        text.starts_with(&format!("2026-01-01T00:00:00Z t by {escaped}: {escaped}\n")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("events{escaped}.jsonl")), "{text}");
+    assert!(
+        err.contains(&format!("events{escaped}.jsonl: line 1")),
+        "{err}"
+    );
+    for shown in [&out.stdout, &out.stderr] {
+        let shown = String::from_utf8_lossy(shown);
+        assert!(
+            !shown.contains(['\x1b', '\u{2028}', '\u{200e}']),
+            "{shown:?}"
+        );
+    }
+
+    let out = run(&["--json", "events", p, "--type", "t"]);
+    expect(&out, 0);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["events"][0]["by"], hostile);
+
+    // A missing file ends the wait as gone, its name quoted twice.
+    fs::remove_file(&path).unwrap();
+    let out = run(&["events", p, "--type", "t"]);
+    expect(&out, 1);
+    let text = stdout(&out);
+    assert!(text.starts_with("gone: "), "{text}");
+    assert!(!text.contains(['\x1b', '\u{2028}', '\u{200e}']), "{text:?}");
+}
+
 #[test]
 fn follow_streams_to_another_process() {
     let (_dir, path) = temp();
