@@ -93,6 +93,9 @@ pub fn text(result: &WaitResult, names: &Names) -> String {
     if result.probe.abandoned > 0 {
         let _ = writeln!(out, "  abandoned probe calls: {}", result.probe.abandoned);
     }
+    for notice in &result.notices {
+        let _ = writeln!(out, "  note: {notice}");
+    }
     if !result.outcome.is_success() {
         if result.tail.lines.is_empty() {
             if result.samples > 0 && result.error.is_none() {
@@ -139,6 +142,7 @@ mod tests {
             resume: None,
             woken: false,
             alternate_screen: false,
+            notices: Vec::new(),
             last_observation: "a\nb".into(),
         }
     }
@@ -160,6 +164,18 @@ mod tests {
         );
         assert!(text.contains("earlier lines left out"), "{text}");
         assert!(text.contains("  | b\n"), "{text}");
+    }
+
+    #[test]
+    fn a_probe_s_notices_are_shown() {
+        let mut r = result(Outcome::Timeout);
+        assert!(!text(&r, &Names::default()).contains("note:"));
+        r.notices = vec!["sampled once in 2.0s: turns".into()];
+        let text = text(&r, &Names::default());
+        assert!(
+            text.contains("  note: sampled once in 2.0s: turns\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -81,7 +81,8 @@ pub use pattern::{
 };
 pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
 pub use probe::{
-    probe_fn, AsyncProbe, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Reply, Waker,
+    probe_fn, AsyncProbe, EndNotices, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Reply,
+    Waker,
 };
 pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};

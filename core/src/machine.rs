@@ -644,6 +644,7 @@ impl Machine {
             resume: None,
             woken: ending.woken,
             alternate_screen: self.alternate_screen,
+            notices: Vec::new(),
             last_observation: display.to_string(),
         }
     }

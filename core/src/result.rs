@@ -129,6 +129,12 @@ pub struct WaitResult {
     /// The probe saw the target on an alternate screen at some sample
     /// (matching was suppressed for those samples).
     pub alternate_screen: bool,
+    /// What the probe has to say about how the wait ended (see
+    /// [`crate::EndNotices`]): a pane wait on a busy tmux server
+    /// says when this process's other waits held every turn, so that it
+    /// sampled less often than asked. Left out of the JSON form when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
     /// The last observation's text, whole (not in the JSON form: `tail`
     /// is the bounded part).
     #[serde(skip)]

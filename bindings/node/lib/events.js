@@ -76,7 +76,7 @@ function flag() {
 
 /** The next result: its fields in the order the native side writes them (`Events::result`). */
 function result() {
-  return {
+  const read = {
     outcome: string(OUTCOME),
     matched_index: nullable(),
     matched_lines: strings(),
@@ -94,6 +94,10 @@ function result() {
     woken: flag(),
     alternate_screen: flag(),
   }
+  // Absent when empty, as in the engine's JSON form.
+  const notices = strings()
+  if (notices.length > 0) read.notices = notices
+  return read
 }
 
 /** Calls `onEvent(slot, key, kind, body)` for each event in the first `count` numbers and the text, in order. */
@@ -132,9 +136,9 @@ const MADE_UP = {
   /** The end of a profile call whose body is `{}`. */
   done: [[0, 0, DONE, 2], '{}'],
   /** `matched`, each number that may be null left null: lines ["yes"], tail ["yes"], 1 sample. */
-  matched: [[0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0], 'matchedyesyes'],
-  /** `timeout` with every field set: index 0, no line, tail ["no"] truncated, exit code 1, probe error, error, resume. */
-  timeout: [[0, 0, RESULT, 7, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1000, 1000, 1, 1, 1, 4, 4, 5, 1, 1], 'timeoutnoboomlatewf1.x'],
+  matched: [[0, 0, RESULT, 7, NaN, 1, 3, 0, 0, 1, 3, 0, NaN, 1, 3, 120000, 0, 0, 0, -1, -1, -1, 0, 0, 0], 'matchedyesyes'],
+  /** `timeout` with every field set: index 0, no line, tail ["no"] truncated, exit code 1, probe error, error, resume, notices ["note"]. */
+  timeout: [[0, 0, RESULT, 7, 0, 0, 0, 1, 1, 2, 1, 1, 2, 1000, 1000, 1, 1, 1, 4, 4, 5, 1, 1, 1, 4], 'timeoutnoboomlatewf1.xnote'],
 }
 
 /** `count` made-up events, taking `events` in turn: `{numbers, text}` as `readEvents` reads them. */

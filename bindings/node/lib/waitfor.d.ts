@@ -103,6 +103,8 @@ export interface WaitResult {
   woken: boolean
   /** The target was on an alternate screen (a full-screen program) at some sample: matching was suppressed then. */
   alternate_screen: boolean
+  /** What the probe says about how the wait ended (absent when nothing): a pane wait says when this process's other waits on its tmux server held every turn. */
+  notices?: string[]
   [field: string]: unknown
 }
 

@@ -107,6 +107,7 @@ impl Events {
             resume,
             woken,
             alternate_screen,
+            notices,
             last_observation: _,
         } = result;
         self.numbers.extend([f64::from(slot), key as f64, RESULT]);
@@ -129,6 +130,7 @@ impl Events {
         self.optional_string(resume.as_deref());
         self.bool(*woken);
         self.bool(*alternate_screen);
+        self.strings(notices);
     }
 
     fn number(&mut self, value: f64) {

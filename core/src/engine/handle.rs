@@ -82,6 +82,8 @@ pub(crate) struct ProbeCell {
     pub slot: Arc<Slot>,
     /// The lock every call needs (see [`crate::HostLock`]).
     pub host_lock: Option<Arc<dyn crate::HostLock>>,
+    /// What the probe adds to the result (see [`crate::probe::EndNotices`]).
+    pub end_notices: Option<crate::probe::EndNotices>,
 }
 
 /// A blocking probe with the context its calls get: the context lives as

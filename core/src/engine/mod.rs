@@ -193,6 +193,7 @@ impl Engine {
                 probe.watch(control.waker());
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
                     host_lock: probe.host_lock(),
+                    end_notices: probe.end_notices(),
                     probe: Mutex::new(Calling { probe, ctx }),
                     slot,
                 }))

@@ -572,6 +572,10 @@ impl Scheduler {
         }
         let on_done = active.on_done.take();
         let slot = active.slot.clone();
+        let end_notices = match &active.probe {
+            ProbeHolder::Blocking(cell) => cell.end_notices.clone(),
+            ProbeHolder::Deferred(_) => None,
+        };
         // The result is built, the wait (its probe included) dropped, and
         // the host told on a delivery thread: thousands of waits ending
         // together are finished on more than one core while this thread
@@ -584,6 +588,11 @@ impl Scheduler {
             let built = catch_unwind(AssertUnwindSafe(|| active.machine.result(ending)));
             let mut result = built.unwrap_or_else(|panic| unbuilt_result(panic.as_ref()));
             result.resume = resume;
+            if let Some(notices) = end_notices {
+                // A probe's code that panics adds nothing.
+                let noted = catch_unwind(AssertUnwindSafe(|| notices(&result)));
+                result.notices = noted.unwrap_or_default();
+            }
             active.span.record("poll_count", result.samples);
             active.span.record("stop_reason", result.outcome.as_str());
             active.span.record("elapsed_ms", result.elapsed_ms);
@@ -644,6 +653,7 @@ pub(crate) fn error_result(error: String) -> WaitResult {
         resume: None,
         woken: false,
         alternate_screen: false,
+        notices: Vec::new(),
         last_observation: String::new(),
     }
 }

@@ -180,7 +180,44 @@ pub trait Probe: Send + 'static {
     fn host_lock(&self) -> Option<std::sync::Arc<dyn HostLock>> {
         None
     }
+
+    /// What the probe has to say about how its wait ended, if anything
+    /// (see [`EndNotices`]). Asked once, when the wait starts.
+    fn end_notices(&self) -> Option<EndNotices> {
+        None
+    }
 }
+
+/// The notices a probe adds to its wait's result
+/// ([`WaitResult::notices`](crate::WaitResult::notices)), from the result
+/// the engine built. Called once, as the wait ends, possibly while a call
+/// of the probe is still in flight (so it reads what it shares with the
+/// probe, never the probe itself).
+///
+/// ```
+/// use std::sync::Arc;
+/// use waitfor::{Condition, EndNotices, Engine, Observation, Outcome, Pattern, Probe, ProbeContext, ProbeError, Spec};
+/// use std::time::Duration;
+/// struct Quiet;
+/// impl Probe for Quiet {
+///     fn sample(&mut self, _: &ProbeContext) -> Result<Observation, ProbeError> {
+///         Ok(Observation::text(""))
+///     }
+///     fn end_notices(&self) -> Option<EndNotices> {
+///         Some(Arc::new(|result| match result.outcome {
+///             Outcome::Timeout => vec!["nothing was ever written".to_string()],
+///             _ => Vec::new(),
+///         }))
+///     }
+/// }
+/// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")))
+///     .interval(Duration::from_millis(10))
+///     .max_wait(Duration::from_millis(50));
+/// let result = Engine::global().wait(spec, Quiet).unwrap();
+/// assert_eq!(result.notices, ["nothing was ever written"]);
+/// ```
+pub type EndNotices =
+    std::sync::Arc<dyn Fn(&crate::WaitResult) -> Vec<String> + Send + Sync + 'static>;
 
 /// A lock the host's code needs to run, shared by many probes: Python's
 /// interpreter lock. While another thread holds it (a host whose main

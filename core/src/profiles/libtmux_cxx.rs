@@ -15,6 +15,11 @@
 //! - a deadline that passes before the pane is found is a timeout in mode
 //!   `pane-lookup`, with no `pane_id`.
 //!
+//! A wait that this process's other waits starved of tmux turns (see
+//! [`crate::tmux::PaneReport::starved_notice`]) says so in the engine's
+//! result (`notices`) only: the original sends no log message and its
+//! output's fields are fixed.
+//!
 //! Keys the server typed are recorded with [`crate::tmux::record_keys`].
 
 use super::aura::{invalid, missing, object, reject_unknown};
@@ -207,10 +212,10 @@ fn mode(seen: &PaneReport, matched: bool, samples: u64) -> &'static str {
 /// timeout in the original: a tmux call cut short by the deadline or out
 /// of budget waiting for its turn, or a first step that never came back.
 fn out_of_time(result: &WaitResult, seen: &PaneReport) -> bool {
-    result.outcome == Outcome::ProbeError
-        && (seen.unresponsive.is_some()
-            || seen.no_turn
-            || result.samples == 0 && result.probe.last_error.is_none())
+    seen.failed_without_turn(result)
+        || result.outcome == Outcome::ProbeError
+            && (seen.unresponsive.is_some()
+                || result.samples == 0 && result.probe.last_error.is_none())
 }
 
 fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<Value, ToolError> {

@@ -24,7 +24,11 @@
 //!   elapsed, Ys left"), the poll that ends the wait and the ones under a
 //!   full-screen program included; and warnings for an
 //!   invalid regex, for a wait that ends without a match, and once for a
-//!   pane whose history is in the last tenth of its `history-limit`.
+//!   pane whose history is in the last tenth of its `history-limit`; and,
+//!   not the original's, the engine's notices at the end (a wait that
+//!   this process's other waits starved of tmux turns says so: see
+//!   [`crate::tmux::PaneReport::starved_notice`]) as warnings, since its
+//!   output's fields are fixed.
 
 use super::aura::{invalid, object, reject_unknown};
 use super::notice::{Notice, Report, ToolProgress};
@@ -729,6 +733,11 @@ fn notices(seen: PaneReportHandle, effective: f64, answered: AnsweredSince) -> R
                     python_float(effective)
                 )));
             }
+            // Not the original's: why this wait sampled less often than
+            // asked (this process's other waits held every tmux turn), as
+            // one more warning, the only place the original's contract
+            // has for it (its output's fields are fixed).
+            sent.extend(result.notices.iter().cloned().map(Notice::warning));
             sent
         },
     )
@@ -846,10 +855,11 @@ fn stuck_call(
 /// deadline: the call was cut short by it, or spent it waiting for its
 /// turn while tmux answered this process's other calls.
 fn ended_at_deadline(result: &WaitResult, seen: &PaneReport, answered: bool) -> bool {
-    result.outcome == Outcome::ProbeError
-        && (seen.no_turn
-            || (first_call_outlived(result) && answered)
-            || stuck_call(result, seen, answered).is_some_and(|(_, budget)| budget < CALL_FLOOR))
+    seen.failed_without_turn(result)
+        || result.outcome == Outcome::ProbeError
+            && ((first_call_outlived(result) && answered)
+                || stuck_call(result, seen, answered)
+                    .is_some_and(|(_, budget)| budget < CALL_FLOOR))
 }
 
 /// libtmux-mcp's error texts for a pane wait that cannot go on.

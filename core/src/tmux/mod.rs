@@ -54,8 +54,8 @@ pub use pane_probe::{
     VERIFY_EVERY,
 };
 pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
-pub(crate) use turns::AnsweredSince;
 pub use turns::CALLS_PER_SERVER;
+pub(crate) use turns::{AnsweredSince, TurnLog};
 
 use crate::process::{run_bounded, OverCap, RunError, RunOptions};
 use scripted::ScriptedServer;
@@ -195,6 +195,8 @@ pub struct Tmux {
     config_file: Option<String>,
     /// The simulator's server, answering instead of the `tmux` program.
     scripted: Option<Arc<ScriptedServer>>,
+    /// Where the calls of this client (one wait's) note their turns.
+    turn_log: Option<TurnLog>,
 }
 
 impl Default for Tmux {
@@ -224,6 +226,7 @@ impl Tmux {
             socket_name: None,
             config_file: None,
             scripted: None,
+            turn_log: None,
         }
     }
 
@@ -262,6 +265,13 @@ impl Tmux {
     /// The socket name given with [`Tmux::with_socket_name`].
     pub fn socket_name(&self) -> Option<&str> {
         self.socket_name.as_deref()
+    }
+
+    /// This client, its calls noting in `log` whether the latest is
+    /// without a turn behind this process's other calls.
+    pub(crate) fn logging_turns(mut self, log: TurnLog) -> Self {
+        self.turn_log = Some(log);
+        self
     }
 
     /// Tells, later, whether tmux answered any call of this process on
@@ -338,14 +348,16 @@ impl Tmux {
                 };
                 let argv = self.argv(args);
                 let deadline = deadline_in(budget);
-                let mut turn =
-                    turns::take(self.socket_path(), deadline, cancel).map_err(|why| match why {
+                let log = self.turn_log.as_ref();
+                let mut turn = turns::take(self.socket_path(), deadline, cancel, log).map_err(
+                    |why| match why {
                         NoTurn::Busy => TmuxError::Busy {
                             command: args.first().copied().unwrap_or("").to_string(),
                             budget,
                         },
                         NoTurn::Cancelled | NoTurn::Silent => gave_up(&argv[0], budget, cancel),
-                    })?;
+                    },
+                )?;
                 let left = deadline.saturating_duration_since(Instant::now());
                 let out = run_bounded(&argv, &opts, left, cancel).map_err(|e| match e {
                     // The turn's wait was part of the call's budget.

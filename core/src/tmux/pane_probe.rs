@@ -80,10 +80,11 @@ use super::echo::{EchoLog, EchoMask};
 use super::echo_registry::{echo_key, echo_log};
 use super::{
     CheckTurn, ControlClient, ControlState, Freshness, PaneFacts, PanePick, PaneRef, PaneSnapshot,
-    PaneTarget, Rows, Tmux, TmuxError,
+    PaneTarget, Rows, Tmux, TmuxError, TurnLog,
 };
-use crate::probe::{Observation, Probe, ProbeContext, ProbeError, Waker};
+use crate::probe::{EndNotices, Observation, Probe, ProbeContext, ProbeError, Waker};
 use crate::process::RunError;
+use crate::result::{Outcome, WaitResult};
 use crate::sync::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -165,6 +166,11 @@ pub struct PaneReport {
     /// while the server answered this process's other calls
     /// ([`TmuxError::Busy`]).
     pub no_turn: bool,
+    /// How long the wait's tmux calls waited for a turn while tmux
+    /// answered this process's other calls ahead of them, the wait of a
+    /// call still waiting included (as it stood when the report was read:
+    /// see [`PaneReport::starved_notice`]).
+    pub turn_wait: Duration,
     /// The visible screen at entry, as `capture-pane -p` prints it.
     pub entry_screen: String,
     /// The visible screen at the last capture, as `capture-pane -p`
@@ -178,23 +184,93 @@ pub struct PaneReport {
     pub history_near_limit: Option<(u64, u64)>,
 }
 
+impl PaneReport {
+    /// Whether a wait that ended with `result` in its probe's failure
+    /// failed at its deadline: its last tmux call spent its budget waiting
+    /// for its turn while tmux answered this process's other calls
+    /// ([`PaneReport::no_turn`]), not a fault of tmux or of the pane.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use waitfor::{tmux::PaneReport, Condition, Engine, Observation, Outcome, Spec};
+    /// let spec = Spec::new(Condition::AnyOutput)
+    ///     .interval(Duration::from_millis(10))
+    ///     .max_wait(Duration::from_millis(40));
+    /// let quiet = waitfor::probe_fn(|_| Ok(Observation::text("")));
+    /// let mut result = Engine::global().wait(spec, quiet).unwrap();
+    /// result.outcome = Outcome::ProbeError;
+    /// let no_turn = PaneReport { no_turn: true, ..Default::default() };
+    /// assert!(no_turn.failed_without_turn(&result));
+    /// assert!(!PaneReport::default().failed_without_turn(&result));
+    /// ```
+    pub fn failed_without_turn(&self, result: &WaitResult) -> bool {
+        result.outcome == Outcome::ProbeError && self.no_turn
+    }
+
+    /// Why a wait that ended with `result` at its deadline (a timeout, or
+    /// its probe's failure) sampled less often than asked, if this
+    /// process's other waits on the same tmux server held its turns
+    /// ([`super::CALLS_PER_SERVER`]): its tmux calls spent at least a
+    /// quarter of the wait waiting for a turn while tmux answered calls
+    /// ahead of them ([`PaneReport::turn_wait`]). `None` for a wait that
+    /// was not starved so: on an idle server no call waits, and a server
+    /// that answers nothing is stuck, not busy.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use waitfor::tmux::PaneReport;
+    /// let spec = waitfor::Spec::new(waitfor::Condition::AnyOutput)
+    ///     .interval(Duration::from_millis(10))
+    ///     .max_wait(Duration::from_millis(40));
+    /// let result = waitfor::Engine::global()
+    ///     .wait(spec, waitfor::probe_fn(|_| Ok(waitfor::Observation::text(""))))
+    ///     .unwrap();
+    /// let starved = PaneReport { turn_wait: Duration::from_secs(1), ..Default::default() };
+    /// assert!(starved.starved_notice(&result).unwrap().contains("held every turn"));
+    /// assert_eq!(PaneReport::default().starved_notice(&result), None);
+    /// ```
+    pub fn starved_notice(&self, result: &WaitResult) -> Option<String> {
+        let at_deadline = matches!(result.outcome, Outcome::Timeout | Outcome::ProbeError);
+        let waited = self.turn_wait.as_secs_f64();
+        let elapsed = result.elapsed_ms as f64 / 1000.0;
+        (at_deadline && waited > 0.0 && waited >= elapsed / 4.0).then(|| {
+            let times = match result.samples {
+                1 => "once".to_string(),
+                n => format!("{n} times"),
+            };
+            format!(
+                "sampled {times} in {elapsed:.1}s: this process's other waits on this tmux \
+                 server held every turn ({} tmux calls at a time per server), and this wait's \
+                 calls waited {waited:.1}s for theirs",
+                super::CALLS_PER_SERVER
+            )
+        })
+    }
+}
+
 /// A shared view of a probe's [`PaneReport`], readable after the wait.
 #[derive(Clone, Debug, Default)]
-pub struct PaneReportHandle(Arc<Mutex<PaneReport>>);
+pub struct PaneReportHandle {
+    report: Arc<Mutex<PaneReport>>,
+    /// Where the probe's tmux calls note their turns.
+    turns: TurnLog,
+}
 
 impl PaneReportHandle {
     /// A copy of the report as it is now.
     pub fn get(&self) -> PaneReport {
-        self.0.lock().clone()
+        self.read(PaneReport::clone)
     }
 
     /// What `f` reads of the report as it is now, without a copy of it all.
     pub fn read<T>(&self, f: impl FnOnce(&PaneReport) -> T) -> T {
-        f(&self.0.lock())
+        let mut report = self.report.lock();
+        report.turn_wait = self.turns.waited_behind_answers();
+        f(&report)
     }
 
     fn update(&self, f: impl FnOnce(&mut PaneReport)) {
-        f(&mut self.0.lock());
+        f(&mut self.report.lock());
     }
 }
 
@@ -245,8 +321,9 @@ impl PaneProbe {
     /// log ([`super::echo_log`]).
     pub fn new(tmux: Tmux, target: PaneTarget) -> Self {
         let echo = tmux.scripted_echo_log().unwrap_or_else(echo_log);
+        let report = PaneReportHandle::default();
         Self {
-            tmux,
+            tmux: tmux.logging_turns(report.turns.clone()),
             target,
             push: true,
             credit_entry: false,
@@ -264,7 +341,7 @@ impl PaneProbe {
             last_capture: None,
             facts: None,
             last: None,
-            report: PaneReportHandle::default(),
+            report,
         }
     }
 
@@ -662,6 +739,14 @@ impl Probe for PaneProbe {
 
     fn watch(&mut self, waker: Waker) {
         self.waker = Some(waker);
+    }
+
+    /// A wait this process's other waits starved of tmux turns says so.
+    fn end_notices(&self) -> Option<EndNotices> {
+        let report = self.report.clone();
+        Some(Arc::new(move |result| {
+            report.read(|seen| seen.starved_notice(result).into_iter().collect())
+        }))
     }
 }
 

@@ -14,6 +14,9 @@
 //! A call whose budget ends before its turn tells why ([`NoTurn`]): when
 //! calls ahead of it got answers meanwhile the server was only busy with
 //! this process's other calls; when none did, the server is not answering.
+//! A wait's calls may also note in a [`TurnLog`] how long they waited
+//! behind calls tmux answered: a wait that spent much of its time so was
+//! starved by this process's other waits.
 
 use super::socket_key::{PerServer, SocketKey};
 use super::CANCEL_CHECK;
@@ -108,6 +111,72 @@ impl AnsweredSince {
     }
 }
 
+/// How long the tmux calls of one user (a pane wait) waited for their
+/// turns while tmux answered this process's calls ahead of them. Clones
+/// share it.
+///
+/// Read when the wait ends, it tells a wait starved by this process's
+/// other calls on a busy server from one that was not: an idle server's
+/// calls never wait, and a stopped server answers none of the calls they
+/// wait behind.
+#[derive(Clone, Default)]
+pub(crate) struct TurnLog(Arc<Mutex<Waits>>);
+
+#[derive(Clone, Default)]
+struct Waits {
+    /// The waits of calls that left the queue, behind answered calls.
+    behind_answers: Duration,
+    /// The call waiting now, if one is.
+    waiting: Option<Waiting>,
+}
+
+/// A call waiting for its turn.
+#[derive(Clone)]
+struct Waiting {
+    server: Arc<Server>,
+    /// The server's answers when the call began to wait.
+    answers: u64,
+    since: Instant,
+}
+
+impl TurnLog {
+    /// The time the calls waited for a turn while tmux answered calls
+    /// ahead of them, the wait of a call still waiting included.
+    pub(crate) fn waited_behind_answers(&self) -> Duration {
+        // Cloned out: the server's lock is never taken under this one.
+        let waits = self.0.lock().clone();
+        let now = waits
+            .waiting
+            .filter(|w| w.server.calls.lock().answers != w.answers);
+        waits.behind_answers + now.map_or(Duration::ZERO, |w| w.since.elapsed())
+    }
+
+    fn waiting(&self, server: &Arc<Server>, answers: u64) {
+        self.0.lock().waiting = Some(Waiting {
+            server: server.clone(),
+            answers,
+            since: Instant::now(),
+        });
+    }
+
+    /// The waiting call left the queue, with its turn or without; tmux
+    /// `answered` calls ahead of it meanwhile or not.
+    fn left(&self, answered: bool) {
+        let mut waits = self.0.lock();
+        if let Some(waiting) = waits.waiting.take() {
+            if answered {
+                waits.behind_answers += waiting.since.elapsed();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for TurnLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TurnLog")
+    }
+}
+
 /// Why a call got no turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum NoTurn {
@@ -123,11 +192,13 @@ pub(super) enum NoTurn {
 /// A turn to call the server at `socket`, once fewer than
 /// [`CALLS_PER_SERVER`] calls are in flight there and the calls that
 /// came first have theirs, with at least [`MIN_CALL_TIME`] left before
-/// `deadline`; else why not.
+/// `deadline`; else why not. `log`, if any, notes how long the call
+/// waited behind calls tmux answered.
 pub(super) fn take(
     socket: PathBuf,
     deadline: Instant,
     cancel: &CancelToken,
+    log: Option<&TurnLog>,
 ) -> Result<Turn, NoTurn> {
     let server = server_at(socket);
     let mut calls = server.calls.lock();
@@ -135,7 +206,12 @@ pub(super) fn take(
     // Behind the calls already waiting: a newcomer never takes the turn
     // a freed call handed to one of them.
     let mut gave_up = false;
-    if calls.in_flight >= CALLS_PER_SERVER || calls.waiting > 0 {
+    let queued = calls.in_flight >= CALLS_PER_SERVER || calls.waiting > 0;
+    let log = log.filter(|_| queued);
+    if queued {
+        if let Some(log) = log {
+            log.waiting(&server, answers_before);
+        }
         calls.waiting += 1;
         loop {
             let now = Instant::now();
@@ -154,8 +230,11 @@ pub(super) fn take(
     }
     // A turn that came with no time left would start tmux only to kill it.
     let late = deadline.saturating_duration_since(Instant::now()) < MIN_CALL_TIME;
+    let answered = calls.answers != answers_before;
+    if let Some(log) = log {
+        log.left(answered);
+    }
     if gave_up || late {
-        let answered = calls.answers != answers_before;
         drop(calls);
         // The turn this one may have been woken for goes on.
         server.freed.notify_one();
@@ -182,7 +261,7 @@ mod tests {
         let far = Instant::now() + Duration::from_secs(60);
         (0..CALLS_PER_SERVER)
             .map(|_| {
-                take(socket.to_path_buf(), far, &CancelToken::new())
+                take(socket.to_path_buf(), far, &CancelToken::new(), None)
                     .ok()
                     .unwrap()
             })
@@ -198,12 +277,12 @@ mod tests {
         let socket = PathBuf::from(format!("/nonexistent/turns-{}", std::process::id()));
         let mut held = all_turns(&socket);
         let soon = || Instant::now() + Duration::from_millis(10);
-        let silent = take(socket.clone(), soon(), &CancelToken::new());
+        let silent = take(socket.clone(), soon(), &CancelToken::new(), None);
         assert_eq!(silent.err(), Some(NoTurn::Silent));
         let cancelled = CancelToken::new();
         cancelled.cancel();
         assert_eq!(
-            take(socket.clone(), soon(), &cancelled).err(),
+            take(socket.clone(), soon(), &cancelled, None).err(),
             Some(NoTurn::Cancelled)
         );
 
@@ -215,5 +294,54 @@ mod tests {
         drop(held.remove(0));
         assert!(answered.any());
         assert!(!unanswered.any(), "a reader keeps its first answer");
+    }
+
+    /// A log counts the time a call waited behind calls tmux answered,
+    /// while it waits and after it left, and nothing for a call behind
+    /// calls tmux did not answer, or one that did not wait.
+    #[test]
+    fn a_turn_log_counts_waits_behind_answered_calls() {
+        let socket = PathBuf::from(format!("/nonexistent/turn-log-{}", std::process::id()));
+        let held = all_turns(&socket);
+        let server = server_at(socket.clone());
+        let answer = || server.calls.lock().answers += 1;
+        let soon = Instant::now() + Duration::from_millis(10);
+
+        let log = TurnLog::default();
+        let call = take(socket.clone(), soon, &CancelToken::new(), Some(&log));
+        assert_eq!(call.err(), Some(NoTurn::Silent));
+        answer();
+        assert_eq!(
+            log.waited_behind_answers(),
+            Duration::ZERO,
+            "behind silence"
+        );
+
+        let cancel = CancelToken::new();
+        let far = Instant::now() + Duration::from_secs(60);
+        let waited = std::thread::scope(|scope| {
+            let queued = scope.spawn(|| take(socket.clone(), far, &cancel, Some(&log)));
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while server.calls.lock().waiting == 0 {
+                assert!(Instant::now() < deadline, "the call never queued");
+                std::thread::yield_now();
+            }
+            answer();
+            let waiting = log.waited_behind_answers();
+            assert!(waiting > Duration::ZERO, "still waiting, behind an answer");
+            cancel.cancel();
+            assert_eq!(queued.join().unwrap().err(), Some(NoTurn::Cancelled));
+            waiting
+        });
+        let left = log.waited_behind_answers();
+        assert!(left >= waited, "{left:?} after {waited:?}");
+
+        drop(held);
+        let _turn = take(socket, far, &CancelToken::new(), Some(&log)).ok();
+        assert_eq!(
+            log.waited_behind_answers(),
+            left,
+            "a call that did not wait"
+        );
     }
 }
