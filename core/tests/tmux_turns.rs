@@ -103,7 +103,7 @@ fn a_wait_starved_of_turns_by_this_process_s_other_waits_says_so() {
     let cxx = start(CXX, cxx_args, &Host::default());
     let generic = polling_wait(&s, 50, 1000, || ());
     let (py_out, py_result, py_notices) = py.finish_all();
-    let (cxx_out, cxx_result) = cxx.finish();
+    let (cxx_out, cxx_result, cxx_notices) = cxx.finish_all();
     let generic = generic.wait();
     for handle in &load {
         handle.control().cancel();
@@ -123,6 +123,11 @@ fn a_wait_starved_of_turns_by_this_process_s_other_waits_says_so() {
     assert_valid(&output_schema(CXX), &cxx_out);
     assert_eq!(cxx_out["timed_out"], true, "{cxx_out}");
     assert!(starved(&cxx_result), "{cxx_result:?}");
+    assert_eq!(
+        warnings(&cxx_notices),
+        Vec::<String>::new(),
+        "the original logs nothing"
+    );
 
     assert!(starved(&generic), "{generic:?}");
     let json: Value = generic.to_json();
