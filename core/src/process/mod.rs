@@ -70,6 +70,8 @@ use std::time::{Duration, Instant};
 
 mod starts;
 #[cfg(target_os = "linux")]
+mod environ;
+#[cfg(target_os = "linux")]
 mod sweep;
 #[cfg(unix)]
 mod unix;

@@ -376,6 +376,18 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 #[cfg(target_os = "linux")]
 const MAX_SWEEP_PASSES: usize = 16;
 
+/// How long a pass waits before it looks again at processes caught in the
+/// middle of `execve` when no process is new, doubling each time up to
+/// [`MAX_LOOK_AGAIN_PAUSE`]: back to back, the passes could all be over
+/// before a process that lost its processor (a loaded machine) is through
+/// its `execve`. The pauses of a sweep add up to 0.2 s at most (for a
+/// process stuck in `execve` through every pass).
+#[cfg(target_os = "linux")]
+const FIRST_LOOK_AGAIN_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
+/// The longest of those pauses.
+#[cfg(target_os = "linux")]
+const MAX_LOOK_AGAIN_PAUSE: std::time::Duration = std::time::Duration::from_millis(16);
+
 /// Kills every process of this user that carries one of `marks`:
 /// descendants that escaped the process group (`setsid`) and outlived the
 /// run. Linux only (it reads `/proc/PID/environ`); one that clears its
@@ -387,17 +399,20 @@ const MAX_SWEEP_PASSES: usize = 16;
 /// not hold by the time a pass reaches it. So a pass reads the newest
 /// processes first, and passes repeat over the processes that appeared
 /// since the last (few, read within microseconds of their listing) until
-/// none did, up to [`MAX_SWEEP_PASSES`]. Only marked processes are killed,
-/// never their groups: a marked process may run in a group it does not
-/// own (a job `tmux run-shell` started is in the tmux server's group).
+/// none did, up to [`MAX_SWEEP_PASSES`]. A process whose environment
+/// could not be told yet (it was in the middle of `execve`, see
+/// `environ`) is read again in the next pass, as if new. Only marked
+/// processes are killed, never their groups: a marked process may run in
+/// a group it does not own (a job `tmux run-shell` started is in the tmux
+/// server's group).
 #[cfg(target_os = "linux")]
 pub(super) fn end_marked(var: &str, marks: &[String]) {
-    let prefix = format!("{var}=");
-    // A set, and each environment read once: one sweep serves the marks
-    // of hundreds of waits that ended together.
-    let marks: std::collections::HashSet<&[u8]> = marks.iter().map(|m| m.as_bytes()).collect();
-    let me = std::process::id();
-    let mut read = std::collections::HashSet::from([me]);
+    use super::environ::{Marks, Verdict};
+    let marks = Marks::new(var, marks);
+    let mut read = std::collections::HashSet::from([std::process::id()]);
+    // Those to look at again, and whether each seemed empty.
+    let mut again = std::collections::HashMap::<u32, bool>::new();
+    let mut pause = FIRST_LOOK_AGAIN_PAUSE;
     for _ in 0..MAX_SWEEP_PASSES {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return;
@@ -410,42 +425,58 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
         if new.is_empty() {
             return;
         }
-        new.sort_unstable_by(|a, b| b.cmp(a));
-        for &pid in &new {
-            end_if_marked(pid, &prefix, &marks);
+        if new.iter().all(|pid| again.contains_key(pid)) {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(MAX_LOOK_AGAIN_PAUSE);
         }
-        read.extend(new);
+        new.sort_unstable_by(|a, b| b.cmp(a));
+        let looked_again = std::mem::take(&mut again);
+        for pid in new {
+            let seemed_empty = looked_again.get(&pid).copied().unwrap_or(false);
+            match end_if_marked(pid, &marks, seemed_empty) {
+                Verdict::Marked | Verdict::NotMarked => {
+                    read.insert(pid);
+                }
+                verdict @ (Verdict::Unsettled | Verdict::SeemsEmpty) => {
+                    again.insert(pid, verdict == Verdict::SeemsEmpty);
+                }
+            }
+        }
     }
 }
 
-/// Kills `pid` if it carries one of `marks` (see [`end_marked`]).
+/// Kills `pid` if it carries one of `marks` (see [`end_marked`]); says
+/// what it found.
 #[cfg(target_os = "linux")]
-fn end_if_marked(pid: u32, prefix: &str, marks: &std::collections::HashSet<&[u8]>) {
+fn end_if_marked(
+    pid: u32,
+    marks: &super::environ::Marks,
+    seemed_empty: bool,
+) -> super::environ::Verdict {
+    use super::environ::Verdict;
     let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
-        return;
+        return Verdict::NotMarked;
     };
     // Other users' environments are not readable: nothing of ours there.
+    // Nor, on recent kernels, those of kernel threads and zombies.
     let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return;
+        return Verdict::NotMarked;
     };
-    let marked = environ.split(|&b| b == 0).any(|entry| {
-        entry
-            .strip_prefix(prefix.as_bytes())
-            .is_some_and(|mark| marks.contains(mark))
-    });
-    if !marked {
-        return;
+    let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    let verdict = marks.verdict(&environ, stat, seemed_empty);
+    if verdict == Verdict::Marked {
+        // SAFETY: plain syscall on a pidfd we own.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
     }
-    // SAFETY: plain syscall on a pidfd we own.
-    unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            libc::SIGKILL,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        );
-    }
+    verdict
 }
 
 /// Whether the child exited, without reaping it.

@@ -1,0 +1,201 @@
+//! What one look at a process's environment in `/proc` says about it,
+//! for the sweep of marked processes (`unix::end_marked`).
+//!
+//! An environment can read empty (0 bytes) without being empty: a process
+//! in the middle of `execve` has, for a moment, its new memory but not yet
+//! the new stack that holds its environment, and a look then finds
+//! nothing. Taking that for "not marked" let a marked process that was
+//! exec'ing as the sweep passed outlive its mark. So an empty read is told
+//! apart by the process's `/proc/PID/stat`, read then only.
+
+use std::collections::HashSet;
+
+/// `PF_KTHREAD` in the flags of `/proc/PID/stat`: a kernel thread, which
+/// has no environment and is nobody's to end. The flag is the kernel's own
+/// word for it, in a line the look at an empty environment reads anyway
+/// (for the state and the environment's range), so it costs nothing more;
+/// an unreadable `/proc/PID/exe` would also mean "other user's", "gone" or
+/// "exiting", and a parent pid of 2 is not a kernel thread in every pid
+/// namespace.
+const PF_KTHREAD: u64 = 0x0020_0000;
+/// `PF_EXITING`: the process is ending and has let go of its memory (the
+/// environment reads empty), so it needs no kill.
+const PF_EXITING: u64 = 0x0000_0004;
+
+/// The marks a sweep ends, and the variable that carries them.
+pub(super) struct Marks<'a> {
+    /// `VAR=`, how the variable starts in an environment.
+    prefix: Vec<u8>,
+    /// A set: one sweep serves the marks of hundreds of waits that ended
+    /// together, and reads each environment once for all of them.
+    marks: HashSet<&'a [u8]>,
+}
+
+/// What a look at one process found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// It carries one of the marks: kill it.
+    Marked,
+    /// It carries none, or needs no kill: do not look at it again.
+    NotMarked,
+    /// Its environment could not be told (it is in the middle of
+    /// `execve`): look at it again in the next pass.
+    Unsettled,
+    /// Its environment is empty, as far as one look tells: look at it
+    /// again in the next pass, and believe it if that look finds it
+    /// empty still. (An environment being written shows the same for a
+    /// moment; a process that cleared its own, `env -i`, shows it for
+    /// good, and costs each sweep one more look only.)
+    SeemsEmpty,
+}
+
+impl<'a> Marks<'a> {
+    pub(super) fn new(var: &str, marks: &'a [String]) -> Self {
+        Self {
+            prefix: format!("{var}=").into_bytes(),
+            marks: marks.iter().map(|m| m.as_bytes()).collect(),
+        }
+    }
+
+    /// What a process with `environ` (its `/proc/PID/environ`) is. `stat`
+    /// reads its `/proc/PID/stat` (`None`: it is gone), and is called for
+    /// an empty environment only; `seemed_empty` says the previous look
+    /// found [`Verdict::SeemsEmpty`].
+    pub(super) fn verdict(
+        &self,
+        environ: &[u8],
+        stat: impl FnOnce() -> Option<String>,
+        seemed_empty: bool,
+    ) -> Verdict {
+        if environ.is_empty() {
+            return stat().map_or(Verdict::NotMarked, |stat| empty_read(&stat, seemed_empty));
+        }
+        let marked = environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(self.prefix.as_slice())
+                .is_some_and(|mark| self.marks.contains(mark))
+        });
+        if marked {
+            Verdict::Marked
+        } else {
+            Verdict::NotMarked
+        }
+    }
+}
+
+/// What an empty read of a process's environment means, from its `stat`.
+/// The range of its environment in memory tells `execve` apart: none yet
+/// (0) until the new stack is built. A kernel thread, a zombie and a
+/// process ending have no memory, so no range either (and recent kernels
+/// refuse to read their environment at all).
+fn empty_read(stat: &str, seemed_empty: bool) -> Verdict {
+    // The command name, in parentheses, may hold spaces and ')': the
+    // fields after it start after the last ')'.
+    let Some(after_name) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+        return Verdict::Unsettled;
+    };
+    // Field `n` as proc(5) numbers them (the state is the 3rd).
+    let field = |n: usize| after_name.split_ascii_whitespace().nth(n - 3);
+    let number = |n: usize| field(n).and_then(|f| f.parse::<u64>().ok());
+    let flags = number(9).unwrap_or(0);
+    if matches!(field(3), Some("Z" | "X")) || flags & (PF_KTHREAD | PF_EXITING) != 0 {
+        return Verdict::NotMarked;
+    }
+    match (number(50), number(51)) {
+        (Some(start), Some(end)) if end != 0 && start == end => {
+            if seemed_empty {
+                Verdict::NotMarked
+            } else {
+                Verdict::SeemsEmpty
+            }
+        }
+        // No range yet (in `execve`), or one filled since the read.
+        _ => Verdict::Unsettled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MARK: &str = "0123abcd";
+
+    /// A `/proc/PID/stat` line: `state`, `flags` and the environment's
+    /// range (fields 3, 9, 50 and 51), in a command name with spaces and
+    /// a ')' to skip.
+    fn stat(state: &str, flags: u64, env: (u64, u64)) -> String {
+        let mut fields: Vec<String> = (3..=52).map(|_| "0".to_string()).collect();
+        fields[0] = state.to_string();
+        fields[9 - 3] = flags.to_string();
+        fields[50 - 3] = env.0.to_string();
+        fields[51 - 3] = env.1.to_string();
+        format!("4242 (a) b (c) {}", fields.join(" "))
+    }
+
+    fn verdict(environ: &[u8], stat: Option<String>, seemed_empty: bool) -> Verdict {
+        let marks = [MARK.to_string()];
+        Marks::new("WAITFOR_RUN", &marks).verdict(environ, || stat, seemed_empty)
+    }
+
+    /// A user process's flags (`PF_RANDOMIZE`, as `/proc` shows them).
+    const USER: u64 = 0x0040_0000;
+    /// The range an empty environment has after `execve`.
+    const EMPTY: (u64, u64) = (0x7ffd_0000, 0x7ffd_0000);
+
+    #[test]
+    fn a_marked_environment_is_killed() {
+        let environ = format!("A=1\0WAITFOR_RUN={MARK}\0B=2\0");
+        assert_eq!(verdict(environ.as_bytes(), None, false), Verdict::Marked);
+    }
+
+    #[test]
+    fn an_environment_without_the_mark_is_done() {
+        let other = b"A=1\0WAITFOR_RUN=ffff\0XWAITFOR_RUN=0123abcd\0";
+        assert_eq!(verdict(other, None, false), Verdict::NotMarked);
+    }
+
+    #[test]
+    fn an_empty_read_of_a_process_in_execve_is_looked_at_again() {
+        let in_execve = stat("R", USER, (0, 0));
+        assert_eq!(
+            verdict(b"", Some(in_execve.clone()), false),
+            Verdict::Unsettled
+        );
+        assert_eq!(verdict(b"", Some(in_execve), true), Verdict::Unsettled);
+        // Its environment was set up between the two reads.
+        let filled = stat("R", USER, (0x7ffd_0000, 0x7ffd_0100));
+        assert_eq!(verdict(b"", Some(filled), true), Verdict::Unsettled);
+    }
+
+    #[test]
+    fn an_empty_environment_is_believed_on_the_second_look() {
+        assert_eq!(
+            verdict(b"", Some(stat("S", USER, EMPTY)), false),
+            Verdict::SeemsEmpty
+        );
+        assert_eq!(
+            verdict(b"", Some(stat("S", USER, EMPTY)), true),
+            Verdict::NotMarked
+        );
+    }
+
+    #[test]
+    fn an_empty_read_of_what_has_no_memory_is_done() {
+        let kernel_thread = stat("S", 0x0020_8040, (0, 0));
+        let zombie = stat("Z", USER, (0, 0));
+        let ending = stat("R", USER | 0x4, (0, 0));
+        for stat in [kernel_thread, zombie, ending] {
+            assert_eq!(verdict(b"", Some(stat), false), Verdict::NotMarked);
+        }
+        // Gone by the time its `stat` was read.
+        assert_eq!(verdict(b"", None, false), Verdict::NotMarked);
+    }
+
+    #[test]
+    fn an_unreadable_stat_line_is_looked_at_again() {
+        assert_eq!(
+            verdict(b"", Some("4242 (sh".into()), false),
+            Verdict::Unsettled
+        );
+    }
+}
