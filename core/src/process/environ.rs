@@ -1,14 +1,40 @@
 //! What one look at a process's environment in `/proc` says about it,
 //! for the sweep of marked processes (`unix::end_marked`).
 //!
-//! An environment can read empty (0 bytes) without being empty: a process
-//! in the middle of `execve` has, for a moment, its new memory but not yet
-//! the new stack that holds its environment, and a look then finds
-//! nothing. Taking that for "not marked" let a marked process that was
-//! exec'ing as the sweep passed outlive its mark. So an empty read is told
-//! apart by the process's `/proc/PID/stat`, read then only.
+//! A process in the middle of `execve` shows less of its environment than
+//! it has, in two ways, and a sweep that took either for "not marked" let
+//! a marked process that was exec'ing as it passed outlive its mark:
+//!
+//! - From its new memory, nothing (0 bytes) until the new stack that holds
+//!   the environment is built. So an empty read is told apart by the
+//!   process's `/proc/PID/stat`, read then only.
+//! - From the memory `/proc/PID/environ` was opened on, its start only,
+//!   when that memory is let go of between two `read` calls: the rest
+//!   reads as the end of the file. So the environment is read in one call
+//!   ([`read`]), which the kernel serves from one memory.
 
 use std::collections::HashSet;
+use std::os::unix::fs::FileExt;
+
+/// The environment of process `pid`, read whole in one `read` call into
+/// `buf` (a sweep's, reused from process to process): a buffer that fills
+/// is doubled and read again from the start, never continued.
+pub(super) fn read(pid: u32, buf: &mut Vec<u8>) -> std::io::Result<&[u8]> {
+    let file = std::fs::File::open(format!("/proc/{pid}/environ"))?;
+    if buf.is_empty() {
+        buf.resize(FIRST_READ, 0);
+    }
+    loop {
+        let len = file.read_at(buf, 0)?;
+        if len < buf.len() {
+            return Ok(&buf[..len]);
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
+/// The buffer [`read`] starts with: most environments are a few KiB.
+const FIRST_READ: usize = 32 << 10;
 
 /// `PF_KTHREAD` in the flags of `/proc/PID/stat`: a kernel thread, which
 /// has no environment and is nobody's to end. The flag is the kernel's own
@@ -189,6 +215,18 @@ mod tests {
         }
         // Gone by the time its `stat` was read.
         assert_eq!(verdict(b"", None, false), Verdict::NotMarked);
+    }
+
+    #[test]
+    fn an_environment_larger_than_the_buffer_is_read_whole_from_its_start() {
+        let pid = std::process::id();
+        let whole = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        assert!(
+            whole.len() > 8,
+            "the test's environment is longer than 8 bytes"
+        );
+        let mut small = vec![0; 8];
+        assert_eq!(read(pid, &mut small).unwrap(), whole.as_slice());
     }
 
     #[test]

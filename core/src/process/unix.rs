@@ -413,6 +413,7 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
     // Those to look at again, and whether each seemed empty.
     let mut again = std::collections::HashMap::<u32, bool>::new();
     let mut pause = FIRST_LOOK_AGAIN_PAUSE;
+    let mut environ = Vec::new();
     for _ in 0..MAX_SWEEP_PASSES {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return;
@@ -433,7 +434,7 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
         let looked_again = std::mem::take(&mut again);
         for pid in new {
             let seemed_empty = looked_again.get(&pid).copied().unwrap_or(false);
-            match end_if_marked(pid, &marks, seemed_empty) {
+            match end_if_marked(pid, &marks, seemed_empty, &mut environ) {
                 Verdict::Marked | Verdict::NotMarked => {
                     read.insert(pid);
                 }
@@ -452,6 +453,7 @@ fn end_if_marked(
     pid: u32,
     marks: &super::environ::Marks,
     seemed_empty: bool,
+    environ: &mut Vec<u8>,
 ) -> super::environ::Verdict {
     use super::environ::Verdict;
     let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
@@ -459,11 +461,11 @@ fn end_if_marked(
     };
     // Other users' environments are not readable: nothing of ours there.
     // Nor, on recent kernels, those of kernel threads and zombies.
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+    let Ok(environ) = super::environ::read(pid, environ) else {
         return Verdict::NotMarked;
     };
     let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-    let verdict = marks.verdict(&environ, stat, seemed_empty);
+    let verdict = marks.verdict(environ, stat, seemed_empty);
     if verdict == Verdict::Marked {
         // SAFETY: plain syscall on a pidfd we own.
         unsafe {
