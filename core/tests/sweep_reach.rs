@@ -56,7 +56,9 @@ fn a_marked_job_in_a_group_it_does_not_own_goes_alone() {
     waitfor::process::finish_sweeps();
     let job_pid = std::fs::read_to_string(&job_pid).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(!runs(job_pid.trim()), "the marked job outlived its mark");
+    // Killed by now, but a kill takes effect when the job next runs, which
+    // on a loaded machine can be after this line.
+    server.until("the marked job ended", || !runs(job_pid.trim()));
     assert!(
         runs(tmux_pid.trim()),
         "the tmux server was killed with the marked job"
