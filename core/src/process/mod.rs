@@ -426,9 +426,7 @@ pub fn run_bounded(
         deadline,
         cancel,
     };
-    let turn = starts::gate()
-        .take(deadline, cancel)
-        .ok_or_else(|| run.stopped())?;
+    let turn = starts::take(deadline, cancel).ok_or_else(|| run.stopped())?;
     os::run(cmd, &run, turn)
 }
 

@@ -19,7 +19,7 @@ use crate::sync::Mutex;
 use crate::CancelToken;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 /// Commands a core may have starting at once.
@@ -31,16 +31,10 @@ const START_WINDOW: Duration = Duration::from_millis(20);
 
 /// Turns to start commands.
 pub(super) struct Gate {
-    /// Turns when nothing runs: [`STARTS_PER_CORE`] a core for the
-    /// process's gate.
-    turns: usize,
     state: Mutex<GateState>,
 }
 
 struct GateState {
-    /// The process the state belongs to: a forked child starts afresh
-    /// rather than inherit turns held by threads it does not have.
-    owner: u32,
     free: usize,
     queue: VecDeque<Arc<Ticket>>,
 }
@@ -54,52 +48,41 @@ struct Ticket {
     wake: CancelToken,
 }
 
-/// The process's gate.
-pub(super) fn gate() -> &'static Gate {
-    static GATE: std::sync::OnceLock<Gate> = std::sync::OnceLock::new();
-    GATE.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Gate::new(STARTS_PER_CORE * cores)
-    })
+/// The process's gate, with the process that made it. A forked child
+/// starts its commands without it: a parent's thread may have held its
+/// lock at the fork, and then holds it in the child for good.
+static GATE: LazyLock<(u32, Gate)> = LazyLock::new(|| {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (std::process::id(), Gate::new(STARTS_PER_CORE * cores))
+});
+
+/// A turn from the process's gate (see [`Gate::take`]); at once in a
+/// forked child.
+pub(super) fn take(deadline: Option<Instant>, cancel: &CancelToken) -> Option<StartTurn> {
+    let (owner, gate) = &*GATE;
+    if *owner != std::process::id() {
+        return Some(StartTurn { gate: None });
+    }
+    gate.take(deadline, cancel)
 }
 
 impl Gate {
     fn new(turns: usize) -> Self {
         Self {
-            turns,
             state: Mutex::new(GateState {
-                owner: 0,
-                free: 0,
+                free: turns,
                 queue: VecDeque::new(),
             }),
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, GateState> {
-        let mut state = self.state.lock();
-        let pid = std::process::id();
-        if state.owner != pid {
-            *state = GateState {
-                owner: pid,
-                free: self.turns,
-                queue: VecDeque::new(),
-            };
-        }
-        state
-    }
-
     /// A turn, once the runs that came first have theirs; `None` if
     /// `cancel` is cancelled or `deadline` passes first.
-    pub(super) fn take(
-        &'static self,
-        deadline: Option<Instant>,
-        cancel: &CancelToken,
-    ) -> Option<StartTurn> {
-        let mut state = self.state();
-        let owner = state.owner;
+    fn take(&'static self, deadline: Option<Instant>, cancel: &CancelToken) -> Option<StartTurn> {
+        let mut state = self.state.lock();
         if state.queue.is_empty() && state.free > 0 {
             state.free -= 1;
-            return Some(StartTurn { gate: self, owner });
+            return Some(StartTurn { gate: Some(self) });
         }
         let ticket = Arc::new(Ticket::default());
         state.queue.push_back(ticket.clone());
@@ -112,9 +95,9 @@ impl Gate {
             d.saturating_duration_since(Instant::now())
         });
         ticket.wake.wait_timeout(left);
-        let mut state = self.state();
+        let mut state = self.state.lock();
         if ticket.granted.load(Ordering::Acquire) {
-            return Some(StartTurn { gate: self, owner });
+            return Some(StartTurn { gate: Some(self) });
         }
         state.queue.retain(|queued| !Arc::ptr_eq(queued, &ticket));
         None
@@ -123,16 +106,14 @@ impl Gate {
 
 /// A turn to start a command; handed to the next run when dropped.
 pub(super) struct StartTurn {
-    gate: &'static Gate,
-    owner: u32,
+    /// `None` for a forked child's, which no gate counts.
+    gate: Option<&'static Gate>,
 }
 
 impl Drop for StartTurn {
     fn drop(&mut self) {
-        let mut state = self.gate.state();
-        if state.owner != self.owner {
-            return;
-        }
+        let Some(gate) = self.gate else { return };
+        let mut state = gate.state.lock();
         match state.queue.pop_front() {
             Some(next) => {
                 next.granted.store(true, Ordering::Release);
@@ -181,7 +162,11 @@ mod tests {
     }
 
     fn queued(gate: &Gate) -> usize {
-        gate.state().queue.len()
+        gate.state.lock().queue.len()
+    }
+
+    fn free(gate: &Gate) -> usize {
+        gate.state.lock().free
     }
 
     #[test]
@@ -216,9 +201,39 @@ mod tests {
         }
         held.pop();
         assert!(waiter.join().unwrap());
-        assert_eq!(gate.state().free, 1, "the waiter's turn was given back");
+        assert_eq!(free(gate), 1, "the waiter's turn was given back");
         drop(held);
-        assert_eq!(gate.state().free, 2);
+        assert_eq!(free(gate), 2);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_forked_child_takes_turns_without_the_lock_its_parent_held() {
+        let held = GATE.1.state.lock();
+        // SAFETY: the child only takes a turn and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let turn = take(far(), &CancelToken::new());
+            // SAFETY: ends the child without running the parent's exit code.
+            unsafe { libc::_exit(if turn.is_some() { 0 } else { 2 }) };
+        }
+        drop(held);
+        assert!(pid > 0, "fork failed");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut status = 0;
+        // SAFETY: our own child, waited for without blocking.
+        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
+            if Instant::now() > deadline {
+                // SAFETY: our own child, which must not outlive the test.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child waited for the lock its parent held");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     }
 
     #[test]
@@ -233,9 +248,9 @@ mod tests {
         let due = runs_long.until().unwrap();
         runs_long.settle(due - Duration::from_millis(1), false);
         assert!(runs_long.until().is_some());
-        assert_eq!(gate.state().free, 1);
+        assert_eq!(free(gate), 1);
         runs_long.settle(due, false);
         assert!(runs_long.until().is_none());
-        assert_eq!(gate.state().free, 2);
+        assert_eq!(free(gate), 2);
     }
 }
