@@ -96,11 +96,17 @@ impl Gate {
         });
         ticket.wake.wait_timeout(left);
         let mut state = self.state.lock();
-        if ticket.granted.load(Ordering::Acquire) {
-            return Some(StartTurn { gate: Some(self) });
+        if !ticket.granted.load(Ordering::Acquire) {
+            state.queue.retain(|queued| !Arc::ptr_eq(queued, &ticket));
+            return None;
         }
-        state.queue.retain(|queued| !Arc::ptr_eq(queued, &ticket));
-        None
+        drop(state);
+        let turn = StartTurn { gate: Some(self) };
+        // Handed over as the cancel or the deadline came: passed on (by
+        // the drop, out of the lock), for the run would only start its
+        // command to kill it.
+        let late = cancel.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
+        (!late).then_some(turn)
     }
 }
 
@@ -112,14 +118,21 @@ pub(super) struct StartTurn {
 
 impl Drop for StartTurn {
     fn drop(&mut self) {
-        let Some(gate) = self.gate else { return };
-        let mut state = gate.state.lock();
-        match state.queue.pop_front() {
+        if let Some(gate) = self.gate {
+            gate.state.lock().give_back();
+        }
+    }
+}
+
+impl GateState {
+    /// A turn given back: the first waiting run's, or a free one.
+    fn give_back(&mut self) {
+        match self.queue.pop_front() {
             Some(next) => {
                 next.granted.store(true, Ordering::Release);
                 next.wake.cancel();
             }
-            None => state.free += 1,
+            None => self.free += 1,
         }
     }
 }
@@ -204,6 +217,27 @@ mod tests {
         assert_eq!(free(gate), 1, "the waiter's turn was given back");
         drop(held);
         assert_eq!(free(gate), 2);
+    }
+
+    #[test]
+    fn a_turn_that_comes_with_the_cancel_is_passed_on() {
+        let gate: &'static Gate = Box::leak(Box::new(Gate::new(0)));
+        let cancel = CancelToken::new();
+        let in_queue = std::thread::spawn({
+            let cancel = cancel.clone();
+            move || gate.take(None, &cancel).is_none()
+        });
+        while queued(gate) == 0 {
+            std::thread::yield_now();
+        }
+        {
+            // The run is cancelled and given a turn before it looks.
+            let mut state = gate.state.lock();
+            cancel.cancel();
+            state.give_back();
+        }
+        assert!(in_queue.join().unwrap(), "a cancelled run kept a turn");
+        assert_eq!(free(gate), 1, "the turn was passed on");
     }
 
     #[test]
