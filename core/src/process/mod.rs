@@ -25,6 +25,7 @@
 //! held from the start until the command exits or has run 20 ms, so a
 //! thousand waits starting commands together leave the engine's threads
 //! the CPU to keep their deadlines, and a command that hangs holds none.
+//! Tmux client calls get turns ahead of commands.
 //!
 //! # How waiting works
 //!
@@ -69,6 +70,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod starts;
+pub(crate) use starts::Queue;
 #[cfg(target_os = "linux")]
 mod environ;
 #[cfg(target_os = "linux")]
@@ -386,6 +388,17 @@ pub fn run_bounded(
     budget: Duration,
     cancel: &CancelToken,
 ) -> Result<ProcessOutput, RunError> {
+    run_bounded_in(Queue::Commands, argv, opts, budget, cancel)
+}
+
+/// [`run_bounded`], waiting for its turn to start in `queue`.
+pub(crate) fn run_bounded_in(
+    queue: Queue,
+    argv: &[String],
+    opts: &RunOptions,
+    budget: Duration,
+    cancel: &CancelToken,
+) -> Result<ProcessOutput, RunError> {
     let deadline = Instant::now().checked_add(budget);
     let (program, args) = argv.split_first().ok_or(RunError::EmptyArgv)?;
     if cancel.is_cancelled() {
@@ -426,7 +439,7 @@ pub fn run_bounded(
         deadline,
         cancel,
     };
-    let turn = starts::take(deadline, cancel).ok_or_else(|| run.stopped())?;
+    let turn = starts::take(queue, deadline, cancel).ok_or_else(|| run.stopped())?;
     os::run(cmd, &run, turn)
 }
 

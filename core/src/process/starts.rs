@@ -14,6 +14,11 @@
 //! still start at least [`STARTS_PER_CORE`] a core every window. Turns go
 //! in arrival order; a run waits for its turn within its own budget and
 //! leaves the queue at once when its token is cancelled.
+//!
+//! Tmux client calls go ahead of commands ([`Queue::Tmux`]): each holds a
+//! turn of its server too (at most four a server), and a pane wait's
+//! samples would otherwise wait behind every command queued: 400 waits
+//! rerunning `sleep 0.05` kept any run from starting for a second.
 
 use crate::sync::Mutex;
 use crate::CancelToken;
@@ -36,7 +41,19 @@ pub(super) struct Gate {
 
 struct GateState {
     free: usize,
-    queue: VecDeque<Arc<Ticket>>,
+    /// Runs waiting, by [`Queue`]: `Tmux`'s get turns first.
+    queues: [VecDeque<Arc<Ticket>>; 2],
+}
+
+/// Which queue a run waits in for its turn.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Queue {
+    /// Commands a caller named, in arrival order.
+    Commands = 0,
+    /// Tmux client calls, ahead of commands: short, and already few (see
+    /// `tmux/turns.rs`).
+    #[cfg(unix)]
+    Tmux = 1,
 }
 
 /// A run waiting for its turn.
@@ -58,12 +75,16 @@ static GATE: LazyLock<(u32, Gate)> = LazyLock::new(|| {
 
 /// A turn from the process's gate (see [`Gate::take`]); at once in a
 /// forked child.
-pub(super) fn take(deadline: Option<Instant>, cancel: &CancelToken) -> Option<StartTurn> {
+pub(super) fn take(
+    queue: Queue,
+    deadline: Option<Instant>,
+    cancel: &CancelToken,
+) -> Option<StartTurn> {
     let (owner, gate) = &*GATE;
     if *owner != std::process::id() {
         return Some(StartTurn { gate: None });
     }
-    gate.take(deadline, cancel)
+    gate.take(queue, deadline, cancel)
 }
 
 impl Gate {
@@ -71,21 +92,28 @@ impl Gate {
         Self {
             state: Mutex::new(GateState {
                 free: turns,
-                queue: VecDeque::new(),
+                queues: Default::default(),
             }),
         }
     }
 
-    /// A turn, once the runs that came first have theirs; `None` if
-    /// `cancel` is cancelled or `deadline` passes first.
-    fn take(&'static self, deadline: Option<Instant>, cancel: &CancelToken) -> Option<StartTurn> {
+    /// A turn, once the runs ahead in `queue`, or in a queue before it,
+    /// have theirs; `None` if `cancel` is cancelled or `deadline` passes
+    /// first.
+    fn take(
+        &'static self,
+        queue: Queue,
+        deadline: Option<Instant>,
+        cancel: &CancelToken,
+    ) -> Option<StartTurn> {
         let mut state = self.state.lock();
-        if state.queue.is_empty() && state.free > 0 {
+        // A turn is free only while nobody waits (see `give_back`).
+        if state.free > 0 {
             state.free -= 1;
             return Some(StartTurn { gate: Some(self) });
         }
         let ticket = Arc::new(Ticket::default());
-        state.queue.push_back(ticket.clone());
+        state.queues[queue as usize].push_back(ticket.clone());
         drop(state);
         let _hook = cancel.on_cancel({
             let wake = ticket.wake.clone();
@@ -97,7 +125,7 @@ impl Gate {
         ticket.wake.wait_timeout(left);
         let mut state = self.state.lock();
         if !ticket.granted.load(Ordering::Acquire) {
-            state.queue.retain(|queued| !Arc::ptr_eq(queued, &ticket));
+            state.queues[queue as usize].retain(|queued| !Arc::ptr_eq(queued, &ticket));
             return None;
         }
         drop(state);
@@ -125,9 +153,11 @@ impl Drop for StartTurn {
 }
 
 impl GateState {
-    /// A turn given back: the first waiting run's, or a free one.
+    /// A turn given back: the first waiting run's, tmux calls first, or
+    /// a free one.
     fn give_back(&mut self) {
-        match self.queue.pop_front() {
+        let [commands, tmux] = &mut self.queues;
+        match tmux.pop_front().or_else(|| commands.pop_front()) {
             Some(next) => {
                 next.granted.store(true, Ordering::Release);
                 next.wake.cancel();
@@ -175,7 +205,7 @@ mod tests {
     }
 
     fn queued(gate: &Gate) -> usize {
-        gate.state.lock().queue.len()
+        gate.state.lock().queues.iter().map(VecDeque::len).sum()
     }
 
     fn free(gate: &Gate) -> usize {
@@ -186,19 +216,24 @@ mod tests {
     fn turns_go_in_order_within_budget_and_cancel() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
         let mut held: Vec<_> = (0..2)
-            .map(|_| gate.take(far(), &CancelToken::new()).unwrap())
+            .map(|_| {
+                gate.take(Queue::Commands, far(), &CancelToken::new())
+                    .unwrap()
+            })
             .collect();
 
         // Out of budget: no turn, and the queue is left.
         let soon = Some(Instant::now() + Duration::from_millis(5));
-        assert!(gate.take(soon, &CancelToken::new()).is_none());
+        assert!(gate
+            .take(Queue::Commands, soon, &CancelToken::new())
+            .is_none());
         assert_eq!(queued(gate), 0);
 
         // Cancelled while queued: leaves at once, whatever its budget.
         let cancel = CancelToken::new();
         let in_queue = std::thread::spawn({
             let cancel = cancel.clone();
-            move || gate.take(None, &cancel).is_none()
+            move || gate.take(Queue::Commands, None, &cancel).is_none()
         });
         while queued(gate) == 0 {
             std::thread::yield_now();
@@ -208,7 +243,10 @@ mod tests {
         assert_eq!(queued(gate), 0);
 
         // A freed turn goes to the run that waited, not to a newcomer.
-        let waiter = std::thread::spawn(move || gate.take(far(), &CancelToken::new()).is_some());
+        let waiter = std::thread::spawn(move || {
+            gate.take(Queue::Commands, far(), &CancelToken::new())
+                .is_some()
+        });
         while queued(gate) == 0 {
             std::thread::yield_now();
         }
@@ -225,7 +263,7 @@ mod tests {
         let cancel = CancelToken::new();
         let in_queue = std::thread::spawn({
             let cancel = cancel.clone();
-            move || gate.take(None, &cancel).is_none()
+            move || gate.take(Queue::Commands, None, &cancel).is_none()
         });
         while queued(gate) == 0 {
             std::thread::yield_now();
@@ -242,12 +280,41 @@ mod tests {
 
     #[test]
     #[cfg(unix)]
+    fn tmux_calls_start_ahead_of_commands() {
+        let gate: &'static Gate = Box::leak(Box::new(Gate::new(0)));
+        let cancel = CancelToken::new();
+        let command = std::thread::spawn({
+            let cancel = cancel.clone();
+            move || gate.take(Queue::Commands, None, &cancel).is_some()
+        });
+        while queued(gate) == 0 {
+            std::thread::yield_now();
+        }
+        let tmux =
+            std::thread::spawn(move || gate.take(Queue::Tmux, None, &CancelToken::new()).is_some());
+        while queued(gate) == 1 {
+            std::thread::yield_now();
+        }
+        {
+            let mut state = gate.state.lock();
+            state.give_back();
+            let waiting = &state.queues[Queue::Commands as usize];
+            assert_eq!(waiting.len(), 1, "the turn went to the command");
+        }
+        assert!(tmux.join().unwrap());
+        // Given back by the tmux call: the command's now.
+        assert!(command.join().unwrap());
+        assert_eq!(free(gate), 1);
+    }
+
+    #[test]
+    #[cfg(unix)]
     fn a_forked_child_takes_turns_without_the_lock_its_parent_held() {
         let held = GATE.1.state.lock();
         // SAFETY: the child only takes a turn and leaves with _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let turn = take(far(), &CancelToken::new());
+            let turn = take(Queue::Commands, far(), &CancelToken::new());
             // SAFETY: ends the child without running the parent's exit code.
             unsafe { libc::_exit(if turn.is_some() { 0 } else { 2 }) };
         }
@@ -273,12 +340,18 @@ mod tests {
     #[test]
     fn a_turn_is_given_back_at_exit_or_after_its_window() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
-        let mut exits = Starting::new(gate.take(None, &CancelToken::new()).unwrap());
+        let mut exits = Starting::new(
+            gate.take(Queue::Commands, None, &CancelToken::new())
+                .unwrap(),
+        );
         assert!(exits.until().is_some());
         exits.settle(Instant::now(), true);
         assert!(exits.until().is_none());
 
-        let mut runs_long = Starting::new(gate.take(None, &CancelToken::new()).unwrap());
+        let mut runs_long = Starting::new(
+            gate.take(Queue::Commands, None, &CancelToken::new())
+                .unwrap(),
+        );
         let due = runs_long.until().unwrap();
         runs_long.settle(due - Duration::from_millis(1), false);
         assert!(runs_long.until().is_some());

@@ -2,9 +2,10 @@
 //! facts the fresh view needs, a control-mode wake client, and the echo log
 //! that discounts keys the host typed itself.
 //!
-//! Every call runs the `tmux` program through [`crate::process::run_bounded`]
-//! with an argv (never a shell string), inside a time budget and under a
-//! [`CancelToken`]: a cancelled or late call kills its tmux client process.
+//! Every call runs the `tmux` program as [`crate::process::run_bounded`]
+//! does, with an argv (never a shell string), inside a time budget and
+//! under a [`CancelToken`]: a cancelled or late call kills its tmux client
+//! process. Its turn to start comes ahead of the commands waits run.
 //! A process keeps at most [`CALLS_PER_SERVER`] invocations in flight per
 //! server; the others wait their turn within their budget (`turns.rs`).
 //! Control-mode clients ([`ControlClient`]), long-lived, are not counted.
@@ -57,7 +58,7 @@ pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
 pub use turns::CALLS_PER_SERVER;
 pub(crate) use turns::{AnsweredSince, TurnLog};
 
-use crate::process::{run_bounded, OverCap, RunError, RunOptions};
+use crate::process::{run_bounded_in, OverCap, Queue, RunError, RunOptions};
 use scripted::ScriptedServer;
 use std::sync::Arc;
 use turns::NoTurn;
@@ -359,11 +360,16 @@ impl Tmux {
                     },
                 )?;
                 let left = deadline.saturating_duration_since(Instant::now());
-                let out = run_bounded(&argv, &opts, left, cancel).map_err(|e| match e {
-                    // The turn's wait was part of the call's budget.
-                    RunError::TimedOut { program, .. } => RunError::TimedOut { program, budget },
-                    other => other,
-                })?;
+                let out =
+                    run_bounded_in(Queue::Tmux, &argv, &opts, left, cancel).map_err(
+                        |e| match e {
+                            // The turn's wait was part of the call's budget.
+                            RunError::TimedOut { program, .. } => {
+                                RunError::TimedOut { program, budget }
+                            }
+                            other => other,
+                        },
+                    )?;
                 turn.answered();
                 let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
                 (out.status, text(&out.stdout), text(&out.stderr))
