@@ -88,6 +88,10 @@ class WaitResult:
     """Where a later wait continues from (pass it as the spec's ``resume``)."""
     woken: bool
     """Whether the deciding sample came from a wake-up rather than the timer."""
+    notices: tuple[str, ...]
+    """What the wait's probe says of its ending, such as a tmux wait that
+    got fewer samples than planned because this process's other waits on
+    that server held every turn; usually empty (then not in the JSON form)."""
     last_observation: str = field(repr=False)
     """The last observation's whole text (not in the JSON form)."""
     probe_exception: BaseException | None = field(repr=False, compare=False)
@@ -113,6 +117,7 @@ class WaitResult:
             error=d["error"],
             resume=d["resume"],
             woken=d["woken"],
+            notices=tuple(d.get("notices", ())),
             last_observation=last_observation,
             probe_exception=exception,
             _json=d,
