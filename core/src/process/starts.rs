@@ -212,6 +212,23 @@ mod tests {
         gate.state.lock().free
     }
 
+    /// A run on a thread of its own, returned once it waits in `queue`;
+    /// it answers whether it got a turn.
+    fn queued_run(
+        gate: &'static Gate,
+        queue: Queue,
+        deadline: Option<Instant>,
+        cancel: &CancelToken,
+    ) -> std::thread::JoinHandle<bool> {
+        let before = queued(gate);
+        let cancel = cancel.clone();
+        let run = std::thread::spawn(move || gate.take(queue, deadline, &cancel).is_some());
+        while queued(gate) == before {
+            std::thread::yield_now();
+        }
+        run
+    }
+
     #[test]
     fn turns_go_in_order_within_budget_and_cancel() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
@@ -231,25 +248,13 @@ mod tests {
 
         // Cancelled while queued: leaves at once, whatever its budget.
         let cancel = CancelToken::new();
-        let in_queue = std::thread::spawn({
-            let cancel = cancel.clone();
-            move || gate.take(Queue::Commands, None, &cancel).is_none()
-        });
-        while queued(gate) == 0 {
-            std::thread::yield_now();
-        }
+        let in_queue = queued_run(gate, Queue::Commands, None, &cancel);
         cancel.cancel();
-        assert!(in_queue.join().unwrap());
+        assert!(!in_queue.join().unwrap());
         assert_eq!(queued(gate), 0);
 
         // A freed turn goes to the run that waited, not to a newcomer.
-        let waiter = std::thread::spawn(move || {
-            gate.take(Queue::Commands, far(), &CancelToken::new())
-                .is_some()
-        });
-        while queued(gate) == 0 {
-            std::thread::yield_now();
-        }
+        let waiter = queued_run(gate, Queue::Commands, far(), &CancelToken::new());
         held.pop();
         assert!(waiter.join().unwrap());
         assert_eq!(free(gate), 1, "the waiter's turn was given back");
@@ -261,20 +266,14 @@ mod tests {
     fn a_turn_that_comes_with_the_cancel_is_passed_on() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(0)));
         let cancel = CancelToken::new();
-        let in_queue = std::thread::spawn({
-            let cancel = cancel.clone();
-            move || gate.take(Queue::Commands, None, &cancel).is_none()
-        });
-        while queued(gate) == 0 {
-            std::thread::yield_now();
-        }
+        let in_queue = queued_run(gate, Queue::Commands, None, &cancel);
         {
             // The run is cancelled and given a turn before it looks.
             let mut state = gate.state.lock();
             cancel.cancel();
             state.give_back();
         }
-        assert!(in_queue.join().unwrap(), "a cancelled run kept a turn");
+        assert!(!in_queue.join().unwrap(), "a cancelled run kept a turn");
         assert_eq!(free(gate), 1, "the turn was passed on");
     }
 
@@ -282,19 +281,8 @@ mod tests {
     #[cfg(unix)]
     fn tmux_calls_start_ahead_of_commands() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(0)));
-        let cancel = CancelToken::new();
-        let command = std::thread::spawn({
-            let cancel = cancel.clone();
-            move || gate.take(Queue::Commands, None, &cancel).is_some()
-        });
-        while queued(gate) == 0 {
-            std::thread::yield_now();
-        }
-        let tmux =
-            std::thread::spawn(move || gate.take(Queue::Tmux, None, &CancelToken::new()).is_some());
-        while queued(gate) == 1 {
-            std::thread::yield_now();
-        }
+        let command = queued_run(gate, Queue::Commands, None, &CancelToken::new());
+        let tmux = queued_run(gate, Queue::Tmux, None, &CancelToken::new());
         {
             let mut state = gate.state.lock();
             state.give_back();
