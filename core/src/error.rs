@@ -290,7 +290,7 @@ const FIELD_DEEP_BYTES: usize = 4096;
 /// step is short (a deep condition names its leaf); past that its first
 /// characters (the path down to the long key, and the key's start), then
 /// `... (cut; N bytes in all)`.
-fn shown_field(field: String) -> String {
+pub(crate) fn shown_field(field: String) -> String {
     let Some((cut, _)) = field.char_indices().nth(FIELD_CHARS) else {
         return field;
     };

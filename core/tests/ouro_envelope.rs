@@ -209,6 +209,24 @@ fn validate_shape_errors_name_the_field() {
 }
 
 #[test]
+fn an_unknown_key_of_a_megabyte_is_cut_in_its_error() {
+    let key = "k".repeat(1 << 20);
+    let mut v = as_json(&build(WaitState::Satisfied));
+    v[key.as_str()] = json!(1);
+    v["events"][0][key.as_str()] = json!(1);
+    let errors = validate_wait(&v).errors;
+    assert_eq!(errors.len(), 2, "{:.300?}", errors);
+    for (error, path_bytes) in errors
+        .iter()
+        .zip([key.len(), "events[0].".len() + key.len()])
+    {
+        // Cut as a refused field is everywhere: its start, then its size.
+        let tail = format!("... (cut; {path_bytes} bytes in all): unknown field");
+        assert!(error.len() < 300 && error.ends_with(&tail), "{error:.300}");
+    }
+}
+
+#[test]
 fn text_for_each_state() {
     let satisfied = build(WaitState::Satisfied);
     assert_eq!(

@@ -185,7 +185,9 @@ fn unknown_fields(
 ) {
     for key in obj.keys() {
         if !known.contains(&key.as_str()) {
-            errors.push(format!("{prefix}{key}: unknown field"));
+            // Named as every refused field is: a key of a megabyte is cut.
+            let field = crate::error::shown_field(format!("{prefix}{key}"));
+            errors.push(format!("{field}: unknown field"));
         }
     }
 }
