@@ -211,9 +211,25 @@ impl Script {
     /// before the call, as a `send_keys` tool records it (a `\n` submits
     /// the line). These facts are refused here, and `text`, `json`,
     /// `fill`, `exit_code` and `at_entry` are refused in a pane's script.
+    ///
+    /// The text is read as every caller JSON is ([`crate::input::parse`]):
+    /// past 4 MiB it is refused unread (rule `too_large`), and a fault
+    /// inside a string (a lone surrogate escape) names that string, under
+    /// `script.` as every other refusal of a script does.
+    ///
+    /// ```
+    /// use waitfor::simulate::Script;
+    /// let err = Script::from_json(r#"{"steps": [{"text": "\ud800"}]}"#).unwrap_err();
+    /// assert_eq!((err.field.as_str(), err.rule), ("script.steps[0].text", waitfor::Rule::InvalidJson));
+    /// ```
     pub fn from_json(text: &str) -> Result<Self, SpecError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| SpecError::from_serde(String::new(), &e))?;
+        let value = crate::input::parse(text).map_err(|e| match e.field.as_str() {
+            "" => e,
+            inside => SpecError {
+                field: format!("script.{inside}"),
+                ..e
+            },
+        })?;
         Self::from_value(&value)
     }
 
