@@ -173,8 +173,10 @@ export declare function readEvents(path: string, cursor?: string | undefined | n
 /**
  * Records, now, keys this process sent to a pane with `tmux send-keys`
  * (see `recordSendKeys`), in core's process-wide registry: every pane
- * wait then discounts their echo. `socket_name` is refused as the
- * `wait_for_text` profiles refuse it, under `grants` (JSON text).
+ * wait then discounts their echo. Refused as the C door refuses it
+ * (core's `Grants::check_send_keys`): `socket_name` as the
+ * `wait_for_text` profiles refuse it, under `grants` (JSON text), then a
+ * `pane_id` not of the form `%N` (rule `invalid_pane_id`).
  */
 export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
 

@@ -120,12 +120,9 @@ pub unsafe extern "C" fn waitfor_echo_record_send_keys_with_host(
         let host = unsafe { HostOptions::parse(host, host_len) }?;
         // Empty is the default socket (NULL with length 0), as documented.
         let socket = (!socket.is_empty()).then_some(socket);
-        if let Some(name) = socket {
-            host.grants
-                .check_tmux_socket("socket_name", name)
-                .map_err(|e| FfiError::arguments(&e))?;
-        }
-        waitfor::parse_pane_id(pane, "pane_id").map_err(|e| FfiError::arguments(&e))?;
+        host.grants
+            .check_send_keys(socket, pane, ["socket_name", "pane_id"])
+            .map_err(|e| FfiError::arguments(&e))?;
         let keys: Vec<&str> = keys
             .as_array()
             .and_then(|list| list.iter().map(|k| k.as_str()).collect::<Option<Vec<_>>>())

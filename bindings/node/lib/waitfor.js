@@ -192,7 +192,8 @@ function recordSendKeys(sent) {
   if (sent === null || typeof sent !== 'object') throw invalid('sent', 'must be an object')
   const { socketName, paneId, literal, enter } = sent
   const keys = typeof sent.keys === 'string' ? [sent.keys] : sent.keys
-  if (typeof paneId !== 'string' || !/^%\d+$/.test(paneId)) throw invalid('paneId', `must be a pane id like %1, got ${JSON.stringify(paneId)}`)
+  // Its form (`%N`) is checked natively, as every door checks it.
+  if (typeof paneId !== 'string') throw invalid('paneId', 'must be a string')
   if (socketName !== undefined && socketName !== null && (typeof socketName !== 'string' || socketName === '')) {
     throw invalid('socketName', 'must be a non-empty string')
   }

@@ -37,8 +37,10 @@ pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
 
 /// Records, now, keys this process sent to a pane with `tmux send-keys`
 /// (see `recordSendKeys`), in core's process-wide registry: every pane
-/// wait then discounts their echo. `socket_name` is refused as the
-/// `wait_for_text` profiles refuse it, under `grants` (JSON text).
+/// wait then discounts their echo. Refused as the C door refuses it
+/// (core's `Grants::check_send_keys`): `socket_name` as the
+/// `wait_for_text` profiles refuse it, under `grants` (JSON text), then a
+/// `pane_id` not of the form `%N` (rule `invalid_pane_id`).
 #[napi]
 pub fn record_send_keys(
     socket_name: Option<String>,
@@ -48,11 +50,9 @@ pub fn record_send_keys(
     enter: bool,
     grants: Option<String>,
 ) -> napi::Result<()> {
-    if let Some(name) = &socket_name {
-        crate::waits::grants(grants.as_deref())?
-            .check_tmux_socket("socketName", name)
-            .map_err(|e| errors::arguments(&e))?;
-    }
+    crate::waits::grants(grants.as_deref())?
+        .check_send_keys(socket_name.as_deref(), &pane_id, ["socketName", "paneId"])
+        .map_err(|e| errors::arguments(&e))?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name.as_deref(), &pane_id, &keys, literal, enter);
     Ok(())

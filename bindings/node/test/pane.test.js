@@ -2,7 +2,7 @@
 // Pane waits and echo recording on a real tmux server (private socket).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { start, callTool, recordSendKeys, WaitforError } = require('..')
+const { start, callTool, recordSendKeys, parsePaneId, WaitforError } = require('..')
 const { TmuxServer } = require('./tmux.js')
 const { eventually } = require('./helpers.js')
 
@@ -97,6 +97,26 @@ test('a malformed record is a typed error naming the field', () => {
   ]) {
     assert.throws(() => recordSendKeys(sent), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === field)
   }
+})
+
+test('a pane id is refused as the C door refuses it: core checks it, after the socket', () => {
+  for (const paneId of ['1', '%', '%1 ', '%-1', '%4294967296']) {
+    const parsed = (() => {
+      try {
+        parsePaneId(paneId)
+      } catch (e) {
+        return e
+      }
+    })()
+    assert.throws(
+      () => recordSendKeys({ paneId, keys: 'x' }),
+      (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'paneId' &&
+        e.rule === 'invalid_pane_id' && e.message === parsed.message.replace(/^pane_id: /, 'paneId: '),
+      paneId,
+    )
+  }
+  // The socket first, as in C.
+  assert.throws(() => recordSendKeys({ socketName: '/tmp/x', paneId: '1', keys: 'x' }), (e) => e.field === 'socketName')
 })
 
 test('a socket name is refused as wait_for_text refuses it: a path unless granted, NUL, too long', () => {

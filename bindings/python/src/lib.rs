@@ -255,10 +255,12 @@ fn check_timeout(name: &str, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<()>
 }
 
 /// Records keys this process sent to a tmux pane (`send-keys` arguments),
-/// so pane waits discount their echo. `socket_name` is refused as the
-/// `wait_for_text` profiles refuse it (`SpecError`, `invalid_arguments`):
-/// a NUL byte (rule `contains_nul`), or a path or an empty name unless
-/// `grants` allow socket paths (rule `not_granted`).
+/// so pane waits discount their echo. Refused as the C door refuses it
+/// (core's `Grants::check_send_keys`; `SpecError`, `invalid_arguments`):
+/// `socket_name` as the `wait_for_text` profiles refuse it (a NUL byte,
+/// rule `contains_nul`; a path or an empty name unless `grants` allow
+/// socket paths, rule `not_granted`), then a `pane_id` not of the form
+/// `%N` (rule `invalid_pane_id`).
 #[pyfunction]
 #[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false, grants = None))]
 fn record_send_keys(
@@ -270,12 +272,9 @@ fn record_send_keys(
     enter: bool,
     grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    if let Some(name) = socket_name {
-        let granted = self::grants(grants.as_ref())?;
-        granted
-            .check_tmux_socket("socket_name", name)
-            .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))?;
-    }
+    self::grants(grants.as_ref())?
+        .check_send_keys(socket_name, pane_id, ["socket_name", "pane_id"])
+        .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name, pane_id, &keys, literal, enter);
     Ok(())

@@ -95,6 +95,20 @@ def test_record_send_keys_refuses_a_str() -> None:
         waitfor.record_send_keys("%1", "ls")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("pane_id", ["1", "%", "%1 ", "%-1", "%4294967296"])
+def test_record_send_keys_refuses_a_pane_id_as_the_c_door(pane_id: str) -> None:
+    """Core checks a record as the C door does: the socket, then the pane id."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        waitfor.record_send_keys(pane_id, ["ls"])
+    with pytest.raises(waitfor.SpecError) as parsed:
+        waitfor.parse_pane_id(pane_id)
+    err, want = caught.value, parsed.value
+    assert (err.code, err.field, err.rule, str(err)) == (want.code, "pane_id", "invalid_pane_id", str(want))
+    with pytest.raises(waitfor.SpecError) as both:
+        waitfor.record_send_keys(pane_id, ["ls"], socket_name="/tmp/x")
+    assert both.value.field == "socket_name", both.value
+
+
 @pytest.mark.parametrize(
     ("socket_name", "rule"),
     [

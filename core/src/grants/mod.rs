@@ -309,6 +309,31 @@ impl Grants {
             .map_err(|r| SpecError::new(field, Rule::NotGranted, r.0))
     }
 
+    /// Checks a host's record of keys it sent to a tmux pane, as every
+    /// door's `record_send_keys` does before recording: the socket as
+    /// [`Grants::check_tmux_socket`] checks an agent's, then the pane id
+    /// ([`crate::parse_pane_id`], rule `invalid_pane_id`). `fields` are
+    /// the names the door gives the socket name and the pane id.
+    ///
+    /// ```
+    /// use waitfor::{grants::Grants, Rule};
+    /// let fields = ["socket_name", "pane_id"];
+    /// assert!(Grants::none().check_send_keys(Some("work"), "%2", fields).is_ok());
+    /// let err = Grants::none().check_send_keys(None, "2", fields).unwrap_err();
+    /// assert_eq!((err.field.as_str(), err.rule), ("pane_id", Rule::InvalidPaneId));
+    /// ```
+    pub fn check_send_keys(
+        &self,
+        socket_name: Option<&str>,
+        pane_id: &str,
+        [socket_field, pane_field]: [&str; 2],
+    ) -> Result<(), SpecError> {
+        if let Some(name) = socket_name {
+            self.check_tmux_socket(socket_field, name)?;
+        }
+        crate::parse_pane_id(pane_id, pane_field).map(drop)
+    }
+
     /// Checks that `name` may name a tmux socket: a plain name unless the
     /// host allows paths.
     ///

@@ -742,10 +742,12 @@ def record_send_keys(
     profiles) do not take their echo for new output. Records expire on
     their own.
 
-    ``socket_name`` is refused as the ``wait_for_text`` profiles refuse it,
-    with :class:`SpecError` (``invalid_arguments``, field ``socket_name``):
-    a NUL byte (rule ``contains_nul``), an empty name, or a path unless
-    ``grants`` allow tmux socket paths (rule ``not_granted``).
+    Refused with :class:`SpecError` (``invalid_arguments``) as the C door
+    refuses it: ``socket_name`` as the ``wait_for_text`` profiles refuse it
+    (field ``socket_name``: a NUL byte, rule ``contains_nul``; an empty
+    name, or a path unless ``grants`` allow tmux socket paths, rule
+    ``not_granted``), then a ``pane_id`` not of the form ``%N`` (field
+    ``pane_id``, rule ``invalid_pane_id``).
 
     >>> import waitfor
     >>> waitfor.record_send_keys("%3", ["make test"], socket_name="demo", literal=True, enter=True)
@@ -759,7 +761,6 @@ def record_send_keys(
         raise TypeError("keys is a list of send-keys arguments, not a str")
     if socket_name is not None and not isinstance(socket_name, str):
         raise TypeError(f"socket_name must be a str or None, not {type(socket_name).__name__}")
-    parse_pane_id(pane_id)
     _native.record_send_keys(
         socket_name, pane_id, list(keys), literal=literal, enter=enter, grants=_native_grants(grants)
     )
