@@ -140,7 +140,7 @@ pub struct PaneArgs {
     /// The pane: an id such as %3, or a tmux target such as build:1.0.
     pub target: String,
 
-    /// The tmux server's socket name (tmux -L).
+    /// The tmux server's socket name (tmux -L); empty: the default socket.
     #[arg(long, value_name = "NAME")]
     pub socket_name: Option<String>,
 

@@ -11,13 +11,28 @@ use std::time::Instant;
 /// on drop.
 struct Tmux {
     socket: String,
+    /// The `TMUX_TMPDIR` of a server on the default socket name, private
+    /// to the test; `None`: tmux's own directory.
+    tmpdir: Option<tempfile::TempDir>,
 }
 
 impl Tmux {
     fn start(name: &str) -> Self {
-        let tmux = Self {
+        Self::launch(Self {
             socket: format!("waitfor-cli-{name}-{}", std::process::id()),
-        };
+            tmpdir: None,
+        })
+    }
+
+    /// A server on the default socket (`default`) of a private directory.
+    fn start_default() -> Self {
+        Self::launch(Self {
+            socket: "default".into(),
+            tmpdir: Some(tempfile::tempdir().unwrap()),
+        })
+    }
+
+    fn launch(tmux: Self) -> Self {
         tmux.cmd(&[
             "-f",
             "/dev/null",
@@ -35,8 +50,17 @@ impl Tmux {
         tmux
     }
 
+    /// `command` (tmux, or waitfor) in this server's `TMUX_TMPDIR`.
+    fn within(&self, mut command: Command) -> Command {
+        if let Some(dir) = &self.tmpdir {
+            command.env("TMUX_TMPDIR", dir.path());
+        }
+        command
+    }
+
     fn cmd(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
+        let output = self
+            .within(Command::new("tmux"))
             .arg("-L")
             .arg(&self.socket)
             .args(args)
@@ -78,7 +102,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
+        let _ = self
+            .within(Command::new("tmux"))
             .arg("-L")
             .arg(&self.socket)
             .arg("kill-server")
@@ -125,6 +150,23 @@ fn pane_matches_output_written_after_the_start() {
     assert_eq!(result["outcome"], "matched");
     assert_eq!(result["matched_lines"][0], "READY");
     assert_eq!(result["woken"], true, "control mode answered: {result}");
+}
+
+/// `--socket-name ""` is the default socket, as in every door: the wait
+/// reaches the server there (and times out on a quiet pane) instead of
+/// being refused as a usage error.
+#[test]
+fn pane_with_an_empty_socket_name_waits_on_the_default_socket() {
+    let tmux = Tmux::start_default();
+    let pane = tmux.pane(0);
+    let output = tmux
+        .within(waitfor())
+        .args(["pane", &pane, "--socket-name", "", "--match", "NEVER"])
+        .args(["--timeout", "1s", "--json"])
+        .output()
+        .expect("waitfor runs");
+    expect(&output, 1);
+    assert_eq!(json(&output)["outcome"], "timeout", "{}", stdout(&output));
 }
 
 #[test]

@@ -291,6 +291,22 @@ fn a_tmux_socket_path_is_refused_unless_the_host_allows_paths() {
     assert!(prepare("libtmux-mcp/wait_for_text", &name, &Host::default()).is_ok());
 }
 
+/// An empty socket name is the default socket, as libtmux takes it and as
+/// the C door always took it: in a tool call and in a spec alike (and so
+/// for `waitfor pane --socket-name ""`).
+#[cfg(unix)]
+#[test]
+fn an_empty_socket_name_is_the_default_socket() {
+    let args = json!({"pane_id": "%0", "socket_name": "", "timeout": 1});
+    assert!(prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).is_ok());
+    let spec = json!({"probe": {"tmux": {"pane_id": "%0", "socket_name": ""}},
+                      "until": {"matches": "x"}});
+    waitfor::Spec::from_value(&spec).unwrap();
+    // Never `tmux -L ""`, whose socket would be tmux's directory itself.
+    let tmux = waitfor::tmux::Tmux::new().with_socket_name("");
+    assert_eq!(tmux.argv(&["ls"]), ["tmux", "-u", "ls"]);
+}
+
 /// No socket's path can be that long: it used to reach tmux, and come
 /// back as "no tmux server running", which sends an agent looking for one.
 #[test]

@@ -347,9 +347,10 @@ async def send_keys(arguments: dict[str, Any]) -> dict[str, Any]:
     socket = arguments.get("socket_name")
     if not isinstance(target, str) or not re.fullmatch(r"%[0-9]+", target):
         raise ValueError("pane_id must be a pane id such as %1")
-    if socket is not None and (not isinstance(socket, str) or socket in ("", ".", "..")
+    if socket is not None and (not isinstance(socket, str) or socket in (".", "..")
                                or any(c in socket for c in "/\\\0")):
-        # As wait_for_text: a socket name, never a path to another server.
+        # As wait_for_text: a socket name, never a path to another server
+        # (empty, as none, is the default socket).
         raise ValueError("socket_name must be a tmux socket name, not a path")
     # Recorded before the keys go out: a wait sampling the pane in between
     # must never see an unrecorded echo. A record for keys that then fail
@@ -424,7 +425,7 @@ if OPTIONS.allow_send_keys and PANE_PROFILE in {p["profile"] for p in waitfor.pr
                     "keys": {"type": "string"},
                     "literal": {"type": "boolean", "default": True},
                     "enter": {"type": "boolean", "default": True},
-                    "socket_name": {"type": "string", "description": "tmux socket name (-L), not a path"},
+                    "socket_name": {"type": "string", "description": "tmux socket name (-L; empty: the default), not a path"},
                 },
             },
             output_schema={"type": "object", "required": ["sent"], "properties": {"sent": {"const": True}}},

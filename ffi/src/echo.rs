@@ -118,10 +118,9 @@ pub unsafe extern "C" fn waitfor_echo_record_send_keys_with_host(
         let keys = unsafe { json(keys_json, keys_json_len, "keys_json") }?;
         // SAFETY: as above.
         let host = unsafe { HostOptions::parse(host, host_len) }?;
-        // Empty is the default socket (NULL with length 0), as documented.
-        let socket = (!socket.is_empty()).then_some(socket);
+        // Empty (NULL with length 0) is the default socket, as everywhere.
         host.grants
-            .check_send_keys(socket, pane, ["socket_name", "pane_id"])
+            .check_send_keys(Some(socket), pane, ["socket_name", "pane_id"])
             .map_err(|e| FfiError::arguments(&e))?;
         let keys: Vec<&str> = keys
             .as_array()
@@ -138,13 +137,13 @@ pub unsafe extern "C" fn waitfor_echo_record_send_keys_with_host(
 
 #[cfg(unix)]
 fn record_send_keys(
-    socket: Option<&str>,
+    socket: &str,
     pane: &str,
     keys: &[&str],
     literal: bool,
     enter: bool,
 ) -> Result<(), FfiError> {
-    waitfor::tmux::record_send_keys(socket, pane, keys, literal, enter);
+    waitfor::tmux::record_send_keys(Some(socket), pane, keys, literal, enter);
     Ok(())
 }
 
@@ -152,7 +151,7 @@ fn record_send_keys(
 /// `WAITFOR_ERR_RUNTIME` with the reason.
 #[cfg(not(unix))]
 fn record_send_keys(
-    _socket: Option<&str>,
+    _socket: &str,
     _pane: &str,
     _keys: &[&str],
     _literal: bool,

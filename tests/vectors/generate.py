@@ -89,7 +89,7 @@ def spec_vectors():
         ("probe command argv a string", {"until": {"matches": "a"}, "probe": {"command": {"argv": "ls -l"}}}, None),
         ("probe command unknown field", {"until": {"matches": "a"}, "probe": {"command": {"argv": ["ls"], "shell": True}}}, None),
         ("probe file empty path", {"until": {"matches": "a"}, "probe": {"file": {"path": ""}}}, None),
-        ("probe tmux empty socket", {"until": {"matches": "a"}, "probe": {"tmux": {"socket_name": ""}}}, None),
+        ("probe tmux empty socket is the default", {"until": {"matches": "a"}, "probe": {"tmux": {"socket_name": ""}}}, ok),
         ("probe two kinds", {"until": {"matches": "a"}, "probe": {"file": {"path": "a"}, "command": {"argv": ["ls"]}}}, None),
         ("exit_code condition", {"until": {"exit_code": 0}}, ok),
         ("exit_code a string", {"until": {"exit_code": "0"}}, None),

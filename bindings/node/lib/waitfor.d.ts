@@ -285,7 +285,7 @@ export declare function simulate(vector: object | string): {
 
 /** Keys a host sent to a tmux pane with `send-keys`. */
 export interface SentKeys {
-  /** `tmux -L` socket name; absent for the default server. */
+  /** `tmux -L` socket name; absent or empty for the default server. */
   socketName?: string | null
   /** The pane's id, `%N`. */
   paneId: string

@@ -194,8 +194,9 @@ function recordSendKeys(sent) {
   const keys = typeof sent.keys === 'string' ? [sent.keys] : sent.keys
   // Its form (`%N`) is checked natively, as every door checks it.
   if (typeof paneId !== 'string') throw invalid('paneId', 'must be a string')
-  if (socketName !== undefined && socketName !== null && (typeof socketName !== 'string' || socketName === '')) {
-    throw invalid('socketName', 'must be a non-empty string')
+  // Empty, as undefined, is the default socket.
+  if (socketName !== undefined && socketName !== null && typeof socketName !== 'string') {
+    throw invalid('socketName', 'must be a string')
   }
   if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) throw invalid('keys', 'must be a string or an array of strings')
   for (const [field, v] of [['literal', literal], ['enter', enter]]) {

@@ -2,7 +2,7 @@
 // Pane waits and echo recording on a real tmux server (private socket).
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { start, callTool, recordSendKeys, parsePaneId, WaitforError } = require('..')
+const { start, callTool, checkArguments, recordSendKeys, parsePaneId, WaitforError } = require('..')
 const { TmuxServer } = require('./tmux.js')
 const { eventually } = require('./helpers.js')
 
@@ -92,7 +92,7 @@ test('a malformed record is a typed error naming the field', () => {
     [{ paneId: '1', keys: ['x'] }, 'paneId'],
     [{ paneId: '%1', keys: [1] }, 'keys'],
     [{ paneId: '%1', keys: 'x', literal: 'yes' }, 'literal'],
-    [{ paneId: '%1', keys: 'x', socketName: '' }, 'socketName'],
+    [{ paneId: '%1', keys: 'x', socketName: 5 }, 'socketName'],
     [null, 'sent'],
   ]) {
     assert.throws(() => recordSendKeys(sent), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === field)
@@ -117,6 +117,13 @@ test('a pane id is refused as the C door refuses it: core checks it, after the s
   }
   // The socket first, as in C.
   assert.throws(() => recordSendKeys({ socketName: '/tmp/x', paneId: '1', keys: 'x' }), (e) => e.field === 'socketName')
+})
+
+test('an empty socket name is the default socket, as in C: with grants or without', () => {
+  recordSendKeys({ socketName: '', paneId: '%99999', keys: 'x' })
+  recordSendKeys({ socketName: '', paneId: '%99999', keys: 'x', grants: { tmuxSocketPaths: true } })
+  const args = { pane_id: '%1', patterns: ['x'], socket_name: '' }
+  assert.equal(checkArguments('libtmux-mcp/wait_for_text', args), 'libtmux-mcp/wait_for_text')
 })
 
 test('a socket name is refused as wait_for_text refuses it: a path unless granted, NUL, too long', () => {

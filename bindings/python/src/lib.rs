@@ -258,9 +258,9 @@ fn check_timeout(name: &str, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<()>
 /// so pane waits discount their echo. Refused as the C door refuses it
 /// (core's `Grants::check_send_keys`; `SpecError`, `invalid_arguments`):
 /// `socket_name` as the `wait_for_text` profiles refuse it (a NUL byte,
-/// rule `contains_nul`; a path or an empty name unless `grants` allow
-/// socket paths, rule `not_granted`), then a `pane_id` not of the form
-/// `%N` (rule `invalid_pane_id`).
+/// rule `contains_nul`; a path unless `grants` allow socket paths, rule
+/// `not_granted`; empty is the default socket), then a `pane_id` not of
+/// the form `%N` (rule `invalid_pane_id`).
 #[pyfunction]
 #[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false, grants = None))]
 fn record_send_keys(

@@ -115,12 +115,11 @@ def test_record_send_keys_refuses_a_pane_id_as_the_c_door(pane_id: str) -> None:
         ("/tmp/tmux-0/default", "not_granted"),
         ("../../other.sock", "not_granted"),
         ("..", "not_granted"),
-        ("", "not_granted"),
         ("a\0b", "contains_nul"),
     ],
 )
 def test_record_send_keys_refuses_the_socket_names_the_profiles_refuse(socket_name: str, rule: str) -> None:
-    """A path, an empty name or a NUL byte: refused as ``wait_for_text``
+    """A path or a NUL byte: refused as ``wait_for_text``
     refuses them (it ran ``tmux -S PATH`` to ask that server who it is)."""
     with pytest.raises(waitfor.SpecError) as caught:
         waitfor.record_send_keys("%1", ["ls"], socket_name=socket_name)
@@ -133,11 +132,17 @@ def test_record_send_keys_refuses_the_socket_names_the_profiles_refuse(socket_na
     assert (profile.value.field, profile.value.rule) == (err.field, err.rule), profile.value
 
 
+def test_an_empty_socket_name_is_the_default_socket_as_in_c() -> None:
+    """As libtmux takes it, and as C and C++ always did: no refusal, with
+    grants or without, in a record and in a tool call."""
+    for grants in (None, waitfor.Grants(tmux_socket_paths=True)):
+        waitfor.record_send_keys("%1", ["ls"], socket_name="", grants=grants)
+    args = {"pane_id": "%1", "patterns": ["x"], "socket_name": ""}
+    assert waitfor.check_arguments("libtmux-mcp/wait_for_text", args) == "libtmux-mcp/wait_for_text"
+
+
 def test_record_send_keys_takes_a_socket_path_the_grants_allow() -> None:
     allowed = waitfor.Grants(tmux_socket_paths=True)
     waitfor.record_send_keys("%1", ["ls"], socket_name="/nonexistent/waitfor-test.sock", grants=allowed)
-    with pytest.raises(waitfor.SpecError) as caught:
-        waitfor.record_send_keys("%1", ["ls"], socket_name="", grants=allowed)
-    assert caught.value.field == "socket_name"
     with pytest.raises(TypeError, match="^socket_name must be a str or None, not bytes$"):
         waitfor.record_send_keys("%1", ["ls"], socket_name=b"work")  # type: ignore[arg-type]

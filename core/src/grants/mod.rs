@@ -335,11 +335,13 @@ impl Grants {
     }
 
     /// Checks that `name` may name a tmux socket: a plain name unless the
-    /// host allows paths.
+    /// host allows paths. An empty name is the default socket (as none
+    /// is, and as libtmux takes it).
     ///
     /// ```
     /// let grants = waitfor::grants::Grants::none();
     /// assert!(grants.check_tmux_socket_name("work").is_ok());
+    /// assert!(grants.check_tmux_socket_name("").is_ok());
     /// assert!(grants.check_tmux_socket_name("../../x.sock").is_err());
     /// let nul = grants.check_tmux_socket_name("a\0b").unwrap_err();
     /// assert!(nul.0.contains("NUL"));
@@ -351,8 +353,8 @@ impl Grants {
                 crate::error::echo(name)
             )));
         }
-        let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\']);
-        if plain || self.tmux_socket_paths && !name.is_empty() {
+        let plain = name != "." && name != ".." && !name.contains(['/', '\\']);
+        if plain || self.tmux_socket_paths {
             Ok(())
         } else {
             Err(Refused(format!(

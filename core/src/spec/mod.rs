@@ -138,7 +138,7 @@ pub enum ProbeSpec {
         /// Which pane: the first field given wins, in the order of
         /// [`PaneTarget`]; none means the first session's.
         pane: PaneTarget,
-        /// `tmux -L` socket name; the default server if `None`.
+        /// `tmux -L` socket name; the default server if `None` or empty.
         socket_name: Option<String>,
         /// Wake on the pane's output through a control-mode client
         /// (default true); polling only when false.

@@ -215,13 +215,7 @@ fn validate_probe(probe: &ProbeSpec) -> Result<(), SpecError> {
         ProbeSpec::Tmux {
             socket_name, pane, ..
         } => {
-            if socket_name.as_deref() == Some("") {
-                return Err(SpecError::new(
-                    "probe.tmux.socket_name",
-                    Rule::Empty,
-                    "must not be empty",
-                ));
-            }
+            // An empty name is the default socket, as in every door.
             if let Some(name) = socket_name {
                 SpecError::check_socket_name("probe.tmux.socket_name", name)?;
             }

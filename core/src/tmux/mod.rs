@@ -245,9 +245,16 @@ impl Tmux {
         self.scripted.as_ref().map(|server| server.echo_log())
     }
 
-    /// Uses `-L name` (a socket in tmux's socket directory).
+    /// Uses `-L name` (a socket in tmux's socket directory). An empty
+    /// name is the default socket, as libtmux takes it (no `-L ""`, whose
+    /// path would be tmux's directory itself).
+    ///
+    /// ```
+    /// let tmux = waitfor::tmux::Tmux::new().with_socket_name("");
+    /// assert_eq!(tmux.argv(&["list-sessions"]), ["tmux", "-u", "list-sessions"]);
+    /// ```
     pub fn with_socket_name(mut self, name: impl Into<String>) -> Self {
-        self.socket_name = Some(name.into());
+        self.socket_name = Some(name.into()).filter(|name| !name.is_empty());
         self
     }
 

@@ -742,12 +742,13 @@ def record_send_keys(
     profiles) do not take their echo for new output. Records expire on
     their own.
 
-    Refused with :class:`SpecError` (``invalid_arguments``) as the C door
-    refuses it: ``socket_name`` as the ``wait_for_text`` profiles refuse it
-    (field ``socket_name``: a NUL byte, rule ``contains_nul``; an empty
-    name, or a path unless ``grants`` allow tmux socket paths, rule
-    ``not_granted``), then a ``pane_id`` not of the form ``%N`` (field
-    ``pane_id``, rule ``invalid_pane_id``).
+    ``socket_name`` ``None`` or empty is the default socket. Refused with
+    :class:`SpecError` (``invalid_arguments``) as the C door refuses it:
+    ``socket_name`` as the ``wait_for_text`` profiles refuse it (field
+    ``socket_name``: a NUL byte, rule ``contains_nul``; a path unless
+    ``grants`` allow tmux socket paths, rule ``not_granted``), then a
+    ``pane_id`` not of the form ``%N`` (field ``pane_id``, rule
+    ``invalid_pane_id``).
 
     >>> import waitfor
     >>> waitfor.record_send_keys("%3", ["make test"], socket_name="demo", literal=True, enter=True)
