@@ -21,7 +21,8 @@ const MAX_DEPTH: usize = 128;
 pub struct NotJson {
     /// Path from the root, such as `$.until.matches` or `$[2]`.
     pub path: String,
-    /// The rule it broke: `wrong_type`, or `too_large` for caller input.
+    /// The rule it broke: `wrong_type`; `invalid_json` for a str that
+    /// UTF-8 cannot hold ([`not_utf8`]); `too_large` for caller input.
     pub rule: waitfor::Rule,
     /// What was wrong.
     pub message: String,
@@ -243,9 +244,31 @@ fn text(s: &Bound<'_, PyString>, path: &str) -> Result<String, NotJson> {
     s.to_str().map(str::to_owned).map_err(|_| not_utf8(path))
 }
 
-/// The refusal of a `str` at `path` that UTF-8 cannot hold.
+/// The refusal of a `str` at `path` that UTF-8 cannot hold: it holds a
+/// lone surrogate. Rule `invalid_json`, as core refuses a lone surrogate
+/// escape (`"\ud800"`) in JSON text: the same fault, made in Python.
 pub(crate) fn not_utf8(path: &str) -> NotJson {
-    NotJson::new(path, "a str that is not valid UTF-8 (lone surrogate)")
+    NotJson {
+        rule: waitfor::Rule::InvalidJson,
+        ..NotJson::new(
+            path,
+            "a str that is not valid UTF-8: it holds a lone surrogate (a code point from \
+             U+D800 to U+DFFF is half of a pair and stands for no character alone)",
+        )
+    }
+}
+
+/// A `str` argument (`field`: its name) as UTF-8; one holding a lone
+/// surrogate raises `SpecError` (`invalid_arguments`, rule
+/// `invalid_json`), as such a str inside JSON input does, where pyo3's
+/// own conversion raised a bare `UnicodeEncodeError`.
+pub fn text_arg<'a>(
+    py: Python<'_>,
+    text: &'a Bound<'_, PyString>,
+    field: &str,
+) -> PyResult<&'a str> {
+    text.to_str()
+        .map_err(|_| crate::errors::not_json(py, &not_utf8(field), "invalid_arguments"))
 }
 
 fn items<'py>(

@@ -131,7 +131,7 @@ fn start(
 #[allow(clippy::too_many_arguments)]
 fn call_tool(
     py: Python<'_>,
-    profile: &str,
+    profile: &Bound<'_, PyString>,
     arguments: &Bound<'_, PyAny>,
     tools: Option<Py<PyAny>>,
     on_progress: Option<Py<PyAny>>,
@@ -141,6 +141,7 @@ fn call_tool(
     max_wait_ceiling: Option<f64>,
     grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<NativeHandle> {
+    let profile = convert::text_arg(py, profile, "profile")?;
     let args = json_input(py, arguments, "invalid_arguments")?;
     let calls: SharedCalls = Arc::new(Calls::of_caller(py, event_loop)?);
     let host = Host {
@@ -260,22 +261,32 @@ fn check_timeout(name: &str, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<()>
 /// `socket_name` as the `wait_for_text` profiles refuse it (a NUL byte,
 /// rule `contains_nul`; a path unless `grants` allow socket paths, rule
 /// `not_granted`; empty is the default socket), then a `pane_id` not of
-/// the form `%N` (rule `invalid_pane_id`).
+/// the form `%N` (rule `invalid_pane_id`). A str holding a lone surrogate
+/// is refused with rule `invalid_json`.
 #[pyfunction]
 #[pyo3(signature = (socket_name, pane_id, keys, *, literal = false, enter = false, grants = None))]
 fn record_send_keys(
     py: Python<'_>,
-    socket_name: Option<&str>,
-    pane_id: &str,
-    keys: Vec<String>,
+    socket_name: Option<Bound<'_, PyString>>,
+    pane_id: Bound<'_, PyString>,
+    keys: Vec<Bound<'_, PyString>>,
     literal: bool,
     enter: bool,
     grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
+    let socket_name = socket_name
+        .as_ref()
+        .map(|name| convert::text_arg(py, name, "socket_name"))
+        .transpose()?;
+    let pane_id = convert::text_arg(py, &pane_id, "pane_id")?;
+    let keys = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| convert::text_arg(py, key, &format!("keys[{i}]")))
+        .collect::<PyResult<Vec<&str>>>()?;
     self::grants(grants.as_ref())?
         .check_send_keys(socket_name, pane_id, ["socket_name", "pane_id"])
         .map_err(|e| errors::spec_error(py, &e, "invalid_arguments"))?;
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name, pane_id, &keys, literal, enter);
     Ok(())
 }

@@ -2,8 +2,10 @@
 //! without running it, finding a profile, parsing a pane id, checking an
 //! Ouro `wait/1` envelope.
 
+use crate::convert::text_arg;
 use crate::{errors, json_input};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use waitfor::profiles::{self, Host};
 use waitfor::{ErrorCode, ErrorInfo, Spec};
 
@@ -21,10 +23,11 @@ fn check_spec(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<()> {
 #[pyo3(signature = (profile, arguments, *, grants = None))]
 fn check_arguments(
     py: Python<'_>,
-    profile: &str,
+    profile: &Bound<'_, PyString>,
     arguments: &Bound<'_, PyAny>,
     grants: Option<Bound<'_, PyAny>>,
 ) -> PyResult<&'static str> {
+    let profile = text_arg(py, profile, "profile")?;
     let args = json_input(py, arguments, "invalid_arguments")?;
     let host = Host {
         grants: crate::grants(grants.as_ref())?,
@@ -35,15 +38,19 @@ fn check_arguments(
 
 /// `(profile, tool_definition)` by profile id or unique tool name.
 #[pyfunction]
-fn find_profile<'py>(py: Python<'py>, name: &str) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+fn find_profile<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+    let name = text_arg(py, name, "name")?;
     let def = profiles::find(name).map_err(|e| errors::tool_error(py, &e, None))?;
     Ok((def.profile, crate::convert::to_py(py, &def.tool)?))
 }
 
 /// The number of a `%N` pane id (`SpecError`, `invalid_arguments`).
 #[pyfunction]
-fn parse_pane_id(py: Python<'_>, pane_id: &str) -> PyResult<u32> {
-    waitfor::parse_pane_id(pane_id, "pane_id")
+fn parse_pane_id(py: Python<'_>, pane_id: &Bound<'_, PyString>) -> PyResult<u32> {
+    waitfor::parse_pane_id(text_arg(py, pane_id, "pane_id")?, "pane_id")
         .map_err(|e| errors::raise(py, &ErrorInfo::spec(ErrorCode::InvalidArguments, &e), None))
 }
 

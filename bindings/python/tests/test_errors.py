@@ -68,6 +68,41 @@ def test_one_huge_str_in_input_is_refused_by_its_length_before_it_is_encoded(doo
     assert took < 0.25, took
 
 
+LONE = "\ud800"  # a lone surrogate: a str Python holds, UTF-8 cannot
+
+
+@pytest.mark.parametrize(
+    ("door", "code", "field"),
+    [
+        (lambda: waitfor.check_spec({"until": {"matches": "a" + LONE}}), "invalid_spec", "until.matches"),
+        (lambda: waitfor.check_spec({"until": {LONE: "x"}}), "invalid_spec", "until"),
+        (lambda: waitfor.check_spec('{"until": {"matches": "' + LONE + '"}}'), "invalid_spec", ""),
+        (
+            lambda: waitfor.check_arguments("libtmux-mcp/wait_for_text", {"pane_id": "%1", "patterns": [LONE]}),
+            "invalid_arguments",
+            "patterns[0]",
+        ),
+        (lambda: waitfor.check_arguments("ouro/wait" + LONE, {}), "invalid_arguments", "profile"),
+        (lambda: waitfor.call_tool("ouro/wait" + LONE, {}), "invalid_arguments", "profile"),
+        (lambda: waitfor.find_profile(LONE), "invalid_arguments", "name"),
+        (lambda: waitfor.parse_pane_id("%1" + LONE), "invalid_arguments", "pane_id"),
+        (lambda: waitfor.record_send_keys("%1" + LONE, ["x"]), "invalid_arguments", "pane_id"),
+        (lambda: waitfor.record_send_keys("%1", ["x", LONE]), "invalid_arguments", "keys[1]"),
+        (lambda: waitfor.record_send_keys("%1", ["x"], socket_name=LONE), "invalid_arguments", "socket_name"),
+    ],
+)
+def test_a_str_holding_a_lone_surrogate_is_refused_saying_so(
+    door: Callable[[], object], code: str, field: str
+) -> None:
+    """As core refuses a lone surrogate escape in JSON text (rule
+    ``invalid_json``), never as a wrong type or a bare UnicodeEncodeError."""
+    with pytest.raises(waitfor.SpecError) as caught:
+        door()
+    err = caught.value
+    assert (err.code, err.field, err.rule) == (code, field, "invalid_json"), err
+    assert "not valid UTF-8: it holds a lone surrogate" in err.message, err.message
+
+
 def test_probe_and_builtin_probe_together_is_a_conflict() -> None:
     with pytest.raises(waitfor.SpecError) as caught:
         waitfor.wait({"probe": {"command": {"argv": ["true"]}}, "until": {"matches": "x"}}, lambda: "")

@@ -499,7 +499,7 @@ def test_json_text_with_a_lone_surrogate_is_a_spec_error() -> None:
     """As the same spec given as a dict is: SpecError, not UnicodeEncodeError."""
     with pytest.raises(waitfor.SpecError) as caught:
         waitfor.wait('{"until": {"matches": "\udcff"}}', lambda: "")
-    assert caught.value.rule == "wrong_type", caught.value
+    assert caught.value.rule == "invalid_json", caught.value
     with pytest.raises(waitfor.SpecError):
         waitfor.call_tool("ouro/wait", '{"path": "\udcff"}')
 
