@@ -33,6 +33,16 @@ pub(super) fn read(pid: u32, buf: &mut Vec<u8>) -> std::io::Result<&[u8]> {
     }
 }
 
+/// The `/proc/PID/stat` line of process `pid` (`None`: it is gone). Its
+/// command name is the basename of the program it ran, any bytes but NUL
+/// and '/': one that is not UTF-8 is read lossily, not as "gone", which
+/// would let a marked process caught in `execve` of such a program escape
+/// (the fields the sweep reads are after the name, and ASCII).
+pub(super) fn stat(pid: u32) -> Option<String> {
+    let line = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    Some(String::from_utf8_lossy(&line).into_owned())
+}
+
 /// The buffer [`read`] starts with: most environments are a few KiB.
 const FIRST_READ: usize = 32 << 10;
 
@@ -227,6 +237,35 @@ mod tests {
         );
         let mut small = vec![0; 8];
         assert_eq!(read(pid, &mut small).unwrap(), whole.as_slice());
+    }
+
+    /// A process running a program whose name is not UTF-8 (its command
+    /// name in `stat`) is told by its `stat` as any other.
+    #[test]
+    fn a_stat_line_whose_command_name_is_not_utf8_is_read() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("waitfor-stat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join(std::ffi::OsStr::from_bytes(b"sl\xffeep"));
+        let _ = std::fs::remove_file(&program);
+        std::os::unix::fs::symlink("/bin/sleep", &program).unwrap();
+        let mut child = std::process::Command::new(&program)
+            .arg("30")
+            .spawn()
+            .unwrap();
+        // The command name is set as `execve` ends, after the spawn.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let line = loop {
+            let line = super::stat(child.id()).expect("the child runs");
+            if line.contains('\u{fffd}') || std::time::Instant::now() > deadline {
+                break line;
+            }
+            std::thread::yield_now();
+        };
+        child.kill().unwrap();
+        child.wait().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(line.contains("(sl\u{fffd}eep) "), "{line}");
     }
 
     #[test]

@@ -464,8 +464,7 @@ fn end_if_marked(
     let Ok(environ) = super::environ::read(pid, environ) else {
         return Verdict::NotMarked;
     };
-    let stat = || std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-    let verdict = marks.verdict(environ, stat, seemed_empty);
+    let verdict = marks.verdict(environ, || super::environ::stat(pid), seemed_empty);
     if verdict == Verdict::Marked {
         // SAFETY: plain syscall on a pidfd we own.
         unsafe {
