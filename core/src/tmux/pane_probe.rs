@@ -208,7 +208,8 @@ impl PaneReport {
     }
 
     /// Why a wait that ended with `result` at its deadline (a timeout, or
-    /// its probe's failure) sampled less often than asked, if this
+    /// its probe's failure there or for want of a turn) sampled less
+    /// often than asked, if this
     /// process's other waits on the same tmux server held its turns
     /// ([`super::CALLS_PER_SERVER`]): its tmux calls spent at least a
     /// quarter of the wait waiting for a turn while tmux answered calls
@@ -230,7 +231,13 @@ impl PaneReport {
     /// assert_eq!(PaneReport::default().starved_notice(&result), None);
     /// ```
     pub fn starved_notice(&self, result: &WaitResult) -> Option<String> {
-        let at_deadline = matches!(result.outcome, Outcome::Timeout | Outcome::ProbeError);
+        // A probe failure before the deadline (a pane not found, a server
+        // gone) ended the wait for its own reason, save a call's without
+        // a turn.
+        let at_deadline = result.outcome == Outcome::Timeout
+            || self.failed_without_turn(result)
+            || result.outcome == Outcome::ProbeError
+                && result.elapsed_ms >= result.effective_max_wait_ms;
         let waited = self.turn_wait.as_secs_f64();
         let elapsed = result.elapsed_ms as f64 / 1000.0;
         (at_deadline && waited > 0.0 && waited >= elapsed / 4.0).then(|| {
@@ -811,6 +818,40 @@ mod tests {
             self.0.fetch_add(ids.count(), Ordering::SeqCst);
         }
         fn answer(&self, _: &mut dyn Iterator<Item = Answer>) {}
+    }
+
+    /// The notice is for a wait that ran out of time, not for one whose
+    /// probe failed before its deadline (a pane not found, a server
+    /// gone), whatever its calls waited for their turns: that wait ended
+    /// for its error, not for want of samples.
+    #[test]
+    fn a_wait_failed_before_its_deadline_is_not_said_to_be_starved() {
+        let starved = PaneReport {
+            turn_wait: Duration::from_millis(200),
+            ..Default::default()
+        };
+        let mut result = crate::engine::error_result("probe failed: can't find pane: %9".into());
+        result.outcome = Outcome::ProbeError;
+        result.elapsed_ms = 300;
+        result.effective_max_wait_ms = 400;
+        assert_eq!(starved.starved_notice(&result), None);
+
+        // At its deadline, or out of turns, its failure is the starving's.
+        let at_deadline = WaitResult {
+            elapsed_ms: 400,
+            ..result.clone()
+        };
+        assert!(starved.starved_notice(&at_deadline).is_some());
+        let no_turn = PaneReport {
+            no_turn: true,
+            ..starved.clone()
+        };
+        assert!(no_turn.starved_notice(&result).is_some());
+        let timeout = WaitResult {
+            outcome: Outcome::Timeout,
+            ..result
+        };
+        assert!(starved.starved_notice(&timeout).is_some());
     }
 
     #[test]
