@@ -45,6 +45,8 @@ struct Calls {
     waiting: usize,
     /// Calls that got tmux's answer, ever (wrapping).
     answers: u64,
+    /// When tmux last answered one.
+    last_answer: Option<Instant>,
 }
 
 /// One invocation's turn; the next call's when dropped.
@@ -66,6 +68,7 @@ impl Drop for Turn {
         calls.in_flight -= 1;
         if self.answered {
             calls.answers = calls.answers.wrapping_add(1);
+            calls.last_answer = Some(Instant::now());
         }
         drop(calls);
         self.server.freed.notify_one();
@@ -139,16 +142,30 @@ struct Waiting {
     since: Instant,
 }
 
+impl Waiting {
+    /// How long the call has waited behind calls tmux answered, the
+    /// server's answers now being `answers`, the last at `last_answer`:
+    /// up to that answer only, so that a server that answered once and
+    /// then stopped does not read as busy for the rest of the wait.
+    fn behind_answers(&self, answers: u64, last_answer: Option<Instant>) -> Duration {
+        match last_answer {
+            Some(last) if answers != self.answers => last.saturating_duration_since(self.since),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 impl TurnLog {
     /// The time the calls waited for a turn while tmux answered calls
     /// ahead of them, the wait of a call still waiting included.
     pub(crate) fn waited_behind_answers(&self) -> Duration {
         // Cloned out: the server's lock is never taken under this one.
         let waits = self.0.lock().clone();
-        let now = waits
-            .waiting
-            .filter(|w| w.server.calls.lock().answers != w.answers);
-        waits.behind_answers + now.map_or(Duration::ZERO, |w| w.since.elapsed())
+        let now = waits.waiting.map_or(Duration::ZERO, |w| {
+            let calls = w.server.calls.lock();
+            w.behind_answers(calls.answers, calls.last_answer)
+        });
+        waits.behind_answers + now
     }
 
     fn waiting(&self, server: &Arc<Server>, answers: u64) {
@@ -159,14 +176,12 @@ impl TurnLog {
         });
     }
 
-    /// The waiting call left the queue, with its turn or without; tmux
-    /// `answered` calls ahead of it meanwhile or not.
-    fn left(&self, answered: bool) {
+    /// The waiting call left the queue, with its turn or without, the
+    /// server's calls as `calls` says.
+    fn left(&self, calls: &Calls) {
         let mut waits = self.0.lock();
         if let Some(waiting) = waits.waiting.take() {
-            if answered {
-                waits.behind_answers += waiting.since.elapsed();
-            }
+            waits.behind_answers += waiting.behind_answers(calls.answers, calls.last_answer);
         }
     }
 }
@@ -232,7 +247,7 @@ pub(super) fn take(
     let late = deadline.saturating_duration_since(Instant::now()) < MIN_CALL_TIME;
     let answered = calls.answers != answers_before;
     if let Some(log) = log {
-        log.left(answered);
+        log.left(&calls);
     }
     if gave_up || late {
         drop(calls);
@@ -304,7 +319,11 @@ mod tests {
         let socket = PathBuf::from(format!("/nonexistent/turn-log-{}", std::process::id()));
         let held = all_turns(&socket);
         let server = server_at(socket.clone());
-        let answer = || server.calls.lock().answers += 1;
+        let answer = || {
+            let mut calls = server.calls.lock();
+            calls.answers += 1;
+            calls.last_answer = Some(Instant::now());
+        };
         let soon = Instant::now() + Duration::from_millis(10);
 
         let log = TurnLog::default();
@@ -343,5 +362,38 @@ mod tests {
             left,
             "a call that did not wait"
         );
+    }
+
+    /// A call behind a server that answered once and then stopped waits
+    /// behind answers up to that answer only: the rest of its wait is
+    /// behind a stuck server, not a busy one.
+    #[test]
+    fn a_turn_log_stops_counting_at_the_last_answer() {
+        let socket = PathBuf::from(format!("/nonexistent/turn-stop-{}", std::process::id()));
+        let _held = all_turns(&socket);
+        let server = server_at(socket.clone());
+        let log = TurnLog::default();
+        let cancel = CancelToken::new();
+        let far = Instant::now() + Duration::from_secs(60);
+        std::thread::scope(|scope| {
+            let queued = scope.spawn(|| take(socket.clone(), far, &cancel, Some(&log)));
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while server.calls.lock().waiting == 0 {
+                assert!(Instant::now() < deadline, "the call never queued");
+                std::thread::yield_now();
+            }
+            {
+                let mut calls = server.calls.lock();
+                calls.answers += 1;
+                calls.last_answer = Some(Instant::now());
+            }
+            let at_answer = log.waited_behind_answers();
+            // Time passes with no answer: not a synchronisation.
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!(log.waited_behind_answers(), at_answer, "still waiting");
+            cancel.cancel();
+            assert_eq!(queued.join().unwrap().err(), Some(NoTurn::Cancelled));
+            assert_eq!(log.waited_behind_answers(), at_answer, "after it left");
+        });
     }
 }
