@@ -8,28 +8,38 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use support::{assert_valid, output_schema, start, Server};
 use waitfor::profiles::{Host, LogLevel, Notice};
-use waitfor::{Engine, Spec, WaitHandle, WaitOptions, WaitResult};
+use waitfor::{CancelToken, Engine, Spec, WaitHandle, WaitOptions, WaitResult};
 
 const PY: &str = "libtmux-mcp/wait_for_text";
 const CXX: &str = "libtmux-cxx/wait_for_text";
 
-/// Enough polling waits on one server that their calls always fill its
-/// turns, with a queue of calls behind them.
-const LOAD: usize = 500;
+/// Callers that keep every turn of `s`'s server taken until `stop`:
+/// twice [`waitfor::tmux::CALLS_PER_SERVER`] of them, each calling a
+/// `run-shell` that tmux answers after 0.2 s, again and again. So every
+/// turn is held, calls queue behind them, and tmux keeps answering: busy,
+/// not stuck, however fast or loaded the machine.
+fn keep_turns_taken(s: &Server, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    (0..2 * waitfor::tmux::CALLS_PER_SERVER)
+        .map(|_| {
+            let (tmux, stop) = (s.tmux.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let budget = Duration::from_secs(10);
+                    let _ = tmux.run(&["run-shell", "sleep 0.2"], budget, &CancelToken::new());
+                }
+            })
+        })
+        .collect()
+}
 
 /// A wait on the engine's own JSON spec for text that never comes on
-/// `s`'s pane, polling every `interval_ms` (no control client); `sampled`
-/// is called after each of its samples.
-fn polling_wait(
-    s: &Server,
-    interval_ms: u64,
-    max_wait_ms: u64,
-    sampled: impl Fn() + Send + Sync + 'static,
-) -> WaitHandle {
+/// `s`'s pane, polling every `interval_ms` (no control client).
+fn polling_wait(s: &Server, interval_ms: u64, max_wait_ms: u64) -> WaitHandle {
     let mut tmux = json!({"pane_id": s.pane, "push": false});
     if let Some(name) = &s.name {
         tmux["socket_name"] = json!(name);
@@ -39,11 +49,11 @@ fn polling_wait(
         "until": {"matches": "never"},
         "interval_ms": interval_ms,
         "max_wait_ms": max_wait_ms,
-        "progress_every_ms": 1,
     }))
     .unwrap();
-    let options = WaitOptions::default().on_progress(move |_| sampled());
-    Engine::global().start_with(spec, None, options).unwrap()
+    Engine::global()
+        .start_with(spec, None, WaitOptions::default())
+        .unwrap()
 }
 
 /// The messages of the warnings among `notices`.
@@ -84,32 +94,19 @@ fn private_sockets() {
 fn a_wait_starved_of_turns_by_this_process_s_other_waits_says_so() {
     private_sockets();
     let s = Server::start_default(60, 10);
-    let samples = Arc::new(AtomicUsize::new(0));
-    let load: Vec<WaitHandle> = (0..LOAD)
-        .map(|_| {
-            let samples = samples.clone();
-            polling_wait(&s, 10, 60_000, move || {
-                samples.fetch_add(1, Ordering::Relaxed);
-            })
-        })
-        .collect();
-    // The load runs: its calls fill every turn, with more queued.
-    s.until("the load is sampling", || {
-        samples.load(Ordering::Relaxed) >= LOAD
-    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = keep_turns_taken(&s, &stop);
     let py_args = json!({"pane_id": s.pane, "patterns": ["never"], "timeout": 1});
     let py = start(PY, py_args, &Host::default());
     let cxx_args = json!({"target": s.pane, "text": "never", "timeout_ms": 1000});
     let cxx = start(CXX, cxx_args, &Host::default());
-    let generic = polling_wait(&s, 50, 1000, || ());
+    let generic = polling_wait(&s, 50, 1000);
     let (py_out, py_result, py_notices) = py.finish_all();
     let (cxx_out, cxx_result, cxx_notices) = cxx.finish_all();
     let generic = generic.wait();
-    for handle in &load {
-        handle.control().cancel();
-    }
-    for handle in load {
-        handle.wait();
+    stop.store(true, Ordering::Relaxed);
+    for caller in load {
+        caller.join().unwrap();
     }
 
     let py_out = py_out.expect("a timeout, not an error");
@@ -153,7 +150,7 @@ fn a_wait_on_an_idle_server_has_no_notice() {
         1,
         "only the original's: {notices:?}"
     );
-    let generic = polling_wait(&s, 10, 1000, || ()).wait();
+    let generic = polling_wait(&s, 10, 1000).wait();
     assert_eq!(generic.outcome, waitfor::Outcome::Timeout);
     assert!(generic.notices.is_empty(), "{generic:?}");
     assert!(generic.to_json().get("notices").is_none());
