@@ -11,8 +11,9 @@ mod timers;
 mod workers;
 
 pub use handle::{WaitControl, WaitHandle};
-// The tmux profiles' unit tests build results with it (tmux is Unix only).
-#[cfg(all(test, unix))]
+// Unit tests build results with it (the tmux profiles', the command
+// probe's).
+#[cfg(test)]
 pub(crate) use scheduler::error_result;
 
 use crate::cancel::CancelToken;

@@ -1,8 +1,11 @@
 //! The `command` probe: run a program, observe its output and exit status.
 
-use super::{Observation, Probe, ProbeContext, ProbeError};
+use super::{EndNotices, Observation, Probe, ProbeContext, ProbeError};
 use crate::grants::{Commands, Grants};
-use crate::process::{run_bounded, OverCap, RunError, RunMark, RunOptions};
+use crate::process::{
+    run_bounded_in, start_turns, OverCap, Queue, RunError, RunMark, RunOptions, StartLog, Starts,
+};
+use crate::result::{Outcome, WaitResult};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,6 +17,11 @@ use std::sync::Arc;
 /// as soon as the observed output goes over the wait's cap (the wait then
 /// ends with its over-cap error); what left the group ends with the probe,
 /// or as the process exits if that comes first (see [`RunMark`]).
+///
+/// Commands start a few at a time, process-wide (`STARTS_PER_CORE`, 4 a
+/// core): a wait whose runs spent a quarter of it or more waiting for a
+/// turn while this process's other commands started, and that ended at its
+/// deadline, says so in [`WaitResult::notices`].
 ///
 /// ```
 /// use waitfor::probes::CommandProbe;
@@ -32,6 +40,8 @@ pub struct CommandProbe {
     /// at every run (see [`CommandProbe::within`]).
     #[cfg_attr(not(unix), allow(dead_code))]
     within: Option<Grants>,
+    /// Where the runs note how long they waited for their start turns.
+    starts: StartLog,
 }
 
 impl CommandProbe {
@@ -60,6 +70,7 @@ impl CommandProbe {
             stderr,
             _mark: mark,
             within: None,
+            starts: StartLog::default(),
         }
     }
 
@@ -107,7 +118,14 @@ impl Probe for CommandProbe {
         {
             self.options.cwd_dir = self.checked_dir()?;
         }
-        let output = run_bounded(&self.argv, &self.options, ctx.budget, &ctx.cancel);
+        let output = run_bounded_in(
+            Queue::Commands,
+            &self.argv,
+            &self.options,
+            ctx.budget,
+            &ctx.cancel,
+            Some(&self.starts),
+        );
         #[cfg(unix)]
         {
             // Not held open between runs.
@@ -133,5 +151,107 @@ impl Probe for CommandProbe {
 
     fn name(&self) -> &str {
         self.argv.first().map_or("command", String::as_str)
+    }
+
+    /// A wait this process's other commands starved of start turns says
+    /// so.
+    fn end_notices(&self) -> Option<EndNotices> {
+        let starts = self.starts.clone();
+        Some(Arc::new(move |result| {
+            starved_notice(&starts.read(), start_turns(), result)
+                .into_iter()
+                .collect()
+        }))
+    }
+}
+
+/// Why a wait that ended with `result` at its deadline (a timeout, or no
+/// sample by then) sampled less often than asked, or not at all, if its
+/// runs spent at least a quarter of the wait waiting for a start turn
+/// (`seen`) while this process's other commands held all `turns`. `None`
+/// for a wait that ended for another reason (a match, a program not
+/// found) or got its turns in time.
+fn starved_notice(seen: &Starts, turns: usize, result: &WaitResult) -> Option<String> {
+    let at_deadline = result.outcome == Outcome::Timeout
+        || result.outcome == Outcome::ProbeError
+            && result.elapsed_ms >= result.effective_max_wait_ms;
+    let elapsed = result.elapsed_ms as f64 / 1000.0;
+    // Read as the result is delivered, a little after the wait ended.
+    let waited = seen.waited.as_secs_f64().min(elapsed);
+    if !at_deadline || waited == 0.0 || waited < elapsed / 4.0 {
+        return None;
+    }
+    let what = match (seen.started, result.samples) {
+        (0, _) => "its command never started".to_string(),
+        (_, 0) => "no command it ran finished in time".to_string(),
+        (_, 1) => "sampled once".to_string(),
+        (_, n) => format!("sampled {n} times"),
+    };
+    let queued = match seen.ahead {
+        0 => String::new(),
+        n => format!(", {n} more queued ahead of it"),
+    };
+    Some(format!(
+        "{what} in {elapsed:.1}s: it waited {waited:.1}s for a start turn while this \
+         process's other commands held every turn (at most {turns} commands start at once{queued}); \
+         run fewer command waits at once, or give them longer deadlines"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn starts(waited_ms: u64, started: u64) -> Starts {
+        Starts {
+            waited: Duration::from_millis(waited_ms),
+            started,
+            ..Starts::default()
+        }
+    }
+
+    /// The notice is for a wait that ran out of time while its runs waited
+    /// for turns, a quarter of it or more; not for one whose command failed
+    /// before its deadline (a program not found), nor for one that got its
+    /// turns in time.
+    #[test]
+    fn only_a_wait_starved_to_its_deadline_says_so() {
+        let mut result = crate::engine::error_result("probe failed: cannot start".into());
+        result.outcome = Outcome::ProbeError;
+        result.elapsed_ms = 300;
+        result.effective_max_wait_ms = 400;
+        assert_eq!(starved_notice(&starts(300, 0), 8, &result), None);
+
+        result.elapsed_ms = 400;
+        let never = starved_notice(&starts(400, 0), 8, &result).unwrap();
+        assert!(
+            never.starts_with("its command never started in 0.4s"),
+            "{never}"
+        );
+        assert!(
+            never.contains("at most 8 commands start at once"),
+            "{never}"
+        );
+        let late = starved_notice(&starts(350, 1), 8, &result).unwrap();
+        assert!(
+            late.starts_with("no command it ran finished in time"),
+            "{late}"
+        );
+
+        result.outcome = Outcome::Timeout;
+        result.samples = 3;
+        assert_eq!(starved_notice(&starts(99, 4), 8, &result), None);
+        assert_eq!(starved_notice(&starts(0, 4), 8, &result), None);
+        let ahead = Starts {
+            ahead: 120,
+            ..starts(100, 4)
+        };
+        let some = starved_notice(&ahead, 8, &result).unwrap();
+        assert!(some.starts_with("sampled 3 times in 0.4s"), "{some}");
+        assert!(some.contains("120 more queued ahead of it"), "{some}");
+
+        result.outcome = Outcome::Matched;
+        assert_eq!(starved_notice(&starts(400, 0), 8, &result), None);
     }
 }

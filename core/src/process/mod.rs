@@ -70,7 +70,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod starts;
-pub(crate) use starts::Queue;
+#[doc(hidden)]
+pub use starts::hooks as start_hooks;
+pub(crate) use starts::{turns as start_turns, Queue, StartLog, Starts};
 #[cfg(target_os = "linux")]
 mod environ;
 #[cfg(target_os = "linux")]
@@ -388,16 +390,18 @@ pub fn run_bounded(
     budget: Duration,
     cancel: &CancelToken,
 ) -> Result<ProcessOutput, RunError> {
-    run_bounded_in(Queue::Commands, argv, opts, budget, cancel)
+    run_bounded_in(Queue::Commands, argv, opts, budget, cancel, None)
 }
 
-/// [`run_bounded`], waiting for its turn to start in `queue`.
+/// [`run_bounded`], waiting for its turn to start in `queue`; `log`, if
+/// any, notes how long it waited and whether it started.
 pub(crate) fn run_bounded_in(
     queue: Queue,
     argv: &[String],
     opts: &RunOptions,
     budget: Duration,
     cancel: &CancelToken,
+    log: Option<&StartLog>,
 ) -> Result<ProcessOutput, RunError> {
     let deadline = Instant::now().checked_add(budget);
     let (program, args) = argv.split_first().ok_or(RunError::EmptyArgv)?;
@@ -439,7 +443,7 @@ pub(crate) fn run_bounded_in(
         deadline,
         cancel,
     };
-    let turn = starts::take(queue, deadline, cancel).ok_or_else(|| run.stopped())?;
+    let turn = starts::take(queue, deadline, cancel, log).ok_or_else(|| run.stopped())?;
     os::run(cmd, &run, turn)
 }
 

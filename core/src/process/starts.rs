@@ -19,6 +19,10 @@
 //! turn of its server too (at most four a server), and a pane wait's
 //! samples would otherwise wait behind every command queued: 400 waits
 //! rerunning `sleep 0.05` kept any run from starting for a second.
+//!
+//! A run may note in a [`StartLog`] how long it waited for its turn: a
+//! wait whose commands spent much of its time so was starved by this
+//! process's other commands, and says so in its result.
 
 use crate::sync::Mutex;
 use crate::CancelToken;
@@ -42,6 +46,8 @@ const START_WINDOW: Duration = Duration::from_millis(20);
 /// Turns to start commands.
 pub(super) struct Gate {
     state: Mutex<GateState>,
+    /// Turns in all.
+    turns: usize,
 }
 
 struct GateState {
@@ -84,12 +90,77 @@ pub(super) fn take(
     queue: Queue,
     deadline: Option<Instant>,
     cancel: &CancelToken,
+    log: Option<&StartLog>,
 ) -> Option<StartTurn> {
     let (owner, gate) = &*GATE;
     if *owner != std::process::id() {
         return Some(StartTurn { gate: None });
     }
-    gate.take(queue, deadline, cancel)
+    gate.take(queue, deadline, cancel, log)
+}
+
+/// How many commands this process starts at once: [`STARTS_PER_CORE`] a
+/// core.
+pub(crate) fn turns() -> usize {
+    GATE.1.turns
+}
+
+/// How one wait's runs fared at the gate: how long they waited for their
+/// turns, and how many started. Clones share it.
+#[derive(Clone, Default)]
+pub(crate) struct StartLog(Arc<Mutex<Log>>);
+
+#[derive(Default)]
+struct Log {
+    seen: Starts,
+    /// Since when a run waits for its turn, if one does.
+    waiting: Option<Instant>,
+}
+
+/// What a [`StartLog`] tells.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) struct Starts {
+    /// How long the runs waited for a turn, the wait of a run still
+    /// waiting included (as it stood when read).
+    pub waited: Duration,
+    /// Runs that got their turn and started their command.
+    pub started: u64,
+    /// The most runs waiting ahead of one of these when it joined the
+    /// queue.
+    pub ahead: usize,
+}
+
+impl StartLog {
+    /// What the runs saw up to now.
+    pub(crate) fn read(&self) -> Starts {
+        let log = self.0.lock();
+        let mut seen = log.seen;
+        if let Some(since) = log.waiting {
+            seen.waited += since.elapsed();
+        }
+        seen
+    }
+
+    fn waiting(&self, ahead: usize) {
+        let mut log = self.0.lock();
+        log.waiting = Some(Instant::now());
+        log.seen.ahead = log.seen.ahead.max(ahead);
+    }
+
+    /// A run left the queue, `started` or not.
+    fn left(&self, started: bool) {
+        let mut log = self.0.lock();
+        if let Some(since) = log.waiting.take() {
+            log.seen.waited += since.elapsed();
+        }
+        log.seen.started += u64::from(started);
+    }
+}
+
+impl std::fmt::Debug for StartLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartLog")
+    }
 }
 
 impl Gate {
@@ -99,27 +170,37 @@ impl Gate {
                 free: turns,
                 queues: Default::default(),
             }),
+            turns,
         }
     }
 
     /// A turn, once the runs ahead in `queue`, or in a queue before it,
     /// have theirs; `None` if `cancel` is cancelled or `deadline` passes
-    /// first.
+    /// first. `log`, if any, notes how long the run waited.
     fn take(
         &'static self,
         queue: Queue,
         deadline: Option<Instant>,
         cancel: &CancelToken,
+        log: Option<&StartLog>,
     ) -> Option<StartTurn> {
         let mut state = self.state.lock();
         // A turn is free only while nobody waits (see `give_back`).
         if state.free > 0 {
             state.free -= 1;
+            drop(state);
+            if let Some(log) = log {
+                log.left(true);
+            }
             return Some(StartTurn { gate: Some(self) });
         }
         let ticket = Arc::new(Ticket::default());
+        let ahead = state.queues.iter().map(VecDeque::len).sum();
         state.queues[queue as usize].push_back(ticket.clone());
         drop(state);
+        if let Some(log) = log {
+            log.waiting(ahead);
+        }
         let _hook = cancel.on_cancel({
             let wake = ticket.wake.clone();
             move || wake.cancel()
@@ -131,6 +212,10 @@ impl Gate {
         let mut state = self.state.lock();
         if !ticket.granted.load(Ordering::Acquire) {
             state.queues[queue as usize].retain(|queued| !Arc::ptr_eq(queued, &ticket));
+            drop(state);
+            if let Some(log) = log {
+                log.left(false);
+            }
             return None;
         }
         drop(state);
@@ -139,6 +224,9 @@ impl Gate {
         // the drop, out of the lock), for the run would only start its
         // command to kill it.
         let late = cancel.is_cancelled() || deadline.is_some_and(|d| Instant::now() >= d);
+        if let Some(log) = log {
+            log.left(!late);
+        }
         (!late).then_some(turn)
     }
 }
@@ -201,6 +289,27 @@ impl Starting {
     }
 }
 
+/// Test hooks; not part of the API.
+pub mod hooks {
+    use super::{take, Queue, StartTurn};
+    use crate::CancelToken;
+
+    /// Every start turn of this process, held until dropped.
+    pub struct HeldTurns {
+        _turns: Vec<StartTurn>,
+    }
+
+    /// Takes every start turn of this process, once the runs holding or
+    /// waiting for one have had theirs: no command of this process starts
+    /// until the result is dropped.
+    pub fn hold_start_turns() -> HeldTurns {
+        let turns = (0..super::GATE.1.turns)
+            .map_while(|_| take(Queue::Commands, None, &CancelToken::new(), None))
+            .collect();
+        HeldTurns { _turns: turns }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,7 +336,7 @@ mod tests {
     ) -> std::thread::JoinHandle<bool> {
         let before = queued(gate);
         let cancel = cancel.clone();
-        let run = std::thread::spawn(move || gate.take(queue, deadline, &cancel).is_some());
+        let run = std::thread::spawn(move || gate.take(queue, deadline, &cancel, None).is_some());
         while queued(gate) == before {
             std::thread::yield_now();
         }
@@ -239,7 +348,7 @@ mod tests {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
         let mut held: Vec<_> = (0..2)
             .map(|_| {
-                gate.take(Queue::Commands, far(), &CancelToken::new())
+                gate.take(Queue::Commands, far(), &CancelToken::new(), None)
                     .unwrap()
             })
             .collect();
@@ -247,7 +356,7 @@ mod tests {
         // Out of budget: no turn, and the queue is left.
         let soon = Some(Instant::now() + Duration::from_millis(5));
         assert!(gate
-            .take(Queue::Commands, soon, &CancelToken::new())
+            .take(Queue::Commands, soon, &CancelToken::new(), None)
             .is_none());
         assert_eq!(queued(gate), 0);
 
@@ -265,6 +374,27 @@ mod tests {
         assert_eq!(free(gate), 1, "the waiter's turn was given back");
         drop(held);
         assert_eq!(free(gate), 2);
+    }
+
+    #[test]
+    fn a_log_tells_how_long_runs_waited_and_how_many_started() {
+        let gate: &'static Gate = Box::leak(Box::new(Gate::new(1)));
+        let log = StartLog::default();
+        let held = gate.take(Queue::Commands, far(), &CancelToken::new(), Some(&log));
+        assert!(held.is_some());
+        assert_eq!(log.read().started, 1);
+        assert_eq!(log.read().waited, Duration::ZERO);
+        let waiter = queued_run(gate, Queue::Commands, far(), &CancelToken::new());
+        // Behind one waiting run, out of budget.
+        let soon = Some(Instant::now() + Duration::from_millis(5));
+        assert!(gate
+            .take(Queue::Commands, soon, &CancelToken::new(), Some(&log))
+            .is_none());
+        let seen = log.read();
+        assert_eq!((seen.started, seen.ahead), (1, 1));
+        assert!(seen.waited > Duration::ZERO, "{seen:?}");
+        drop(held);
+        assert!(waiter.join().unwrap());
     }
 
     #[test]
@@ -307,7 +437,7 @@ mod tests {
         // SAFETY: the child only takes a turn and leaves with _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let turn = take(Queue::Commands, far(), &CancelToken::new());
+            let turn = take(Queue::Commands, far(), &CancelToken::new(), None);
             // SAFETY: ends the child without running the parent's exit code.
             unsafe { libc::_exit(if turn.is_some() { 0 } else { 2 }) };
         }
@@ -334,7 +464,7 @@ mod tests {
     fn a_turn_is_given_back_at_exit_or_after_its_window() {
         let gate: &'static Gate = Box::leak(Box::new(Gate::new(2)));
         let mut exits = Starting::new(
-            gate.take(Queue::Commands, None, &CancelToken::new())
+            gate.take(Queue::Commands, None, &CancelToken::new(), None)
                 .unwrap(),
         );
         assert!(exits.until().is_some());
@@ -342,7 +472,7 @@ mod tests {
         assert!(exits.until().is_none());
 
         let mut runs_long = Starting::new(
-            gate.take(Queue::Commands, None, &CancelToken::new())
+            gate.take(Queue::Commands, None, &CancelToken::new(), None)
                 .unwrap(),
         );
         let due = runs_long.until().unwrap();

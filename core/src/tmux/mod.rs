@@ -368,15 +368,15 @@ impl Tmux {
                 )?;
                 let left = deadline.saturating_duration_since(Instant::now());
                 let out =
-                    run_bounded_in(Queue::Tmux, &argv, &opts, left, cancel).map_err(
-                        |e| match e {
+                    run_bounded_in(Queue::Tmux, &argv, &opts, left, cancel, None).map_err(|e| {
+                        match e {
                             // The turn's wait was part of the call's budget.
                             RunError::TimedOut { program, .. } => {
                                 RunError::TimedOut { program, budget }
                             }
                             other => other,
-                        },
-                    )?;
+                        }
+                    })?;
                 turn.answered();
                 let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
                 (out.status, text(&out.stdout), text(&out.stderr))
