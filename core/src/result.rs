@@ -130,9 +130,11 @@ pub struct WaitResult {
     /// (matching was suppressed for those samples).
     pub alternate_screen: bool,
     /// What the probe has to say about how the wait ended (see
-    /// [`crate::EndNotices`]): a pane wait on a busy tmux server
-    /// says when this process's other waits held every turn, so that it
-    /// sampled less often than asked. Left out of the JSON form when empty.
+    /// [`crate::EndNotices`]): a pane wait on a busy tmux server, or a
+    /// command wait whose commands waited for their start turns, says when
+    /// this process's other waits held every turn, so that it sampled less
+    /// often than asked, or not at all. Left out of the JSON form when
+    /// empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
     /// The last observation's text, whole (not in the JSON form: `tail`

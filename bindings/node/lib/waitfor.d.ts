@@ -103,7 +103,7 @@ export interface WaitResult {
   woken: boolean
   /** The target was on an alternate screen (a full-screen program) at some sample: matching was suppressed then. */
   alternate_screen: boolean
-  /** What the probe says about how the wait ended (absent when nothing): a pane wait says when this process's other waits on its tmux server held every turn. */
+  /** What the probe says about how the wait ended (absent when nothing): a pane wait says when this process's other waits on its tmux server held every turn, a command wait when this process's other commands held every turn to start one. */
   notices?: string[]
   [field: string]: unknown
 }

@@ -91,7 +91,9 @@ class WaitResult:
     notices: tuple[str, ...]
     """What the wait's probe says of its ending, such as a tmux wait that
     got fewer samples than planned because this process's other waits on
-    that server held every turn; usually empty (then not in the JSON form)."""
+    that server held every turn, or a command wait whose commands waited
+    for a turn to start while this process's other commands held every
+    turn; usually empty (then not in the JSON form)."""
     last_observation: str = field(repr=False)
     """The last observation's whole text (not in the JSON form)."""
     probe_exception: BaseException | None = field(repr=False, compare=False)
