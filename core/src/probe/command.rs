@@ -183,7 +183,7 @@ fn starved_notice(seen: &Starts, turns: usize, result: &WaitResult) -> Option<St
     }
     let what = match (seen.started, result.samples) {
         (0, _) => "its command never started".to_string(),
-        (_, 0) => "no command it ran finished in time".to_string(),
+        (_, 0) => "no command it started finished".to_string(),
         (_, 1) => "sampled once".to_string(),
         (_, n) => format!("sampled {n} times"),
     };
@@ -235,7 +235,7 @@ mod tests {
         );
         let late = starved_notice(&starts(350, 1), 8, &result).unwrap();
         assert!(
-            late.starts_with("no command it ran finished in time"),
+            late.starts_with("no command it started finished in 0.4s"),
             "{late}"
         );
 
