@@ -12,6 +12,8 @@
 //! Text the CLI lays out in several lines itself (clap's refusals, a
 //! summary of several lines whose items are already one line each) goes
 //! through [`escaped_lines`], which keeps the breaks between the lines.
+//! Every JSON text the CLI writes goes through [`escaped_json`] instead,
+//! which writes the same characters as JSON escapes: the value is exact.
 
 use std::borrow::Cow;
 
@@ -68,6 +70,39 @@ pub fn escaped_lines(text: &str) -> String {
     text.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
 }
 
+/// `json`, JSON text as serde_json wrote it (one line or pretty), with
+/// each character that [`acts`] and serde_json leaves raw (DEL, C1, the
+/// separators, the bidirectional controls) written as its `\uXXXX`
+/// escape: still JSON, it parses to the same value, and a terminal or a
+/// line reader sees no such character in it.
+///
+/// serde_json escapes the C0 controls inside strings itself, and outside
+/// strings JSON holds only ASCII (RFC 8259: whitespace, punctuation,
+/// digits, `true`, `false`, `null`), so a pass over the text suffices:
+/// each of these characters is inside a string, and there as itself (an
+/// escape sequence is ASCII after its `\`), where `\uXXXX` means the
+/// same character. All are in the Basic Multilingual Plane: one escape
+/// each.
+///
+/// ```text
+/// {"s":"a␤b"}  ->  {"s":"a\u2028b"}      (␤ = U+2028)
+/// ```
+pub fn escaped_json(json: String) -> String {
+    let raw = |c: char| c >= '\u{7f}' && acts(c);
+    if !json.chars().any(raw) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +126,21 @@ mod tests {
             escaped_lines("error: '\u{1b}[2J\r'\n\nUsage: x\n"),
             "error: '\\u{1b}[2J\\r'\n\nUsage: x\n"
         );
+    }
+
+    #[test]
+    fn json_keeps_its_values_and_shows_no_control() {
+        let hostile = "a\u{7f}\u{80}\u{9b}[2J\u{9f}\\\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}\n\u{1b}é✓";
+        let value = serde_json::json!({ hostile: [hostile, 1, null] });
+        for text in [value.to_string(), format!("{value:#}")] {
+            let json = escaped_json(text);
+            assert!(!json.contains(|c: char| c >= '\u{7f}' && acts(c)), "{json}");
+            assert!(json.contains(r"\u009b[2J") && json.contains('é'), "{json}");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+                value
+            );
+        }
+        assert_eq!(escaped_json("{\n  \"a\": 1\n}".into()), "{\n  \"a\": 1\n}");
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::args::positive_duration;
 use crate::conditions::UsageError;
-use crate::controls::{escaped, escaped_lines};
+use crate::controls::{escaped, escaped_json, escaped_lines};
 use crate::{sigint, usage_exit};
 use clap::Args;
 use std::io::Write;
@@ -262,7 +262,7 @@ fn run_events(
                     FollowLine::Waiting(w) => serde_json::to_string(w),
                     FollowLine::Event(e) => serde_json::to_string(e),
                 };
-                let _ = tx.send(text.unwrap_or_default());
+                let _ = tx.send(text.map(escaped_json).unwrap_or_default());
             })?;
             Ok((running, Some(rx)))
         } else {
@@ -298,7 +298,9 @@ fn run_events(
         let _ = writeln!(err, "{}", escaped(&malformed_line(query, m)));
     }
     let printed = if output.json || output.follow {
-        serde_json::to_string(&done.wait).map_err(std::io::Error::other)
+        serde_json::to_string(&done.wait)
+            .map(escaped_json)
+            .map_err(std::io::Error::other)
     } else {
         // The events are the product, but each is one line of the CLI's
         // text (`{at} {type} by {by}: {summary}`, as `gone:` and `resume:`

@@ -113,7 +113,11 @@ fn main() -> ExitCode {
 
     let mut stdout = std::io::stdout().lock();
     let _ = if cli.json {
-        writeln!(stdout, "{}", result.to_json())
+        writeln!(
+            stdout,
+            "{}",
+            controls::escaped_json(result.to_json().to_string())
+        )
     } else {
         write!(stdout, "{}", render::text(&result, &names))
     };

@@ -2,6 +2,7 @@
 //! print its output JSON.
 
 use crate::args::ToolArgs;
+use crate::controls::escaped_json;
 use crate::sigint;
 use std::io::Write;
 use std::process::ExitCode;
@@ -27,7 +28,8 @@ pub fn run(args: &ToolArgs) -> ExitCode {
     if args.list {
         let definitions = serde_json::to_value(profiles::definitions()).unwrap_or_default();
         // A reader that stops early (`| head`) is no error of ours.
-        let _ = writeln!(std::io::stdout().lock(), "{definitions:#}");
+        let definitions = escaped_json(format!("{definitions:#}"));
+        let _ = writeln!(std::io::stdout().lock(), "{definitions}");
         return ExitCode::from(ANSWERED);
     }
     let (Some(name), Some(arguments)) = (&args.name, &args.arguments) else {
@@ -66,7 +68,7 @@ pub fn run(args: &ToolArgs) -> ExitCode {
         _ if cancelled => fail(CANCELLED, "cancelled"),
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{output}");
+            let _ = writeln!(stdout, "{}", escaped_json(output.to_string()));
             let _ = stdout.flush();
             ExitCode::from(ANSWERED)
         }

@@ -452,6 +452,40 @@ fn file_matches_an_appended_line() {
     assert_eq!(result["matched_lines"][0], "server ready");
 }
 
+/// `--json` writes DEL, C1 controls, separators and bidirectional marks
+/// in the lines it quotes (a command's output, a file's line) as `\u`
+/// escapes: nothing raw reaches a terminal or a line reader, and the
+/// parsed JSON has the text exact.
+#[test]
+fn json_output_escapes_what_acts_on_a_terminal() {
+    let line = format!("ready {ACTING} end");
+    let out = run(&[
+        "run", "--json", "--match", "ready", "--", "printf", "%s\\n", &line,
+    ]);
+    expect(&out, 0);
+    assert_nothing_acts(&out.stdout);
+    let result = json(&out);
+    assert_eq!(result["matched_lines"][0], *line);
+    assert_eq!(result["tail"]["lines"][0], *line);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    std::fs::write(&path, "").unwrap();
+    let child = spawn(&[
+        "file",
+        path.to_str().unwrap(),
+        "--match",
+        "ready",
+        "--every",
+        "20ms",
+        "--json",
+    ]);
+    let out = append_until_exit(child, &path, &line);
+    expect(&out, 0);
+    assert_nothing_acts(&out.stdout);
+    assert_eq!(json(&out)["matched_lines"][0], *line);
+}
+
 #[test]
 fn file_without_condition_waits_for_any_output() {
     let dir = tempfile::tempdir().unwrap();

@@ -248,6 +248,46 @@ fn the_text_form_shows_agent_text_escaped() {
     assert!(!text.contains(['\x1b', '\u{2028}', '\u{200e}']), "{text:?}");
 }
 
+/// `--json` and `--follow` write DEL, C1 controls, separators and
+/// bidirectional marks in what other agents wrote (an event's fields, the
+/// file's name in the resume command) as `\u` escapes: each JSON line
+/// stays one line with nothing raw in it, and parses to the text exact.
+#[test]
+fn json_lines_escape_what_acts_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("events{ACTING}.jsonl"));
+    let event = json!({"type": "t", "at": "2026-01-01T00:00:00Z", "by": ACTING, "summary": ACTING});
+    append(&path, &format!("{event}\n{}", line("closed", "the end")));
+    let p = path.to_str().unwrap();
+
+    let out = run(&["--json", "events", p, "--type", "t"]);
+    expect(&out, 0);
+    assert_nothing_acts(&out.stdout);
+    let w: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["events"][0]["by"], ACTING);
+    assert_eq!(w["events"][0]["summary"], ACTING);
+
+    // The stream: the waiting line (its resume command names the file),
+    // the event, and the end at `closed`.
+    let out = run(&["events", p, "--type", "t", "--follow"]);
+    expect(&out, 1);
+    assert_nothing_acts(&out.stdout);
+    let lines: Vec<Value> = out
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{}", stdout(&out));
+    assert_eq!(lines[0]["state"], "waiting");
+    assert!(lines[0]["resume"]["command"]
+        .as_str()
+        .unwrap()
+        .contains(ACTING));
+    assert_eq!(lines[1]["summary"], ACTING);
+    assert_eq!(lines[2]["state"], "gone");
+}
+
 #[test]
 fn follow_streams_to_another_process() {
     let (_dir, path) = temp();

@@ -241,6 +241,26 @@ fn tool_runs_a_profile_and_prints_its_exact_output() {
     assert_eq!(keys.len(), 5, "AURA's five fields only: {keys:?}");
 }
 
+/// A tool's output quotes what the probed command wrote: DEL, C1
+/// controls, separators and bidirectional marks in it are `\u` escapes.
+#[test]
+fn tool_output_escapes_what_acts_on_a_terminal() {
+    let line = format!("ready {ACTING} end");
+    let args = serde_json::json!({
+        "probe": {"tool": "run_command", "args": {"argv": ["printf", "%s", line]}},
+        "until": {"matches": "ready"}, "poll_sec": 1, "max_wait_sec": 10,
+    });
+    let output = run(&["tool", "aura/wait_for", &args.to_string()]);
+    expect(&output, 0);
+    assert_nothing_acts(&output.stdout);
+    let out = json(&output);
+    assert_eq!(out["reason"], "matched");
+    assert!(
+        out["last_observation"].as_str().unwrap().contains(&line),
+        "{out}"
+    );
+}
+
 #[test]
 fn tool_runs_the_python_seed_profile_on_a_pane() {
     let tmux = Tmux::start("tool");
