@@ -345,6 +345,28 @@ impl SpecError {
         }
     }
 
+    /// An unknown key at `field`: the message names it as the field is
+    /// named, cut past 200 characters (a key of a megabyte is not
+    /// repeated whole), then says what is `expected`.
+    ///
+    /// ```
+    /// use waitfor::{Rule, SpecError};
+    /// let err = SpecError::unknown_field("host.grant", "host options are grants");
+    /// assert_eq!(err.rule, Rule::UnknownField);
+    /// assert_eq!(err.message, "unknown field host.grant; host options are grants");
+    /// let key = "x".repeat(1 << 20);
+    /// let err = SpecError::unknown_field(format!("host.{key}"), "host options are grants");
+    /// assert!(err.message.len() < 300 && err.message.contains("... (cut; 1048581 bytes in all)"));
+    /// ```
+    pub fn unknown_field(field: impl Into<String>, expected: &str) -> Self {
+        let field = shown_field(field.into());
+        Self {
+            message: format!("unknown field {field}; {expected}"),
+            field,
+            rule: Rule::UnknownField,
+        }
+    }
+
     /// Refuses `text`, the value of `field`, if it holds a NUL byte: it is
     /// bound for the operating system (a program, an argument, a path, a
     /// tmux name), where a NUL ends a string, so no run could honour it.

@@ -271,13 +271,9 @@ impl HostOptions {
                     options.output_cap = Some(usize::try_from(bytes).unwrap_or(usize::MAX));
                 }
                 other => {
-                    return Err(SpecError::new(
+                    return Err(SpecError::unknown_field(
                         format!("host.{other}"),
-                        Rule::UnknownField,
-                        format!(
-                        "unknown field host.{other}; host options are grants, max_wait_ceiling_ms \
-                             and output_cap_bytes"
-                    ),
+                        "host options are grants, max_wait_ceiling_ms and output_cap_bytes",
                     ))
                 }
             }
@@ -361,6 +357,16 @@ mod tests {
                 let err = parse(&text).err().expect(&text);
                 assert_eq!(err.detail["rule"], rule, "{text}: {}", err.detail);
             }
+        }
+        // An unknown key of a megabyte is named cut, in field and message.
+        let key = "x".repeat(1 << 20);
+        for text in [
+            format!(r#"{{"{key}": 1}}"#),
+            format!(r#"{{"grants": {{"{key}": 1}}}}"#),
+        ] {
+            let err = parse(&text).err().expect("an unknown key");
+            assert_eq!(err.detail["rule"], "unknown_field");
+            assert!(err.detail.to_string().len() < 2000, "{}", err.detail);
         }
         let err = parse("{").err().expect("not JSON");
         assert_eq!(err.status, crate::status::WAITFOR_ERR_INVALID_JSON);

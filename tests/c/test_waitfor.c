@@ -241,6 +241,22 @@ static void test_builtin_probe(void) {
                                  NULL, &result, &error) == WAITFOR_ERR_INVALID_ARGUMENT);
     CHECK(contains(error, "\"field\":\"host.grants.commands\""));
     waitfor_string_free(error);
+    /* An unknown key of a megabyte, in the host options or in their grants,
+     * is named cut in field and message, not repeated whole. */
+    size_t key_len = 1u << 20;
+    char *big = malloc(key_len + 64);
+    for (int in_grants = 0; in_grants < 2; in_grants++) {
+        int head = sprintf(big, in_grants ? "{\"grants\": {\"" : "{\"");
+        memset(big + head, 'x', key_len);
+        strcpy(big + head + key_len, in_grants ? "\": 1}}" : "\": 1}");
+        CHECK(waitfor_wait_with_host(spec, strlen(spec), big, strlen(big), NULL, &result, &error) ==
+              WAITFOR_ERR_INVALID_ARGUMENT);
+        CHECK(result == NULL && contains(error, "\"rule\":\"unknown_field\"") &&
+              contains(error, in_grants ? "\"field\":\"host.grants.xxx" : "\"field\":\"host.xxx") &&
+              strlen(error) < 2000);
+        waitfor_string_free(error);
+    }
+    free(big);
     CHECK(waitfor_wait_with_host(spec, strlen(spec), S("{"), NULL, &result, &error) ==
           WAITFOR_ERR_INVALID_JSON);
     waitfor_string_free(error);

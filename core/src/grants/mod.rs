@@ -180,13 +180,9 @@ impl Grants {
                         .ok_or_else(|| wrong(name, "true or false"))?;
                 }
                 other => {
-                    return Err(SpecError::new(
+                    return Err(SpecError::unknown_field(
                         at(other),
-                        Rule::UnknownField,
-                        format!(
-                        "unknown field {}; grants take commands, file_roots and tmux_socket_paths",
-                        at(other)
-                    ),
+                        "grants take commands, file_roots and tmux_socket_paths",
                     ))
                 }
             }
