@@ -431,8 +431,9 @@ fn sigint_between_samples_prints_text() {
 
 // ---- file ------------------------------------------------------------
 
-#[test]
-fn file_matches_an_appended_line() {
+/// `waitfor file --match ready --json` on a log with an old line, `line`
+/// appended until it exits; its output.
+fn file_appended(line: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("app.log");
     std::fs::write(&path, "old line\n").unwrap();
@@ -445,7 +446,12 @@ fn file_matches_an_appended_line() {
         "20ms",
         "--json",
     ]);
-    let out = append_until_exit(child, &path, "server ready");
+    append_until_exit(child, &path, line)
+}
+
+#[test]
+fn file_matches_an_appended_line() {
+    let out = file_appended("server ready");
     expect(&out, 0);
     let result = json(&out);
     assert_eq!(result["outcome"], "matched");
@@ -468,19 +474,7 @@ fn json_output_escapes_what_acts_on_a_terminal() {
     assert_eq!(result["matched_lines"][0], *line);
     assert_eq!(result["tail"]["lines"][0], *line);
 
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("app.log");
-    std::fs::write(&path, "").unwrap();
-    let child = spawn(&[
-        "file",
-        path.to_str().unwrap(),
-        "--match",
-        "ready",
-        "--every",
-        "20ms",
-        "--json",
-    ]);
-    let out = append_until_exit(child, &path, &line);
+    let out = file_appended(&line);
     expect(&out, 0);
     assert_nothing_acts(&out.stdout);
     assert_eq!(json(&out)["matched_lines"][0], *line);
