@@ -12,6 +12,12 @@
 //!   when that memory is let go of between two `read` calls: the rest
 //!   reads as the end of the file. So the environment is read in one call
 //!   ([`read`]), which the kernel serves from one memory.
+//!
+//! And a process whose main thread has ended (`pthread_exit`) while other
+//! threads run on shows none through its pid, as a zombie does: the
+//! `/proc/PID` files are the main thread's. Its threads count tells it,
+//! and its environment is read through another thread
+//! ([`read_through_thread`]).
 
 use std::collections::HashSet;
 use std::os::unix::fs::FileExt;
@@ -20,14 +26,39 @@ use std::os::unix::fs::FileExt;
 /// `buf` (a sweep's, reused from process to process): a buffer that fills
 /// is doubled and read again from the start, never continued.
 pub(super) fn read(pid: u32, buf: &mut Vec<u8>) -> std::io::Result<&[u8]> {
-    let file = std::fs::File::open(format!("/proc/{pid}/environ"))?;
+    let len = read_whole(&format!("/proc/{pid}/environ"), buf)?;
+    Ok(&buf[..len])
+}
+
+/// The environment of process `pid` as one of its threads other than the
+/// main one sees it (`None`: none has one), read as [`read`] does. The
+/// threads share one memory, so any live thread's is the process's; a
+/// process whose main thread has ended while others run shows none
+/// through its own `/proc/PID/environ` ([`Verdict::LeaderEnded`]).
+pub(super) fn read_through_thread(pid: u32, buf: &mut Vec<u8>) -> Option<&[u8]> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let len = tasks
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&tid| tid != pid)
+        .find_map(|tid| {
+            let len = read_whole(&format!("/proc/{pid}/task/{tid}/environ"), buf).ok()?;
+            (len > 0).then_some(len)
+        })?;
+    Some(&buf[..len])
+}
+
+/// Reads the file at `path` whole in one `read` call into `buf` (see
+/// [`read`]); says how many bytes it holds.
+fn read_whole(path: &str, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let file = std::fs::File::open(path)?;
     if buf.is_empty() {
         buf.resize(FIRST_READ, 0);
     }
     loop {
         let len = file.read_at(buf, 0)?;
         if len < buf.len() {
-            return Ok(&buf[..len]);
+            return Ok(len);
         }
         buf.resize(buf.len() * 2, 0);
     }
@@ -54,8 +85,9 @@ const FIRST_READ: usize = 32 << 10;
 /// "exiting", and a parent pid of 2 is not a kernel thread in every pid
 /// namespace.
 const PF_KTHREAD: u64 = 0x0020_0000;
-/// `PF_EXITING`: the process is ending and has let go of its memory (the
-/// environment reads empty), so it needs no kill.
+/// `PF_EXITING`: the process's main thread is ending and has let go of
+/// its memory (the environment reads empty). With no other thread, the
+/// process needs no kill; with others, it runs on in them.
 const PF_EXITING: u64 = 0x0000_0004;
 
 /// The marks a sweep ends, and the variable that carries them.
@@ -83,6 +115,11 @@ pub(super) enum Verdict {
     /// moment; a process that cleared its own, `env -i`, shows it for
     /// good, and costs each sweep one more look only.)
     SeemsEmpty,
+    /// Its main thread has ended (a zombie, or ending) while other threads
+    /// run on, and `/proc/PID/environ` shows the main thread's memory,
+    /// none: read the environment through another thread
+    /// ([`read_through_thread`]). A kill of its pid ends them all.
+    LeaderEnded,
 }
 
 impl<'a> Marks<'a> {
@@ -106,16 +143,20 @@ impl<'a> Marks<'a> {
         if environ.is_empty() {
             return stat().map_or(Verdict::NotMarked, |stat| empty_read(&stat, seemed_empty));
         }
-        let marked = environ.split(|&b| b == 0).any(|entry| {
-            entry
-                .strip_prefix(self.prefix.as_slice())
-                .is_some_and(|mark| self.marks.contains(mark))
-        });
-        if marked {
+        if self.carried_by(environ) {
             Verdict::Marked
         } else {
             Verdict::NotMarked
         }
+    }
+
+    /// Whether `environ` holds one of the marks.
+    pub(super) fn carried_by(&self, environ: &[u8]) -> bool {
+        environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(self.prefix.as_slice())
+                .is_some_and(|mark| self.marks.contains(mark))
+        })
     }
 }
 
@@ -123,7 +164,10 @@ impl<'a> Marks<'a> {
 /// The range of its environment in memory tells `execve` apart: none yet
 /// (0) until the new stack is built. A kernel thread, a zombie and a
 /// process ending have no memory, so no range either (and recent kernels
-/// refuse to read their environment at all).
+/// refuse to read their environment at all, which the sweep takes for an
+/// empty read). Those are the state and flags of the main thread only:
+/// one that ended (`pthread_exit`) while other threads run leaves the
+/// process running, and the number of its threads tells it.
 fn empty_read(stat: &str, seemed_empty: bool) -> Verdict {
     // The command name, in parentheses, may hold spaces and ')': the
     // fields after it start after the last ')'.
@@ -134,8 +178,16 @@ fn empty_read(stat: &str, seemed_empty: bool) -> Verdict {
     let field = |n: usize| after_name.split_ascii_whitespace().nth(n - 3);
     let number = |n: usize| field(n).and_then(|f| f.parse::<u64>().ok());
     let flags = number(9).unwrap_or(0);
-    if matches!(field(3), Some("Z" | "X")) || flags & (PF_KTHREAD | PF_EXITING) != 0 {
+    if flags & PF_KTHREAD != 0 {
         return Verdict::NotMarked;
+    }
+    if matches!(field(3), Some("Z" | "X")) || flags & PF_EXITING != 0 {
+        // Field 20 counts the threads, the ended main one among them.
+        return if number(20).is_some_and(|threads| threads > 1) {
+            Verdict::LeaderEnded
+        } else {
+            Verdict::NotMarked
+        };
     }
     match (number(50), number(51)) {
         (Some(start), Some(end)) if end != 0 && start == end => {
@@ -156,13 +208,19 @@ mod tests {
 
     const MARK: &str = "0123abcd";
 
-    /// A `/proc/PID/stat` line: `state`, `flags` and the environment's
-    /// range (fields 3, 9, 50 and 51), in a command name with spaces and
-    /// a ')' to skip.
+    /// A `/proc/PID/stat` line of a process with one thread: `state`,
+    /// `flags` and the environment's range (fields 3, 9, 50 and 51), in a
+    /// command name with spaces and a ')' to skip.
     fn stat(state: &str, flags: u64, env: (u64, u64)) -> String {
+        stat_of_threads(state, flags, env, 1)
+    }
+
+    /// As [`stat`], of a process with `threads` threads (field 20).
+    fn stat_of_threads(state: &str, flags: u64, env: (u64, u64), threads: u64) -> String {
         let mut fields: Vec<String> = (3..=52).map(|_| "0".to_string()).collect();
         fields[0] = state.to_string();
         fields[9 - 3] = flags.to_string();
+        fields[20 - 3] = threads.to_string();
         fields[50 - 3] = env.0.to_string();
         fields[51 - 3] = env.1.to_string();
         format!("4242 (a) b (c) {}", fields.join(" "))
@@ -225,6 +283,18 @@ mod tests {
         }
         // Gone by the time its `stat` was read.
         assert_eq!(verdict(b"", None, false), Verdict::NotMarked);
+    }
+
+    #[test]
+    fn an_empty_read_of_a_process_whose_main_thread_ended_looks_through_another() {
+        let zombie_leader = stat_of_threads("Z", USER | 0x4, (0, 0), 2);
+        let ending_leader = stat_of_threads("R", USER | 0x4, (0, 0), 3);
+        for stat in [zombie_leader, ending_leader] {
+            assert_eq!(verdict(b"", Some(stat), false), Verdict::LeaderEnded);
+        }
+        // A kernel thread is nobody's, however many threads it counts.
+        let kernel_thread = stat_of_threads("S", 0x0020_8044, (0, 0), 2);
+        assert_eq!(verdict(b"", Some(kernel_thread), false), Verdict::NotMarked);
     }
 
     #[test]

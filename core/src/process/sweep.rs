@@ -6,9 +6,11 @@
 //! 800 command waits ending together held those threads for 2.6 s, and
 //! every other wait's result with them. So a dropped mark is queued here,
 //! and one thread ends the processes of every queued mark in one pass
-//! over `/proc`, then leaves when none is left. The process waits for it
-//! as it exits (an `atexit` handler), so what escaped a wait's command
-//! does not outlive a program that exits right after its waits.
+//! over `/proc`, then leaves when none is left. A sweep is over once what
+//! it killed has exited (up to a second: see `unix::end_marked`), not
+//! once the kills are sent. The process waits for it as it exits (an
+//! `atexit` handler), so what escaped a wait's command does not outlive a
+//! program that exits right after its waits.
 //!
 //! A mark is dropped only with its probe, and a program may exit before
 //! that: during a wait, or right after one whose last call was abandoned
@@ -111,7 +113,8 @@ fn sweep(var: &str) {
 static AT_EXIT: AtomicBool = AtomicBool::new(false);
 
 /// The longest a process's exit waits for a sweep: one stuck reading a
-/// process's environment must not keep the program from exiting.
+/// process's environment, or waiting for one it killed that cannot exit
+/// yet, must not keep the program from exiting.
 const EXIT_PATIENCE: Duration = Duration::from_secs(1);
 
 /// Queues the marks still held as if dropped, then waits (a while) for
@@ -132,8 +135,10 @@ extern "C" fn finish_sweeps_at_exit() {
     wait_for_sweeps(Some(Instant::now() + EXIT_PATIENCE));
 }
 
-/// Waits until the processes of every mark dropped so far are ended (the
-/// process does so as it exits).
+/// Waits until the processes of every mark dropped so far are ended: each
+/// one killed has exited by then (is gone, or a zombie), unless it could
+/// not exit within a second (stuck in uninterruptible sleep). The process
+/// does so as it exits.
 ///
 /// ```
 /// waitfor::process::finish_sweeps();

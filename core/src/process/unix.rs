@@ -405,10 +405,22 @@ const MAX_LOOK_AGAIN_PAUSE: std::time::Duration = std::time::Duration::from_mill
 /// processes are killed, never their groups: a marked process may run in
 /// a group it does not own (a job `tmux run-shell` started is in the tmux
 /// server's group).
+///
+/// A kill takes effect when the process next runs, and its exit takes a
+/// while more (its memory is let go of): the sweep returns once every
+/// process it killed has exited, so that what is killed is gone when
+/// [`super::finish_sweeps`] returns (see [`Killed`]).
 #[cfg(target_os = "linux")]
 pub(super) fn end_marked(var: &str, marks: &[String]) {
-    use super::environ::{Marks, Verdict};
-    let marks = Marks::new(var, marks);
+    let mut killed = Killed::default();
+    sweep_passes(&super::environ::Marks::new(var, marks), &mut killed);
+    killed.wait();
+}
+
+/// The passes of [`end_marked`] over `/proc`.
+#[cfg(target_os = "linux")]
+fn sweep_passes(marks: &super::environ::Marks, killed: &mut Killed) {
+    use super::environ::Verdict;
     let mut read = std::collections::HashSet::from([std::process::id()]);
     // Those to look at again, and whether each seemed empty.
     let mut again = std::collections::HashMap::<u32, bool>::new();
@@ -434,8 +446,8 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
         let looked_again = std::mem::take(&mut again);
         for pid in new {
             let seemed_empty = looked_again.get(&pid).copied().unwrap_or(false);
-            match end_if_marked(pid, &marks, seemed_empty, &mut environ) {
-                Verdict::Marked | Verdict::NotMarked => {
+            match end_if_marked(pid, marks, seemed_empty, &mut environ, killed) {
+                Verdict::Marked | Verdict::NotMarked | Verdict::LeaderEnded => {
                     read.insert(pid);
                 }
                 verdict @ (Verdict::Unsettled | Verdict::SeemsEmpty) => {
@@ -446,25 +458,37 @@ pub(super) fn end_marked(var: &str, marks: &[String]) {
     }
 }
 
-/// Kills `pid` if it carries one of `marks` (see [`end_marked`]); says
-/// what it found.
+/// Kills `pid` if it carries one of `marks` (see [`end_marked`]), and
+/// keeps it in `killed` then; says what it found.
 #[cfg(target_os = "linux")]
 fn end_if_marked(
     pid: u32,
     marks: &super::environ::Marks,
     seemed_empty: bool,
-    environ: &mut Vec<u8>,
+    buf: &mut Vec<u8>,
+    killed: &mut Killed,
 ) -> super::environ::Verdict {
-    use super::environ::Verdict;
+    use super::environ::{read_through_thread, Verdict};
     let Some(pidfd) = pidfd_open(pid as libc::pid_t) else {
         return Verdict::NotMarked;
     };
-    // Other users' environments are not readable: nothing of ours there.
-    // Nor, on recent kernels, those of kernel threads and zombies.
-    let Ok(environ) = super::environ::read(pid, environ) else {
-        return Verdict::NotMarked;
+    let environ = match super::environ::read(pid, buf) {
+        Ok(environ) => environ,
+        // Recent kernels refuse to read the environment of a process whose
+        // main thread has no memory (a kernel thread, a zombie, one
+        // ending, or one whose main thread ended while others run): told
+        // apart by its `stat`, as an empty read is.
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => &[],
+        // Other users' environments are not readable: nothing of ours there.
+        Err(_) => return Verdict::NotMarked,
     };
-    let verdict = marks.verdict(environ, || super::environ::stat(pid), seemed_empty);
+    let mut verdict = marks.verdict(environ, || super::environ::stat(pid), seemed_empty);
+    // A kill of its pid ends every thread of it.
+    if verdict == Verdict::LeaderEnded
+        && read_through_thread(pid, buf).is_some_and(|environ| marks.carried_by(environ))
+    {
+        verdict = Verdict::Marked;
+    }
     if verdict == Verdict::Marked {
         // SAFETY: plain syscall on a pidfd we own.
         unsafe {
@@ -476,8 +500,75 @@ fn end_if_marked(
                 0,
             );
         }
+        killed.hold(pidfd);
     }
     verdict
+}
+
+/// The processes a sweep killed, held by their pidfds until they have
+/// exited. A pidfd reads as ready once its process has exited whole (a
+/// zombie, or reaped): every thread, a main thread that ended early
+/// included.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+struct Killed {
+    held: Vec<OwnedFd>,
+    /// When the sweep stops waiting: set by its first wait.
+    until: Option<Instant>,
+}
+
+/// The most pidfds a sweep holds: it waits for them when it holds that
+/// many, so that a sweep killing thousands does not run the host out of
+/// descriptors (a pidfd it could not open would let a process escape).
+#[cfg(target_os = "linux")]
+const MAX_KILLED_HELD: usize = 64;
+
+/// The longest a sweep waits for the processes it killed, in all. One
+/// killed in uninterruptible sleep (stuck on a network file system, say)
+/// exits only when that sleep ends, which may be never: the sweep (and a
+/// host's exit, which waits for it) must not wait for it that long.
+#[cfg(target_os = "linux")]
+const KILLED_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[cfg(target_os = "linux")]
+impl Killed {
+    fn hold(&mut self, pidfd: OwnedFd) {
+        self.held.push(pidfd);
+        if self.held.len() >= MAX_KILLED_HELD {
+            self.wait();
+        }
+    }
+
+    /// Waits until every process held has exited, or the patience is
+    /// spent; lets go of them.
+    fn wait(&mut self) {
+        let until = *self
+            .until
+            .get_or_insert_with(|| Instant::now() + KILLED_PATIENCE);
+        while !self.held.is_empty() {
+            let mut fds: Vec<libc::pollfd> = self
+                .held
+                .iter()
+                .map(|fd| libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // Rounded up: a poll that times out is past `until`.
+            let left = until.saturating_duration_since(Instant::now());
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            // SAFETY: `fds` is a valid array of `fds.len()` entries.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+            let interrupted = || io::Error::last_os_error().kind() == io::ErrorKind::Interrupted;
+            if ready == 0 || (ready < 0 && !interrupted()) {
+                break;
+            }
+            let mut exited = fds.iter().map(|fd| fd.revents != 0);
+            self.held.retain(|_| !exited.next().unwrap_or(false));
+        }
+        self.held.clear();
+    }
 }
 
 /// Whether the child exited, without reaping it.
