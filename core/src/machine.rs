@@ -265,11 +265,6 @@ impl Machine {
         self.deadline
     }
 
-    /// Whether the wait waits for its conditions to be compiled.
-    pub fn is_compiling(&self) -> bool {
-        self.state == State::Compiling
-    }
-
     /// Whether a probe call is in flight.
     pub fn is_probing(&self) -> bool {
         matches!(self.state, State::Probing { .. })
@@ -679,7 +674,7 @@ mod tests {
         Duration::from_secs_f64(ms / 1e3)
     }
 
-    /// The stand-in for a machine reading a costly sample on a worker:
+    /// The stand-in for a machine reading a costly sample on a CPU thread:
     /// at the deadline the wait times out saying so, and its call counts
     /// as answered, not abandoned; cancelled, likewise.
     #[test]

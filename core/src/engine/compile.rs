@@ -1,4 +1,4 @@
-//! A wait's first job on a worker: compiling its conditions, in its own
+//! A wait's first job on a CPU thread (`cpu.rs`): compiling its conditions, in its own
 //! time rather than on the host's thread (large patterns take seconds).
 
 use super::call::panic_message;
@@ -7,11 +7,8 @@ use super::scheduler::Msg;
 use crate::cancel::CancelToken;
 use crate::machine::Conditions;
 use crate::spec::{Condition, Spec};
-use crate::sync::{Condvar, Mutex};
 use crate::Pattern;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
-use std::time::Duration;
 
 /// The conditions of wait `id` to compile.
 pub(crate) struct CompileJob {
@@ -19,56 +16,6 @@ pub(crate) struct CompileJob {
     pub spec: Box<Spec>,
     /// Cancelled when the wait ends: a compile not begun by then is skipped.
     pub ended: CancelToken,
-    /// The engine's gate, which the compile passes.
-    pub gate: Arc<CpuGate>,
-}
-
-/// An engine's work that takes a core, running at once: compiles (cached
-/// patterns pass in microseconds) and costly samples' readings (see
-/// `evaluate.rs`), at most one per core. Why: a burst of costly patterns
-/// (`\w{150}` runs to the size limit) on every worker at once would leave
-/// the scheduler thread no CPU to end waits at their deadlines.
-///
-/// One per engine, not per process: a child forked while its parent
-/// compiled would otherwise inherit the parent's places as taken for good,
-/// and its own engine's waits would never compile.
-pub(crate) struct CpuGate {
-    running: Mutex<usize>,
-    freed: Condvar,
-    limit: usize,
-}
-
-impl Default for CpuGate {
-    fn default() -> Self {
-        Self {
-            running: Mutex::new(0),
-            freed: Condvar::new(),
-            limit: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
-    }
-}
-
-/// How often a compile waiting for the gate looks whether its wait ended.
-const GATE_CHECK: Duration = Duration::from_millis(10);
-
-impl CpuGate {
-    /// Waits for a place, or gives up (`false`) once `ended` is cancelled.
-    pub(crate) fn enter(&self, ended: &CancelToken) -> bool {
-        let mut running = self.running.lock();
-        while *running >= self.limit {
-            if ended.is_cancelled() {
-                return false;
-            }
-            self.freed.wait_for(&mut running, GATE_CHECK);
-        }
-        *running += 1;
-        true
-    }
-
-    pub(crate) fn leave(&self) {
-        *self.running.lock() -= 1;
-        self.freed.notify_one();
-    }
 }
 
 /// What compiling gave: the conditions, or why the wait cannot go on.
@@ -77,19 +24,12 @@ pub(crate) type Compiled = Result<Conditions, String>;
 impl CompileJob {
     /// Compiles, and queues the outcome in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
-        let Self {
-            id,
-            spec,
-            ended,
-            gate,
-        } = self;
+        let Self { id, spec, ended } = self;
         // A wait that ended before its compile began has no use for it.
-        let compiled = (!ended.is_cancelled() && gate.enter(&ended)).then(|| {
-            let compiled = catch_unwind(AssertUnwindSafe(|| {
+        let compiled = (!ended.is_cancelled()).then(|| {
+            catch_unwind(AssertUnwindSafe(|| {
                 crate::pattern::until_wait_ends(&ended, || Conditions::compile(&spec))
-            }));
-            gate.leave();
-            compiled
+            }))
         });
         drop_spec(spec);
         let compiled = match compiled {
@@ -196,7 +136,6 @@ mod tests {
             id,
             spec: Box::new(Spec::new(Condition::Patterns(vec![long.clone(); patterns]))),
             ended: ended.clone(),
-            gate: Arc::default(),
         };
         let asked = crate::memory::GIVE_BACKS_ASKED.get();
         skipped(1, 1).run(&inbox);

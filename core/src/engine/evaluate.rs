@@ -1,4 +1,4 @@
-//! Reading a costly sample on a worker. A search is linear in the text, but
+//! Reading a costly sample on a CPU thread (`cpu.rs`). A search is linear in the text, but
 //! each byte can cost up to the size of the automata searching it: 150 KB
 //! of Unicode words under eight case-insensitive `\w{38}X\w{2}` took over a
 //! second, which on the scheduler thread held every other wait's timers
@@ -10,13 +10,11 @@
 //! and this reading's outcome is dropped when it comes.
 
 use super::call::panic_message;
-use super::compile::CpuGate;
 use super::queue::Queue;
 use super::scheduler::{Answer, Msg};
 use crate::cancel::CancelToken;
 use crate::machine::{Machine, Step};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Wait `id`'s answer to its call `call`, to read with its machine.
@@ -29,8 +27,6 @@ pub(crate) struct EvaluateJob {
     pub now: Duration,
     /// Cancelled when the wait ends: a reading not begun by then is skipped.
     pub ended: CancelToken,
-    /// The engine's gate for work that takes a core (see [`CpuGate`]).
-    pub gate: Arc<CpuGate>,
 }
 
 impl EvaluateJob {
@@ -45,15 +41,13 @@ impl EvaluateJob {
             answer,
             now,
             ended,
-            gate,
         } = self;
-        let step = if ended.is_cancelled() || !gate.enter(&ended) {
+        let step = if ended.is_cancelled() {
             // The stand-in ended the wait: nothing will take this step.
             Err("the wait ended before its sample was read".to_string())
         } else {
-            let step = catch_unwind(AssertUnwindSafe(|| machine.on_probe(now, answer)));
-            gate.leave();
-            step.map_err(|panic| panic_message(panic.as_ref()))
+            catch_unwind(AssertUnwindSafe(|| machine.on_probe(now, answer)))
+                .map_err(|panic| panic_message(panic.as_ref()))
         };
         inbox.push(Msg::Evaluated {
             id,
@@ -64,5 +58,5 @@ impl EvaluateJob {
     }
 }
 
-/// A machine read a sample on a worker: the step it took, or what panicked.
+/// A machine read a sample on a CPU thread: the step it took, or what panicked.
 pub(crate) type Evaluated = Result<Step, String>;

@@ -2,6 +2,7 @@
 
 mod call;
 mod compile;
+mod cpu;
 mod evaluate;
 mod handle;
 mod lane;
@@ -446,34 +447,26 @@ mod tests {
         let queued_call = engine.start_with(spec, Some(probe), options).unwrap();
         first_sample.recv_timeout(Duration::from_secs(20)).unwrap();
         hung.push(hang(&engine, &release));
-        // A wait started now on a pattern never compiled before cannot
-        // even compile its conditions.
-        let probe = probe_fn(|_| Ok(Observation::text("ready")));
-        let spec = Spec::new(Condition::Matches(Pattern::literal(
-            "compiled by no one yet",
-        )))
-        .interval(Duration::from_millis(50))
-        .max_wait(Duration::from_millis(200));
-        let result = engine.start(spec, probe).unwrap().wait();
-        assert_eq!(result.outcome, Outcome::Error);
-        let error = result.error.unwrap_or_default();
-        assert!(
-            error.contains("could not start") && error.contains("cap of 2"),
-            "{error}"
-        );
-        // One on a pattern in the compile cache needs no worker to start:
-        // only its probe call waits for one.
-        let probe = probe_fn(|_| Ok(Observation::text("ready")));
-        let result = engine
-            .start(ready_spec(Duration::from_millis(200)), probe)
-            .unwrap()
-            .wait();
-        assert_eq!(result.outcome, Outcome::ProbeError);
-        let error = result.error.unwrap_or_default();
-        assert!(
-            error.contains("no probe call could start") && error.contains("cap of 2"),
-            "{error}"
-        );
+        // A wait started now needs no worker to start, whether its pattern
+        // is in the compile cache or compiles on a CPU thread: only its
+        // probe call waits for one.
+        let never_compiled = Pattern::literal("compiled by no one yet");
+        let specs = [
+            Spec::new(Condition::Matches(never_compiled))
+                .interval(Duration::from_millis(50))
+                .max_wait(Duration::from_millis(200)),
+            ready_spec(Duration::from_millis(200)),
+        ];
+        for spec in specs {
+            let probe = probe_fn(|_| Ok(Observation::text("ready")));
+            let result = engine.start(spec, probe).unwrap().wait();
+            assert_eq!(result.outcome, Outcome::ProbeError);
+            let error = result.error.unwrap_or_default();
+            assert!(
+                error.contains("no probe call could start") && error.contains("cap of 2"),
+                "{error}"
+            );
+        }
         let result = queued_call.wait_timeout(Duration::from_secs(20)).unwrap();
         assert_eq!(result.outcome, Outcome::ProbeError);
         let error = result.error.unwrap_or_default();

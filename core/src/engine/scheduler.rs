@@ -3,7 +3,7 @@
 //! delivery threads. Host probe calls never run on its thread.
 
 use super::call::{panic_message, panicked, ProbeJob, ANSWER_WAIT};
-use super::compile::{self, CompileJob, Compiled, CpuGate};
+use super::compile::{self, CompileJob, Compiled};
 use super::evaluate::{EvaluateJob, Evaluated};
 use super::handle::{ProbeHolder, Slot};
 use super::queue::Queue;
@@ -159,7 +159,6 @@ pub(crate) struct Scheduler {
     /// handed to the workers together at its end.
     calls: Vec<Task>,
     starvation: StarvationWatch,
-    cpu_gate: Arc<CpuGate>,
     /// Probe calls handed out whose answer has not come in yet.
     calls_out: usize,
     /// Whether the last turn took in an answer.
@@ -181,7 +180,6 @@ impl Scheduler {
             delivery: Delivery::new(),
             calls: Vec::new(),
             starvation: StarvationWatch::default(),
-            cpu_gate: Arc::default(),
             calls_out: 0,
             took_answer: false,
         }
@@ -333,12 +331,8 @@ impl Scheduler {
                         .map(|a| a.machine.start(now, conditions));
                     return self.apply(id, step);
                 }
-                self.calls.push(Task::Compile(CompileJob {
-                    id,
-                    spec,
-                    ended,
-                    gate: self.cpu_gate.clone(),
-                }));
+                self.calls
+                    .push(Task::Compile(CompileJob { id, spec, ended }));
             }
             Msg::Compiled { id, conditions } => {
                 let step = self.waits.get_mut(&id).map(|a| match conditions {
@@ -372,7 +366,6 @@ impl Scheduler {
                         answer: result,
                         now,
                         ended: a.call_cancel.clone(),
-                        gate: self.cpu_gate.clone(),
                     })));
                     return;
                 }
@@ -435,9 +428,9 @@ impl Scheduler {
         self.due = due;
     }
 
-    /// At its deadline, a wait whose work is still queued because every
-    /// worker the cap allows is held by a call says so, rather than timing
-    /// out unexplained: its queued call is answered with that error.
+    /// At its deadline, a wait whose probe call is still queued because
+    /// every worker the cap allows is held by a call says so, rather than
+    /// timing out unexplained: its queued call is answered with that error.
     fn tell_of_worker_cap(&mut self, id: u64, now: Duration) {
         if !self.workers.at_cap() {
             return;
@@ -460,17 +453,13 @@ impl Scheduler {
             }
             ProbeHolder::Deferred(_) => false,
         };
-        let step = if active.machine.is_compiling() {
-            let message = format!("the wait could not start: {cap_reached}");
-            Step::Done(active.machine.fail(now, message))
-        } else if call_queued {
-            let error = format!("no probe call could start: {cap_reached}");
-            active
-                .machine
-                .on_probe(now, Err(ProbeError::refused(error)))
-        } else {
+        if !call_queued {
             return;
-        };
+        }
+        let error = format!("no probe call could start: {cap_reached}");
+        let step = active
+            .machine
+            .on_probe(now, Err(ProbeError::refused(error)));
         self.apply(id, Some(step));
     }
 

@@ -15,6 +15,7 @@
 
 use super::call::ProbeJob;
 use super::compile::CompileJob;
+use super::cpu::CpuThreads;
 use super::evaluate::EvaluateJob;
 use super::lane::Lane;
 use super::queue::{Queue, Urgent};
@@ -26,7 +27,8 @@ use std::time::{Duration, Instant};
 
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
-/// What a worker does.
+/// What a worker does, or a thread of [`CpuThreads`] (`Compile`,
+/// `Evaluate`).
 pub(crate) enum Task {
     /// Compiles a new wait's conditions.
     Compile(CompileJob),
@@ -43,7 +45,7 @@ pub(crate) enum Task {
 /// quick call queued behind hung ones waits until the pool has grown a
 /// worker for each of them; a hung call's wait can wait longer for its
 /// turn than one whose deadline comes sooner.
-type Tasks = Queue<Urgent<Task>, BinaryHeap<Urgent<Task>>>;
+pub(super) type Tasks = Queue<Urgent<Task>, BinaryHeap<Urgent<Task>>>;
 
 /// How much later than its wait's deadline a probe call is placed in the
 /// queue for each sample its wait has taken, up to [`SERVICE_STEPS`] of
@@ -76,7 +78,7 @@ impl Task {
         }
     }
 
-    fn run(self, inbox: &Queue<Msg>) {
+    pub(super) fn run(self, inbox: &Queue<Msg>) {
         match self {
             Task::Compile(job) => job.run(inbox),
             Task::Call(job) => job.run(inbox),
@@ -101,8 +103,8 @@ pub(crate) const MAX_WORKERS: usize = 4096;
 const MAX_GROWTH_STEP: usize = 256;
 /// Queued calls waiting this long with no call finishing add workers.
 pub(crate) const STARVATION_WINDOW: Duration = Duration::from_millis(5);
-/// An extra worker idle this long leaves.
-const IDLE_EXIT: Duration = Duration::from_secs(10);
+/// An extra worker (or a CPU thread) idle this long leaves.
+pub(super) const IDLE_EXIT: Duration = Duration::from_secs(10);
 
 /// What the scheduler remembers between starvation checks.
 #[derive(Default)]
@@ -123,6 +125,8 @@ pub(crate) struct Workers {
     lanes: Vec<Arc<Lane>>,
     /// Tasks being handed to the workers (kept for its capacity).
     handing: Vec<Task>,
+    /// Compiles and costly readings, on threads of their own.
+    cpu: CpuThreads,
     /// Tasks queued so far: their order among those due together.
     queued_total: u64,
     /// When the pool started: tasks are due at times since then.
@@ -143,6 +147,7 @@ impl Workers {
         let workers = Self {
             jobs: Arc::new(Queue::new()),
             shared: Arc::default(),
+            cpu: CpuThreads::new(inbox.clone()),
             inbox,
             cap,
             lanes: Vec::new(),
@@ -156,12 +161,15 @@ impl Workers {
 
     /// Queues tasks, all at once: one lock and no more wake-ups than
     /// there are tasks for sleeping workers. A call that needs a host
-    /// lock goes to its lane, with a drainer if none runs.
+    /// lock goes to its lane, with a drainer if none runs; compiles and
+    /// costly readings go to the CPU threads.
     pub fn submit_all(&mut self, jobs: &mut Vec<Task>) {
         if jobs.is_empty() {
             return;
         }
         let now = Instant::now();
+        // Rare: allocates only when one comes.
+        let mut cpu_tasks = Vec::new();
         for task in jobs.drain(..) {
             let lock = match &task {
                 Task::Call(call) => call.cell.host_lock.clone(),
@@ -174,8 +182,13 @@ impl Workers {
                         self.handing.push(Task::Drain(lane));
                     }
                 }
+                (task @ (Task::Compile(_) | Task::Evaluate(_)), _) => cpu_tasks.push(task),
                 (task, _) => self.handing.push(task),
             }
+        }
+        if !cpu_tasks.is_empty() {
+            let urgent = self.urgent(&mut cpu_tasks, now);
+            self.cpu.push_all(urgent);
         }
         self.hand_over(now);
     }
@@ -185,19 +198,27 @@ impl Workers {
         if self.handing.is_empty() {
             return;
         }
-        let first = self.queued_total;
-        self.queued_total += self.handing.len() as u64;
-        let since_start = now.saturating_duration_since(self.epoch);
-        let urgent = self
-            .handing
-            .drain(..)
-            .zip(first..)
-            .map(|(item, seq)| Urgent {
-                due: item.due(since_start),
-                seq,
-                item,
-            });
+        let mut handing = std::mem::take(&mut self.handing);
+        let urgent = self.urgent(&mut handing, now);
         self.jobs.push_all(urgent);
+        self.handing = handing;
+    }
+
+    /// `tasks`, taken out, each with its place in a queue: when it is
+    /// due, and its order of arrival.
+    fn urgent<'a>(
+        &mut self,
+        tasks: &'a mut Vec<Task>,
+        now: Instant,
+    ) -> impl Iterator<Item = Urgent<Task>> + use<'a> {
+        let first = self.queued_total;
+        self.queued_total += tasks.len() as u64;
+        let since_start = now.saturating_duration_since(self.epoch);
+        tasks.drain(..).zip(first..).map(move |(item, seq)| Urgent {
+            due: item.due(since_start),
+            seq,
+            item,
+        })
     }
 
     /// Gives back the queue's room for more than `room` tasks.
