@@ -252,7 +252,10 @@ impl Script {
                 return Err(SpecError::new(
                     "script.mode",
                     crate::error::Rule::UnknownField,
-                    format!("unknown mode `{other}`, expected snapshot or stream"),
+                    format!(
+                        "unknown mode {}, expected snapshot or stream",
+                        crate::error::echo(other)
+                    ),
                 ))
             }
         };

@@ -41,3 +41,16 @@ fn a_lone_surrogate_names_its_string_as_a_spec_does() {
     );
     assert!(err.message.starts_with("not JSON: "), "{err}");
 }
+
+#[test]
+fn an_unknown_mode_of_a_megabyte_is_named_cut() {
+    let mode = "x".repeat(1 << 20);
+    let text = format!(r#"{{"mode": "{mode}", "steps": [{{"text": "a"}}]}}"#);
+    let err = Script::from_json(&text).unwrap_err();
+    assert_eq!(err.field, "script.mode", "{err}");
+    assert!(err.message.len() < 200, "{}", &err.message[..200]);
+    assert!(err.message.contains("(cut; 1048576 bytes in all)"), "{err}");
+    // A short one is named whole.
+    let err = Script::from_json(r#"{"mode": "streams", "steps": []}"#).unwrap_err();
+    assert!(err.message.contains("\"streams\""), "{err}");
+}
