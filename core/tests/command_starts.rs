@@ -7,6 +7,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 use waitfor::grants::{Commands, Grants};
 use waitfor::process::start_hooks::hold_start_turns;
+use waitfor::profiles::{call, Host, ToolError};
 use waitfor::{Engine, Outcome, Policy, Spec, WaitOptions, WaitResult};
 
 /// The tests hold every turn of the process in turn, not at once.
@@ -100,4 +101,34 @@ fn a_command_wait_that_got_its_turns_has_no_notice() {
         .unwrap();
     assert!(timeout.samples > 0, "{timeout:?}");
     assert!(timeout.notices.is_empty(), "{timeout:?}");
+}
+
+/// AURA's built-in `run_command`, never given a start turn, ends as a
+/// probe that gave nothing by the bound does (AURA's runtime error), but
+/// says its command waited for a start turn, not that the probe hangs.
+#[test]
+fn an_aura_run_command_starved_of_start_turns_says_so_not_that_it_hangs() {
+    let _one = TURNS.lock().unwrap_or_else(|e| e.into_inner());
+    let host = Host {
+        grants: Grants::none().commands(Commands::Any),
+        ..Host::default()
+    };
+    let args = serde_json::json!({
+        "probe": {"tool": "run_command", "args": {"argv": ["echo", "ready"]}},
+        "until": {"matches": "never"}, "poll_sec": 1, "max_wait_sec": 2
+    });
+    let held = hold_start_turns();
+    let out = call("aura/wait_for", &args, &host);
+    drop(held);
+    let Err(ToolError::Runtime(message)) = out else {
+        panic!("{out:?}");
+    };
+    assert!(
+        message.starts_with("probe tool 'run_command' returned nothing within max_wait_sec 2s: "),
+        "{message}"
+    );
+    for said in ["its command never started", "for a start turn"] {
+        assert!(message.contains(said), "{message}");
+    }
+    assert!(!message.contains("hanging"), "{message}");
 }

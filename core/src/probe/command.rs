@@ -92,6 +92,14 @@ impl CommandProbe {
         self
     }
 
+    /// Notes its runs' start turns in `log`, shared with its caller: a
+    /// probe made anew for each sample (AURA's built-in `run_command`)
+    /// keeps one log for the whole wait this way.
+    pub(crate) fn starts_in(mut self, log: StartLog) -> Self {
+        self.starts = log;
+        self
+    }
+
     /// The directory this run is to enter, opened and checked inside the
     /// grants; `None` when the path is followed as it is.
     #[cfg(unix)]
@@ -171,7 +179,7 @@ impl Probe for CommandProbe {
 /// (`seen`) while this process's other commands held all `turns`. `None`
 /// for a wait that ended for another reason (a match, a program not
 /// found) or got its turns in time.
-fn starved_notice(seen: &Starts, turns: usize, result: &WaitResult) -> Option<String> {
+pub(crate) fn starved_notice(seen: &Starts, turns: usize, result: &WaitResult) -> Option<String> {
     let at_deadline = result.outcome == Outcome::Timeout
         || result.outcome == Outcome::ProbeError
             && result.elapsed_ms >= result.effective_max_wait_ms;

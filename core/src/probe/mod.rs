@@ -9,6 +9,7 @@ mod reply;
 mod waker;
 
 pub use callback::{probe_fn, FnProbe};
+pub(crate) use command::starved_notice;
 pub use command::CommandProbe;
 pub use deferred::AsyncProbe;
 pub use file::FileProbe;

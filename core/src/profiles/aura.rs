@@ -8,6 +8,7 @@ use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::probe::{probe_fn, Observation, ProbeContext, ProbeError};
+use crate::process::start_turns;
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
 use serde_json::{json, Map, Value};
@@ -266,9 +267,13 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         .output_cap(DEFAULT_OUTPUT_CAP);
     let tool = decoded.tool.to_string();
     let tool_args = decoded.tool_args.clone();
-    let tools: Arc<dyn ToolCaller> = match host.tools.clone() {
-        Some(tools) => tools,
-        None => Arc::new(Builtin::prepare(&tool, &tool_args, &host.grants)?),
+    let (tools, starts): (Arc<dyn ToolCaller>, _) = match host.tools.clone() {
+        Some(tools) => (tools, None),
+        None => {
+            let builtin = Builtin::prepare(&tool, &tool_args, &host.grants)?;
+            let starts = builtin.start_log();
+            (Arc::new(builtin), starts)
+        }
     };
     let probe_tool = tool.clone();
     // The size of the last answer, for AURA's over-the-cap error.
@@ -284,7 +289,17 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
         spec,
         probe: Box::new(probe),
         policy,
-        render: Box::new(move |result| render(result, &tool, last_bytes.load(Ordering::Relaxed))),
+        render: Box::new(move |result| {
+            let starved = starts
+                .as_ref()
+                .and_then(|log| crate::probe::starved_notice(&log.read(), start_turns(), result));
+            render(
+                result,
+                &tool,
+                last_bytes.load(Ordering::Relaxed),
+                starved.as_deref(),
+            )
+        }),
         // AURA sends no progress of its own.
         report: Report::elapsed_of(bound),
     })
@@ -296,8 +311,15 @@ pub(super) fn missing(field: &str) -> ToolError {
 
 /// AURA's result, or the runtime error AURA raises, naming the probe tool
 /// and the sample as AURA does; `last_bytes` is the size of the last
-/// answer of the probe tool.
-fn render(result: &WaitResult, tool: &str, last_bytes: usize) -> Result<Value, ToolError> {
+/// answer of the probe tool. `starved` says why the built-in
+/// `run_command` gave nothing, when its command waited for a start turn
+/// (see `process/starts.rs`) rather than hung.
+fn render(
+    result: &WaitResult,
+    tool: &str,
+    last_bytes: usize,
+    starved: Option<&str>,
+) -> Result<Value, ToolError> {
     let reason = match result.outcome {
         Outcome::Matched => "matched",
         Outcome::Settled => "settled",
@@ -313,11 +335,20 @@ fn render(result: &WaitResult, tool: &str, last_bytes: usize) -> Result<Value, T
                     "probe tool '{tool}' failed on sample {}: {error}",
                     result.samples + 1
                 ),
-                None => format!(
-                    "probe tool '{tool}' returned nothing within max_wait_sec {}s; the probe \
-                     itself is hanging, so no observation is available",
-                    result.effective_max_wait_ms / 1000
-                ),
+                None => {
+                    let bound = result.effective_max_wait_ms / 1000;
+                    match starved {
+                        // Not hanging: this process's other commands held
+                        // every start turn.
+                        Some(why) => format!(
+                            "probe tool '{tool}' returned nothing within max_wait_sec {bound}s: {why}"
+                        ),
+                        None => format!(
+                            "probe tool '{tool}' returned nothing within max_wait_sec {bound}s; the \
+                             probe itself is hanging, so no observation is available"
+                        ),
+                    }
+                }
             };
             return Err(ToolError::Runtime(message));
         }

@@ -8,7 +8,7 @@ use super::tool::{ToolCaller, ToolError, UNKNOWN_TOOL};
 use crate::error::{Rule, SpecError};
 use crate::grants::Grants;
 use crate::probe::{CommandProbe, Probe, ProbeContext, ProbeError};
-use crate::process::RunMark;
+use crate::process::{RunMark, StartLog};
 use serde_json::Value;
 use std::io::{ErrorKind, Read};
 use std::path::PathBuf;
@@ -21,6 +21,9 @@ pub(crate) struct Builtin {
     grants: Grants,
     /// Marks every `run_command` run of the wait (see [`RunMark`]).
     mark: Arc<RunMark>,
+    /// How the wait's `run_command` runs fared at the start gate: each
+    /// call makes its probe anew, so the log is kept here.
+    starts: StartLog,
 }
 
 enum Call {
@@ -127,7 +130,13 @@ impl Builtin {
             call,
             grants: grants.clone(),
             mark: RunMark::new(),
+            starts: StartLog::default(),
         })
+    }
+
+    /// The start turns of the wait's runs, for a `run_command` call.
+    pub(crate) fn start_log(&self) -> Option<StartLog> {
+        matches!(self.call, Call::RunCommand { .. }).then(|| self.starts.clone())
     }
 
     /// Runs the call. The file is opened through the grants again (it may
@@ -140,6 +149,7 @@ impl Builtin {
                 // directory opened (see `CommandProbe::within`).
                 CommandProbe::marked(argv.clone(), cwd.clone(), true, self.mark.clone())
                     .within(self.grants.clone())
+                    .starts_in(self.starts.clone())
                     .sample(ctx)
             }
             .map(|o| o.text),
