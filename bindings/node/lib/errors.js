@@ -16,9 +16,33 @@ class WaitforError extends Error {
   }
 }
 
-/** An `invalid_arguments` error about `field`, caused by `cause` when given. */
+// Core's cut of a field an error names (`shown_field` in core/src/error.rs),
+// the same limits: the option keys checked here (an unknown grants, policy or
+// options key) never reach Rust, and one of a megabyte must not come back whole.
+const FIELD_CHARS = 200
+const FIELD_STEP_CHARS = 64
+const FIELD_DEEP_BYTES = 4096
+
+/** `field` as an error names it: whole up to 200 characters (or a deep path of short steps), else cut. */
+function shownField(field) {
+  let chars = 0
+  let cut = -1
+  for (let i = 0; i < field.length; i += field.codePointAt(i) > 0xffff ? 2 : 1) {
+    if (chars++ === FIELD_CHARS) {
+      cut = i
+      break
+    }
+  }
+  if (cut < 0) return field
+  const bytes = Buffer.byteLength(field)
+  const deep = bytes <= FIELD_DEEP_BYTES && field.split(/[.[]/).every((step) => [...step].length <= FIELD_STEP_CHARS)
+  return deep ? field : `${field.slice(0, cut)}... (cut; ${bytes} bytes in all)`
+}
+
+/** An `invalid_arguments` error about `field` (named cut, as core names one), caused by `cause` when given. */
 function invalid(field, message, rule = 'wrong_type', cause) {
-  return new WaitforError({ code: 'invalid_arguments', message: `${field}: ${message}`, field, rule }, cause === undefined ? undefined : { cause })
+  const shown = shownField(field)
+  return new WaitforError({ code: 'invalid_arguments', message: `${shown}: ${message}`, field: shown, rule }, cause === undefined ? undefined : { cause })
 }
 
 /** The typed error a native refusal carries as JSON in its message (see src/errors.rs). */

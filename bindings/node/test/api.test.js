@@ -232,6 +232,11 @@ test('bad input is a typed WaitforError naming the field and rule', async () => 
   // An unknown key of a megabyte is named cut, not repeated whole.
   const key = 'x'.repeat(1 << 20)
   await assert.rejects(wait({ until: { matches: 'x' }, [key]: 1 }, () => ''), (e) => e.rule === 'unknown_field' && e.field.startsWith('xxxx') && e.field.endsWith('... (cut; 1048576 bytes in all)') && e.field.length < 300 && e.message.length < 600)
+  // So is one in the options this package checks before the engine sees them.
+  const cutOption = (at) => (e) => e.code === 'invalid_arguments' && e.rule === 'unknown_field' && e.field.startsWith(`${at}.xxxx`) && e.field.endsWith(`... (cut; ${at.length + 1 + key.length} bytes in all)`) && e.field.length < 300 && e.message.length < 600
+  await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { grants: { [key]: true } }), cutOption('options.grants'))
+  await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { policy: { [key]: 1 } }), cutOption('options.policy'))
+  await assert.rejects(wait({ until: { matches: 'x' } }, () => '', { [key]: 1 }), cutOption('options'))
   assert.throws(() => checkArguments('wait_for', { probe: { tool: 't', args: {} }, until: { matches: '\ud800' } }), (e) => e.code === 'invalid_arguments' && e.rule === 'invalid_json' && e.field === 'until.matches' && /^arguments: until\.matches: not JSON: /.test(e.message))
   await assert.rejects(wait({ until: { matches: 'x' } }), (e) => e.field === 'probe' && e.rule === 'missing_field')
   await assert.rejects(wait({ until: { matches: 'x' } }, 'not a function'), (e) => e.field === 'probe')
