@@ -515,45 +515,128 @@ fn exec_loops_outliving_their_mark(count: usize) -> Vec<i32> {
     escaped
 }
 
-/// Set in the child this test starts: the path its command writes its pid to.
+/// Set in the hosts the tests below start: the path their command writes
+/// its pid to.
 const EXITING_HOST_VAR: &str = "WAITFOR_TEST_EXITING_HOST";
 
-/// A host that exits while a call runs a command (`process::exit` from
-/// another thread, as Node's `process.exit()` does) leaves no process of
-/// it behind: the exit kills every group not reaped yet.
-#[test]
-fn a_host_that_exits_mid_call_leaves_no_process_behind() {
-    if let Some(path) = std::env::var_os(EXITING_HOST_VAR) {
-        let path = std::path::PathBuf::from(path);
-        let script = format!("echo $$ > '{}'; sleep 100 & sleep 100", path.display());
-        thread::spawn(move || {
-            let _ = run_bounded(
-                &sh(&script),
-                &RunOptions::default(),
-                LONG,
-                &CancelToken::new(),
-            );
-        });
-        assert!(eventually(LONG, || std::fs::read_to_string(&path)
-            .is_ok_and(|s| s.ends_with('\n'))));
-        std::process::exit(0);
-    }
+/// In a host `exiting_host` started (else returns): runs a command that
+/// leaves a process in its group on a thread, and exits (`process::exit`
+/// from another thread, as Node's `process.exit()` does) once the
+/// command's shell has written its pid.
+fn exit_mid_call() {
+    let Some(path) = std::env::var_os(EXITING_HOST_VAR) else {
+        return;
+    };
+    let path = std::path::PathBuf::from(path);
+    let script = format!("echo $$ > '{}'; sleep 100 & sleep 100", path.display());
+    thread::spawn(move || {
+        let _ = run_bounded(
+            &sh(&script),
+            &RunOptions::default(),
+            LONG,
+            &CancelToken::new(),
+        );
+    });
+    assert!(eventually(LONG, || std::fs::read_to_string(&path)
+        .is_ok_and(|s| s.ends_with('\n'))));
+    std::process::exit(0);
+}
+
+/// Runs `test` of this binary as a host, which calls [`exit_mid_call`];
+/// the group id of the command it ran, once the host exited with 0.
+fn exiting_host(test: &str) -> i32 {
     let path = pid_file();
     let host = std::process::Command::new(std::env::current_exe().unwrap())
         .env(EXITING_HOST_VAR, &path)
-        .args([
-            "--exact",
-            "a_host_that_exits_mid_call_leaves_no_process_behind",
-        ])
+        .args(["--exact", test])
         .output()
         .unwrap();
     assert!(host.status.success(), "{host:?}");
-    let pgid = read_pid(&path);
+    read_pid(&path)
+}
+
+/// A host that exits while a call runs a command leaves no process of it
+/// behind: the exit kills every group not reaped yet.
+#[test]
+fn a_host_that_exits_mid_call_leaves_no_process_behind() {
+    exit_mid_call();
+    let pgid = exiting_host("a_host_that_exits_mid_call_leaves_no_process_behind");
     assert!(
         eventually(LONG, || group_gone(pgid)),
         "members left after the host exited: {:?}",
         live_members(pgid)
     );
+}
+
+/// The same when the exit comes between the command's spawn and the
+/// listing of its group for the exit handler, as it may when the spawning
+/// thread is slow to run again on a busy machine: here it is held there
+/// until the exit handler runs.
+#[test]
+fn a_host_that_exits_as_a_command_is_spawned_leaves_no_process_behind() {
+    if std::env::var_os(EXITING_HOST_VAR).is_some() {
+        waitfor::process::exit_hooks::hold_spawned_until_exit();
+    }
+    exit_mid_call();
+    let pgid = exiting_host("a_host_that_exits_as_a_command_is_spawned_leaves_no_process_behind");
+    let gone = eventually(LONG, || group_gone(pgid));
+    let left = live_members(pgid);
+    if !gone {
+        // SAFETY: the group of a command this test started, which must
+        // not outlive it.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    assert!(gone, "members left after the host exited: {left:?}");
+}
+
+/// Set in the host the test below starts: the path it writes what became
+/// of its command to.
+const EXITED_HOST_VAR: &str = "WAITFOR_TEST_EXITED_HOST";
+
+/// Run by the host's exit, after the runner's exit handler: whether a
+/// command still starts.
+extern "C" fn run_after_exit_handler() {
+    let path = std::env::var_os(EXITED_HOST_VAR).unwrap();
+    let run = run_bounded(
+        &argv(&["true"]),
+        &RunOptions::default(),
+        LONG,
+        &CancelToken::new(),
+    );
+    let said = match run {
+        Err(RunError::Spawn { source, .. }) => source.to_string(),
+        other => format!("{other:?}"),
+    };
+    std::fs::write(path, said).unwrap();
+}
+
+/// Once the exit handler killed the groups, no command starts (another
+/// thread's would be left behind): it fails to spawn.
+#[test]
+fn no_command_starts_once_the_host_exits() {
+    if std::env::var_os(EXITED_HOST_VAR).is_some() {
+        // Registered before the runner's handler, so run after it.
+        // SAFETY: registers a plain function.
+        unsafe { libc::atexit(run_after_exit_handler) };
+        let run = run_bounded(
+            &argv(&["true"]),
+            &RunOptions::default(),
+            LONG,
+            &CancelToken::new(),
+        );
+        assert!(run.unwrap().success());
+        std::process::exit(0);
+    }
+    let path = pid_file();
+    let host = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(EXITED_HOST_VAR, &path)
+        .args(["--exact", "no_command_starts_once_the_host_exits"])
+        .output()
+        .unwrap();
+    assert!(host.status.success(), "{host:?}");
+    let said = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(said, "the process is exiting");
 }
 
 /// This thread's voluntary context switches so far: each time it slept.

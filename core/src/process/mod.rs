@@ -81,6 +81,9 @@ mod sweep;
 mod unix;
 #[cfg(unix)]
 use unix as os;
+#[cfg(unix)]
+#[doc(hidden)]
+pub use unix::exit_hooks;
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
@@ -92,6 +95,13 @@ pub const CANCEL_SLICE: Duration = Duration::from_millis(5);
 /// How long to keep reading pipes after the child exited and its tree was
 /// killed, for a process outside the tree that still holds them open.
 const DRAIN_GRACE: Duration = Duration::from_millis(100);
+
+/// The longest a process's exit waits for one thing: a sweep (one stuck
+/// reading a process's environment, or waiting for one it killed that
+/// cannot exit yet), or a run's spawn (see `unix::live_groups`). Neither
+/// may keep the program from exiting.
+#[cfg(unix)]
+const EXIT_PATIENCE: Duration = Duration::from_secs(1);
 
 /// Default cap on each of stdout and stderr: 1 MiB.
 pub const DEFAULT_OUTPUT_CAP: usize = 1 << 20;

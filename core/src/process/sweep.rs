@@ -22,7 +22,7 @@ use crate::sync::{Condvar, Mutex};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Marks dropped and not swept yet, and whether the sweeping thread runs.
 #[derive(Default)]
@@ -112,11 +112,6 @@ fn sweep(var: &str) {
 /// Whether [`finish_sweeps_at_exit`] is registered.
 static AT_EXIT: AtomicBool = AtomicBool::new(false);
 
-/// The longest a process's exit waits for a sweep: one stuck reading a
-/// process's environment, or waiting for one it killed that cannot exit
-/// yet, must not keep the program from exiting.
-const EXIT_PATIENCE: Duration = Duration::from_secs(1);
-
 /// Queues the marks still held as if dropped, then waits (a while) for
 /// the sweeps of every mark. The process groups of runs still going are
 /// killed first, so that none of their members starts another marked
@@ -132,7 +127,7 @@ extern "C" fn finish_sweeps_at_exit() {
             end_soon(super::MARK_VAR, mark);
         }
     }
-    wait_for_sweeps(Some(Instant::now() + EXIT_PATIENCE));
+    wait_for_sweeps(Some(Instant::now() + super::EXIT_PATIENCE));
 }
 
 /// Waits until the processes of every mark dropped so far are ended: each

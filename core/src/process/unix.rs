@@ -13,12 +13,15 @@ use std::time::Instant;
 
 pub(super) fn run(mut cmd: Command, run: &Run, turn: StartTurn) -> Result<ProcessOutput, RunError> {
     let opts = run.opts;
+    // Before the child exists, so that the host's exit waits for its group.
+    let spawning = live_groups::Spawning::enter().map_err(|e| run.spawn_error(e))?;
     let child = cmd
         .process_group(0)
         .spawn()
         .map_err(|e| run.spawn_error(e))?;
+    exit_hooks::spawned();
     let mut starting = Starting::new(turn);
-    let mut group = Group::new(child);
+    let mut group = Group::new(child, spawning);
 
     let child = group.child.as_mut().expect("child present until reaped");
     let mut stdin = child.stdin.take();
@@ -236,9 +239,9 @@ struct Group {
 }
 
 impl Group {
-    fn new(child: Child) -> Self {
+    fn new(child: Child, spawning: live_groups::Spawning) -> Self {
         let pid = child.id() as libc::pid_t;
-        live_groups::track(pid);
+        spawning.track(pid);
         Self {
             pid,
             child: Some(child),
@@ -272,52 +275,153 @@ impl Group {
 /// (an `atexit` handler): a host that exits while its waits run commands
 /// leaves none of them behind. (A host killed by a signal runs no exit
 /// handler.)
+///
+/// A child runs from its spawn on, but its pid (its group's id) is known
+/// only once the spawning thread runs again, which on a busy machine may
+/// be after the child did much, and after another thread's `exit`. So a
+/// run counts itself as spawning from before its spawn until its group is
+/// listed ([`Spawning`]), and the exit handler waits for those runs
+/// before it kills, for [`super::super::EXIT_PATIENCE`] at most: a spawn
+/// held up longer must not hold up the exit (nor can an exit on the
+/// spawning thread itself, from a signal handler, see its spawn end).
+/// Once the exit handler ran, no run spawns: what it started would be
+/// left behind.
 mod live_groups {
-    use crate::sync::Mutex;
+    use crate::sync::{Condvar, Mutex};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::LazyLock;
+    use std::time::Instant;
+
+    #[derive(Default)]
+    struct Groups {
+        pids: Vec<libc::pid_t>,
+        /// Runs counted by a [`Spawning`].
+        spawning: usize,
+        /// Whether the exit handler ran.
+        exiting: bool,
+    }
 
     /// The groups, with the process that started them: a forked child
     /// neither kills its parent's groups nor takes a lock that may have
-    /// been held at the fork.
-    static LIVE: LazyLock<(u32, Mutex<Vec<libc::pid_t>>)> =
-        LazyLock::new(|| (std::process::id(), Mutex::default()));
+    /// been held at the fork. The condition variable tells of a run that
+    /// stopped spawning.
+    static LIVE: LazyLock<(u32, Mutex<Groups>, Condvar)> =
+        LazyLock::new(|| (std::process::id(), Mutex::default(), Condvar::new()));
     /// Whether [`kill_at_exit`] is registered.
     static AT_EXIT: AtomicBool = AtomicBool::new(false);
 
-    fn ours() -> Option<&'static Mutex<Vec<libc::pid_t>>> {
-        let (owner, live) = &*LIVE;
-        (*owner == std::process::id()).then_some(live)
+    fn ours() -> Option<(&'static Mutex<Groups>, &'static Condvar)> {
+        let (owner, live, spawned) = &*LIVE;
+        (*owner == std::process::id()).then_some((live, spawned))
     }
 
-    pub(super) fn track(pid: libc::pid_t) {
-        let Some(live) = ours() else { return };
-        live.lock().push(pid);
-        if !AT_EXIT.swap(true, Ordering::SeqCst) {
-            // SAFETY: registers a plain function; glibc runs it at `exit`,
-            // or when this library is unloaded.
-            unsafe { libc::atexit(kill_at_exit) };
+    /// A run counted as spawning, until its group is listed (or the spawn
+    /// failed and this is dropped).
+    pub(super) struct Spawning {
+        counted: bool,
+    }
+
+    impl Spawning {
+        /// Counts a run about to spawn; an error once the process exits.
+        pub(super) fn enter() -> std::io::Result<Self> {
+            let Some((live, _)) = ours() else {
+                return Ok(Self { counted: false });
+            };
+            if !AT_EXIT.swap(true, Ordering::SeqCst) {
+                // SAFETY: registers a plain function; glibc runs it at `exit`,
+                // or when this library is unloaded.
+                unsafe { libc::atexit(kill_at_exit) };
+            }
+            let mut groups = live.lock();
+            if groups.exiting {
+                return Err(std::io::Error::other("the process is exiting"));
+            }
+            groups.spawning += 1;
+            Ok(Self { counted: true })
+        }
+
+        /// Lists the group of the child spawned, then stops counting.
+        pub(super) fn track(self, pid: libc::pid_t) {
+            if let (true, Some((live, _))) = (self.counted, ours()) {
+                live.lock().pids.push(pid);
+            }
+        }
+    }
+
+    impl Drop for Spawning {
+        fn drop(&mut self) {
+            let Some((live, spawned)) = ours().filter(|_| self.counted) else {
+                return;
+            };
+            live.lock().spawning -= 1;
+            spawned.notify_all();
         }
     }
 
     pub(super) fn untrack(pid: libc::pid_t) {
-        let Some(live) = ours() else { return };
-        let mut live = live.lock();
-        if let Some(at) = live.iter().position(|&p| p == pid) {
-            live.swap_remove(at);
+        let Some((live, _)) = ours() else { return };
+        let mut groups = live.lock();
+        if let Some(at) = groups.pids.iter().position(|&p| p == pid) {
+            groups.pids.swap_remove(at);
         }
     }
 
-    /// Kills every group not reaped yet; holding the lock, so none is
-    /// reaped (its number freed) meanwhile. Also called by the exit
-    /// handler of the marks' sweeps, before it sweeps: a group killed
-    /// twice is no harm, since its leader is not reaped while listed.
+    /// Kills every group not reaped yet, once the runs spawning have
+    /// listed theirs (see above); holding the lock, so none is reaped
+    /// (its number freed) meanwhile. Also called by the exit handler of
+    /// the marks' sweeps, before it sweeps: a group killed twice is no
+    /// harm, since its leader is not reaped while listed.
     pub(super) extern "C" fn kill_at_exit() {
-        let Some(live) = ours() else { return };
-        for &pid in live.lock().iter() {
+        let Some((live, spawned)) = ours() else {
+            return;
+        };
+        let mut groups = live.lock();
+        if !std::mem::replace(&mut groups.exiting, true) {
+            super::exit_hooks::exiting();
+            let until = Instant::now() + super::super::EXIT_PATIENCE;
+            while groups.spawning > 0 && !spawned.wait_until(&mut groups, until) {}
+        }
+        for &pid in &groups.pids {
             // SAFETY: plain syscall; the group id is an unreaped child's pid.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
+    }
+}
+
+/// Test hooks; not part of the API.
+pub mod exit_hooks {
+    use crate::sync::{Condvar, Mutex};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Whether spawning threads are held.
+    static HOLD: AtomicBool = AtomicBool::new(false);
+    /// Whether the exit handler ran, and the threads held until it did.
+    static EXITING: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+    /// From now on, holds each thread that starts a command right after
+    /// its child is spawned, before the child's group is listed for the
+    /// exit handler, until this process exits: the exit comes in between,
+    /// as it may when the spawning thread is slow to run again.
+    pub fn hold_spawned_until_exit() {
+        HOLD.store(true, Ordering::SeqCst);
+    }
+
+    /// Holds this thread, if asked to, until the exit handler runs.
+    pub(super) fn spawned() {
+        if HOLD.load(Ordering::SeqCst) {
+            let (exiting, ran) = &EXITING;
+            let mut exiting = exiting.lock();
+            while !*exiting {
+                ran.wait(&mut exiting);
+            }
+        }
+    }
+
+    /// Lets the threads held go on.
+    pub(super) fn exiting() {
+        let (exiting, ran) = &EXITING;
+        *exiting.lock() = true;
+        ran.notify_all();
     }
 }
 
