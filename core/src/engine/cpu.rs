@@ -39,10 +39,16 @@ impl CpuThreads {
         }
     }
 
-    /// Queues `tasks`, and starts threads up to one per core.
+    /// Queues `tasks`, and starts a thread for each, up to one per core
+    /// in all: no more, for a thread with no task idles [`IDLE_EXIT`].
     pub fn push_all(&self, tasks: impl IntoIterator<Item = Urgent<Task>>) {
-        self.jobs.push_all(tasks);
-        while take_place(&self.running, self.limit) {
+        let mut count = 0;
+        self.jobs
+            .push_all(tasks.into_iter().inspect(|_| count += 1));
+        for _ in 0..count {
+            if !take_place(&self.running, self.limit) {
+                return;
+            }
             let (jobs, running, inbox) =
                 (self.jobs.clone(), self.running.clone(), self.inbox.clone());
             let limit = self.limit;
@@ -55,6 +61,11 @@ impl CpuThreads {
                 return;
             }
         }
+    }
+
+    /// Gives back the queue's room for more than `room` tasks.
+    pub fn shrink_to(&self, room: usize) {
+        self.jobs.shrink_to(room);
     }
 }
 
@@ -80,5 +91,47 @@ fn work(jobs: &Tasks, running: &AtomicUsize, limit: usize, inbox: &Queue<Msg>) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+impl CpuThreads {
+    /// Tasks its queue has room for without growing.
+    pub fn room(&self) -> usize {
+        self.jobs.room()
+    }
+}
+
+/// A compile of a literal: it runs at once and posts its outcome.
+#[cfg(test)]
+pub(super) fn quick_compile(id: u64) -> Task {
+    let ended = crate::CancelToken::new();
+    Task::Compile(super::compile::CompileJob {
+        id,
+        spec: Box::new(crate::spec::Spec::new(crate::spec::Condition::Matches(
+            crate::Pattern::literal("x"),
+        ))),
+        ended,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One task starts one thread, not one per core: a thread with no
+    /// task would idle for [`IDLE_EXIT`].
+    #[test]
+    fn a_task_starts_one_thread_not_one_per_core() {
+        let threads = CpuThreads {
+            limit: 4,
+            ..CpuThreads::new(Arc::new(Queue::new()))
+        };
+        threads.push_all([Urgent {
+            due: std::time::Duration::ZERO,
+            seq: 0,
+            item: quick_compile(1),
+        }]);
+        assert_eq!(threads.running.load(Ordering::SeqCst), 1);
     }
 }

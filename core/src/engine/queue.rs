@@ -22,6 +22,9 @@ pub(crate) trait Store<T>: Default {
     fn take(&mut self) -> Option<T>;
     fn count(&self) -> usize;
     fn shrink(&mut self, room: usize);
+    /// Items it has room for without growing.
+    #[cfg(test)]
+    fn room(&self) -> usize;
 }
 
 impl<T> Store<T> for VecDeque<T> {
@@ -37,6 +40,10 @@ impl<T> Store<T> for VecDeque<T> {
     fn shrink(&mut self, room: usize) {
         self.shrink_to(room);
     }
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.capacity()
+    }
 }
 
 impl<T: Ord> Store<T> for BinaryHeap<T> {
@@ -51,6 +58,10 @@ impl<T: Ord> Store<T> for BinaryHeap<T> {
     }
     fn shrink(&mut self, room: usize) {
         self.shrink_to(room);
+    }
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.capacity()
     }
 }
 
@@ -225,6 +236,12 @@ impl<T, S: Store<T>> Queue<T, S> {
     /// Gives back room for more than `room` items (at least those waiting).
     pub fn shrink_to(&self, room: usize) {
         self.state.lock().items.shrink(room);
+    }
+
+    /// Items it has room for without growing.
+    #[cfg(test)]
+    pub fn room(&self) -> usize {
+        self.state.lock().items.room()
     }
 }
 

@@ -221,9 +221,10 @@ impl Workers {
         })
     }
 
-    /// Gives back the queue's room for more than `room` tasks.
+    /// Gives back the queues' room for more than `room` tasks.
     pub fn shrink_to(&self, room: usize) {
         self.jobs.shrink_to(room);
+        self.cpu.shrink_to(room);
     }
 
     /// The lane of calls that need `lock`.
@@ -487,5 +488,22 @@ mod tests {
         assert_eq!(workers.shared.threads.load(Ordering::SeqCst), 4);
         assert_eq!(workers.reserve(10), 1, "one place left under the cap");
         assert_eq!(workers.reserve(1), 0);
+    }
+
+    /// A burst of compiles grows the CPU threads' queue; it gives that
+    /// room back with the workers' queue, as the scheduler's collections do
+    /// once no wait is left.
+    #[test]
+    fn the_cpu_queue_gives_back_its_room_with_the_workers_queue() {
+        let inbox = Arc::new(Queue::new());
+        let mut workers = Workers::new(inbox.clone(), 5);
+        let burst = 1_000;
+        let mut tasks: Vec<Task> = (0..burst).map(super::super::cpu::quick_compile).collect();
+        workers.submit_all(&mut tasks);
+        while inbox.len() < burst as usize {
+            std::thread::yield_now();
+        }
+        workers.shrink_to(64);
+        assert!(workers.cpu.room() <= 64, "{}", workers.cpu.room());
     }
 }
