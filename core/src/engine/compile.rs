@@ -57,10 +57,10 @@ const CACHE_LOOKUP_PATTERNS: usize = 16;
 
 /// `spec`'s conditions at once, when every pattern in them is in the
 /// compile cache: the scheduler calls this itself, so that a wait on
-/// patterns compiled before needs no worker to start. Why: with every
-/// worker held by hung calls, such a wait would otherwise wait for a new
-/// worker before its first sample, and on a loaded machine miss its
-/// deadline there.
+/// patterns compiled before needs no CPU thread to start. Why: with every
+/// CPU thread busy compiling others' large patterns, such a wait would
+/// otherwise wait for one before its first sample, and miss its deadline
+/// there.
 pub(crate) fn from_cache(spec: &Spec) -> Option<Conditions> {
     let mut count = 0;
     if visit_patterns(spec, &mut |_| {

@@ -237,7 +237,7 @@ impl Engine {
 
     /// Hands a wait whose probe is ready to the scheduler. Its time runs
     /// from `started`, when the host called: what it does from then on,
-    /// compiling its patterns (on a worker) included, counts.
+    /// compiling its patterns (on a CPU thread) included, counts.
     fn launch(
         &self,
         started: Duration,
