@@ -19,9 +19,12 @@ use std::borrow::Cow;
 
 /// A character that would act on a terminal or on the lines a reader
 /// sees rather than show: a control character (C0 with `\n` and `\r`,
-/// DEL, C1), a line or paragraph separator (U+2028, U+2029), or a
+/// DEL, C1), a line or paragraph separator (U+2028, U+2029), a
 /// bidirectional mark, embedding, override or isolate (LRM, RLM, ALM,
-/// U+202A..U+202E, U+2066..U+2069), which reorder the text around them.
+/// U+202A..U+202E, U+2066..U+2069), which reorder the text around them,
+/// or a tag character (U+E0000..U+E007F): invisible to a person, read as
+/// ASCII by a language model, so text a file or command wrote could
+/// carry instructions nobody sees.
 pub fn acts(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -33,6 +36,7 @@ pub fn acts(c: char) -> bool {
                 | '\u{061c}'
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
+                | '\u{e0000}'..='\u{e007f}'
         )
 }
 
@@ -72,17 +76,17 @@ pub fn escaped_lines(text: &str) -> String {
 
 /// `json`, JSON text as serde_json wrote it (one line or pretty), with
 /// each character that [`acts`] and serde_json leaves raw (DEL, C1, the
-/// separators, the bidirectional controls) written as its `\uXXXX`
-/// escape: still JSON, it parses to the same value, and a terminal or a
-/// line reader sees no such character in it.
+/// separators, the bidirectional controls, the tag characters) written as
+/// its `\uXXXX` escape (a surrogate pair past U+FFFF): still JSON, it
+/// parses to the same value, and a terminal or a line reader sees no such
+/// character in it.
 ///
 /// serde_json escapes the C0 controls inside strings itself, and outside
 /// strings JSON holds only ASCII (RFC 8259: whitespace, punctuation,
 /// digits, `true`, `false`, `null`), so a pass over the text suffices:
 /// each of these characters is inside a string, and there as itself (an
 /// escape sequence is ASCII after its `\`), where `\uXXXX` means the
-/// same character. All are in the Basic Multilingual Plane: one escape
-/// each.
+/// same character.
 ///
 /// ```text
 /// {"s":"a␤b"}  ->  {"s":"a\u2028b"}      (␤ = U+2028)
@@ -95,7 +99,9 @@ pub fn escaped_json(json: String) -> String {
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if raw(c) {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             out.push(c);
         }
@@ -118,6 +124,7 @@ mod tests {
             escaped("a\u{2028}b\u{2029}c\u{200e}d\u{200f}e\u{61c}f\u{2066}g\u{2069}"),
             r"a\u{2028}b\u{2029}c\u{200e}d\u{200f}e\u{61c}f\u{2066}g\u{2069}"
         );
+        assert_eq!(escaped("a\u{e0041}\u{e007f}b"), r"a\u{e0041}\u{e007f}b");
     }
 
     #[test]
@@ -130,12 +137,13 @@ mod tests {
 
     #[test]
     fn json_keeps_its_values_and_shows_no_control() {
-        let hostile = "a\u{7f}\u{80}\u{9b}[2J\u{9f}\\\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}\n\u{1b}é✓";
+        let hostile = "a\u{7f}\u{80}\u{9b}[2J\u{9f}\\\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}\n\u{1b}é✓\u{e0001}\u{e0041}\u{e007f}";
         let value = serde_json::json!({ hostile: [hostile, 1, null] });
         for text in [value.to_string(), format!("{value:#}")] {
             let json = escaped_json(text);
             assert!(!json.contains(|c: char| c >= '\u{7f}' && acts(c)), "{json}");
             assert!(json.contains(r"\u009b[2J") && json.contains('é'), "{json}");
+            assert!(json.contains(r"\udb40\udc41"), "{json}");
             assert_eq!(
                 serde_json::from_str::<serde_json::Value>(&json).unwrap(),
                 value

@@ -129,8 +129,8 @@ pub fn spawn(args: &[&str]) -> Child {
 /// Characters JSON may hold raw in a string that act on a terminal or on
 /// a line reader: DEL, C1 controls (U+009B is CSI), the line and
 /// paragraph separators, bidirectional marks, embeddings, overrides and
-/// isolates. Agent text in the tests carries them.
-pub const ACTING: &str = "\u{7f}\u{80}\u{9b}[2J\u{9f}\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}";
+/// isolates, tag characters. Agent text in the tests carries them.
+pub const ACTING: &str = "\u{7f}\u{80}\u{9b}[2J\u{9f}\u{2028}\u{2029}\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}\u{e0041}";
 
 /// Asserts `bytes` (the CLI's JSON) hold none of the kind of characters
 /// [`ACTING`] has, raw: the CLI writes them as `\u` escapes.
@@ -140,7 +140,10 @@ pub fn assert_nothing_acts(bytes: &[u8]) {
         matches!(
             c,
             '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}'
-        ) || matches!(c, '\u{61c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        ) || matches!(
+            c,
+            '\u{61c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0000}'..='\u{e007f}'
+        )
     };
     assert!(!text.contains(acts), "a raw control in {text:?}");
     assert!(text.contains(r"\u009b[2J"), "no escaped CSI in {text:?}");
