@@ -589,6 +589,43 @@ fn a_host_that_exits_as_a_command_is_spawned_leaves_no_process_behind() {
     assert!(gone, "members left after the host exited: {left:?}");
 }
 
+/// Run by the host's exit after the runner's exit handler: keeps the
+/// process until its command's group is gone, so that the spawning thread,
+/// held until that handler gave up waiting for it, can list the group; for
+/// half of [`LONG`] at most, before the run's own deadline would kill it.
+extern "C" fn outlive_the_exit_handler() {
+    let path = std::env::var_os(EXITING_HOST_VAR).unwrap();
+    // Read, not taken: the test reads it after this host is gone.
+    let pgid = std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    eventually(LONG / 2, || group_gone(pgid));
+}
+
+/// The same when the spawning thread lists the group only after the exit
+/// handler stopped waiting for it: the group is killed as it is listed.
+#[test]
+fn a_command_listed_after_the_exit_handler_gave_up_is_killed() {
+    if std::env::var_os(EXITING_HOST_VAR).is_some() {
+        waitfor::process::exit_hooks::hold_spawned_past_exit_patience();
+        // Registered before the runner's handler, so run after it.
+        // SAFETY: registers a plain function.
+        unsafe { libc::atexit(outlive_the_exit_handler) };
+    }
+    exit_mid_call();
+    let pgid = exiting_host("a_command_listed_after_the_exit_handler_gave_up_is_killed");
+    let gone = eventually(LONG, || group_gone(pgid));
+    let left = live_members(pgid);
+    if !gone {
+        // SAFETY: the group of a command this test started, which must
+        // not outlive it.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    assert!(gone, "members left after the host exited: {left:?}");
+}
+
 /// Set in the host the test below starts: the path it writes what became
 /// of its command to.
 const EXITED_HOST_VAR: &str = "WAITFOR_TEST_EXITED_HOST";

@@ -283,7 +283,8 @@ impl Group {
 /// listed ([`Spawning`]), and the exit handler waits for those runs
 /// before it kills, for [`super::super::EXIT_PATIENCE`] at most: a spawn
 /// held up longer must not hold up the exit (nor can an exit on the
-/// spawning thread itself, from a signal handler, see its spawn end).
+/// spawning thread itself, from a signal handler, see its spawn end); its
+/// group is killed when it is listed, if the process still runs by then.
 /// Once the exit handler ran, no run spawns: what it started would be
 /// left behind.
 mod live_groups {
@@ -340,10 +341,18 @@ mod live_groups {
             Ok(Self { counted: true })
         }
 
-        /// Lists the group of the child spawned, then stops counting.
+        /// Lists the group of the child spawned, then stops counting. If
+        /// the exit handler ran meanwhile (it waits for a spawn only so
+        /// long), the group is killed now: the process is ending, and
+        /// what it started must not outlive it.
         pub(super) fn track(self, pid: libc::pid_t) {
             if let (true, Some((live, _))) = (self.counted, ours()) {
-                live.lock().pids.push(pid);
+                let mut groups = live.lock();
+                groups.pids.push(pid);
+                if groups.exiting {
+                    // SAFETY: plain syscall; the group id is our unreaped child's pid.
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
             }
         }
     }
@@ -385,43 +394,66 @@ mod live_groups {
             // SAFETY: plain syscall; the group id is an unreaped child's pid.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
+        super::exit_hooks::killed();
     }
 }
 
 /// Test hooks; not part of the API.
 pub mod exit_hooks {
     use crate::sync::{Condvar, Mutex};
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicU8, Ordering};
 
-    /// Whether spawning threads are held.
-    static HOLD: AtomicBool = AtomicBool::new(false);
-    /// Whether the exit handler ran, and the threads held until it did.
-    static EXITING: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+    /// How far the exit handler got: [`RUNNING`], [`EXITING`] or [`KILLED`].
+    const RUNNING: u8 = 0;
+    const EXITING: u8 = 1;
+    const KILLED: u8 = 2;
+
+    /// Until which stage spawning threads are held ([`RUNNING`]: not held).
+    static HOLD_UNTIL: AtomicU8 = AtomicU8::new(RUNNING);
+    /// The exit handler's stage, and the threads held until it changes.
+    static STAGE: (Mutex<u8>, Condvar) = (Mutex::new(RUNNING), Condvar::new());
 
     /// From now on, holds each thread that starts a command right after
     /// its child is spawned, before the child's group is listed for the
     /// exit handler, until this process exits: the exit comes in between,
     /// as it may when the spawning thread is slow to run again.
     pub fn hold_spawned_until_exit() {
-        HOLD.store(true, Ordering::SeqCst);
+        HOLD_UNTIL.store(EXITING, Ordering::SeqCst);
     }
 
-    /// Holds this thread, if asked to, until the exit handler runs.
+    /// As [`hold_spawned_until_exit`], but until the exit handler has
+    /// stopped waiting for spawns and killed what was listed: the spawning
+    /// thread lists its group later than the handler's patience.
+    pub fn hold_spawned_past_exit_patience() {
+        HOLD_UNTIL.store(KILLED, Ordering::SeqCst);
+    }
+
+    /// Holds this thread, if asked to, until the exit handler's stage.
     pub(super) fn spawned() {
-        if HOLD.load(Ordering::SeqCst) {
-            let (exiting, ran) = &EXITING;
-            let mut exiting = exiting.lock();
-            while !*exiting {
-                ran.wait(&mut exiting);
+        let until = HOLD_UNTIL.load(Ordering::SeqCst);
+        if until != RUNNING {
+            let (stage, changed) = &STAGE;
+            let mut stage = stage.lock();
+            while *stage < until {
+                changed.wait(&mut stage);
             }
         }
     }
 
-    /// Lets the threads held go on.
+    fn reach(next: u8) {
+        let (stage, changed) = &STAGE;
+        *stage.lock() = next;
+        changed.notify_all();
+    }
+
+    /// The exit handler runs.
     pub(super) fn exiting() {
-        let (exiting, ran) = &EXITING;
-        *exiting.lock() = true;
-        ran.notify_all();
+        reach(EXITING);
+    }
+
+    /// The exit handler killed the groups listed.
+    pub(super) fn killed() {
+        reach(KILLED);
     }
 }
 
