@@ -6,7 +6,8 @@
 
 use crate::args::{ConditionArgs, TimingArgs};
 use std::time::Duration;
-use waitfor::{Condition, Pattern, ProbeSpec, Spec, ViewKind, MIN_INTERVAL};
+use waitfor::limits::MIN_INTERVAL;
+use waitfor::{Condition, Pattern, ProbeSpec, Spec, ViewKind};
 
 /// How often the live status line gets fresh numbers from the engine.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);

@@ -322,7 +322,7 @@ pub(crate) fn shown_path(path: &std::path::Path) -> String {
 /// path fits in 104 bytes on macOS, 108 on Linux, its closing NUL included.
 ///
 /// ```
-/// assert_eq!(waitfor::MAX_SOCKET_NAME_BYTES, 103);
+/// assert_eq!(waitfor::limits::MAX_SOCKET_NAME_BYTES, 103);
 /// ```
 pub const MAX_SOCKET_NAME_BYTES: usize = 103;
 

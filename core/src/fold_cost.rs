@@ -17,7 +17,7 @@ use std::collections::HashMap;
 /// it leaves out), `(?i)[a-z]+` and `(?i)\w+` none worth counting.
 ///
 /// ```
-/// assert_eq!(waitfor::MAX_FOLDED_CHARS, 8_000_000);
+/// assert_eq!(waitfor::limits::MAX_FOLDED_CHARS, 8_000_000);
 /// ```
 pub const MAX_FOLDED_CHARS: usize = 8_000_000;
 

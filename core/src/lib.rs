@@ -42,6 +42,7 @@ mod fold_cost;
 pub mod grants;
 pub mod input;
 mod keyed;
+pub mod limits;
 mod machine;
 mod memory;
 mod observation;
@@ -70,16 +71,11 @@ mod view;
 
 pub use cancel::{CancelHook, CancelToken};
 pub use engine::{Engine, WaitControl, WaitHandle, WaitOptions};
-pub use error::{ErrorCode, ErrorInfo, Rule, SpecError, MAX_SOCKET_NAME_BYTES};
-pub use fold_cost::MAX_FOLDED_CHARS;
+pub use error::{ErrorCode, ErrorInfo, Rule, SpecError};
 pub use machine::Progress;
 pub use observation::{Observation, ProbeMode};
-pub use pane_id::parse_pane_id;
-pub use pattern::{
-    Pattern, MAX_COMPILED_PATTERN_BYTES, MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS, MAX_PATTERN_BYTES,
-    MAX_WAIT_SCRATCH_BYTES,
-};
-pub use policy::{Policy, DEFAULT_OUTPUT_CAP};
+pub use pattern::Pattern;
+pub use policy::Policy;
 pub use probe::{
     probe_fn, AsyncProbe, EndNotices, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Reply,
     Waker,
@@ -88,5 +84,5 @@ pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};
 pub use spec::{
     describe, Backoff, Condition, ErrorPolicy, JsonTest, ProbeSpec, Spec, TailLimits, ViewKind,
-    MIN_INTERVAL, SPEC_SCHEMA,
+    SPEC_SCHEMA,
 };

@@ -7,8 +7,8 @@ use crate::error::{Rule, SpecError};
 /// above `u32::MAX`) is refused with rule `invalid_pane_id` on `field`.
 ///
 /// ```
-/// assert_eq!(waitfor::parse_pane_id("%12", "pane_id"), Ok(12));
-/// let err = waitfor::parse_pane_id("12", "pane_id").unwrap_err();
+/// assert_eq!(waitfor::tmux::parse_pane_id("%12", "pane_id"), Ok(12));
+/// let err = waitfor::tmux::parse_pane_id("12", "pane_id").unwrap_err();
 /// assert_eq!((err.field.as_str(), err.rule), ("pane_id", waitfor::Rule::InvalidPaneId));
 /// ```
 pub fn parse_pane_id(text: &str, field: &str) -> Result<u32, SpecError> {

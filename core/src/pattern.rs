@@ -67,7 +67,7 @@ impl Pattern {
     /// would hold the host's thread for seconds): a pattern that matches
     /// bytes outside UTF-8 under `(?-u)` fails its wait's compile instead.
     /// Ignoring case, it also bounds what folding the pattern's classes
-    /// costs (see [`crate::MAX_FOLDED_CHARS`]).
+    /// costs (see [`crate::limits::MAX_FOLDED_CHARS`]).
     pub(crate) fn check(&self, field: &str) -> Result<(), SpecError> {
         self.check_length(field)?;
         if self.regex {
@@ -210,7 +210,7 @@ impl Pattern {
 /// let result = Engine::global().wait(spec, probe_fn(|_| Ok(Observation::text("x")))).unwrap();
 /// assert_eq!(result.outcome, Outcome::Error);
 /// assert!(result.error.unwrap().contains("4 MiB"));
-/// assert_eq!(waitfor::MAX_COMPILED_PATTERN_BYTES, 4 << 20);
+/// assert_eq!(waitfor::limits::MAX_COMPILED_PATTERN_BYTES, 4 << 20);
 /// ```
 pub const MAX_COMPILED_PATTERN_BYTES: usize = 4 << 20;
 
@@ -241,7 +241,7 @@ pub const MAX_WAIT_SCRATCH_BYTES: usize = 32 << 20;
 /// of them took a host's thread a fifth of a second.
 ///
 /// ```
-/// let many: Vec<String> = (0..=waitfor::MAX_PATTERNS).map(|i| format!("p{i}")).collect();
+/// let many: Vec<String> = (0..=waitfor::limits::MAX_PATTERNS).map(|i| format!("p{i}")).collect();
 /// let spec = serde_json::json!({"until": {"patterns": many}});
 /// let err = waitfor::Spec::from_json(&spec.to_string()).unwrap_err();
 /// assert_eq!((err.field.as_str(), err.rule), ("until", waitfor::Rule::OutOfRange));

@@ -23,7 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec", "pattern", "resume", "result", "pane_id"],
     &["observation"],
     &["condition", "view"],
-    &["grants", "policy", "process"],
+    &["grants", "policy", "process", "limits"],
     &["probe", "tmux", "probes"],
     &["machine"],
     &["engine"],

@@ -9,9 +9,8 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use waitfor::{
-    probe_fn, Engine, Observation, Outcome, Rule, Spec, MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS,
-};
+use waitfor::limits::{MAX_COMPILED_WAIT_BYTES, MAX_PATTERNS};
+use waitfor::{probe_fn, Engine, Observation, Outcome, Rule, Spec};
 
 /// Bytes the allocator hands out, in all its arenas and mapped on their own.
 fn in_use() -> usize {

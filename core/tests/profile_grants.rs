@@ -311,7 +311,7 @@ fn an_empty_socket_name_is_the_default_socket() {
 /// back as "no tmux server running", which sends an agent looking for one.
 #[test]
 fn a_socket_name_too_long_for_any_socket_is_refused_as_out_of_range() {
-    let long = "s".repeat(waitfor::MAX_SOCKET_NAME_BYTES + 1);
+    let long = "s".repeat(waitfor::limits::MAX_SOCKET_NAME_BYTES + 1);
     let args = json!({"pane_id": "%0", "socket_name": long, "timeout": 1});
     match prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).err() {
         Some(ToolError::InvalidArguments(e)) => {
@@ -330,7 +330,7 @@ fn a_socket_name_too_long_for_any_socket_is_refused_as_out_of_range() {
         (e.field.as_str(), e.rule),
         ("probe.tmux.socket_name", Rule::OutOfRange)
     );
-    let longest = "s".repeat(waitfor::MAX_SOCKET_NAME_BYTES);
+    let longest = "s".repeat(waitfor::limits::MAX_SOCKET_NAME_BYTES);
     let args = json!({"pane_id": "%0", "socket_name": longest, "timeout": 1});
     assert!(prepare("libtmux-mcp/wait_for_text", &args, &Host::default()).is_ok());
 }

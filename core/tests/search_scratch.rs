@@ -7,10 +7,8 @@
 
 use std::sync::mpsc;
 use std::time::Duration;
-use waitfor::{
-    probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec, WaitOptions,
-    MAX_COMPILED_WAIT_BYTES, MAX_WAIT_SCRATCH_BYTES,
-};
+use waitfor::limits::{MAX_COMPILED_WAIT_BYTES, MAX_WAIT_SCRATCH_BYTES};
+use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec, WaitOptions};
 
 /// Bytes the allocator hands out, in all its arenas and mapped on their own.
 fn in_use() -> usize {

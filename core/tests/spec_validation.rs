@@ -283,7 +283,7 @@ fn invalid_json_is_its_own_rule() {
 
 #[test]
 fn huge_patterns_are_refused() {
-    let big = "x".repeat(waitfor::MAX_PATTERN_BYTES + 1);
+    let big = "x".repeat(waitfor::limits::MAX_PATTERN_BYTES + 1);
     let (field, rule) = rejected(with("until", json!({ "matches": big })));
     assert_eq!((field.as_str(), rule), ("until.matches", Rule::OutOfRange));
 }
@@ -291,7 +291,7 @@ fn huge_patterns_are_refused() {
 #[test]
 fn more_patterns_than_a_wait_could_compile_are_refused_at_once() {
     let list = |n: usize| -> Vec<String> { (0..n).map(|i| format!("p{i}")).collect() };
-    let max = waitfor::MAX_PATTERNS;
+    let max = waitfor::limits::MAX_PATTERNS;
     let nested = json!({"any": [{"patterns": list(max)}, {"matches": "one more"}]});
     let (field, rule) = rejected(with("until", nested));
     assert_eq!((field.as_str(), rule), ("until", Rule::OutOfRange));
@@ -432,7 +432,7 @@ fn thread_cpu_time() -> Option<std::time::Duration> {
 fn validating_costly_class_sets_takes_time_linear_in_the_text() {
     use std::time::{Duration, Instant};
     let costly = r"(?i)[\p{Any}--\p{L}--\p{N}]";
-    let count = waitfor::MAX_PATTERN_BYTES / (costly.len() + 4);
+    let count = waitfor::limits::MAX_PATTERN_BYTES / (costly.len() + 4);
     let many: Vec<Value> = (0..count)
         .map(|i| json!({"text": format!("{costly}{i}"), "regex": true}))
         .collect();
@@ -476,7 +476,7 @@ fn validating_costly_class_sets_takes_time_linear_in_the_text() {
 /// can be stopped midway): it is refused before the wait, from its parse.
 #[test]
 fn a_pattern_whose_classes_take_long_to_fold_is_refused_before_its_wait() {
-    let long = r"\p{Any}".repeat(waitfor::MAX_PATTERN_BYTES / 8);
+    let long = r"\p{Any}".repeat(waitfor::limits::MAX_PATTERN_BYTES / 8);
     for (pattern, field) in [
         (
             json!({"text": long, "regex": true, "case_sensitive": false}),

@@ -574,7 +574,7 @@ fn long_pattern_lists_are_bounded_at_the_call_and_checked_in_the_waits_time() {
         json!({"socket_name": server.name, "pane_id": server.pane,
                "patterns": patterns, "regex": regex, "timeout": 2})
     };
-    let many: Vec<String> = (0..=waitfor::MAX_PATTERNS)
+    let many: Vec<String> = (0..=waitfor::limits::MAX_PATTERNS)
         .map(|i| format!("p{i}"))
         .collect();
     let err = waitfor::profiles::prepare(PY, &call_args(many, false), &Host::default())

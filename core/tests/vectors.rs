@@ -96,7 +96,7 @@ fn answer(vector: &Value) -> Value {
             Ok(def) => json!({"ok": {"profile": def.profile, "tool": def.tool["name"]}}),
             Err(err) => error(ErrorInfo::from(&err)),
         },
-        Some("pane_id") => match waitfor::parse_pane_id(&text("pane_id"), "pane_id") {
+        Some("pane_id") => match waitfor::tmux::parse_pane_id(&text("pane_id"), "pane_id") {
             Ok(n) => json!({ "ok": n }),
             Err(err) => error(ErrorInfo::spec(ErrorCode::InvalidArguments, &err)),
         },

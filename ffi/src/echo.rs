@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn socket_names_are_names_unless_the_host_allows_paths() {
-        let long = "s".repeat(waitfor::MAX_SOCKET_NAME_BYTES + 1);
+        let long = "s".repeat(waitfor::limits::MAX_SOCKET_NAME_BYTES + 1);
         for (socket, rule) in [
             ("../x.sock", "not_granted"),
             ("/tmp/x", "not_granted"),

@@ -278,8 +278,8 @@ pub unsafe extern "C" fn waitfor_pane_id_parse(
         let number = out(number, "number")?;
         // SAFETY: per the contract.
         let pane_id = unsafe { text(pane_id, len, "pane_id") }?;
-        *number =
-            waitfor::parse_pane_id(pane_id, "pane_id").map_err(|e| FfiError::arguments(&e))?;
+        *number = waitfor::tmux::parse_pane_id(pane_id, "pane_id")
+            .map_err(|e| FfiError::arguments(&e))?;
         Ok(())
     })
 }

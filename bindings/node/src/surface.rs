@@ -32,7 +32,7 @@ pub fn check_arguments(name: String, args: String, grants: Option<String>) -> na
 /// The number of a `%N` pane id.
 #[napi]
 pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
-    waitfor::parse_pane_id(&pane_id, "pane_id").map_err(|e| errors::arguments(&e))
+    waitfor::tmux::parse_pane_id(&pane_id, "pane_id").map_err(|e| errors::arguments(&e))
 }
 
 /// Records, now, keys this process sent to a pane with `tmux send-keys`

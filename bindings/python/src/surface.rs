@@ -50,7 +50,7 @@ fn find_profile<'py>(
 /// The number of a `%N` pane id (`SpecError`, `invalid_arguments`).
 #[pyfunction]
 fn parse_pane_id(py: Python<'_>, pane_id: &Bound<'_, PyString>) -> PyResult<u32> {
-    waitfor::parse_pane_id(text_arg(py, pane_id, "pane_id")?, "pane_id")
+    waitfor::tmux::parse_pane_id(text_arg(py, pane_id, "pane_id")?, "pane_id")
         .map_err(|e| errors::raise(py, &ErrorInfo::spec(ErrorCode::InvalidArguments, &e), None))
 }
 

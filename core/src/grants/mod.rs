@@ -289,7 +289,7 @@ impl Grants {
 
     /// Checks a tmux socket name an agent gave in `field`, as every tool
     /// that reaches tmux does: no NUL, at most
-    /// [`crate::MAX_SOCKET_NAME_BYTES`], and a plain name unless the host
+    /// [`crate::limits::MAX_SOCKET_NAME_BYTES`], and a plain name unless the host
     /// allows paths (rule `not_granted`, see
     /// [`Grants::check_tmux_socket_name`]).
     ///
@@ -308,7 +308,7 @@ impl Grants {
     /// Checks a host's record of keys it sent to a tmux pane, as every
     /// door's `record_send_keys` does before recording: the socket as
     /// [`Grants::check_tmux_socket`] checks an agent's, then the pane id
-    /// ([`crate::parse_pane_id`], rule `invalid_pane_id`). `fields` are
+    /// ([`crate::tmux::parse_pane_id`], rule `invalid_pane_id`). `fields` are
     /// the names the door gives the socket name and the pane id.
     ///
     /// ```
@@ -327,7 +327,7 @@ impl Grants {
         if let Some(name) = socket_name {
             self.check_tmux_socket(socket_field, name)?;
         }
-        crate::parse_pane_id(pane_id, pane_field).map(drop)
+        crate::pane_id::parse_pane_id(pane_id, pane_field).map(drop)
     }
 
     /// Checks that `name` may name a tmux socket: a plain name unless the

@@ -127,7 +127,7 @@ fn timeout_ms(map: &Map<String, Value>) -> Result<u64, ToolError> {
 
 /// A `%N` id is taken exactly; anything else is a tmux target.
 fn pane_target(target: &str) -> PaneTarget {
-    if crate::parse_pane_id(target, "target").is_ok() {
+    if crate::pane_id::parse_pane_id(target, "target").is_ok() {
         PaneTarget {
             pane_id: Some(target.to_string()),
             ..Default::default()

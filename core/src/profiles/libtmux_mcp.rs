@@ -211,7 +211,7 @@ enum RowSearch {
 const CALL_COMPILED_BYTES: usize = crate::pattern::MAX_COMPILED_WAIT_BYTES;
 
 /// What searching with one call's patterns may take, as for any wait (see
-/// [`crate::MAX_WAIT_SCRATCH_BYTES`]): past it, patterns search without
+/// [`crate::limits::MAX_WAIT_SCRATCH_BYTES`]): past it, patterns search without
 /// lazy DFAs.
 const CALL_SCRATCH_BYTES: usize = crate::pattern::MAX_WAIT_SCRATCH_BYTES;
 
@@ -294,7 +294,7 @@ impl RowSearch {
 }
 
 /// What folding the classes of `source` spans (see
-/// [`crate::MAX_FOLDED_CHARS`]): over the parts the linear engine compiles
+/// [`crate::limits::MAX_FOLDED_CHARS`]): over the parts the linear engine compiles
 /// when only Python's `re` syntax takes it.
 fn folded_chars(source: &str, match_case: bool) -> usize {
     use fancy_regex::Expr;

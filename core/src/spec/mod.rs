@@ -250,7 +250,7 @@ impl Spec {
 
     /// Checks every rule; the error names the field and the rule. It takes
     /// bounded time: regexes are parsed (up to
-    /// [`MAX_PATTERN_BYTES`](crate::MAX_PATTERN_BYTES) of them), not
+    /// [`MAX_PATTERN_BYTES`](crate::limits::MAX_PATTERN_BYTES) of them), not
     /// compiled. A wait compiles them in its own time (large ones can take
     /// seconds); one that does not compile after all (its program too
     /// large, a class name unknown) ends the wait with outcome `error`.

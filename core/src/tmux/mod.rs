@@ -33,7 +33,7 @@
 //! parses everywhere and is refused with that reason.
 
 mod target;
-pub use target::{Freshness, PanePick, PaneTarget, NEEDS_UNIX_HOST};
+pub use target::{parse_pane_id, Freshness, PanePick, PaneTarget, NEEDS_UNIX_HOST};
 
 pub mod control;
 pub mod echo;

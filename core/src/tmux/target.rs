@@ -10,4 +10,5 @@
 pub const NEEDS_UNIX_HOST: &str =
     "tmux waits need a Unix host (Linux, macOS, BSD): tmux does not run here";
 
+pub use crate::pane_id::parse_pane_id;
 pub use crate::spec::{Freshness, PanePick, PaneTarget};
