@@ -37,8 +37,9 @@ Output: text by default (one line per event, then how to resume), the wait/1
 envelope as JSON with --json. With --follow: a `waiting` envelope line first,
 then each matching event as a JSON line as it comes, then the final envelope
 (timed-out or gone); without --timeout it follows until gone or Ctrl-C.
-`--cursor end` is resolved by the first read, so the waiting line still
-says `end`.
+The waiting line comes once the first read is back: a summary pattern or a
+cursor refused as the wait begins is said alone (exit 2). `--cursor end` is
+resolved by the first read, so the waiting line still says `end`.
 
 Examples:
   waitfor events run.jsonl --type build.done --timeout 90s

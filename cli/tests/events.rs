@@ -158,6 +158,15 @@ fn a_replaced_file_exits_5_and_bad_input_exits_2() {
         "{}",
         stderr(&refused)
     );
+    // Followed, the refusal comes alone: no `waiting` line before it.
+    let followed = run(&["events", p, "--summary", &too_big, "--regex", "--follow"]);
+    expect(&followed, 2);
+    assert_eq!(stdout(&followed), "");
+    assert!(
+        stderr(&followed).starts_with("waitfor events: filter: summary: "),
+        "{}",
+        stderr(&followed)
+    );
     expect(&run(&["events"]), 2);
 }
 

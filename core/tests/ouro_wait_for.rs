@@ -555,3 +555,28 @@ fn a_read_that_stopped_at_its_limit_is_followed_by_the_next_at_once() {
     let (_, sim) = simulate_wait_for(options(1000, script()), &[]).unwrap();
     assert_eq!(sim.call_starts_ms[..5], [0, 0, 0, 100, 200]);
 }
+
+/// A followed wait whose first read never comes back still streams its
+/// `waiting` line first, then ends `timed-out` at its limit.
+#[test]
+fn follow_with_no_read_back_streams_waiting_then_the_end() {
+    let resume = Resume::Template(CommandTemplate::parse("again {cursor}").unwrap());
+    let read = |_: Option<&str>, cancel: &waitfor::CancelToken| {
+        while !cancel.wait_timeout(Duration::from_secs(60)) {}
+        Ok(WaitRead::default())
+    };
+    let options = WaitForOptions::cancellable("x", Some(Duration::from_millis(100)), read, resume)
+        .cursor(Some("c0".into()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let done = waitfor::ouro::follow(options, move |line| {
+        let _ = tx.send(line.clone());
+    })
+    .unwrap();
+    let lines: Vec<FollowLine> = rx.try_iter().collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let FollowLine::Waiting(first) = &lines[0] else {
+        panic!("{lines:?}")
+    };
+    assert_eq!(first.state, WaitState::Waiting);
+    assert_eq!(done.wait.state, WaitState::TimedOut);
+}

@@ -349,7 +349,10 @@ pub struct Waited {
 /// One line of a followed wait ([`follow`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FollowLine {
-    /// The first line: a `waiting` envelope at the starting cursor.
+    /// The first line: a `waiting` envelope at the starting cursor, sent
+    /// once the wait truly waits (its first read came back), or as it
+    /// ends if no read did; a wait refused first (a filter that does not
+    /// compile, a cursor that does not fit) sends none.
     Waiting(Wait),
     /// A matching event, as it was read.
     Event(AxEvent),
@@ -363,6 +366,8 @@ pub(super) struct Shared {
     /// Where matching events go as they are read ([`follow`]); `None`:
     /// into `matched`.
     emit: Option<EmitFn>,
+    /// The `waiting` line [`emit`](Self::emit) has not been given yet.
+    waiting: Option<Wait>,
     matched: Vec<AxEvent>,
     gone: Option<String>,
     fresh: Option<Fresh>,
@@ -373,7 +378,16 @@ pub(super) struct Shared {
     closed: bool,
 }
 
-type EmitFn = Box<dyn FnMut(&AxEvent) + Send>;
+type EmitFn = Box<dyn FnMut(&FollowLine) + Send>;
+
+impl Shared {
+    /// Gives the `waiting` line to `emit`, if it has not had it.
+    fn send_waiting(&mut self) {
+        if let (Some(waiting), Some(emit)) = (self.waiting.take(), &mut self.emit) {
+            emit(&FollowLine::Waiting(waiting));
+        }
+    }
+}
 
 /// Keeps what a read brought, unless the wait no longer wants it (it
 /// ended, or the engine abandoned the call: `cancel`), and says what the
@@ -399,12 +413,13 @@ pub(super) fn take(
         }
     };
     s.reads += 1;
+    s.send_waiting();
     let mut found = 0usize;
     for event in read.events {
         if s.filter.matches(&event) {
             found += 1;
             match &mut s.emit {
-                Some(emit) => emit(&event),
+                Some(emit) => emit(&FollowLine::Event(event)),
                 None => s.matched.push(event),
             }
         }
@@ -619,6 +634,9 @@ impl Finisher {
 
     fn finish(&self, result: &WaitResult) -> Result<Waited, WaitForError> {
         let decided = self.report.decide(result)?;
+        // Ended before any read came back, but not refused: the stream
+        // still begins with its `waiting` line.
+        self.report.shared.lock().send_waiting();
         let ended = &decided.ended;
         let resume = match ended.resume {
             true => Some(self.resume.step(ended.cursor.as_deref())?),
@@ -805,7 +823,9 @@ pub fn wait_for(options: WaitForOptions) -> Result<Waited, WaitForError> {
 }
 
 /// Streams a wait: `on_line` gets a `waiting` envelope at the starting
-/// cursor first, then every matching event as it is read (on an engine
+/// cursor first (once the first read came back: a filter that does not
+/// compile or a cursor that does not fit ends the wait with an error and
+/// no line), then every matching event as it is read (on an engine
 /// worker thread), until the time limit, `gone` or cancel. Returns the
 /// final envelope (`timed-out` or `gone`; its `events` are empty, since
 /// they were streamed, and its cursor is after the last one).
@@ -831,28 +851,26 @@ pub fn follow(
     start_follow(options, on_line)?.wait()
 }
 
-/// Starts a streamed wait ([`follow`]) and returns at once; the `waiting`
-/// line is given to `on_line` before this returns.
+/// Starts a streamed wait ([`follow`]) and returns at once.
 pub fn start_follow(
     options: WaitForOptions,
     on_line: impl FnMut(&FollowLine) + Send + 'static,
 ) -> Result<EventWait, WaitForError> {
-    let (built, _) = build_follow(options, on_line)?;
-    start_engine(built, WaitOptions::default())
+    start_engine(build_follow(options, on_line)?, WaitOptions::default())
 }
 
 fn build_follow(
     options: WaitForOptions,
-    mut on_line: impl FnMut(&FollowLine) + Send + 'static,
-) -> Result<(Built, Wait), WaitForError> {
+    on_line: impl FnMut(&FollowLine) + Send + 'static,
+) -> Result<Built, WaitForError> {
     let cursor = options.plan.cursor.clone();
     let built = build(options)?;
     let waiting = built.finisher.waiting(cursor.as_deref())?;
-    on_line(&FollowLine::Waiting(waiting.clone()));
-    built.finisher.report.shared.lock().emit = Some(Box::new(move |e: &AxEvent| {
-        on_line(&FollowLine::Event(e.clone()))
-    }));
-    Ok((built, waiting))
+    let mut shared = built.finisher.report.shared.lock();
+    shared.waiting = Some(waiting);
+    shared.emit = Some(Box::new(on_line));
+    drop(shared);
+    Ok(built)
 }
 
 /// Runs a wait on virtual time ([`crate::simulate::simulate_probe`]): reads answer at
@@ -891,7 +909,7 @@ pub fn simulate_follow(
 ) -> Result<(Vec<FollowLine>, Waited), WaitForError> {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let sink = lines.clone();
-    let (built, _) = build_follow(options, move |l| sink.lock().push(l.clone()))?;
+    let built = build_follow(options, move |l| sink.lock().push(l.clone()))?;
     let mut probe = built.probe;
     let sim = simulate_probe(&built.spec, &built.policy, &mut probe, controls)
         .map_err(|e| WaitForError::Engine(e.to_string()))?;
