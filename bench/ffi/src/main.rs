@@ -20,6 +20,7 @@ use ffi::status::{WAITFOR_ERR_TIMEOUT, WAITFOR_OK};
 use std::ffi::{c_char, c_void};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use waitfor_bench::{header, Better, Row};
 
 const CALLS: u32 = 2_000_000;
 const ROUNDS: usize = 5;
@@ -139,33 +140,37 @@ fn main() {
     let mut c = unsafe { c_probe(&callbacks) }.expect("a probe");
     let rust_ns = ns_per_call(&mut rust);
     let c_ns = ns_per_call(c.as_mut());
-    println!("probe call, Rust closure:  {rust_ns:8.1} ns");
-    println!("probe call, through C ABI: {c_ns:8.1} ns");
-    println!(
-        "C ABI adds {:.1} ns a call ({:.2}x the Rust call; goal <= 1000 ns): {}",
-        c_ns - rust_ns,
-        c_ns / rust_ns,
-        if c_ns - rust_ns <= 1000.0 {
-            "ok"
-        } else {
-            "OVER"
-        }
-    );
+    let ns = |v: f64| format!("{v:.1} ns");
+    header();
+    Row {
+        measure: "C ABI: one probe call (\"ready\", 5 bytes), through the C ABI",
+        ours: c_ns,
+        ours_text: ns(c_ns),
+        peer_name: "the same probe as a Rust closure",
+        peer: rust_ns,
+        peer_text: ns(rust_ns),
+        better: Better::Lower,
+        goal: "adds <= 1000 ns",
+        met: Some(c_ns - rust_ns <= 1000.0),
+    }
+    .print();
 
     let (blocked_cpu, blocked_wall) = host_cost(None);
-    let (polled_cpu, polled_wall) = host_cost(Some(Duration::from_millis(1)));
-    println!(
-        "host thread, blocked in waitfor_handle_wait: {:8.3} ms CPU over {:6.0} ms",
-        blocked_cpu.as_secs_f64() * 1e3,
-        blocked_wall.as_secs_f64() * 1e3
-    );
-    println!(
-        "host thread, polling every 1 ms (peer):      {:8.3} ms CPU over {:6.0} ms",
-        polled_cpu.as_secs_f64() * 1e3,
-        polled_wall.as_secs_f64() * 1e3
-    );
-    println!(
-        "blocked host CPU is {:.4}x the polling peer's",
-        blocked_cpu.as_secs_f64() / polled_cpu.as_secs_f64().max(1e-9)
-    );
+    let (polled_cpu, _) = host_cost(Some(Duration::from_millis(1)));
+    let ms = |d: Duration| format!("{:.3} ms", d.as_secs_f64() * 1e3);
+    Row {
+        measure: &format!(
+            "C ABI: host thread CPU over a {:.0} ms wait, blocked in waitfor_handle_wait",
+            blocked_wall.as_secs_f64() * 1e3
+        ),
+        ours: blocked_cpu.as_secs_f64(),
+        ours_text: ms(blocked_cpu),
+        peer_name: "a host thread polling every 1 ms",
+        peer: polled_cpu.as_secs_f64(),
+        peer_text: ms(polled_cpu),
+        better: Better::Lower,
+        goal: "",
+        met: None,
+    }
+    .print();
 }

@@ -5,7 +5,41 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, ProbeMode, Spec, WaitOptions};
-use waitfor_bench::{header, ms, percentile, process_cpu, resident_bytes, row, threads, us};
+use waitfor_bench::{
+    header, ms, percentile, process_cpu, resident_bytes, threads, us, Better, Row,
+};
+
+/// Prints a row whose two figures are durations shown by `show`, lower
+/// being better.
+fn time_row(
+    measure: &str,
+    ours: Duration,
+    peer_name: &str,
+    peer: Duration,
+    show: fn(Duration) -> String,
+    (goal, met): (&str, Option<bool>),
+) {
+    Row {
+        measure,
+        ours: ours.as_secs_f64(),
+        ours_text: show(ours),
+        peer_name,
+        peer: peer.as_secs_f64(),
+        peer_text: show(peer),
+        better: Better::Lower,
+        goal,
+        met,
+    }
+    .print();
+}
+
+/// CPU time per second of wall time, as a share of one core.
+fn share_of_a_core(d: Duration) -> String {
+    format!("{:.1}% of a core", d.as_secs_f64() * 100.0)
+}
+
+/// A row with no goal.
+const NO_GOAL: (&str, Option<bool>) = ("", None);
 
 fn spec(interval: Duration, max_wait: Duration) -> Spec {
     Spec::new(Condition::Matches(Pattern::literal("ready")))
@@ -56,12 +90,13 @@ fn overhead_per_sample() {
         t.join().unwrap();
     }
     let peer = (process_cpu() - cpu) / (WAITS * SAMPLES) as u32;
-    row(
-        "CPU per sample, trivial probe (200 waits x 100 samples)",
-        us(ours),
-        "<= 2 µs",
-        &format!("thread + sleep loop: {}", us(peer)),
-        peer.as_secs_f64() / ours.as_secs_f64(),
+    time_row(
+        "engine: CPU per sample, trivial probe (200 waits x 100 samples)",
+        ours,
+        "thread + sleep loop",
+        peer,
+        us,
+        ("<= 2 µs", Some(ours <= Duration::from_micros(2))),
     );
 }
 
@@ -85,12 +120,13 @@ fn cpu_while_waiting() {
     .join()
     .unwrap();
     let peer = (process_cpu() - cpu).div_f64(window.as_secs_f64());
-    row(
-        "CPU per waiting second, 50 ms interval",
-        ms(ours),
-        "<= 1.2x the sleep loop",
-        &format!("thread + sleep loop: {}", ms(peer)),
-        peer.as_secs_f64() / ours.as_secs_f64(),
+    time_row(
+        "engine: CPU per waiting second, 50 ms interval",
+        ours,
+        "thread + sleep loop",
+        peer,
+        ms,
+        ("<= 1.2x the sleep loop", Some(ours <= peer.mul_f64(1.2))),
     );
 }
 
@@ -143,12 +179,16 @@ fn deadline_overshoot() {
     drop(tx);
     let mut peer: Vec<Duration> = rx.iter().collect();
     let (o, p) = (percentile(&mut ours, 99.0), percentile(&mut peer, 99.0));
-    row(
-        "deadline overshoot with a hung probe, p99 (200 waits)",
-        ms(o),
-        "<= the peer + 0.3 ms",
-        &format!("recv_timeout in 200 threads: {}", ms(p)),
-        p.as_secs_f64() / o.as_secs_f64().max(1e-9),
+    time_row(
+        "engine: deadline overshoot with a hung probe, p99 (200 waits)",
+        o,
+        "recv_timeout in 200 threads",
+        p,
+        ms,
+        (
+            "<= the peer + 0.3 ms",
+            Some(o <= p + Duration::from_micros(300)),
+        ),
     );
 }
 
@@ -194,12 +234,13 @@ fn wake_to_result() {
         peer.push(one_way);
     }
     let (o, p) = (percentile(&mut ours, 50.0), percentile(&mut peer, 50.0));
-    row(
-        "wake() to result, p50",
-        us(o),
-        "<= 3x the hand-off",
-        &format!("one thread hand-off: {}", us(p)),
-        p.as_secs_f64() / o.as_secs_f64(),
+    time_row(
+        "engine: wake() to result, p50",
+        o,
+        "one thread hand-off",
+        p,
+        us,
+        ("<= 3x the hand-off", Some(o <= p * 3)),
     );
 }
 
@@ -293,39 +334,53 @@ fn ten_thousand_waits() {
     }
     drop(tx);
     let mut peer_reaction: Vec<Duration> = rx.iter().collect();
-    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
-    row(
-        "10k waits at 100 ms: extra memory",
-        mib(ours_rss),
-        "<= 64 MiB",
-        &format!("thread per wait: {}", mib(peer_rss)),
-        peer_rss as f64 / ours_rss.max(1) as f64,
-    );
-    row(
-        "10k waits at 100 ms: engine threads (scheduler, delivery, workers)",
-        engine_threads.to_string(),
-        "<= 8",
-        &format!("thread per wait: {peer_thr}"),
-        peer_thr as f64 / engine_threads.max(1) as f64,
-    );
-    let pct = |d: Duration| format!("{:.1}% of a core", d.as_secs_f64() * 100.0);
-    row(
-        "10k waits at 100 ms: CPU",
-        pct(ours_cpu),
-        "<= 25%",
-        &format!("thread per wait: {}", pct(peer_cpu)),
-        peer_cpu.as_secs_f64() / ours_cpu.as_secs_f64(),
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    Row {
+        measure: "engine, 10k waits at 100 ms: extra memory",
+        ours: mib(ours_rss),
+        ours_text: format!("{:.1} MiB", mib(ours_rss)),
+        peer_name: "thread per wait",
+        peer: mib(peer_rss),
+        peer_text: format!("{:.1} MiB", mib(peer_rss)),
+        better: Better::Lower,
+        goal: "<= 64 MiB",
+        met: Some(ours_rss <= 64 << 20),
+    }
+    .print();
+    Row {
+        measure: "engine, 10k waits at 100 ms: engine threads (scheduler, delivery, workers)",
+        ours: engine_threads as f64,
+        ours_text: engine_threads.to_string(),
+        peer_name: "thread per wait",
+        peer: peer_thr as f64,
+        peer_text: peer_thr.to_string(),
+        better: Better::Lower,
+        goal: "<= 8",
+        met: Some(engine_threads <= 8),
+    }
+    .print();
+    time_row(
+        "engine, 10k waits at 100 ms: CPU",
+        ours_cpu,
+        "thread per wait",
+        peer_cpu,
+        share_of_a_core,
+        (
+            "<= 25% of a core",
+            Some(ours_cpu <= Duration::from_millis(250)),
+        ),
     );
     let (o, p) = (
         percentile(&mut ours_reaction, 99.0),
         percentile(&mut peer_reaction, 99.0),
     );
-    row(
-        "10k waits at 100 ms: reaction p99",
-        ms(o),
-        "<= 105 ms",
-        &format!("thread per wait: {}", ms(p)),
-        p.as_secs_f64() / o.as_secs_f64(),
+    time_row(
+        "engine, 10k waits at 100 ms: reaction p99",
+        o,
+        "thread per wait",
+        p,
+        ms,
+        ("<= 105 ms", Some(o <= Duration::from_millis(105))),
     );
 }
 
@@ -394,26 +449,29 @@ fn incremental_matching() {
     }
     let [o, m, f, p] =
         [&mut ours, &mut matching, &mut floor, &mut peer].map(|v| percentile(v, 50.0));
-    row(
-        "256 KiB snapshot, 1 KiB new per sample, 6 patterns any case: cost per sample p50",
-        us(o),
-        ">= 20x cheaper",
-        &format!("rescan whole: {}", us(p)),
-        p.as_secs_f64() / o.as_secs_f64(),
+    time_row(
+        "engine, 256 KiB snapshot, 1 KiB new per sample, 6 patterns any case: cost per sample p50",
+        o,
+        "rescan whole",
+        p,
+        us,
+        ("<= 1/20 of the peer", Some(o * 20 <= p)),
     );
-    row(
-        "  of which matching: the scan of the new bytes (the same output as a stream)",
-        us(m),
-        "<= 10 µs",
-        &format!("rescan whole: {}", us(p)),
-        p.as_secs_f64() / m.as_secs_f64(),
+    time_row(
+        "engine, 256 KiB snapshot, 1 KiB new per sample: of which matching, the scan of the new bytes (the same output as a stream)",
+        m,
+        "rescan whole",
+        p,
+        us,
+        ("<= 10 µs", Some(m <= Duration::from_micros(10))),
     );
-    row(
-        "  the continuity check's floor: one memcmp of the old 256 KiB",
-        us(f),
-        "",
-        &format!("rescan whole: {}", us(p)),
-        p.as_secs_f64() / f.as_secs_f64(),
+    time_row(
+        "engine, 256 KiB snapshot, 1 KiB new per sample: the continuity check's floor, one memcmp of the old 256 KiB",
+        f,
+        "rescan whole",
+        p,
+        us,
+        NO_GOAL,
     );
 }
 
@@ -520,41 +578,48 @@ fn file_waits() {
         one_file_wait_reactions(false),
     );
     let (o, q) = (percentile(&mut o, 50.0), percentile(&mut q, 50.0));
-    row(
-        "one file wait at 50 ms: reaction to an append, p50 (50 rounds)",
-        ms(o),
-        "",
-        &format!("polling: {}", ms(q)),
-        q.as_secs_f64() / o.as_secs_f64(),
+    time_row(
+        "engine, one file wait at 50 ms: reaction to an append, p50 (50 rounds)",
+        o,
+        "the same wait polling",
+        q,
+        ms,
+        NO_GOAL,
     );
     let mut watched = file_waits_run(true);
     let mut polled = file_waits_run(false);
-    let pct = |d: Duration| format!("{:.1}% of a core", d.as_secs_f64() * 100.0);
-    row(
-        "10k file waits at 50 ms, one file: CPU",
-        pct(watched.cpu),
-        "",
-        &format!("polling: {}", pct(polled.cpu)),
-        polled.cpu.as_secs_f64() / watched.cpu.as_secs_f64(),
+    time_row(
+        "engine, 10k file waits at 50 ms, one file: CPU",
+        watched.cpu,
+        "the same waits polling",
+        polled.cpu,
+        share_of_a_core,
+        NO_GOAL,
     );
-    row(
-        "10k file waits at 50 ms, one file: reads of the file per second",
-        format!("{:.0}", watched.reads_per_sec),
-        "",
-        &format!("polling: {:.0}", polled.reads_per_sec),
-        polled.reads_per_sec / watched.reads_per_sec.max(1.0),
-    );
+    Row {
+        measure: "engine, 10k file waits at 50 ms, one file: reads of the file per second",
+        ours: watched.reads_per_sec,
+        ours_text: format!("{:.0}", watched.reads_per_sec),
+        peer_name: "the same waits polling",
+        peer: polled.reads_per_sec,
+        peer_text: format!("{:.0}", polled.reads_per_sec),
+        better: Better::Lower,
+        goal: "",
+        met: None,
+    }
+    .print();
     for p in [0.0, 50.0, 99.0] {
         let (o, q) = (
             percentile(&mut watched.reactions, p),
             percentile(&mut polled.reactions, p),
         );
-        row(
-            &format!("10k file waits at 50 ms, one file: reaction to one append, p{p}"),
-            ms(o),
-            "",
-            &format!("polling: {}", ms(q)),
-            q.as_secs_f64() / o.as_secs_f64(),
+        time_row(
+            &format!("engine, 10k file waits at 50 ms, one file: reaction to one append, p{p}"),
+            o,
+            "the same waits polling",
+            q,
+            ms,
+            NO_GOAL,
         );
     }
 }
@@ -562,7 +627,7 @@ fn file_waits() {
 fn main() {
     let only = std::env::args().nth(1);
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
-    header("engine (cargo run --release -p waitfor-bench --bin engine)");
+    header();
     // The single-wait rows go first, before 10,000 peer threads have come
     // and gone; the hung-probe run goes last: it leaves extra workers
     // idle for a while, which would count against the 10k run.
