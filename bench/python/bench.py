@@ -19,6 +19,10 @@
    parts 2 and 3 grow the engine's workers for their 1,000 waits (extra
    workers leave after 10 s idle).
 
+Each figure is printed as a row of the common results table (rows.py):
+waitfor's figure, the peer's from the same run, waitfor ÷ peer, which way
+is better, the goal and whether it is met.
+
 Run: python bench/python/bench.py [--waits 1000] [--interval 0.05] [--only cost|reaction|async|busy]
 """
 
@@ -38,6 +42,7 @@ from typing import Any
 import polling2
 import tenacity
 import waitfor
+from rows import HEADER, row
 
 READY = re.compile("ready")
 
@@ -304,12 +309,21 @@ def busy_host(waits: int, interval: float, seconds: float) -> dict[str, tuple[in
 
 def print_busy(waits: int, interval: float, seconds: float) -> None:
     busy = busy_host(waits, interval, seconds)
+    what = f"Python, busy host (main thread running Python), {waits} waits at {interval * 1000:.0f} ms for {seconds:.0f} s"
+    (threads, share), (peer_threads, peer_share) = busy["waitfor"], busy["polling2 (threads)"]
+    print(row(f"{what}: threads the waits used", threads, "polling2 (threads)", peer_threads, str, goal="<= 8", met=threads <= 8))
     print(
-        f"\nbusy host: {waits} waits at {interval * 1000:.0f} ms for {seconds:.0f} s, main thread running Python"
-        " (goal: waitfor at most 8 engine threads, at least 99% of planned samples)"
+        row(
+            f"{what}: samples taken, of planned",
+            100 * share,
+            "polling2 (threads)",
+            100 * peer_share,
+            lambda v: f"{v:.1f}%",
+            better="higher",
+            goal=">= 99%",
+            met=share >= 0.99,
+        )
     )
-    for name, (most, share) in busy.items():
-        print(f"  {name:20} threads used {most:4}  samples taken {100 * share:6.1f}% of planned")
 
 
 def main() -> None:
@@ -320,6 +334,7 @@ def main() -> None:
     parser.add_argument("--cost-seconds", type=float, default=3.0)
     parser.add_argument("--only", choices=("cost", "reaction", "async", "busy"), help="run one part only")
     args = parser.parse_args()
+    print(HEADER)
 
     if args.only in (None, "cost"):
         print_cost(args.cost_waits, args.cost_seconds)
@@ -333,36 +348,37 @@ def main() -> None:
 
 def print_cost(waits: int, seconds: float) -> None:
     cost = probe_call_cost(waits, seconds)
-    print(f"probe call cost beyond the probe ({waits} waits at 10 ms, interpreter idle), CPU us/sample:")
-    for name, us in cost.items():
-        print(f"  {name:22} {us:8.2f}")
-    for name in ("polling2 (threads)", "tenacity (threads)"):
-        print(f"  ratio {name} / waitfor: {cost[name] / cost['waitfor']:.1f}x")
+    own = cost["probe's own cost"]
+    what = f"Python, {waits} waits at 10 ms, interpreter idle: CPU per sample beyond the probe (the probe itself: {own:.2f} µs)"
+    ours, us = cost["waitfor"], (lambda v: f"{v:.2f} µs")
+    peer = cost["polling2 (threads)"]
+    print(row(what, ours, "polling2 (threads)", peer, us, goal="<= 1/10 of polling2's", met=ours * 10 <= peer))
+    print(row(what, ours, "tenacity (threads)", cost["tenacity (threads)"], us))
 
 
-def print_reactions(react: dict[str, Reactions]) -> None:
-    for name, (p50, p99, cpu, threads) in react.items():
-        print(f"  {name:20} p50 {p50:7.1f}  p99 {p99:7.1f}  cpu {cpu:6.1f}%  new threads {threads:5}")
-    base = react["waitfor.wait_async"][2]
-    for name, (_, _, cpu, _) in react.items():
-        if name != "waitfor.wait_async":
-            print(f"  cpu ratio {name} / waitfor: {cpu / base:.1f}x")
+def print_reactions(what: str, react: dict[str, Reactions]) -> None:
+    """Rows of waitfor.wait_async beside each other way, measure by measure."""
+    ours = react["waitfor.wait_async"]
+    peers = [name for name in react if name != "waitfor.wait_async"]
+    measures: list[tuple[str, Callable[[float], str]]] = [
+        ("reaction p50", lambda v: f"{v:.1f} ms"),
+        ("reaction p99", lambda v: f"{v:.1f} ms"),
+        ("CPU", lambda v: f"{v:.1f}% of a core"),
+        ("most threads started", lambda v: f"{v:.0f}"),
+    ]
+    for i, (measure, show) in enumerate(measures):
+        for name in peers:
+            print(row(f"{what}: {measure}", ours[i], name, react[name][i], show))
 
 
 def print_reaction(waits: int, interval: float) -> None:
-    print(
-        f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval: reaction ms (p50, p99), CPU % of one core,"
-        " most threads started"
-    )
-    print_reactions(reaction(waits, interval))
+    what = f"Python, {waits:,} waits at {interval * 1000:.0f} ms, waitfor.wait_async"
+    print_reactions(what, reaction(waits, interval))
 
 
 def print_async(waits: int, interval: float, latency: float) -> None:
-    print(
-        f"\n{waits} concurrent waits, {interval * 1000:.0f} ms interval, async def probes awaiting"
-        f" {latency * 1000:.0f} ms: reaction ms (p50, p99), CPU % of one core, most threads started"
-    )
-    print_reactions(async_probes(waits, interval, latency))
+    what = f"Python, {waits:,} waits at {interval * 1000:.0f} ms, async def probes awaiting {latency * 1000:.0f} ms, waitfor.wait_async"
+    print_reactions(what, async_probes(waits, interval, latency))
 
 
 if __name__ == "__main__":
