@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pane-wait benchmark: libwaitfor (control mode, polling at 50 ms) side by
-# side with libtmux-mcp 0.1.0a22 on the same pane, same scenario.
+# side with libtmux-mcp 0.1.0a22 on the same pane, same scenario,
+# printed as rows of the common results table (bench/python/rows.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS="${ROUNDS:-30}"
@@ -16,13 +17,22 @@ TTY=$(tmux -L "$SOCK" display-message -p -t bench '#{pane_tty}')
 cargo build -q --release -p waitfor --example pane_bench
 OURS=$(target/release/examples/pane_bench "$SOCK" "$PANE" "$TTY" "$ROUNDS")
 PEER=$("$VENV/bin/python" bench/pane/peer.py "$SOCK" "$PANE" "$TTY" "$ROUNDS")
-python3 - "$OURS" "$PEER" <<'PY'
+python3 - "$OURS" "$PEER" "$ROUNDS" <<'PY'
 import json, sys
-o, p = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print(f"control-mode reaction p50 {o['control_p50_ms']:.1f} ms (goal <= 10 ms)")
-print(f"polling@50ms reaction mean {o['polling_mean_ms']:.1f} ms; probe {o['probe_ms']:.1f} ms; goal <= probe + 27 = {o['probe_ms']+27:.1f} ms")
-print(f"libtmux-mcp 0.1.0a22 reaction p50 {p['peer_p50_ms']:.1f} ms, mean {p['peer_mean_ms']:.1f} ms")
-print(f"reaction p50 ratio peer/ours: control {p['peer_p50_ms']/o['control_p50_ms']:.1f}x, polling {p['peer_p50_ms']/o['polling_p50_ms']:.1f}x")
-print(f"CPU per waiting second: ours control {o['cpu_per_wait_second_control']*1000:.1f} ms, ours polling {o['cpu_per_wait_second_polling']*1000:.1f} ms, peer {p['peer_cpu_per_wait_second']*1000:.1f} ms")
-print(f"CPU ratio peer/ours: control {p['peer_cpu_per_wait_second']/max(o['cpu_per_wait_second_control'],1e-6):.1f}x, polling {p['peer_cpu_per_wait_second']/max(o['cpu_per_wait_second_polling'],1e-6):.1f}x")
+sys.path.insert(0, "bench/python")
+from rows import HEADER, row
+o, p, rounds = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+peer = "libtmux-mcp 0.1.0a22 wait_for_text at 50 ms"
+ms = lambda v: f"{v:.1f} ms"
+probe = o["probe_ms"]
+print(HEADER)
+print(row(f"tmux pane, control mode: reaction to a line, p50 ({rounds} rounds)", o["control_p50_ms"], peer, p["peer_p50_ms"], ms,
+          goal="<= 10 ms", met=o["control_p50_ms"] <= 10))
+print(row(f"tmux pane, polling at 50 ms: reaction to a line, p50 ({rounds} rounds)", o["polling_p50_ms"], peer, p["peer_p50_ms"], ms))
+print(row(f"tmux pane, polling at 50 ms: reaction to a line, mean ({rounds} rounds; one probe: {probe:.1f} ms)", o["polling_mean_ms"], peer,
+          p["peer_mean_ms"], ms, goal=f"<= the probe + 27 ms = {probe + 27:.1f} ms", met=o["polling_mean_ms"] <= probe + 27))
+for mode in ("control", "polling"):
+    what = "control mode" if mode == "control" else "polling at 50 ms"
+    print(row(f"tmux pane, {what}: CPU per waiting second", 1000 * o[f"cpu_per_wait_second_{mode}"], peer,
+              1000 * p["peer_cpu_per_wait_second"], ms))
 PY
