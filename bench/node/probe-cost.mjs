@@ -5,8 +5,10 @@
 //
 // Then throughput: `WAITS` waits (default 2,000) polling a JavaScript
 // probe every 10 ms, i.e. 200,000 calls a second asked for: the calls a
-// second served and the process CPU per call (all threads).
+// second served and the process CPU per call (all threads). Printed as rows
+// of the common results table (rows.mjs).
 import { start } from 'libwaitfor'
+import { HEADER, row } from './rows.mjs'
 
 const CALLS = Number(process.env.CALLS ?? 20000)
 
@@ -58,8 +60,21 @@ await throughEngine() // warm up
 const engine = await throughEngine()
 const plain = await plainAwait()
 const many = await polling(WAITS)
-console.log(`probe call through the engine: ${engine.perCallUs.toFixed(1)} µs per call (${engine.samples} calls; goal <= 50 µs)`)
-console.log(`plain await of the same probe:  ${plain.toFixed(2)} µs per call; ratio ${(engine.perCallUs / plain).toFixed(0)}x`)
+const us = (digits) => (v) => `${v.toFixed(digits)} µs`
+console.log(HEADER)
 console.log(
-  `${WAITS} waits polling every 10 ms: ${(many.perSec / 1e3).toFixed(0)}k of ${(many.asked / 1e3).toFixed(0)}k calls/s served, ${many.cpuUsPerCall.toFixed(2)} µs CPU per call`,
+  row(`Node, one JS probe call through the engine, idle loop (${engine.samples} calls)`, engine.perCallUs, 'plain await of the same function', plain, us(2), {
+    goal: '<= 50 µs',
+    met: engine.perCallUs <= 50,
+  }),
+)
+console.log(
+  row(
+    `Node, ${WAITS.toLocaleString('en-US')} waits polling a JS probe every 10 ms: calls served a second (${many.cpuUsPerCall.toFixed(2)} µs CPU per call)`,
+    many.perSec,
+    'calls asked for',
+    many.asked,
+    (v) => `${(v / 1e3).toFixed(0)}k`,
+    { better: 'higher' },
+  ),
 )
