@@ -9,6 +9,33 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * One JavaScript environment's bridge (internal: made once by
+ * `lib/channel.js`, which starts every wait through it).
+ */
+export declare class Bridge {
+  /** A bridge calling `dispatch` on the JavaScript thread; it must not throw. */
+  constructor(dispatch: (kind: number, key: number, ...args: any[]) => void)
+  /**
+   * Starts profile call `key` (internal; see the package's `callTool`)
+   * with `args` (JSON text). With `tools`, the host's tools are the
+   * function the package keeps for `key`; without, the built-in
+   * `run_command` and `read_file` reach as far as `grants` (JSON text)
+   * do. The end comes as a `DONE` whose body is `{"output": ...}` or
+   * `{"error": {code, message, ...}}`; with `notices`, the profile's
+   * notices (`{"kind": "progress" | "log", ...}`) come before it as
+   * `PROGRESS`, and a refusal's in the thrown error's `notices`.
+   */
+  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  /**
+   * Starts wait `key` (internal; see `lib/channel.js`): with `jsProbe`,
+   * its probe is the JavaScript function the package keeps for `key`,
+   * otherwise the spec's built-in probe. Its end comes as a `RESULT`,
+   * its reports (with `progress`) as `PROGRESS`.
+   */
+  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): NativeWait
+}
+
 /** A compiled event match spec (internal; see `eventMatcher`). */
 export declare class NativeEventMatcher {
   /** Compiles `{type, by, target, summary, summaryRegex, ignoreCase, data}`. */
@@ -18,6 +45,16 @@ export declare class NativeEventMatcher {
    * never does.
    */
   matches(event: any): boolean
+}
+
+/** One running wait, as the package's `WaitHandle` holds it (internal). */
+export declare class NativeWait {
+  /** Answers the probe call out with the parts `answerOf` (`lib/answer.js`) gives. */
+  answer(flags: number, text: string, json?: string | undefined | null, exitCode?: number | undefined | null): void
+  /** Takes a sample now instead of at the next poll. */
+  wake(): void
+  /** Ends the wait with outcome `cancelled`. */
+  cancel(): void
 }
 
 /** A `waitFor` in progress (internal; see `waitFor` in `lib/ax.js`). */
@@ -43,52 +80,10 @@ export declare class OuroStepper {
 /** Where one host tool call answers (internal; see `lib/channel.js`). */
 export declare class ToolReply {
   /**
-   * Answers the call with `flags`, `text`, `json` (see `lib/answer.js`);
-   * returns whether the worker was still waiting for it.
+   * Answers the call with the parts `answerOf` gives; returns whether
+   * the worker was still waiting for it.
    */
   settle(flags: number, text: string, json?: string | undefined | null): boolean
-}
-
-/**
- * The channel of one JavaScript environment (internal: made once by the
- * package's `lib/channel.js`, which every wait goes through).
- */
-export declare class WaitChannel {
-  /**
-   * Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
-   * budgetMs, outputCap]` per call, one after another, as many as fit;
-   * returns how many it wrote. Calls of waits that have ended are left
-   * out. The cap lets `lib/answer.js` send only the start of an answer
-   * longer than it (see `capped` there).
-   */
-  take(into: Float64Array): number
-  /**
-   * Answers `count` probe calls in flight, all at once (see `Answers`
-   * in `lib/answer.js`); answers for waits that have ended are ignored.
-   * Throws only when the arrays are shorter than `count` says.
-   */
-  settle(count: number, slots: Uint32Array, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, lens: Uint32Array, bytes: Uint8Array): void
-  /**
-   * A channel whose `drain` is called on the JavaScript thread when
-   * something arrives; `drain` must not throw.
-   */
-  constructor(drain: () => unknown)
-  /**
-   * Takes a sample of the wait in `slot` now instead of at the next
-   * poll (internal; see the package's `WaitHandle.wake`).
-   */
-  wakeWait(slot: number): void
-  /**
-   * Ends the wait in `slot` with outcome `cancelled` (internal; see the
-   * package's `WaitHandle.cancel`).
-   */
-  cancelWait(slot: number): void
-  /**
-   * Takes the finished waits and progress reports in order, their
-   * numbers written into `into` (see `events`), or null when there are
-   * none; when `into` is too short, only `count` is set.
-   */
-  takeEvents(into: Float64Array): TakenEvents | null
 }
 
 /**
@@ -189,37 +184,6 @@ export declare function schemas(): Array<string>
  * `tool_error` for profile vectors.
  */
 export declare function simulate(vector: string): any
-
-/**
- * Starts profile call `key` in `slot` of `channel`'s environment
- * (internal; see the package's `callTool`). `args` is JSON text; `tools`
- * is the package's dispatcher for the host's tools (absent: the built-in
- * `run_command` and `read_file`, as far as `grants`, JSON text, reach:
- * nothing by default). The end comes as a `DONE` event whose
- * body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
- * `notices`, the profile's notices come before it as `PROGRESS` events
- * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
- * refusal's notices in the thrown error's `notices`.
- */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number, arg4: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
-
-/**
- * Starts wait `key` in `slot` (internal; see `startWait` in
- * `lib/channel.js`): with `jsProbe`, its probe is the JavaScript function
- * the package keeps in that slot, otherwise the spec's built-in probe.
- * The end comes as a `RESULT` event, progress reports (with `progress`)
- * as `PROGRESS` events.
- */
-export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): void
-
-/**
- * What `WaitChannel.takeEvents` took: `count` numbers and the text;
- * without `text` nothing was taken (the array is shorter than `count`).
- */
-export interface TakenEvents {
-  count: number
-  text?: string
-}
 
 /**
  * What a host tool throws (as an Error's message) for a tool the server

@@ -835,10 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Bridge = nativeBinding.Bridge
 module.exports.NativeEventMatcher = nativeBinding.NativeEventMatcher
+module.exports.NativeWait = nativeBinding.NativeWait
 module.exports.OuroStepper = nativeBinding.OuroStepper
 module.exports.ToolReply = nativeBinding.ToolReply
-module.exports.WaitChannel = nativeBinding.WaitChannel
 module.exports.checkArguments = nativeBinding.checkArguments
 module.exports.checkSpec = nativeBinding.checkSpec
 module.exports.eventsEndCursor = nativeBinding.eventsEndCursor
@@ -857,6 +858,4 @@ module.exports.readEvents = nativeBinding.readEvents
 module.exports.recordSendKeys = nativeBinding.recordSendKeys
 module.exports.schemas = nativeBinding.schemas
 module.exports.simulate = nativeBinding.simulate
-module.exports.startToolCall = nativeBinding.startToolCall
-module.exports.startWait = nativeBinding.startWait
 module.exports.unknownTool = nativeBinding.unknownTool

@@ -1,18 +1,17 @@
 'use strict'
 /**
  * What a probe or tool returned (or threw), as the engine reads it (see
- * `src/answer.rs`): flag bits, one text, the JSON text of a structured
+ * `observation` in src/bridge.rs): flag bits, one text, the JSON text of a structured
  * value, an exit code. A value that cannot be read is a probe error.
  * @module
  */
 
 const OBSERVATION_KEYS = new Set(['text', 'json', 'exitCode', 'gone'])
 
-// Flag bits, as `src/answer.rs` reads them.
+// Flag bits, as src/bridge.rs reads them.
 const ERROR = 1 // an error; the text is its message
 const TEXT = 2 // the text is the observation's text
 const JSON_VALUE = 4 // the JSON text is its structured output
-const EXIT = 8 // the exit code is set
 const GONE = 16 // the observed thing is gone
 
 /**
@@ -105,7 +104,7 @@ function jsonText(field, value, cap) {
  * @example
  * answerOf('ready', cap)                       // {flags: TEXT, text: 'ready'}
  * answerOf({ status: 'up' }, cap)              // {flags: JSON_VALUE, text: '', json: '{"status":"up"}'}
- * answerOf({ text: 'done', exitCode: 3 }, cap) // {flags: TEXT | EXIT, text: 'done', exitCode: 3, ...}
+ * answerOf({ text: 'done', exitCode: 3 }, cap) // {flags: TEXT, text: 'done', exitCode: 3, ...}
  */
 function answerOf(value, cap) {
   try {
@@ -139,7 +138,6 @@ function readAnswer(value, cap) {
       if (!Number.isInteger(value.exitCode) || value.exitCode < -(2 ** 31) || value.exitCode >= 2 ** 31) {
         throw new TypeError(`exitCode: must be a 32-bit integer, got ${String(value.exitCode)}`)
       }
-      flags |= EXIT
     }
     if (value.gone) flags |= GONE
     return { flags, text, json, exitCode: value.exitCode }
@@ -153,113 +151,4 @@ function isThenable(value) {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function'
 }
 
-/** Strings up to this length are copied by a loop while they are ASCII (cheaper than a native call). */
-const ASCII_RUN = 64
-/** The byte buffer's size between batches. */
-const BYTES = 64 * 1024
-
-/**
- * Answers gathered for one native `settle` call (`src/batch.rs`), reused:
- * slots, keys, flags and exit codes in typed arrays, two byte lengths per
- * answer in `lens`, and the UTF-8 texts one after the other in `bytes`.
- */
-class Answers {
-  /** Room for `capacity` answers before the arrays grow. */
-  constructor(capacity = 64) {
-    this.count = 0
-    this.slots = new Uint32Array(capacity)
-    this.keys = new Float64Array(capacity)
-    this.flags = new Uint8Array(capacity)
-    this.exitCodes = new Int32Array(capacity)
-    this.lens = new Uint32Array(2 * capacity)
-    this.bytes = Buffer.allocUnsafeSlow(BYTES)
-    this.used = 0
-  }
-
-  /** Makes room for `count` more bytes. */
-  room(count) {
-    if (this.used + count <= this.bytes.length) return
-    const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, this.used + count))
-    this.bytes.copy(bigger, 0, 0, this.used)
-    this.bytes = bigger
-  }
-
-  /** Writes `text` as UTF-8 after the texts so far (a lone surrogate becomes U+FFFD); returns its byte length. */
-  write(text) {
-    const n = text.length
-    this.room(3 * n) // UTF-8 needs at most 3 bytes per UTF-16 unit.
-    const { bytes, used } = this
-    if (n <= ASCII_RUN) {
-      let i = 0
-      for (; i < n; i++) {
-        const c = text.charCodeAt(i)
-        if (c >= 0x80) break
-        bytes[used + i] = c
-      }
-      if (i === n) {
-        this.used += n
-        return n
-      }
-    }
-    const written = bytes.write(text, used)
-    this.used += written
-    return written
-  }
-
-  push(slot, key, flags, exitCode, textLen, jsonLen) {
-    if (this.count === this.keys.length) {
-      for (const field of ['slots', 'keys', 'flags', 'exitCodes', 'lens']) {
-        const bigger = new this[field].constructor(this[field].length * 2)
-        bigger.set(this[field])
-        this[field] = bigger
-      }
-    }
-    const i = this.count++
-    this.slots[i] = slot
-    this.keys[i] = key
-    this.flags[i] = flags
-    this.exitCodes[i] = exitCode
-    this.lens[2 * i] = textLen
-    this.lens[2 * i + 1] = jsonLen
-  }
-
-  /** Adds the answer for the call of the wait in `slot` with `key`: `value`, read now, for a wait whose output cap is `cap` bytes. */
-  value(slot, key, value, cap) {
-    if (typeof value === 'string') {
-      this.push(slot, key, TEXT, 0, this.write(capped(value, cap)), 0)
-      return
-    }
-    let answer
-    try {
-      answer = answerOf(value, cap)
-    } catch (err) {
-      this.error(slot, key, err, cap)
-      return
-    }
-    const textLen = this.write(answer.text)
-    const jsonLen = answer.json === undefined ? 0 : this.write(answer.json)
-    this.push(slot, key, answer.flags, answer.exitCode ?? 0, textLen, jsonLen)
-  }
-
-  /** Adds a probe error for the call of the wait in `slot` with `key`, whose output cap is `cap` bytes (see `errorText`). */
-  error(slot, key, err, cap) {
-    this.push(slot, key, ERROR, 0, this.write(errorText(err, cap)), 0)
-  }
-
-  /** Hands every answer to `channel` at once, and starts over. */
-  send(channel) {
-    const { count } = this
-    if (count === 0) return
-    this.count = 0
-    this.used = 0
-    try {
-      channel.settle(count, this.slots, this.keys, this.flags, this.exitCodes, this.lens, this.bytes)
-    } catch {
-      // settle only throws on a broken environment; nothing is waiting then.
-    }
-    // A batch of huge texts does not keep its buffer.
-    if (this.bytes.length > 64 * BYTES) this.bytes = Buffer.allocUnsafeSlow(BYTES)
-  }
-}
-
-module.exports = { ERROR, answerOf, errorText, isThenable, Answers }
+module.exports = { ERROR, TEXT, answerOf, capped, errorText, isThenable }

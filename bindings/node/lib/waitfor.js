@@ -2,7 +2,7 @@
 /**
  * `libwaitfor`, the main entry point; its API is documented in waitfor.d.ts.
  * Every wait runs on the native engine's scheduler; JavaScript probes and
- * results pass through one channel (`lib/channel.js`).
+ * results pass through one bridge (`lib/channel.js`).
  * @module
  */
 
@@ -49,7 +49,7 @@ class WaitHandle {
    */
   constructor(probe, onProgress, signal, launch) {
     this._key = 0
-    this._slot = 0
+    this._native = null
     this._probe = probe
     this._bare = probe !== undefined && probe.length === 0
     this._cancelled = false

@@ -1,7 +1,7 @@
 //! The native half of the npm package `libwaitfor` (napi-rs). The public API
 //! is the JavaScript layer in `lib/`; waits live on the engine's scheduler,
-//! and what the engine has for JavaScript comes in batches through one
-//! weak threadsafe function per environment (`channel`, `batch`).
+//! and what the engine has for JavaScript goes through one weak threadsafe
+//! function per environment (`bridge`).
 
 // The exports are only reached through Node's module registration, which
 // a Rust test build does not have; the tests are the JavaScript ones.
@@ -16,15 +16,10 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-mod answer;
-mod batch;
 mod bridge;
-mod channel;
 mod errors;
-mod events;
 mod ouro;
 mod profiles;
-mod slots;
 mod stepper;
 mod surface;
 mod waits;

@@ -4,17 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::profiles::{self, Host, ToolCaller};
 use waitfor::{Engine, ErrorInfo, WaitOptions};
 
-use crate::bridge::{Dispatch, JsTools, ToolReply};
-use crate::channel::{self, WaitChannel};
+use crate::bridge::{Bridge, Call, JsTools, NativeWait, DONE, PROGRESS};
 use crate::errors;
-use crate::events;
-use crate::waits::{start, whole};
+use crate::waits::{event, grants, whole};
 
 /// Every profile and its MCP tool object: `[{profile, tool}]`.
 #[napi]
@@ -22,85 +19,80 @@ pub fn profile_definitions() -> Value {
     serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
 }
 
-/// Starts profile call `key` in `slot` of `channel`'s environment
-/// (internal; see the package's `callTool`). `args` is JSON text; `tools`
-/// is the package's dispatcher for the host's tools (absent: the built-in
-/// `run_command` and `read_file`, as far as `grants`, JSON text, reach:
-/// nothing by default). The end comes as a `DONE` event whose
-/// body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
-/// `notices`, the profile's notices come before it as `PROGRESS` events
-/// whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
-/// refusal's notices in the thrown error's `notices`.
-// The callback's type is spelled out so napi writes its TypeScript signature.
-#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 #[napi]
-pub fn start_tool_call(
-    channel: &WaitChannel,
-    slot: u32,
-    key: f64,
-    profile: String,
-    args: String,
-    tools: Option<
-        Function<'static, FnArgs<(ToolReply, String, Value, f64, f64)>, Unknown<'static>>,
-    >,
-    notices: bool,
-    max_wait_ceiling_ms: Option<f64>,
-    grants: Option<String>,
-) -> napi::Result<()> {
-    let key = channel::key(key)?;
-    let args = errors::input("arguments", &args)?;
-    let mut host = Host {
-        grants: crate::waits::grants(grants.as_deref())?,
-        ..Host::default()
-    };
-    if let Some(ms) = max_wait_ceiling_ms {
-        let ms = whole("options.maxWaitCeilingMs", ms)?;
-        host.max_wait_ceiling = Some(Duration::from_millis(ms));
-    }
-    if let Some(f) = tools {
-        let tools: Arc<dyn ToolCaller> = Arc::new(JsTools {
-            dispatch: Dispatch::new(&f)?,
-        });
-        host.tools = Some(tools);
-    }
-    let prepared = profiles::prepare(&profile, &args, &host).map_err(|e| {
-        let sent = profiles::refusal_notices(&profile, &e);
-        errors::tool(&e, &sent)
-    })?;
-    let render = prepared.render;
-    let report = notices.then(|| Arc::new(prepared.report));
-    let mut options = WaitOptions::default().policy(prepared.policy);
-    if let Some(report) = report.clone() {
-        let channel = channel.channel.clone();
-        options = options.on_progress(move |p| {
-            for notice in report.progress(p) {
-                channel.event(slot, key, events::PROGRESS, &notice.to_json().to_string());
-            }
-        });
-    }
-    start(
-        channel,
-        slot,
-        key,
-        |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
-        options,
-        false,
-        move |channel, slot, key, result| {
-            for notice in report.iter().flat_map(|r| r.end(result)) {
-                channel.event(slot, key, events::PROGRESS, &notice.to_json().to_string());
-            }
-            let done = match render(result) {
-                Ok(output) => json!({ "output": output }),
-                Err(err) => {
-                    // The message names the kind too: "invalid arguments: ...".
-                    let mut error = ErrorInfo::from(&err).to_json();
-                    error["message"] = err.to_string().into();
-                    json!({ "error": error })
+impl Bridge {
+    /// Starts profile call `key` (internal; see the package's `callTool`)
+    /// with `args` (JSON text). With `tools`, the host's tools are the
+    /// function the package keeps for `key`; without, the built-in
+    /// `run_command` and `read_file` reach as far as `grants` (JSON text)
+    /// do. The end comes as a `DONE` whose body is `{"output": ...}` or
+    /// `{"error": {code, message, ...}}`; with `notices`, the profile's
+    /// notices (`{"kind": "progress" | "log", ...}`) come before it as
+    /// `PROGRESS`, and a refusal's in the thrown error's `notices`.
+    #[allow(clippy::too_many_arguments)]
+    #[napi]
+    pub fn start_tool_call(
+        &self,
+        key: u32,
+        profile: String,
+        args: String,
+        tools: bool,
+        notices: bool,
+        max_wait_ceiling_ms: Option<f64>,
+        grants: Option<String>,
+    ) -> napi::Result<NativeWait> {
+        let args = errors::input("arguments", &args)?;
+        let mut host = Host {
+            grants: self::grants(grants.as_deref())?,
+            ..Host::default()
+        };
+        if let Some(ms) = max_wait_ceiling_ms {
+            host.max_wait_ceiling = Some(Duration::from_millis(whole(
+                "options.maxWaitCeilingMs",
+                ms,
+            )?));
+        }
+        if tools {
+            let tools: Arc<dyn ToolCaller> = Arc::new(JsTools {
+                key,
+                channel: self.channel.clone(),
+            });
+            host.tools = Some(tools);
+        }
+        let prepared = profiles::prepare(&profile, &args, &host)
+            .map_err(|e| errors::tool(&e, &profiles::refusal_notices(&profile, &e)))?;
+        let render = prepared.render;
+        let report = notices.then(|| Arc::new(prepared.report));
+        let mut options = WaitOptions::default().policy(prepared.policy);
+        if let Some(report) = report.clone() {
+            let channel = self.channel.clone();
+            options = options.on_progress(move |p| {
+                for notice in report.progress(p) {
+                    event(&channel, PROGRESS, key, &notice.to_json());
                 }
-            };
-            channel.event(slot, key, events::DONE, &done.to_string());
-        },
-    )
+            });
+        }
+        self.launch(
+            Arc::new(Call::default()),
+            options,
+            |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options),
+            move |channel, result| {
+                for notice in report.iter().flat_map(|r| r.end(result)) {
+                    event(channel, PROGRESS, key, &notice.to_json());
+                }
+                let done = match render(result) {
+                    Ok(output) => json!({ "output": output }),
+                    Err(err) => {
+                        // The message names the kind too: "invalid arguments: ...".
+                        let mut error = ErrorInfo::from(&err).to_json();
+                        error["message"] = err.to_string().into();
+                        json!({ "error": error })
+                    }
+                };
+                event(channel, DONE, key, &done);
+            },
+        )
+    }
 }
 
 /// Runs one shared test vector (`tests/vectors/*.json`) on virtual time;

@@ -1,8 +1,7 @@
 'use strict'
-// Finished waits reach JavaScript as numbers and one text, not JSON (see
-// lib/events.js): every field of a result must come out as the engine's
-// JSON form has it, in its order, including non-ASCII text (string
-// lengths are UTF-16 units), nulls and several results in one batch.
+// Finished waits reach JavaScript as the engine's JSON form: every field
+// of a result, in its order, including non-ASCII text, nulls and many
+// results ending together; profile ends and progress reports beside them.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -19,7 +18,7 @@ function wellFormed(r) {
   assert.deepEqual(Object.keys(r), RESULT_SCHEMA.required)
 }
 
-test('every field of results ending in one batch: text, numbers, nulls, non-ASCII', async () => {
+test('every field of results ending together: text, numbers, nulls, non-ASCII', async () => {
   const dir = tempDir()
   const file = path.join(dir, 'log')
   fs.writeFileSync(file, 'old\n')
@@ -77,12 +76,11 @@ test('every field of results ending in one batch: text, numbers, nulls, non-ASCI
   assert.match(cancelled.resume, /^wf1\./)
 })
 
-test('2,000 results of different lengths in few batches each keep their own fields', async () => {
+test('2,000 results of different lengths each keep their own fields', async () => {
   const N = 2000
   const results = await Promise.all(
     Array.from({ length: N }, (_, i) => {
-      // Lines of 0 to 4 characters, some non-ASCII: a reader that lost its
-      // place in the stream would hand out another wait's text.
+      // Lines of 0 to 4 characters, some non-ASCII: each result keeps its own.
       const text = `${'é'.repeat(i % 5)}\nwait ${i} 𝄞 done`
       return start({ until: { matches: 'done' }, interval_ms: 10, max_wait_ms: 60000 }, () => text).result
     }),
@@ -94,7 +92,7 @@ test('2,000 results of different lengths in few batches each keep their own fiel
   wellFormed(results[N - 1])
 })
 
-test('profile ends and progress reports (JSON bodies) share the stream with results', async () => {
+test('profile ends and progress reports arrive beside results', async () => {
   const progress = []
   const [output, result] = await Promise.all([
     callTool('aura/wait_for', { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 5 }, { tools: () => 'service up ✓' }),
