@@ -9,31 +9,24 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/**
- * One JavaScript environment's bridge (internal: made once by
- * `lib/channel.js`, which starts every wait through it).
- */
+/** One JavaScript environment's bridge (internal: `lib/channel.js` makes it). */
 export declare class Bridge {
   /** A bridge calling `dispatch` on the JavaScript thread; it must not throw. */
-  constructor(dispatch: (kind: number, key: number, ...args: any[]) => void)
+  constructor(dispatch: (kind: number, key: number, ...args: any[]) => string | undefined)
   /**
-   * Starts profile call `key` (internal; see the package's `callTool`)
-   * with `args` (JSON text). With `tools`, the host's tools are the
-   * function the package keeps for `key`; without, the built-in
-   * `run_command` and `read_file` reach as far as `grants` (JSON text)
-   * do. The end comes as a `DONE` whose body is `{"output": ...}` or
-   * `{"error": {code, message, ...}}`; with `notices`, the profile's
-   * notices (`{"kind": "progress" | "log", ...}`) come before it as
-   * `PROGRESS`, and a refusal's in the thrown error's `notices`.
+   * Starts profile call `key` (internal; see `callTool`) with `args`
+   * (JSON text); with `tools`, the host's tools are the function kept
+   * for `key`. Its end is `{"output": ...}` or `{"error": {...}}`; with
+   * `notices`, the profile's notices come before it as reports, and a
+   * refusal's in the thrown error's `notices`.
    */
-  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
   /**
-   * Starts wait `key` (internal; see `lib/channel.js`): with `jsProbe`,
-   * its probe is the JavaScript function the package keeps for `key`,
-   * otherwise the spec's built-in probe. Its end comes as a `RESULT`,
-   * its reports (with `progress`) as `PROGRESS`.
+   * Starts wait `key` (internal; see `lib/channel.js`) with the
+   * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
+   * and `capBytes` are the policy's limits.
    */
-  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): NativeWait
+  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
 }
 
 /** A compiled event match spec (internal; see `eventMatcher`). */
@@ -49,8 +42,11 @@ export declare class NativeEventMatcher {
 
 /** One running wait, as the package's `WaitHandle` holds it (internal). */
 export declare class NativeWait {
-  /** Answers the probe call out with the parts `answerOf` (`lib/answer.js`) gives. */
-  answer(flags: number, text: string, json?: string | undefined | null, exitCode?: number | undefined | null): void
+  /**
+   * Answers the call out with `text`, or the error `text` (`error`),
+   * and the JSON text of a structured value, an exit code, `gone`.
+   */
+  answer(error: boolean, text?: string | undefined | null, json?: string | undefined | null, exitCode?: number | undefined | null, gone?: boolean | undefined | null): void
   /** Takes a sample now instead of at the next poll. */
   wake(): void
   /** Ends the wait with outcome `cancelled`. */
@@ -75,15 +71,6 @@ export declare class OuroStepper {
    * `[value]` (undefined: not called).
    */
   finish(resume?: Array<any> | undefined | null, next?: Array<any> | undefined | null): any
-}
-
-/** Where one host tool call answers (internal; see `lib/channel.js`). */
-export declare class ToolReply {
-  /**
-   * Answers the call with the parts `answerOf` gives; returns whether
-   * the worker was still waiting for it.
-   */
-  settle(flags: number, text: string, json?: string | undefined | null): boolean
 }
 
 /**
@@ -112,12 +99,6 @@ export declare function findProfile(name: string): any
  * refused as `invalid_arguments` on field `duration`.
  */
 export declare function formatDuration(ms?: number | undefined | null): string
-
-/** The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`). */
-export interface NativePolicy {
-  maxWaitCeilingMs?: number
-  outputCapBytes?: number
-}
 
 /** The constants: `{version, states, flags, defaultExits}`. */
 export declare function ouroConstants(): any
@@ -178,17 +159,10 @@ export declare function recordSendKeys(socketName: string | undefined | null, pa
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>
 
-/**
- * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
- * the answer has `result`, `call_starts_ms`, `progress`, and `output` or
- * `tool_error` for profile vectors.
- */
+/** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
 export declare function simulate(vector: string): any
 
-/**
- * What a host tool throws (as an Error's message) for a tool the server
- * does not have (see the package's `UNKNOWN_TOOL`).
- */
+/** What a host tool throws for a tool the server does not have (`UNKNOWN_TOOL`). */
 export declare function unknownTool(): string
 
 /** What `waitFor` was given besides its functions (internal). */

@@ -839,7 +839,6 @@ module.exports.Bridge = nativeBinding.Bridge
 module.exports.NativeEventMatcher = nativeBinding.NativeEventMatcher
 module.exports.NativeWait = nativeBinding.NativeWait
 module.exports.OuroStepper = nativeBinding.OuroStepper
-module.exports.ToolReply = nativeBinding.ToolReply
 module.exports.checkArguments = nativeBinding.checkArguments
 module.exports.checkSpec = nativeBinding.checkSpec
 module.exports.eventsEndCursor = nativeBinding.eventsEndCursor

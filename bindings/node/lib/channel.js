@@ -1,82 +1,114 @@
 'use strict'
 /**
- * The package's side of the native bridge (`src/bridge.rs`): one per
- * JavaScript environment, whose threadsafe function calls `dispatch` with
- * each probe call, host tool call, progress report and end. A wait is its
- * `WaitHandle`, kept here by a key that is never reused while it runs; a
- * pending wait keeps the process alive through one shared timer. Nothing
- * here throws into the threadsafe function: a probe's throw, rejection or
- * unreadable value is that call's probe error.
+ * The package's side of the native bridge (src/bridge.rs), one per
+ * JavaScript environment: its threadsafe function calls `dispatch` with
+ * each probe call, host tool call, report and end of the waits kept here
+ * by key. A pending wait keeps the process alive through one shared timer.
+ * Nothing throws into the bridge: a probe's throw, rejection or unreadable
+ * value is that call's probe error.
  * @module
  */
 
 const binding = require('./native.js')
 const { WaitforError, fromNative } = require('./errors.js')
-const { ERROR, TEXT, answerOf, capped, errorText, isThenable } = require('./answer.js')
 
-// What `dispatch` is called with, by its first argument (`ToJs` in src/bridge.rs).
+// `dispatch`'s first argument (`ToJs` in src/bridge.rs).
 const PROBE = 0
 const TOOL = 1
-const RESULT = 2
-const PROGRESS = 3
+const END = 2
 
-/** The pending waits' handles, by key: a small integer, never one a pending wait has. */
+/** The pending waits' handles by key, a small integer no other pending wait has. */
 const handles = new Map()
-const LAST_KEY = 2 ** 30 - 1
 let lastKey = 0
 let bridge = null
-/** The timer that keeps the process alive while a wait is pending. */
 let keepAlive = null
 
 /**
- * A probe's `value` as its answer: a string is returned (the bridge hands
- * it to the engine), anything else is read now and sent through `native`
- * (the wait's `NativeWait`); `cap` is the wait's output cap in bytes.
+ * `text`, cut to its first `cap + 1` UTF-16 units when longer than `cap`:
+ * the engine refuses it over the cap of `cap` bytes alike, but encoding
+ * costs the cap, not the text (a 100 MiB answer held the loop ~250 ms).
  */
-function settle(native, value, cap) {
-  if (typeof value === 'string') return capped(value, cap)
-  let answer
-  try {
-    answer = answerOf(value, cap)
-  } catch (err) {
-    return native.answer(ERROR, errorText(err, cap))
-  }
-  native.answer(answer.flags, answer.text, answer.json, answer.exitCode)
+const capped = (text, cap) => (text.length > cap ? text.slice(0, cap + 1) : text)
+
+/** Bytes as text, as far as the cap needs them (decoding never shrinks bytes). */
+const bytesText = (v, cap) => Buffer.from(v.buffer, v.byteOffset, Math.min(v.byteLength, cap + 1)).toString('utf8')
+
+const OVER_CAP = new Error('over the cap')
+
+/**
+ * The JSON text of `value`, serialized only until it is sure to be longer
+ * than `cap` (then `OVER_CAP` is thrown): the count is a lower bound of the
+ * text's length, so a value within the cap is never refused.
+ */
+function jsonText(field, value, cap) {
+  let least = 0
+  const text = JSON.stringify(value, function (key, v) {
+    const type = typeof v
+    if (!Array.isArray(this) && v !== undefined && type !== 'function' && type !== 'symbol') least += key ? key.length + 4 : 1
+    least += type === 'string' ? v.length : Array.isArray(v) ? 2 * v.length : 0
+    if (least > cap) throw OVER_CAP
+    return v
+  })
+  if (text === undefined) throw new TypeError(`${field}: not a JSON value`)
+  if (text.length > cap) throw OVER_CAP
+  return text
 }
 
-function ignore() {}
+/** The message of anything thrown, cut past the engine's 4,096 bytes (or `cap`) with an ellipsis. */
+function errorText(err, cap) {
+  let text
+  try {
+    text = err instanceof Error ? String(err.message || err.name) : typeof err === 'string' ? err : jsonText('error', err, cap)
+  } catch {
+    try {
+      text = String(err)
+    } catch {
+      text = 'the probe threw a value that cannot be read'
+    }
+  }
+  const most = Math.min(cap, 4097)
+  return text.length > most ? `${text.slice(0, most)}…` : text
+}
 
-/** Calls `handle`'s probe and returns or sends its answer (see `settle`); a probe declared without parameters gets no context. */
+const OBSERVATION_KEYS = new Set(['text', 'json', 'exitCode', 'gone'])
+
+/** Sends `native` (a `NativeWait`) the answer `value`, for a wait whose output cap is `cap` bytes. */
+function answer(native, value, cap) {
+  try {
+    if (value === undefined || value === null) return native.answer(false, '')
+    if (typeof value !== 'object') return native.answer(false, capped(String(value), cap))
+    if (ArrayBuffer.isView(value)) return native.answer(false, bytesText(value, cap))
+    const keys = Array.isArray(value) ? [] : Object.keys(value)
+    if (keys.length === 0 || !keys.every((k) => OBSERVATION_KEYS.has(k))) return native.answer(false, undefined, jsonText('value', value, cap))
+    const { text, json, exitCode, gone } = value
+    if (exitCode !== undefined && !(Number.isInteger(exitCode) && exitCode >= -(2 ** 31) && exitCode < 2 ** 31)) {
+      throw new TypeError(`exitCode: must be a 32-bit integer, got ${String(exitCode)}`)
+    }
+    const read = text === undefined ? (json === undefined ? '' : undefined) : ArrayBuffer.isView(text) ? bytesText(text, cap) : capped(String(text), cap)
+    native.answer(false, read, json === undefined ? undefined : jsonText('json', json, cap), exitCode, Boolean(gone))
+  } catch (err) {
+    // A structured value over the cap is answered as a string over it is.
+    native.answer(err !== OVER_CAP, err === OVER_CAP ? ' '.repeat(cap + 1) : errorText(err, cap))
+  }
+}
+
+const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function'
+const ignore = () => {}
+
+/** Calls `handle`'s probe: a string it returns goes back as `dispatch`'s value, anything else through its `NativeWait`. */
 function runProbe(handle, sample, elapsedMs, budgetMs, cap) {
   const native = handle._native
-  if (handle._cancelled) return native.answer(ERROR, 'the wait was cancelled')
-  let value
+  if (handle._cancelled) return native.answer(true, 'the wait was cancelled')
   try {
-    value = handle._bare ? handle._probe() : handle._probe({ sample, elapsedMs, budgetMs })
-    if (isThenable(value)) {
-      Promise.resolve(value)
-        .then(
-          (v) => (typeof v === 'string' ? native.answer(TEXT, capped(v, cap)) : settle(native, v, cap)),
-          (err) => native.answer(ERROR, errorText(err, cap)),
-        )
-        .catch(ignore) // A native call throws only in a broken environment; nothing is waiting then.
-      return
-    }
+    const value = handle._bare ? handle._probe() : handle._probe({ sample, elapsedMs, budgetMs })
+    if (typeof value === 'string') return capped(value, cap)
+    if (!isThenable(value)) return answer(native, value, cap)
+    Promise.resolve(value)
+      .then((v) => answer(native, v, cap), (err) => native.answer(true, errorText(err, cap)))
+      .catch(ignore) // A native call throws only in a broken environment.
   } catch (err) {
-    return native.answer(ERROR, errorText(err, cap))
+    native.answer(true, errorText(err, cap))
   }
-  return settle(native, value, cap)
-}
-
-/** Calls the host's tools for a profile call and settles `reply` with the answer (see `ToolReply` in src/bridge.rs). */
-function runTool(handle, name, args, budgetMs, cap, reply) {
-  new Promise((resolve) => resolve(handle._tools(name, args, { budgetMs })))
-    .then((value) => answerOf(value, cap))
-    .then(
-      (answer) => reply.settle(answer.flags, answer.text, answer.json),
-      (err) => reply.settle(ERROR, errorText(err, cap)),
-    )
-    .catch(ignore)
 }
 
 /** Runs a user callback; what it throws is reported, not let through. */
@@ -90,7 +122,7 @@ function report(callback, value) {
   }
 }
 
-/** Hands a progress report, or a profile call's notice (`{kind: 'progress' | 'log', ...}`), to `handle`'s callback. */
+/** Hands a report, or a profile call's notice (`{kind: 'progress' | 'log', ...}`), to `handle`'s callbacks. */
 function notify(handle, body) {
   if (body.kind === 'log') {
     if (handle._onLog) report(handle._onLog, { level: body.level, message: body.message })
@@ -99,59 +131,51 @@ function notify(handle, body) {
   }
 }
 
-/** What the bridge calls with each item (`ToJs` in src/bridge.rs); it never throws, and returns a probe's string answer. */
-function dispatch(kind, key, a, b, c, d, e) {
+/** What the bridge calls with each item (`ToJs` in src/bridge.rs); never throws. */
+function dispatch(kind, key, a, b, c, d) {
+  const handle = handles.get(key)
+  if (handle === undefined) return // Ended: its late items are nobody's.
   try {
-    const handle = handles.get(key)
+    if (kind === PROBE) return runProbe(handle, a, b, c, d)
     if (kind === TOOL) {
-      if (handle === undefined) e.settle(ERROR, 'the call has ended')
-      else runTool(handle, a, b, c, d, e)
-    } else if (handle === undefined) {
-      // The wait has ended: its late items are nobody's.
-    } else if (kind === PROBE) {
-      return runProbe(handle, a, b, c, d)
-    } else if (kind === PROGRESS) {
-      notify(handle, JSON.parse(a))
-    } else {
-      forget(handle)
-      const body = JSON.parse(a)
-      if (kind === RESULT) handle._resolve(body)
-      else if (body.error) handle._reject(new WaitforError(body.error))
-      else handle._resolve(body.output)
+      new Promise((resolve) => resolve(handle._tools(c, d, { budgetMs: b })))
+        .then((v) => answer(handle._native, v, a), (err) => handle._native.answer(true, errorText(err, a)))
+        .catch(ignore)
+      return
     }
+    const body = JSON.parse(a)
+    if (kind !== END) return notify(handle, body)
+    handles.delete(key)
+    if (handles.size === 0) keepAlive = clearInterval(keepAlive)
+    if (!handle._tool) handle._resolve(body)
+    else if (body.error) handle._reject(new WaitforError(body.error))
+    else handle._resolve(body.output)
   } catch {
-    // Only a broken environment gets here (a native call failed); nothing is waiting then.
+    // Only a broken environment gets here; nothing is waiting then.
   }
 }
 
-function forget(handle) {
-  handles.delete(handle._key)
-  if (handles.size === 0 && keepAlive !== null) {
-    clearInterval(keepAlive)
-    keepAlive = null
-  }
-}
-
-/** Registers `handle` under a fresh key and starts it with `launch(bridge, key)`, which returns its `NativeWait`; a throw leaves nothing registered. */
+/** Registers `handle` under a fresh key, started by `launch(bridge, key)`, which returns its `NativeWait`. */
 function begin(handle, launch) {
   bridge ??= new binding.Bridge(dispatch)
-  do lastKey = lastKey === LAST_KEY ? 1 : lastKey + 1
+  do lastKey = lastKey === 2 ** 30 ? 1 : lastKey + 1
   while (handles.has(lastKey))
-  handle._key = lastKey
-  handle._native = launch(bridge, handle._key)
-  handles.set(handle._key, handle)
-  keepAlive ??= setInterval(() => {}, 2 ** 30)
+  handle._native = launch(bridge, lastKey)
+  handles.set((handle._key = lastKey), handle)
+  keepAlive ??= setInterval(ignore, 2 ** 30)
 }
 
-/** Starts `handle`'s wait on `spec` (JSON text) with its `_probe`, or the spec's built-in probe when it has none. */
+/** Starts `handle`'s wait on `spec` (JSON text) with its `_probe`, or the spec's built-in probe. */
 function startWait(handle, spec, policy, grants) {
-  begin(handle, (b, key) => b.startWait(key, spec, handle._probe !== undefined, handle._onProgress !== undefined, policy, grants))
+  const { maxWaitCeilingMs, outputCapBytes } = policy ?? {}
+  const probe = handle._probe !== undefined
+  begin(handle, (b, key) => b.startWait(key, spec, probe, handle._onProgress !== undefined, maxWaitCeilingMs, outputCapBytes, grants))
 }
 
-/** Starts `handle`'s profile call with the agent's `args` (JSON text); a refusal's notices are delivered before it is thrown. */
+/** Starts `handle`'s profile call with `args` (JSON text); a refusal's notices are delivered before it is thrown. */
 function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
   const notices = handle._onProgress !== undefined || handle._onLog !== undefined
-  handle._tools = tools
+  Object.assign(handle, { _tool: true, _tools: tools })
   try {
     begin(handle, (b, key) => b.startToolCall(key, profile, args, tools !== undefined, notices, maxWaitCeilingMs, grants))
   } catch (err) {
@@ -161,14 +185,9 @@ function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
   }
 }
 
-/** Takes a sample of `handle`'s wait now (nothing once it has ended). */
-function wakeWait(handle) {
-  if (handles.get(handle._key) === handle) handle._native.wake()
+/** Runs `method` (`wake`, `cancel`) on `handle`'s wait while it runs. */
+function control(handle, method) {
+  if (handles.get(handle._key) === handle) handle._native[method]()
 }
 
-/** Ends `handle`'s wait with outcome `cancelled` (nothing once it has ended). */
-function cancelWait(handle) {
-  if (handles.get(handle._key) === handle) handle._native.cancel()
-}
-
-module.exports = { startWait, startToolCall, wakeWait, cancelWait }
+module.exports = { startWait, startToolCall, control }

@@ -8,7 +8,7 @@
 
 const binding = require('./native.js')
 const { WaitforError, invalid, native, toJson, grantsJson, checkPolicy } = require('./errors.js')
-const { startWait, startToolCall, wakeWait, cancelWait } = require('./channel.js')
+const { startWait, startToolCall, control } = require('./channel.js')
 const { onAbort } = require('./abort.js')
 
 const [specSchema, resultSchema] = binding.schemas()
@@ -83,12 +83,12 @@ class WaitHandle {
   }
 
   wake() {
-    wakeWait(this)
+    control(this, 'wake')
   }
 
   cancel() {
     this._cancelled = true
-    cancelWait(this)
+    control(this, 'cancel')
   }
 }
 
@@ -136,33 +136,6 @@ function parsePaneId(paneId) {
   return native(() => binding.parsePaneId(String(paneId)))
 }
 
-/**
- * The profiles each profile id or tool name names, read once (the
- * definitions are fixed in the add-on): rebuilding them on every call
- * made starting thousands of calls at once take seconds.
- */
-const PROFILES_BY_NAME = new Map()
-for (const { profile, tool } of binding.profileDefinitions()) {
-  PROFILES_BY_NAME.set(tool.name, [...(PROFILES_BY_NAME.get(tool.name) ?? []), profile])
-}
-for (const { profile } of binding.profileDefinitions()) PROFILES_BY_NAME.set(profile, [profile])
-
-/**
- * The profile id for a profile id or a tool name only one profile has; a
- * tool name several have is refused, naming them (the engine refuses an
- * unknown name).
- */
-function profileId(name) {
-  if (typeof name !== 'string') {
-    throw new WaitforError({ code: 'unknown_profile', message: 'name: must be a profile id or tool name' })
-  }
-  const ids = PROFILES_BY_NAME.get(name) ?? [name]
-  if (ids.length > 1) {
-    throw new WaitforError({ code: 'unknown_profile', message: `tool name \`${name}\` is offered by ${ids.join(', ')}: name the profile` })
-  }
-  return ids[0]
-}
-
 function callTool(name, args, options) {
   try {
     const { signal, onProgress, onLog, tools, maxWaitCeilingMs, grants } = checkOptions(options, CALL_OPTIONS)
@@ -170,12 +143,12 @@ function callTool(name, args, options) {
       if (value !== undefined && typeof value !== 'function') throw invalid(`options.${field}`, 'must be a function')
     }
     if (maxWaitCeilingMs !== undefined && typeof maxWaitCeilingMs !== 'number') throw invalid('options.maxWaitCeilingMs', 'must be a number')
-    const profile = profileId(name)
+    if (typeof name !== 'string') throw new WaitforError({ code: 'unknown_profile', message: 'name: must be a profile id or tool name' })
     const text = toJson('arguments', args)
     const granted = grantsJson(grants)
     const handle = new WaitHandle(undefined, onProgress, signal, (h) => {
       h._onLog = onLog
-      startToolCall(h, profile, text, tools, maxWaitCeilingMs, granted)
+      startToolCall(h, name, text, tools, maxWaitCeilingMs, granted)
     })
     return handle.result
   } catch (err) {

@@ -1,6 +1,5 @@
 //! Starting waits, with a JavaScript probe or the spec's built-in one
-//! (profile calls: `profiles`); their ends and progress reports go to
-//! JavaScript through the bridge as JSON text.
+//! (profile calls: `profiles`); ends and reports go to JavaScript as JSON.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,50 +8,19 @@ use napi_derive::napi;
 use waitfor::grants::Grants;
 use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResult};
 
-use crate::bridge::{Bridge, Call, Channel, JsProbe, NativeWait, ToJs, PROGRESS, RESULT};
+use crate::bridge::{Bridge, Call, Channel, Js, NativeWait, ToJs, END, PROGRESS};
 use crate::errors;
 
-/// The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`).
-#[napi(object)]
-pub struct NativePolicy {
-    pub max_wait_ceiling_ms: Option<f64>,
-    pub output_cap_bytes: Option<f64>,
-}
-
-/// `value` as a whole number of at least 1; refused naming `field` (its
-/// path from the call's arguments) and rule `out_of_range`.
+/// `value` as a whole number of at least 1, or refused naming `field`.
 pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
-    let whole = value.is_finite()
-        && value.fract() == 0.0
-        && (1.0..=9.007_199_254_740_991e15).contains(&value);
-    whole.then_some(value as u64).ok_or_else(|| {
-        let message = format!("{field}: must be a whole number of at least 1, got {value}");
-        errors::invalid(field, "out_of_range", message)
-    })
+    let whole = value.fract() == 0.0 && (1.0..=9.007_199_254_740_991e15).contains(&value);
+    let message = || format!("{field}: must be a whole number of at least 1, got {value}");
+    whole
+        .then_some(value as u64)
+        .ok_or_else(|| errors::invalid(field, "out_of_range", message()))
 }
 
-/// The engine policy, refusing values that are not whole numbers of at least 1.
-fn policy(given: Option<NativePolicy>) -> napi::Result<Policy> {
-    let mut policy = Policy::default();
-    let Some(given) = given else {
-        return Ok(policy);
-    };
-    if let Some(ms) = given.max_wait_ceiling_ms {
-        let ms = whole("options.policy.maxWaitCeilingMs", ms)?;
-        policy = policy.max_wait_ceiling(Duration::from_millis(ms));
-    }
-    if let Some(bytes) = given.output_cap_bytes {
-        const FIELD: &str = "options.policy.outputCapBytes";
-        let bytes = usize::try_from(whole(FIELD, bytes)?)
-            .map_err(|_| errors::invalid(FIELD, "out_of_range", format!("{FIELD}: too large")))?;
-        policy = policy.output_cap(bytes);
-    }
-    Ok(policy)
-}
-
-/// What built-in probes may reach, from the package's `grants` option as
-/// JSON text (`{"commands", "file_roots", "tmux_socket_paths"}`); absent:
-/// nothing.
+/// What built-in probes may reach, from the `grants` option as JSON text; absent: nothing.
 pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     let Some(json) = json else {
         return Ok(Grants::none());
@@ -61,10 +29,10 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 
-/// Sends `kind` of wait `key` with `body` as JSON text.
+/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text.
 pub fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serialize) {
     if let Ok(json) = serde_json::to_string(body) {
-        channel.send(ToJs::Event { kind, key, json });
+        channel.send(ToJs::Event(kind, key, json), None);
     }
 }
 
@@ -93,10 +61,10 @@ impl Bridge {
 
 #[napi]
 impl Bridge {
-    /// Starts wait `key` (internal; see `lib/channel.js`): with `jsProbe`,
-    /// its probe is the JavaScript function the package keeps for `key`,
-    /// otherwise the spec's built-in probe. Its end comes as a `RESULT`,
-    /// its reports (with `progress`) as `PROGRESS`.
+    /// Starts wait `key` (internal; see `lib/channel.js`) with the
+    /// JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
+    /// and `capBytes` are the policy's limits.
+    #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn start_wait(
         &self,
@@ -104,22 +72,33 @@ impl Bridge {
         spec: String,
         js_probe: bool,
         progress: bool,
-        policy: Option<NativePolicy>,
+        ceiling_ms: Option<f64>,
+        cap_bytes: Option<f64>,
         grants: Option<String>,
     ) -> napi::Result<NativeWait> {
         let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-        let policy = self::policy(policy)?.grants(self::grants(grants.as_deref())?);
+        let mut policy = Policy::default().grants(self::grants(grants.as_deref())?);
+        if let Some(ms) = ceiling_ms {
+            policy = policy.max_wait_ceiling(Duration::from_millis(whole(
+                "options.policy.maxWaitCeilingMs",
+                ms,
+            )?));
+        }
+        if let Some(bytes) = cap_bytes {
+            policy = policy.output_cap(whole("options.policy.outputCapBytes", bytes)? as usize);
+        }
         let mut options = WaitOptions::default().policy(policy);
         if progress {
             let channel = self.channel.clone();
             options = options.on_progress(move |p| event(&channel, PROGRESS, key, p));
         }
         let call = Arc::new(Call::default());
-        let probe = js_probe.then(|| JsProbe {
+        let probe = js_probe.then(|| Js {
             key,
             call: call.clone(),
             channel: self.channel.clone(),
         });
+        let finish = move |channel: &Channel, result: &WaitResult| event(channel, END, key, result);
         self.launch(
             call,
             options,
@@ -127,7 +106,7 @@ impl Bridge {
                 Some(probe) => Engine::global().start_async(spec, probe, options),
                 None => Engine::global().start_with(spec, None, options),
             },
-            move |channel, result| event(channel, RESULT, key, result),
+            finish,
         )
     }
 }
