@@ -29,7 +29,9 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 
-/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text.
+/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text:
+/// 10,000 results parsed with `JSON.parse` take about 2/3 of the CPU napi's
+/// serde conversion to objects takes.
 pub fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serialize) {
     if let Ok(json) = serde_json::to_string(body) {
         channel.send(ToJs::Event(kind, key, json), None);
