@@ -119,8 +119,9 @@ export interface Progress {
 export interface ProbeContext {
   /** 1 for the first call, 2 for the next, ... */
   sample: number
+  /** Whole milliseconds since the wait started. */
   elapsedMs: number
-  /** Time left before the deadline; the call is abandoned after it. */
+  /** Whole milliseconds left before the deadline; the call is abandoned after it. */
   budgetMs: number
 }
 

@@ -306,4 +306,6 @@ test('a probe declared without parameters is called without a context; with para
   const elapsed = contexts.map((ctx) => ctx.elapsedMs)
   assert.ok(elapsed[0] >= 0 && elapsed[1] >= spec.interval_ms && elapsed[2] >= 2 * spec.interval_ms, JSON.stringify(contexts))
   for (const ctx of contexts) assert.ok(ctx.budgetMs > 0 && ctx.budgetMs <= 60000, JSON.stringify(ctx))
+  // Whole milliseconds: V8 keeps them without allocating.
+  assert.ok(contexts.every((ctx) => Number.isInteger(ctx.elapsedMs) && Number.isInteger(ctx.budgetMs)), JSON.stringify(contexts))
 })
