@@ -3,11 +3,17 @@
 //! [`ErrorCode`] and the [`ErrorInfo`] shape (`code`, `field`, `rule`,
 //! `message`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which validation rule an input broke. The names are stable: hosts and
-/// bindings branch on them, and they appear as `rule` in error JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// bindings branch on them, and they appear as `rule` in error JSON (and
+/// are read back from it, as a binding names the rule its own check broke).
+///
+/// ```
+/// let rule: waitfor::Rule = serde_json::from_str(r#""unknown_field""#).unwrap();
+/// assert_eq!(rule, waitfor::Rule::UnknownField);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// The input is not JSON at all.

@@ -363,3 +363,65 @@ fn a_step_keeps_the_fields_of_its_tool() {
     let back: Wait = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(as_json(&back), v);
 }
+
+#[test]
+fn wait_json_builds_as_the_seed_does_and_checks_nothing() {
+    let built = waitfor::ouro::wait_json(json!({
+        "own": 1, "reason": "deleted", "state": "gone", "for": "deploy", "since": SINCE, "ax": "wait/0",
+    }))
+    .unwrap();
+    let keys: Vec<&str> = built
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "ax", "for", "target", "state", "since", "until", "cursor", "events", "fresh",
+            "resume", "reason", "callback", "next", "own"
+        ]
+    );
+    assert_eq!(
+        (&built["ax"], &built["events"]),
+        (&json!("wait/1"), &json!([]))
+    );
+    // A timed-out wait without resume is built; the rules are validate_wait's.
+    let open = waitfor::ouro::wait_json(json!({"for": "x", "state": "timed-out", "since": SINCE}));
+    assert!(!validate_wait(&open.unwrap()).ok);
+    assert_eq!(waitfor::ouro::wait_json(json!([1])), None);
+}
+
+#[test]
+fn wait_from_json_lists_the_rules_broken() {
+    let gone = wait(WaitFields::new("deploy", WaitState::Gone, SINCE)).unwrap();
+    let value = serde_json::to_value(&gone).unwrap();
+    assert_eq!(Wait::from_json(value.clone()).unwrap(), gone);
+    let Err(WaitError::Invalid { errors }) = Wait::from_json(json!({"ax": "wait/1"})) else {
+        panic!("accepted")
+    };
+    assert!(!errors.is_empty());
+    let mut open = value;
+    open["state"] = json!("waiting");
+    let Err(err) = Wait::from_json(open) else {
+        panic!("accepted")
+    };
+    assert!(err.to_string().starts_with("invalid wait: resume"), "{err}");
+}
+
+#[test]
+fn jsonl_errors_have_their_codes() {
+    use waitfor::{ouro::JsonlError, ErrorCode, ErrorInfo};
+    let replaced = JsonlError::Replaced {
+        path: "log".into(),
+        reason: "truncated".into(),
+    };
+    let io = JsonlError::Io {
+        path: "log".into(),
+        source: std::io::Error::other("gone"),
+    };
+    assert_eq!(ErrorInfo::from(&replaced).code, ErrorCode::SourceReplaced);
+    assert_eq!(ErrorInfo::from(&io).code, ErrorCode::Io);
+    assert_eq!(ErrorInfo::from(&io).message, "log: gone");
+}

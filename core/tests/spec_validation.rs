@@ -686,3 +686,17 @@ fn a_tool_call_with_an_unknown_key_of_a_megabyte_is_refused_cut() {
         );
     }
 }
+
+#[test]
+fn a_rule_reads_back_from_its_name() {
+    for name in [
+        "unknown_field",
+        "wrong_type",
+        "out_of_range",
+        "invalid_json",
+    ] {
+        let rule: waitfor::Rule = serde_json::from_value(serde_json::json!(name)).unwrap();
+        assert_eq!(serde_json::to_value(rule).unwrap(), name);
+    }
+    assert!(serde_json::from_value::<waitfor::Rule>(serde_json::json!("no_such_rule")).is_err());
+}

@@ -361,3 +361,67 @@ pub fn wait(fields: WaitFields) -> Result<Wait, WaitError> {
         })
     }
 }
+
+/// Builds a wait as the seed's `wait` does, for bindings that take any
+/// JSON: `ax` set, the optional fields defaulted, the fields in the
+/// envelope's order (fields it does not know kept after them). Nothing is
+/// checked ([`validate_wait`] does); `None` when `fields` is no object.
+///
+/// ```
+/// use serde_json::json;
+/// let w = waitfor::ouro::wait_json(json!({"state": "gone", "for": "x", "own": 1})).unwrap();
+/// let keys: Vec<&str> = w.as_object().unwrap().keys().map(String::as_str).collect();
+/// assert_eq!(keys[..5], ["ax", "for", "target", "state", "until"]);
+/// assert_eq!((w["ax"].as_str(), keys.last()), (Some("wait/1"), Some(&"own")));
+/// ```
+pub fn wait_json(fields: Value) -> Option<Value> {
+    let Value::Object(mut given) = fields else {
+        return None;
+    };
+    given.remove("ax");
+    let mut built = Map::new();
+    built.insert("ax".into(), WAIT_VERSION.into());
+    let (null, list) = (Some(Value::Null), Some(Value::Array(Vec::new())));
+    for (name, empty) in [
+        ("for", None),
+        ("target", null.clone()),
+        ("state", None),
+        ("since", None),
+        ("until", null.clone()),
+        ("cursor", null.clone()),
+        ("events", list.clone()),
+        ("fresh", null.clone()),
+        ("resume", null.clone()),
+        ("reason", null.clone()),
+        ("callback", null),
+        ("next", list),
+    ] {
+        if let Some(value) = given.remove(name).or(empty) {
+            built.insert(name.into(), value);
+        }
+    }
+    built.extend(given);
+    Some(Value::Object(built))
+}
+
+impl Wait {
+    /// A wait from JSON, checked by [`validate_wait`] first, so that the
+    /// refusal lists what is wrong as that does.
+    ///
+    /// ```
+    /// use waitfor::ouro::{Wait, WaitError};
+    /// let Err(WaitError::Invalid { errors }) = Wait::from_json(serde_json::json!({})) else { panic!() };
+    /// assert!(!errors.is_empty());
+    /// ```
+    pub fn from_json(value: Value) -> Result<Wait, WaitError> {
+        let check = validate_wait(&value);
+        if !check.ok {
+            return Err(WaitError::Invalid {
+                errors: check.errors,
+            });
+        }
+        serde_json::from_value(value).map_err(|e| WaitError::Invalid {
+            errors: vec![e.to_string()],
+        })
+    }
+}

@@ -159,6 +159,26 @@ pub enum JsonlError {
     },
 }
 
+impl From<&JsonlError> for crate::error::ErrorInfo {
+    /// The error as every binding gives it: code `bad_cursor`,
+    /// `source_replaced` or `io`.
+    ///
+    /// ```
+    /// use waitfor::{ouro::JsonlError, ErrorCode, ErrorInfo};
+    /// let e = JsonlError::BadCursor { cursor: "x".into(), reason: "not ours".into() };
+    /// assert_eq!(ErrorInfo::from(&e).code, ErrorCode::BadCursor);
+    /// ```
+    fn from(e: &JsonlError) -> Self {
+        use crate::error::ErrorCode;
+        let code = match e {
+            JsonlError::BadCursor { .. } => ErrorCode::BadCursor,
+            JsonlError::Replaced { .. } => ErrorCode::SourceReplaced,
+            JsonlError::Io { .. } => ErrorCode::Io,
+        };
+        Self::new(code, e.to_string())
+    }
+}
+
 /// An append-only JSON Lines event file and how to read it.
 ///
 /// ```

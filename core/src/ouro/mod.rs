@@ -30,8 +30,8 @@ pub use clock::rfc3339;
 pub(crate) use clock::Clock;
 pub use cursor::JsonlCursor;
 pub use envelope::{
-    wait, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState, WAIT_STATES,
-    WAIT_VERSION,
+    wait, wait_json, AxEvent, AxRef, Fresh, NextStep, Wait, WaitError, WaitFields, WaitState,
+    WAIT_STATES, WAIT_VERSION,
 };
 pub use events::{jsonl_error, match_error, EventsQuery, CURSOR_END};
 pub use exit::{
