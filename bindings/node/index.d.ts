@@ -9,127 +9,126 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** One JavaScript environment's bridge (internal: `lib/channel.js` makes it). */
-export declare class Bridge {
-  /** A bridge calling `dispatch` on the JavaScript thread; it must not throw. */
-  constructor(dispatch: (kind: number, key: number, ...args: any[]) => string | undefined)
-  /**
-   * Starts profile call `key` (internal; see `callTool`) with `args`
-   * (JSON text); with `tools`, the host's tools are the function kept
-   * for `key`. Its end is `{"output": ...}` or `{"error": {...}}`; with
-   * `notices`, the profile's notices come before it as reports, and a
-   * refusal's in the thrown error's `notices`.
-   */
-  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
-  /**
-   * Starts wait `key` (internal; see `lib/channel.js`) with the
-   * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
-   * and `capBytes` are the policy's limits.
-   */
-  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
-}
-
-/** A compiled event match spec (internal; see `eventMatcher`). */
+/** Core's event matcher (see `eventMatcher`). */
 export declare class NativeEventMatcher {
-  /** Compiles `{type, by, target, summary, summaryRegex, ignoreCase, data}`. */
   constructor(spec: any)
-  /**
-   * Whether `event` (an `AxEvent`) matches; a value that is not an event
-   * never does.
-   */
+  /** A value that is not an event matches nothing. */
   matches(event: any): boolean
 }
 
-/** One running wait, as the package's `WaitHandle` holds it (internal). */
-export declare class NativeWait {
-  /**
-   * Answers the call out with `text`, or the error `text` (`error`),
-   * and the JSON text of a structured value, an exit code, `gone`.
-   */
-  answer(error: boolean, text?: string | undefined | null, json?: string | undefined | null, exitCode?: number | undefined | null, gone?: boolean | undefined | null): void
-  /** Takes a sample now instead of at the next poll. */
-  wake(): void
-  /** Ends the wait with outcome `cancelled`. */
-  cancel(): void
-}
-
-/** A `waitFor` in progress (internal; see `waitFor` in `lib/ax.js`). */
 export declare class OuroStepper {
-  /** Starts the wait at `now` (ms since the epoch, the host's clock). */
+  /** Starts the wait at `now` (ms since the epoch on the host's clock). */
   constructor(args: WaitForArgs, now: number)
   /** The first action (a read). */
   first(): any
   /**
-   * What happened at `now`: `"tick"` (a sleep, or a read's time,
-   * ended), `"cancel"` (the signal aborted) or `"read"` (the read
-   * answered `read`, a `WaitRead` with its events already matched).
-   * Returns the next action.
+   * What happened at `now` (`"tick"`, `"cancel"`, or `"read"` with the
+   * read's matched answer); the next action.
    */
   step(now: number, what: string, read?: any | undefined | null): any
   /**
    * The envelope, with what `resume` and `next` returned, each as
-   * `[value]` (undefined: not called).
+   * `[value]` (absent: not called).
    */
   finish(resume?: Array<any> | undefined | null, next?: Array<any> | undefined | null): any
 }
 
+/** Where one host tool call answers (internal; see `lib/channel.js`). */
+export declare class ToolReply {
+  /**
+   * Answers the call with `flags`, `text`, `json` (see `lib/answer.js`);
+   * returns whether the worker was still waiting for it.
+   */
+  settle(flags: number, text: string, json?: string | undefined | null): boolean
+}
+
 /**
- * The profile id of a tool call that would be accepted; `args` and
- * `grants` are JSON text.
+ * The channel of one JavaScript environment (internal: made once by the
+ * package's `lib/channel.js`, which every wait goes through).
  */
+export declare class WaitChannel {
+  /**
+   * Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
+   * budgetMs, outputCap]` per call, one after another, as many as fit;
+   * returns how many it wrote. Calls of waits that have ended are left
+   * out. The cap lets `lib/answer.js` send only the start of an answer
+   * longer than it (see `capped` there).
+   */
+  take(into: Float64Array): number
+  /**
+   * Answers `count` probe calls in flight, all at once (see `Answers`
+   * in `lib/answer.js`); answers for waits that have ended are ignored.
+   * Throws only when the arrays are shorter than `count` says.
+   */
+  settle(count: number, slots: Uint32Array, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, lens: Uint32Array, bytes: Uint8Array): void
+  /**
+   * A channel whose `drain` is called on the JavaScript thread when
+   * something arrives; `drain` must not throw.
+   */
+  constructor(drain: () => unknown)
+  /**
+   * Takes a sample of the wait in `slot` now instead of at the next
+   * poll (internal; see the package's `WaitHandle.wake`).
+   */
+  wakeWait(slot: number): void
+  /**
+   * Ends the wait in `slot` with outcome `cancelled` (internal; see the
+   * package's `WaitHandle.cancel`).
+   */
+  cancelWait(slot: number): void
+  /**
+   * Takes the finished waits and progress reports in order, their
+   * numbers written into `into` (see `events`), or null when there are
+   * none; when `into` is too short, only `count` is set.
+   */
+  takeEvents(into: Float64Array): TakenEvents | null
+}
+
+/** The profile id of a tool call that would be accepted (`args`, `grants`: JSON text). */
 export declare function checkArguments(name: string, args: string, grants?: string | undefined | null): string
 
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
-/**
- * The cursor at the end of a JSON Lines event log, off the JavaScript
- * thread: a wait from it sees only events appended afterwards.
- */
+/** The cursor at the log's end. */
 export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
 
 /** `{profile, tool}` by profile id or unique tool name. */
 export declare function findProfile(name: string): any
 
-/**
- * Milliseconds as the shortest exact duration `parseDuration` reads back,
- * by core's `format_millis`, the rule of every binding: a fraction is
- * rounded to the nearest millisecond (a half upwards); NaN, a negative
- * value, an infinity, more than 2^53 - 1 or (`null`) no number at all is
- * refused as `invalid_arguments` on field `duration`.
- */
+/** Core's `format_millis`; no number (`null`) is refused as it refuses NaN. */
 export declare function formatDuration(ms?: number | undefined | null): string
 
-/** The constants: `{version, states, flags, defaultExits}`. */
+/**
+ * The detail of an `invalid_arguments` error the package's own checks
+ * raise (`invalid` in `lib/errors.js`): core names `field` (cut when
+ * long) and words it.
+ */
+export declare function invalidArguments(field: string, rule: string, message: string): any
+
+/** The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`). */
+export interface NativePolicy {
+  maxWaitCeilingMs?: number
+  outputCapBytes?: number
+}
+
+/** `{version, states, flags, defaultExits}`. */
 export declare function ouroConstants(): any
 
-/** Whether `value` has the shape of a `wait/1` envelope. */
 export declare function ouroIsWait(value: any): boolean
 
-/** Checks a wait's shape and rules: `{ok, errors}`. */
+/** `{ok, errors}`. */
 export declare function ouroValidateWait(value: any): any
 
-/**
- * Builds a wait as the seed's `wait` does: `ax` set, the optional fields
- * defaulted, in the envelope's field order (fields it does not know kept
- * after them). The rules are left to `validateWait`; nothing is checked.
- */
+/** The seed's `wait` (core's `wait_json`): builds, checks nothing. */
 export declare function ouroWait(fields: any): any
 
-/**
- * The exit code of a wait through an exit table `{name: code}` and
- * optional state names.
- */
+/** The exit code of `wait` through `exits` (`{name: code}`) and state `names`. */
 export declare function ouroWaitExit(wait: any, exits: any, names?: any | undefined | null): number
 
-/** The wait as text. */
 export declare function ouroWaitText(wait: any): string
 
-/**
- * `"90s"`, `"2m"`, `"1h"`, `"500ms"` or bare seconds as milliseconds;
- * `null` for anything else, as the seed's `parseDuration` (core's
- * `parse_millis`: at most 2^53 - 1 ms, where Python and C refuse).
- */
+/** Milliseconds, or null (core's `parse_millis`). */
 export declare function parseDuration(text: string): number | null
 
 /** The number of a `%N` pane id. */
@@ -138,34 +137,64 @@ export declare function parsePaneId(paneId: string): number
 /** Every profile and its MCP tool object: `[{profile, tool}]`. */
 export declare function profileDefinitions(): any
 
-/**
- * Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
- * the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
- * malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
- * gone.
- */
+/** `{events, cursor, fresh, gone, more, malformed}` after `cursor`, as JSON text. */
 export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null, grants?: string | undefined | null): Promise<string>
 
 /**
- * Records, now, keys this process sent to a pane with `tmux send-keys`
- * (see `recordSendKeys`), in core's process-wide registry: every pane
- * wait then discounts their echo. Refused as the C door refuses it
- * (core's `Grants::check_send_keys`): `socket_name` as the
- * `wait_for_text` profiles refuse it, under `grants` (JSON text), then a
- * `pane_id` not of the form `%N` (rule `invalid_pane_id`).
+ * Records keys this process sent to a pane in core's registry, so pane
+ * waits discount their echo; refused as every door refuses it (core's
+ * `Grants::check_send_keys`).
  */
 export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
 
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>
 
-/** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
+/**
+ * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
+ * the answer has `result`, `call_starts_ms`, `progress`, and `output` or
+ * `tool_error` for profile vectors.
+ */
 export declare function simulate(vector: string): any
 
-/** What a host tool throws for a tool the server does not have (`UNKNOWN_TOOL`). */
+/**
+ * Starts profile call `key` in `slot` of `channel`'s environment
+ * (internal; see the package's `callTool`). `args` is JSON text; `tools`
+ * is the package's dispatcher for the host's tools (absent: the built-in
+ * `run_command` and `read_file`, as far as `grants`, JSON text, reach:
+ * nothing by default). The end comes as a `DONE` event whose
+ * body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
+ * `notices`, the profile's notices come before it as `PROGRESS` events
+ * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
+ * refusal's notices in the thrown error's `notices`.
+ */
+export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number, arg4: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
+
+/**
+ * Starts wait `key` in `slot` (internal; see `startWait` in
+ * `lib/channel.js`): with `jsProbe`, its probe is the JavaScript function
+ * the package keeps in that slot, otherwise the spec's built-in probe.
+ * The end comes as a `RESULT` event, progress reports (with `progress`)
+ * as `PROGRESS` events.
+ */
+export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): void
+
+/**
+ * What `WaitChannel.takeEvents` took: `count` numbers and the text;
+ * without `text` nothing was taken (the array is shorter than `count`).
+ */
+export interface TakenEvents {
+  count: number
+  text?: string
+}
+
+/**
+ * What a host tool throws (as an Error's message) for a tool the server
+ * does not have (see the package's `UNKNOWN_TOOL`).
+ */
 export declare function unknownTool(): string
 
-/** What `waitFor` was given besides its functions (internal). */
+/** What `waitFor` was given besides its functions. */
 export interface WaitForArgs {
   for: string
   target?: AxRef

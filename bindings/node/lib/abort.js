@@ -1,9 +1,8 @@
 'use strict'
 /**
- * One `abort` listener per AbortSignal, however many waits share it. With a
- * listener per wait, Node warns of a leak (MaxListenersExceededWarning) once
- * eleven waits share a signal, as when a server aborts all its waits with
- * one controller.
+ * One `abort` listener per AbortSignal however many waits share it: with
+ * one per wait, Node warns of a leak (MaxListenersExceededWarning) once
+ * eleven waits share a signal.
  * @module
  */
 
@@ -11,9 +10,8 @@
 const watched = new WeakMap()
 
 /**
- * Calls `callback` once when `signal` aborts (at once if it has). Returns a
- * function that forgets the callback; the signal's listener goes with the
- * last one forgotten.
+ * Calls `callback` once when `signal` aborts (at once if it has); returns a
+ * function that forgets it. The listener goes with the last one forgotten.
  *
  * @example
  * const forget = onAbort(controller.signal, () => handle.cancel())
@@ -29,8 +27,7 @@ function onAbort(signal, callback) {
     const callbacks = new Set()
     const listener = () => {
       watched.delete(signal)
-      // Every wait on the signal hears, even when a callback before it
-      // throws; the first error is thrown after all have run.
+      // Every callback runs even when one throws; the first error is thrown after.
       let failed = null
       for (const call of callbacks) {
         try {
@@ -41,25 +38,19 @@ function onAbort(signal, callback) {
       }
       if (failed) throw failed.error
     }
-    watch = { listener, callbacks }
-    // Kept only once listened to: an addEventListener that throws leaves
-    // nothing behind for the next wait on the signal to trust.
+    // Kept only once listened to: a throwing addEventListener leaves nothing behind.
     signal.addEventListener('abort', listener, { once: true })
-    watched.set(signal, watch)
+    watched.set(signal, (watch = { listener, callbacks }))
   }
-  // Its own entry: the same callback given twice is called twice.
-  const entry = () => callback()
+  const entry = () => callback() // its own entry: a callback given twice is called twice
   watch.callbacks.add(entry)
   return () => {
     watch.callbacks.delete(entry)
-    if (watch.callbacks.size === 0 && watched.get(signal) === watch) {
-      watched.delete(signal)
-      try {
-        signal.removeEventListener('abort', watch.listener)
-      } catch {
-        // A listener that cannot be removed stays, with no callback left to call.
-      }
-    }
+    if (watch.callbacks.size > 0 || watched.get(signal) !== watch) return
+    watched.delete(signal)
+    try {
+      signal.removeEventListener('abort', watch.listener)
+    } catch {} // one that cannot be removed stays, with nothing to call
   }
 }
 

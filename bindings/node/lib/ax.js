@@ -1,10 +1,8 @@
 'use strict'
 /**
- * `libwaitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's own
- * names; its API is documented in ax.d.ts. The envelope, its checks,
- * durations, the event source and matcher, and the wait itself are core's
- * (`waitfor::ouro`): `waitFor` only runs core's steps on the JavaScript
- * clock and calls the JavaScript `read`, `match`, `resume` and `next`.
+ * `libwaitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's names,
+ * documented in ax.d.ts. Everything is core's (`waitfor::ouro`); `waitFor`
+ * runs core's steps on the JavaScript clock and calls the caller's functions.
  * @module
  */
 
@@ -12,97 +10,48 @@ const binding = require('./native.js')
 const { WaitforError, invalid, fromNative, native, grantsJson } = require('./errors.js')
 const { onAbort } = require('./abort.js')
 
-const constants = binding.ouroConstants()
-
 function deepFreeze(v) {
-  if (v && typeof v === 'object') {
-    for (const k of Object.keys(v)) deepFreeze(v[k])
-    Object.freeze(v)
-  }
-  return v
+  if (v && typeof v === 'object') Object.values(v).forEach(deepFreeze)
+  return Object.freeze(v)
 }
+const { version: WAIT_VERSION, states, flags, defaultExits } = binding.ouroConstants()
+const [WAIT_STATES, WAIT_FLAGS, DEFAULT_WAIT_EXITS] = [states, flags, defaultExits].map(deepFreeze)
 
-const WAIT_VERSION = constants.version
-const WAIT_STATES = deepFreeze(constants.states)
-const WAIT_FLAGS = deepFreeze(constants.flags)
-const DEFAULT_WAIT_EXITS = deepFreeze(constants.defaultExits)
-
-/** The envelope builder (the seed's `wait`; the engine's `wait` is the main entry point's). */
-function wait(fields) {
-  return native(() => binding.ouroWait(fields))
-}
-
-/** Why a value that is not JSON (a function, a symbol, NaN, a cycle, a property that throws) is no wait. */
-const NOT_JSON = 'wait: must be a JSON value'
-
-function isWait(v) {
+/** A value JSON cannot hold (a function, NaN, a cycle, a throwing getter) fails to convert: it is no wait. */
+const json = (v) => (v === undefined ? null : v)
+function attempt(fn, otherwise) {
   try {
-    return binding.ouroIsWait(v === undefined ? null : v)
+    return fn()
   } catch {
-    return false
+    return otherwise
   }
 }
-
-function validateWait(v) {
-  try {
-    return binding.ouroValidateWait(v === undefined ? null : v)
-  } catch {
-    return { ok: false, errors: [NOT_JSON] }
-  }
-}
-
-function waitText(w) {
-  return native(() => binding.ouroWaitText(w))
-}
-
-function waitExit(w, exits, names) {
-  return native(() => binding.ouroWaitExit(w, exits, names))
-}
-
-function parseDuration(text) {
-  return typeof text === 'string' ? binding.parseDuration(text) : null
-}
-
-function formatDuration(ms) {
-  // Not a number (a string, a BigInt, undefined): core's own refusal.
-  return native(() => binding.formatDuration(typeof ms === 'number' ? ms : null))
-}
+const wait = (fields) => native(() => binding.ouroWait(fields))
+const isWait = (v) => attempt(() => binding.ouroIsWait(json(v)), false)
+const validateWait = (v) => attempt(() => binding.ouroValidateWait(json(v)), { ok: false, errors: ['wait: must be a JSON value'] })
+const waitText = (w) => native(() => binding.ouroWaitText(w))
+const waitExit = (w, exits, names) => native(() => binding.ouroWaitExit(w, exits, names))
+const parseDuration = (text) => (typeof text === 'string' ? binding.parseDuration(text) : null)
+// Not a number (a string, a BigInt, undefined): core's own refusal.
+const formatDuration = (ms) => native(() => binding.formatDuration(typeof ms === 'number' ? ms : null))
 
 /** The native Promise `start` gives, its refusals (thrown or rejected) as `WaitforError`s. */
-async function settle(start) {
-  try {
-    return await start()
-  } catch (err) {
-    throw fromNative(err)
-  }
-}
-
-function readEvents(path, cursor, options = {}) {
-  return settle(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null, grantsJson(options.grants))).then(JSON.parse)
-}
-
-function eventsEndCursor(path, options = {}) {
-  return settle(() => binding.eventsEndCursor(path, grantsJson(options.grants)))
-}
+const settle = (start) => new Promise((resolve) => resolve(start())).catch((err) => Promise.reject(fromNative(err)))
+const readEvents = (path, cursor, options = {}) =>
+  settle(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null, grantsJson(options.grants))).then(JSON.parse)
+const eventsEndCursor = (path, options = {}) => settle(() => binding.eventsEndCursor(path, grantsJson(options.grants)))
 
 function eventMatcher(spec) {
   const m = native(() => new binding.NativeEventMatcher(spec))
-  // An event JSON cannot hold (NaN, a function, a cycle) matches nothing.
-  return (event) => {
-    try {
-      return m.matches(event)
-    } catch {
-      return false
-    }
-  }
+  // An event JSON cannot hold matches nothing.
+  return (event) => attempt(() => m.matches(event), false)
 }
 
 /**
- * Core's wait (`ouro::Stepper`) run on this clock: the stepper says what
- * to do next (read, sleep, done) and this loop does it, telling it the
- * time. A read that answers after the limit is dropped; with the default
- * timer it is abandoned at the limit, with an injected `sleep` it is
- * awaited and its `now()` decides.
+ * Core's wait (`ouro::Stepper`) on this clock: it says what to do next
+ * (read, sleep, done) and this loop does it. A read that answers after the
+ * limit is dropped; with the default timer it is abandoned at the limit,
+ * with an injected `sleep` it is awaited and its `now()` decides.
  */
 async function waitFor(options) {
   if (!options || typeof options !== 'object') throw invalid('options', 'must be an object')
@@ -112,33 +61,23 @@ async function waitFor(options) {
   for (const name of ['now', 'sleep', 'match', 'next']) {
     if (options[name] != null && typeof options[name] !== 'function') throw invalid(name, 'must be a function')
   }
-  const { signal } = options
-  const now = options.now ?? Date.now
-  const sleep = options.sleep ?? null
-  const match = options.match ?? (() => true)
-  const number = (v) => (typeof v === 'number' ? v : NaN)
-  const args = {
-    for: options.for,
-    target: options.target ?? undefined,
-    cursor: options.cursor ?? undefined,
-    callback: options.callback ?? undefined,
-    timeoutMs: number(options.timeoutMs),
-    intervalMs: options.intervalMs === undefined ? undefined : number(options.intervalMs),
-  }
+  const { signal, target, cursor, callback, timeoutMs, intervalMs } = options
+  const [now, sleep, match] = [options.now ?? Date.now, options.sleep ?? null, options.match ?? (() => true)]
+  const number = (v) => (v === undefined || typeof v === 'number' ? v : NaN)
+  const args = { for: options.for, target: target ?? undefined, cursor: cursor ?? undefined, callback: callback ?? undefined, timeoutMs: number(timeoutMs) ?? NaN, intervalMs: number(intervalMs) }
   const stepper = native(() => new binding.OuroStepper(args, now()))
   const step = (what, read) => native(() => stepper.step(now(), what, read))
   let action = stepper.first()
-  // The read in flight, kept across the ticks of a timer that fired early.
-  let reading = null
+  let reading = null // the read in flight, kept across the ticks of a timer that fired early
   while (action.do !== 'done') {
     if (signal?.aborted) {
       action = step('cancel')
       break
     }
     if (action.do === 'read') {
-      const cursor = action.cursor
+      const at = action.cursor
       reading = Promise.resolve()
-        .then(() => options.read(cursor))
+        .then(() => options.read(at))
         // Anything but {events: [...]} goes to core as it is, which refuses it.
         .then((r) => (Array.isArray(r?.events) ? { ...r, events: r.events.filter((e) => match(e)) } : r))
     }
@@ -152,26 +91,21 @@ async function waitFor(options) {
   return native(() => stepper.finish(resume, next))
 }
 
-/** The longest delay `setTimeout` takes; a longer sleep is taken in parts (core asks again). */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
 /**
- * What comes first, as the stepper's event: the read's answer
- * (`reading`), a tick after `ms` (none when null) on `sleep` or a timer,
- * or a cancel when `signal` aborts. Rejects when the read (or the sleep)
- * does. Cleans up its timer and listener.
+ * What comes first, as the stepper's event: the read's answer, a tick
+ * after `ms` (none when null) on `sleep` or a timer (at most setTimeout's
+ * longest; core asks again), or a cancel when `signal` aborts.
  */
 function first(reading, ms, sleep, signal) {
   let timer
   let forget
   const racers = reading ? [reading.then((read) => ({ what: 'read', read }))] : []
   if (ms !== null) {
-    // After an injected sleep, a turn of the event loop: one that resolves
-    // at once, on a clock that does not move, would otherwise keep the
-    // loop in microtasks for good (no timer, no abort, no I/O).
+    // After an injected sleep, a turn of the event loop: one that resolves at
+    // once on a clock that stands still would keep the loop in microtasks.
     const slept = sleep
       ? Promise.resolve(sleep(ms)).then(() => new Promise(setImmediate))
-      : new Promise((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS))))
+      : new Promise((resolve) => (timer = setTimeout(resolve, Math.min(ms, 2 ** 31 - 1))))
     racers.push(slept.then(() => ({ what: 'tick' })))
   }
   if (signal) racers.push(new Promise((resolve) => (forget = onAbort(signal, () => resolve({ what: 'cancel' })))))

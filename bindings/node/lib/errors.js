@@ -1,6 +1,8 @@
 'use strict'
 /** The caller's values checked and converted at the edge: `WaitforError` (see waitfor.d.ts) and its helpers. */
 
+const binding = require('./native.js')
+
 class WaitforError extends Error {
   /**
    * @param {{code: string, message: string, field?: string, rule?: string, errors?: string[]}} detail
@@ -16,51 +18,23 @@ class WaitforError extends Error {
   }
 }
 
-// Core's cut of a field an error names (`shown_field` in core/src/error.rs),
-// the same limits: the option keys checked here (an unknown grants, policy or
-// options key) never reach Rust, and one of a megabyte must not come back whole.
-const FIELD_CHARS = 200
-const FIELD_STEP_CHARS = 64
-const FIELD_DEEP_BYTES = 4096
-
-/** `field` as an error names it: whole up to 200 characters (or a deep path of short steps), else cut. */
-function shownField(field) {
-  let chars = 0
-  let cut = -1
-  for (let i = 0; i < field.length; i += field.codePointAt(i) > 0xffff ? 2 : 1) {
-    if (chars++ === FIELD_CHARS) {
-      cut = i
-      break
-    }
-  }
-  if (cut < 0) return field
-  const bytes = Buffer.byteLength(field)
-  const deep = bytes <= FIELD_DEEP_BYTES && field.split(/[.[]/).every((step) => [...step].length <= FIELD_STEP_CHARS)
-  return deep ? field : `${field.slice(0, cut)}... (cut; ${bytes} bytes in all)`
-}
-
-/** An `invalid_arguments` error about `field` (named cut, as core names one), caused by `cause` when given. */
+/** An `invalid_arguments` error about `field`, named (cut) and worded by core; caused by `cause` when given. */
 function invalid(field, message, rule = 'wrong_type', cause) {
-  const shown = shownField(field)
-  return new WaitforError({ code: 'invalid_arguments', message: `${shown}: ${message}`, field: shown, rule }, cause === undefined ? undefined : { cause })
+  return new WaitforError(binding.invalidArguments(field, rule, message), cause === undefined ? undefined : { cause })
 }
 
 /** The typed error a native refusal carries as JSON in its message (see src/errors.rs). */
 function fromNative(err) {
   if (err instanceof WaitforError) return err
-  let detail
+  let detail = null
   try {
     detail = JSON.parse(err && err.message)
-  } catch {
-    detail = null
-  }
-  if (detail && typeof detail.code === 'string') {
-    const error = new WaitforError(detail)
-    // A refused tool call's notices, for `callTool` to deliver first.
-    if (Array.isArray(detail.notices)) Object.defineProperty(error, 'notices', { value: detail.notices })
-    return error
-  }
-  return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
+  } catch {}
+  if (typeof detail?.code !== 'string') return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
+  const error = new WaitforError(detail)
+  // A refused tool call's notices, for `callTool` to deliver first.
+  if (Array.isArray(detail.notices)) Object.defineProperty(error, 'notices', { value: detail.notices })
+  return error
 }
 
 /** Runs `fn`, turning what it throws into a `WaitforError`. */
@@ -72,18 +46,16 @@ function native(fn) {
   }
 }
 
-/** JSON.stringify would write NaN and Infinity as null, which would read as "not given". */
-function finiteOnly(key, value) {
-  if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`${key || 'the value'} is ${value}, which JSON cannot hold`)
-  return value
-}
-
-/** A value as JSON text (a string is taken as JSON text already), or a typed error naming `field`. */
+/** A value as JSON text (a string is JSON text already), or a typed error naming `field`. */
 function toJson(field, value) {
   if (typeof value === 'string') return value
   let text
   try {
-    text = JSON.stringify(value, finiteOnly)
+    // NaN and Infinity would be written as null, which reads as "not given".
+    text = JSON.stringify(value, (key, v) => {
+      if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`${key || 'the value'} is ${v}, which JSON cannot hold`)
+      return v
+    })
   } catch (err) {
     throw new WaitforError({ code: 'invalid_arguments', message: `${field}: not JSON: ${err.message}`, field, rule: 'invalid_json' }, { cause: err })
   }
@@ -91,15 +63,18 @@ function toJson(field, value) {
   return text
 }
 
+/** An object option's keys must be among `known`: a limit the host misspelled must not silently not apply. */
+function checkKeys(field, value, known, takes) {
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(field, 'must be an object')
+  const unknown = Object.keys(value).find((key) => !known.includes(key))
+  if (unknown !== undefined) throw invalid(`${field}.${unknown}`, `unknown; ${takes}`, 'unknown_field')
+}
+
 /** The `grants` option (see `Grants` in waitfor.d.ts) as the JSON text the engine reads; undefined grants nothing. */
 function grantsJson(grants) {
   if (grants === undefined || grants === null) return undefined
-  if (typeof grants !== 'object' || Array.isArray(grants)) throw invalid('options.grants', 'must be an object')
-  const { commands = 'none', fileRoots = [], tmuxSocketPaths = false, ...rest } = grants
-  const unknown = Object.keys(rest)
-  if (unknown.length > 0) {
-    throw invalid(`options.grants.${unknown[0]}`, 'unknown; grants take commands, fileRoots and tmuxSocketPaths', 'unknown_field')
-  }
+  checkKeys('options.grants', grants, ['commands', 'fileRoots', 'tmuxSocketPaths'], 'grants take commands, fileRoots and tmuxSocketPaths')
+  const { commands = 'none', fileRoots = [], tmuxSocketPaths = false } = grants
   const names = (value) => Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '')
   if (commands !== 'none' && commands !== 'any' && !names(commands)) {
     throw invalid('options.grants.commands', "must be 'none', 'any' or an array of program names")
@@ -109,14 +84,11 @@ function grantsJson(grants) {
   return JSON.stringify({ commands, file_roots: fileRoots, tmux_socket_paths: tmuxSocketPaths })
 }
 
-/** The `policy` option (see `Policy` in waitfor.d.ts) checked: a limit the host misspelled must not silently not apply. */
+/** The `policy` option (see `Policy` in waitfor.d.ts), checked. */
 function checkPolicy(policy) {
   if (policy === undefined || policy === null) return undefined
-  if (typeof policy !== 'object' || Array.isArray(policy)) throw invalid('options.policy', 'must be an object')
+  checkKeys('options.policy', policy, ['maxWaitCeilingMs', 'outputCapBytes'], 'policy takes maxWaitCeilingMs and outputCapBytes')
   for (const [key, value] of Object.entries(policy)) {
-    if (key !== 'maxWaitCeilingMs' && key !== 'outputCapBytes') {
-      throw invalid(`options.policy.${key}`, 'unknown; policy takes maxWaitCeilingMs and outputCapBytes', 'unknown_field')
-    }
     if (value !== undefined && typeof value !== 'number') throw invalid(`options.policy.${key}`, 'must be a number')
   }
   return policy

@@ -6,22 +6,18 @@
  * @module
  */
 
-// Why not `server.registerTool(name, { inputSchema })` alone: in SDK 1.x it takes
-// zod schemas and lists what zod's converter makes of them, so a profile's JSON
-// Schema cannot be listed as defined. Each tool is registered with McpServer
-// without schemas (so it keeps McpServer's name checks, enable/disable/remove,
-// list_changed and error handling), and the two tool handlers McpServer installed
-// are wrapped: tools/list puts back the exact schemas, tools/call hands the
-// handler its arguments (McpServer calls a schema-less handler with `extra`
-// only). The low-level Server has no API to read a handler it holds, so the
-// wrapping uses its handler table, `_requestHandlers` (a Map by method).
+// SDK 1.x's registerTool takes zod schemas and lists what zod's converter
+// makes of them, not a JSON Schema as defined. So each tool is registered
+// without schemas (keeping McpServer's name checks, enable/disable/remove,
+// list_changed and error handling) and McpServer's two tool handlers are
+// wrapped: tools/list puts back the exact schemas, tools/call hands the
+// handler its arguments (a schema-less handler gets `extra` only). The
+// low-level Server has no API to read a handler, hence `_requestHandlers`.
 
 const { callTool, profiles: definitions, WaitforError } = require('./waitfor.js')
 const { invalid } = require('./errors.js')
 
-function isNames(value) {
-  return Array.isArray(value) && value.every((v) => typeof v === 'string')
-}
+const isNames = (value) => Array.isArray(value) && value.every((v) => typeof v === 'string')
 
 /** Replaces the handler of `method` with `wrapper(inner, request, extra)`. */
 function wrap(table, method, wrapper) {
@@ -29,7 +25,7 @@ function wrap(table, method, wrapper) {
   table.set(method, (request, extra) => wrapper(inner, request, extra))
 }
 
-/** Forwards a wait's progress notices, when the client gave the call a progress token. */
+/** A wait's progress as notices, when the client gave the call a progress token. */
 function progressSender(extra) {
   const progressToken = extra._meta?.progressToken
   if (progressToken === undefined) return undefined
@@ -45,14 +41,6 @@ function progressSender(extra) {
   }
 }
 
-/** Sends a wait's log notices as `notifications/message`: the SDK sends them
- * when the server declared the `logging` capability, at the level the client set. */
-function logSender(server, extra) {
-  return ({ level, message }) => {
-    server.server.sendLoggingMessage({ level, logger: 'waitfor', data: message }, extra.sessionId).catch(() => {})
-  }
-}
-
 /** A tool result's text; a tool error throws it (a probe error). */
 function resultText(result) {
   const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n')
@@ -60,15 +48,10 @@ function resultText(result) {
   return text
 }
 
-/**
- * AURA's `wait_for` annotations for what it can do: it calls the lent `tools` again
- * and again (read-only only if the host says they are), or else its built-in tools
- * within `grants` (`run_command` runs programs; `read_file` only reads).
- */
+/** AURA's `wait_for` calls the lent `tools` (read-only if the host says so), or else its built-in ones within `grants`. */
 function waitForAnnotations(base, tools, toolsReadOnly, grants) {
   const commands = grants?.commands ?? 'none'
-  const runsPrograms = commands !== 'none' && commands.length !== 0
-  const readOnly = tools.length > 0 ? toolsReadOnly : !runsPrograms
+  const readOnly = tools.length > 0 ? toolsReadOnly : commands === 'none' || commands.length === 0
   return { ...base, readOnlyHint: readOnly, destructiveHint: !readOnly }
 }
 
@@ -114,14 +97,10 @@ function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly
   }
 
   async function run(id, args, extra) {
+    // Log notices go as `notifications/message`: the SDK sends them when the server declared `logging`.
+    const onLog = ({ level, message }) => server.server.sendLoggingMessage({ level, logger: 'waitfor', data: message }, extra.sessionId).catch(() => {})
+    const options = { signal: extra.signal, grants, onProgress: progressSender(extra), onLog, tools: tools.length > 0 ? lend(extra) : undefined }
     try {
-      const options = {
-        signal: extra.signal,
-        grants,
-        onProgress: progressSender(extra),
-        onLog: logSender(server, extra),
-        tools: tools.length > 0 ? lend(extra) : undefined,
-      }
       const out = await callTool(id, args, options)
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out }
     } catch (err) {

@@ -1,30 +1,22 @@
 'use strict'
 /**
- * The native add-on, through napi-rs's generated loader (`index.js`); when
+ * The native add-on, through napi-rs's generated loader (`index.js`). When
  * none loads, the error (code `ERR_LIBWAITFOR_NO_ADDON`) names this host, the
- * platforms with a prebuilt add-on and what to do, napi-rs's error as its
- * `cause`. test/loader.test.js runs it on simulated hosts.
+ * platforms with a prebuilt add-on and what to do, with napi-rs's error as
+ * its `cause` (test/loader.test.js runs it on simulated hosts).
  */
 
 /** `linux-x64-gnu` for this host: the suffix of its platform package. */
 function hostPlatform() {
   const { platform, arch } = process
   if (platform !== 'linux') return `${platform}-${arch}`
-  const report = process.report && process.report.getReport()
-  const libc = report && report.header && report.header.glibcVersionRuntime ? 'gnu' : 'musl'
-  return `${platform}-${arch}-${libc}`
+  return `${platform}-${arch}-${process.report?.getReport().header?.glibcVersionRuntime ? 'gnu' : 'musl'}`
 }
 
-/**
- * Why no add-on loaded, and what to do: `prebuilt` names the platforms with a
- * package (none in a source checkout, whose package.json lists none).
- */
+/** Why no add-on loaded and what to do; `prebuilt` is empty in a source checkout. */
 function noAddonMessage(name, host, prebuilt) {
   if (prebuilt.length === 0) {
-    return (
-      `${name}: no native add-on for this host (${host}) in this source checkout: ` +
-      'build it with a Rust toolchain (`npm ci && npm run build` in bindings/node)'
-    )
+    return `${name}: no native add-on for this host (${host}) in this source checkout: build it with a Rust toolchain (\`npm ci && npm run build\` in bindings/node)`
   }
   if (prebuilt.includes(host)) {
     return (
@@ -40,17 +32,12 @@ function noAddonMessage(name, host, prebuilt) {
   )
 }
 
-function load() {
-  try {
-    return require('../index.js')
-  } catch (cause) {
-    const pkg = require('../package.json')
-    const prebuilt = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(pkg.name.length + 1))
-    const error = new Error(noAddonMessage(pkg.name, hostPlatform(), prebuilt))
-    error.code = 'ERR_LIBWAITFOR_NO_ADDON'
-    error.cause = cause
-    throw error
-  }
+try {
+  module.exports = require('../index.js')
+} catch (cause) {
+  const pkg = require('../package.json')
+  const prebuilt = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(pkg.name.length + 1))
+  const error = new Error(noAddonMessage(pkg.name, hostPlatform(), prebuilt), { cause })
+  error.code = 'ERR_LIBWAITFOR_NO_ADDON'
+  throw error
 }
-
-module.exports = load()

@@ -1,13 +1,13 @@
-//! The one place core's errors ([`waitfor::ErrorInfo`]) become errors
-//! handed to JavaScript: a JSON document in the message (`code`, `field`,
-//! `rule`, `message`), which `lib/errors.js` turns into a `WaitforError`.
+//! The one place core's errors ([`waitfor::ErrorInfo`]) become JavaScript
+//! errors: a JSON document in the message (`code`, `field`, `rule`,
+//! `message`), which `lib/errors.js` turns into a `WaitforError`.
 
+use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::profiles::{Notice, ToolError};
-use waitfor::{ErrorCode, ErrorInfo, SpecError};
+use waitfor::{ErrorCode, ErrorInfo, Rule, SpecError};
 
-/// An error whose message is `detail` as JSON (always with `code` and
-/// `message`).
+/// An error whose message is `detail` as JSON (with `code` and `message`).
 pub fn typed(detail: Value) -> napi::Error {
     napi::Error::from_reason(detail.to_string())
 }
@@ -17,18 +17,17 @@ pub fn info(info: &ErrorInfo) -> napi::Error {
     typed(info.to_json())
 }
 
-/// A rejected wait spec: code `invalid_spec` with its field and rule.
+/// A rejected wait spec: `invalid_spec` with its field and rule.
 pub fn spec(err: &SpecError) -> napi::Error {
     info(&ErrorInfo::spec(ErrorCode::InvalidSpec, err))
 }
 
-/// Rejected arguments of a function: code `invalid_arguments` with their
-/// field and rule.
+/// Rejected arguments: `invalid_arguments` with their field and rule.
 pub fn arguments(err: &SpecError) -> napi::Error {
     info(&ErrorInfo::spec(ErrorCode::InvalidArguments, err))
 }
 
-/// A profile call that gave no result, and the notices its profile sends
+/// A profile call that gave no result, with the notices its profile sends
 /// with the refusal (in `notices`, when there are any).
 pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
     let mut detail = ErrorInfo::from(err).to_json();
@@ -38,19 +37,18 @@ pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
     typed(detail)
 }
 
-/// Caller JSON text named `what`, read within core's size bound; refused
-/// as `invalid_arguments` with the root's rule (`invalid_json`,
-/// `too_large`).
+/// Caller JSON text named `what`, read within core's size bound.
 pub fn input(what: &str, text: &str) -> napi::Result<Value> {
     waitfor::input::parse(text).map_err(|e| {
+        let message = format!("{what}: {e}");
         info(&ErrorInfo {
-            message: format!("{what}: {e}"),
+            message,
             ..ErrorInfo::spec(ErrorCode::InvalidArguments, &e)
         })
     })
 }
 
-/// Refused arguments: code `invalid_arguments` naming `field` and `rule`.
+/// Refused arguments: `invalid_arguments` naming `field` and `rule`.
 pub fn invalid(field: &str, rule: &str, message: String) -> napi::Error {
     typed(json!({"code": "invalid_arguments", "field": field, "rule": rule, "message": message}))
 }
@@ -58,4 +56,14 @@ pub fn invalid(field: &str, rule: &str, message: String) -> napi::Error {
 /// Any other refusal, with its own code.
 pub fn other(code: &str, message: impl std::fmt::Display) -> napi::Error {
     typed(json!({"code": code, "field": null, "rule": null, "message": message.to_string()}))
+}
+
+/// The detail of an `invalid_arguments` error the package's own checks
+/// raise (`invalid` in `lib/errors.js`): core names `field` (cut when
+/// long) and words it.
+#[napi]
+pub fn invalid_arguments(field: String, rule: String, message: String) -> napi::Result<Value> {
+    let rule: Rule = serde_json::from_value(rule.into()).map_err(|e| other("internal", e))?;
+    let err = SpecError::new(field, rule, message);
+    Ok(ErrorInfo::spec(ErrorCode::InvalidArguments, &err).to_json())
 }

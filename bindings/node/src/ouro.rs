@@ -1,141 +1,85 @@
-//! The Ouro AX `wait/1` envelope, durations and the JSON Lines event
-//! source: core's `waitfor::ouro` and `waitfor::duration`, for the
-//! package's `libwaitfor/ax` entry point.
+//! `libwaitfor/ax` (see `lib/ax.js`): core's `waitfor::ouro` and durations.
 
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use waitfor::duration::{format_millis, not_a_number, parse_millis};
-use waitfor::ouro::{self, ExitTable, Wait, WaitExits};
+use waitfor::ouro::{self, ExitTable, JsonlSource, Wait, WaitError, WaitExits};
+use waitfor::ErrorInfo;
 
 use crate::errors;
 
-/// The constants: `{version, states, flags, defaultExits}`.
+/// `{version, states, flags, defaultExits}`.
 #[napi]
 pub fn ouro_constants() -> Value {
-    json!({
-        "version": ouro::WAIT_VERSION,
-        "states": ouro::WAIT_STATES,
-        "flags": *ouro::WAIT_FLAGS,
-        "defaultExits": ouro::DEFAULT_WAIT_EXITS,
-    })
+    json!({"version": ouro::WAIT_VERSION, "states": ouro::WAIT_STATES,
+        "flags": *ouro::WAIT_FLAGS, "defaultExits": ouro::DEFAULT_WAIT_EXITS})
 }
 
-/// Builds a wait as the seed's `wait` does: `ax` set, the optional fields
-/// defaulted, in the envelope's field order (fields it does not know kept
-/// after them). The rules are left to `validateWait`; nothing is checked.
+/// The seed's `wait` (core's `wait_json`): builds, checks nothing.
 #[napi]
 pub fn ouro_wait(fields: Value) -> napi::Result<Value> {
-    let Value::Object(mut given) = fields else {
-        return Err(errors::other(
-            "invalid_arguments",
-            "fields: must be an object",
-        ));
-    };
-    let mut built = Map::new();
-    built.insert("ax".into(), ouro::WAIT_VERSION.into());
-    given.remove("ax");
-    for (name, empty) in [
-        ("for", None),
-        ("target", Some(Value::Null)),
-        ("state", None),
-        ("since", None),
-        ("until", Some(Value::Null)),
-        ("cursor", Some(Value::Null)),
-        ("events", Some(json!([]))),
-        ("fresh", Some(Value::Null)),
-        ("resume", Some(Value::Null)),
-        ("reason", Some(Value::Null)),
-        ("callback", Some(Value::Null)),
-        ("next", Some(json!([]))),
-    ] {
-        if let Some(value) = given.remove(name).or(empty) {
-            built.insert(name.into(), value);
-        }
-    }
-    built.extend(given);
-    Ok(Value::Object(built))
+    ouro::wait_json(fields)
+        .ok_or_else(|| errors::invalid("fields", "wrong_type", "fields: must be an object".into()))
 }
 
-fn invalid(errors: Vec<String>) -> napi::Error {
-    errors::typed(json!({
-        "code": "invalid_wait",
-        "message": format!("invalid wait: {}", errors.join("; ")),
-        "errors": errors,
-    }))
-}
-
-/// Whether `value` has the shape of a `wait/1` envelope.
 #[napi]
 pub fn ouro_is_wait(value: Value) -> bool {
     ouro::is_wait(&value)
 }
 
-/// Checks a wait's shape and rules: `{ok, errors}`.
+/// `{ok, errors}`.
 #[napi]
 pub fn ouro_validate_wait(value: Value) -> Value {
     serde_json::to_value(ouro::validate_wait(&value)).unwrap_or(Value::Null)
 }
 
+/// Refused as `invalid_wait`, with the rules it breaks in `errors`.
 fn envelope(value: Value) -> napi::Result<Wait> {
-    let errors = ouro::validate_wait(&value).errors;
-    serde_json::from_value(value).map_err(|_| invalid(errors))
+    Wait::from_json(value).map_err(|e| {
+        let WaitError::Invalid { errors } = &e;
+        errors::typed(json!({"code": "invalid_wait", "message": e.to_string(), "errors": errors}))
+    })
 }
 
-/// The wait as text.
 #[napi]
 pub fn ouro_wait_text(wait: Value) -> napi::Result<String> {
     Ok(ouro::wait_text(&envelope(wait)?))
 }
 
-/// The exit code of a wait through an exit table `{name: code}` and
-/// optional state names.
+/// The exit code of `wait` through `exits` (`{name: code}`) and state `names`.
 #[napi]
 pub fn ouro_wait_exit(wait: Value, exits: Value, names: Option<Value>) -> napi::Result<i32> {
     let wait = envelope(wait)?;
-    let exits: ExitTable = serde_json::from_value(exits).map_err(|e| {
-        errors::other(
-            "invalid_arguments",
-            format!("exits: must map names to integer codes: {e}"),
-        )
-    })?;
-    let names: Option<WaitExits> = names.map(serde_json::from_value).transpose().map_err(|e| {
-        errors::other(
-            "invalid_arguments",
-            format!("names: must name each of the four states: {e}"),
-        )
-    })?;
+    let refused = |what: &str, e: serde_json::Error| {
+        errors::other("invalid_arguments", format!("{what}: {e}"))
+    };
+    let exits: ExitTable = serde_json::from_value(exits)
+        .map_err(|e| refused("exits: must map names to integer codes", e))?;
+    let names: Option<WaitExits> = names
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| refused("names: must name each of the four states", e))?;
     Ok(ouro::wait_exit(&wait, &exits, names.as_ref()))
 }
 
-/// `"90s"`, `"2m"`, `"1h"`, `"500ms"` or bare seconds as milliseconds;
-/// `null` for anything else, as the seed's `parseDuration` (core's
-/// `parse_millis`: at most 2^53 - 1 ms, where Python and C refuse).
+/// Milliseconds, or null (core's `parse_millis`).
 #[napi]
 pub fn parse_duration(text: String) -> Option<f64> {
     parse_millis(&text).ok().map(|ms| ms as f64)
 }
 
-/// Milliseconds as the shortest exact duration `parseDuration` reads back,
-/// by core's `format_millis`, the rule of every binding: a fraction is
-/// rounded to the nearest millisecond (a half upwards); NaN, a negative
-/// value, an infinity, more than 2^53 - 1 or (`null`) no number at all is
-/// refused as `invalid_arguments` on field `duration`.
+/// Core's `format_millis`; no number (`null`) is refused as it refuses NaN.
 #[napi]
 pub fn format_duration(ms: Option<f64>) -> napi::Result<String> {
     ms.map_or_else(|| Err(not_a_number()), format_millis)
         .map_err(|e| errors::arguments(&e))
 }
 
-/// One read of a JSON Lines event log, run on a libuv pool thread so the
-/// JavaScript thread never waits on the file (internal; see `readEvents`
-/// and `eventsEndCursor`).
-pub struct EventsRead {
-    source: ouro::JsonlSource,
-    /// `None`: the cursor at the file's end, not a read.
-    cursor: Option<Option<String>>,
-}
+/// A read of a JSON Lines log on a libuv pool thread: the JavaScript
+/// thread never waits on the file.
+pub struct EventsRead(JsonlSource, Option<Option<String>>);
 
 impl Task for EventsRead {
     /// A read as JSON text, or the end cursor.
@@ -143,14 +87,12 @@ impl Task for EventsRead {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        match &self.cursor {
-            Some(cursor) => self
-                .source
-                .read(cursor.as_deref())
-                .map_err(jsonl_error)
-                .and_then(|read| serde_json::to_string(&read).map_err(|e| errors::other("io", e))),
-            None => self.source.end_cursor().map_err(jsonl_error),
-        }
+        let EventsRead(source, cursor) = self;
+        let read = match cursor {
+            Some(cursor) => source.read(cursor.as_deref()).map(|r| json!(r).to_string()),
+            None => source.end_cursor(),
+        };
+        read.map_err(|e| errors::info(&ErrorInfo::from(&e)))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
@@ -158,26 +100,12 @@ impl Task for EventsRead {
     }
 }
 
-fn jsonl_error(e: ouro::JsonlError) -> napi::Error {
-    let code = match e {
-        ouro::JsonlError::BadCursor { .. } => "bad_cursor",
-        ouro::JsonlError::Replaced { .. } => "source_replaced",
-        ouro::JsonlError::Io { .. } => "io",
-    };
-    errors::other(code, e)
+/// The log at `path`, read only inside `grants`' file roots (JSON text).
+fn source(path: String, grants: Option<String>) -> napi::Result<JsonlSource> {
+    Ok(JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?))
 }
 
-/// The log at `path`, readable only as a regular file inside `grants`' file
-/// roots (JSON text; nothing when absent), opened without blocking and read
-/// at most `DEFAULT_MAX_READ_BYTES` at a time.
-fn granted_source(path: String, grants: Option<String>) -> napi::Result<ouro::JsonlSource> {
-    Ok(ouro::JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?))
-}
-
-/// Reads a JSON Lines event log after `cursor` (core's `JsonlSource`) off
-/// the JavaScript thread: a Promise of `{events, cursor, fresh, gone,
-/// malformed}` as JSON text. `terminalTypes` replaces the event types that end a wait as
-/// gone.
+/// `{events, cursor, fresh, gone, more, malformed}` after `cursor`, as JSON text.
 #[napi(ts_return_type = "Promise<string>")]
 pub fn read_events(
     path: String,
@@ -185,30 +113,23 @@ pub fn read_events(
     terminal_types: Option<Vec<String>>,
     grants: Option<String>,
 ) -> napi::Result<AsyncTask<EventsRead>> {
-    let mut source = granted_source(path, grants)?;
+    let mut source = source(path, grants)?;
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
-    Ok(AsyncTask::new(EventsRead {
-        source,
-        cursor: Some(cursor),
-    }))
+    Ok(AsyncTask::new(EventsRead(source, Some(cursor))))
 }
 
-/// The cursor at the end of a JSON Lines event log, off the JavaScript
-/// thread: a wait from it sees only events appended afterwards.
+/// The cursor at the log's end.
 #[napi(ts_return_type = "Promise<string>")]
 pub fn events_end_cursor(
     path: String,
     grants: Option<String>,
 ) -> napi::Result<AsyncTask<EventsRead>> {
-    Ok(AsyncTask::new(EventsRead {
-        source: granted_source(path, grants)?,
-        cursor: None,
-    }))
+    Ok(AsyncTask::new(EventsRead(source(path, grants)?, None)))
 }
 
-/// A compiled event match spec (internal; see `eventMatcher`).
+/// Core's event matcher (see `eventMatcher`).
 #[napi]
 pub struct NativeEventMatcher {
     inner: ouro::EventMatcher,
@@ -216,7 +137,6 @@ pub struct NativeEventMatcher {
 
 #[napi]
 impl NativeEventMatcher {
-    /// Compiles `{type, by, target, summary, summaryRegex, ignoreCase, data}`.
     #[napi(constructor)]
     pub fn new(spec: Value) -> napi::Result<Self> {
         ouro::EventMatcher::from_json(&spec)
@@ -224,8 +144,7 @@ impl NativeEventMatcher {
             .map_err(|e| errors::other("invalid_arguments", e))
     }
 
-    /// Whether `event` (an `AxEvent`) matches; a value that is not an event
-    /// never does.
+    /// A value that is not an event matches nothing.
     #[napi]
     pub fn matches(&self, event: Value) -> bool {
         serde_json::from_value::<ouro::AxEvent>(event).is_ok_and(|e| self.inner.matches(&e))

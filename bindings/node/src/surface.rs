@@ -1,12 +1,12 @@
 //! Core's shared surface (see `lib/waitfor.js`): finding a profile,
-//! checking a tool call without running it, parsing a pane id, recording
-//! keys sent to a tmux pane.
+//! checking a tool call, parsing a pane id, recording keys sent to a pane.
 
 use napi_derive::napi;
 use serde_json::Value;
 use waitfor::profiles::{self, Host};
 
 use crate::errors;
+use crate::waits::grants;
 
 /// `{profile, tool}` by profile id or unique tool name.
 #[napi]
@@ -15,13 +15,12 @@ pub fn find_profile(name: String) -> napi::Result<Value> {
     serde_json::to_value(def).map_err(|e| errors::other("internal", e))
 }
 
-/// The profile id of a tool call that would be accepted; `args` and
-/// `grants` are JSON text.
+/// The profile id of a tool call that would be accepted (`args`, `grants`: JSON text).
 #[napi]
 pub fn check_arguments(name: String, args: String, grants: Option<String>) -> napi::Result<String> {
     let args = errors::input("arguments", &args)?;
     let host = Host {
-        grants: crate::waits::grants(grants.as_deref())?,
+        grants: self::grants(grants.as_deref())?,
         ..Host::default()
     };
     profiles::check(&name, &args, &host)
@@ -35,12 +34,9 @@ pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
     waitfor::tmux::parse_pane_id(&pane_id, "pane_id").map_err(|e| errors::arguments(&e))
 }
 
-/// Records, now, keys this process sent to a pane with `tmux send-keys`
-/// (see `recordSendKeys`), in core's process-wide registry: every pane
-/// wait then discounts their echo. Refused as the C door refuses it
-/// (core's `Grants::check_send_keys`): `socket_name` as the
-/// `wait_for_text` profiles refuse it, under `grants` (JSON text), then a
-/// `pane_id` not of the form `%N` (rule `invalid_pane_id`).
+/// Records keys this process sent to a pane in core's registry, so pane
+/// waits discount their echo; refused as every door refuses it (core's
+/// `Grants::check_send_keys`).
 #[napi]
 pub fn record_send_keys(
     socket_name: Option<String>,
@@ -50,7 +46,7 @@ pub fn record_send_keys(
     enter: bool,
     grants: Option<String>,
 ) -> napi::Result<()> {
-    crate::waits::grants(grants.as_deref())?
+    self::grants(grants.as_deref())?
         .check_send_keys(socket_name.as_deref(), &pane_id, ["socketName", "paneId"])
         .map_err(|e| errors::arguments(&e))?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();

@@ -88,6 +88,7 @@ test('wait builds the envelope; isWait checks the shape; validateWait the rules'
   assert.equal(ax.isWait({ ax: 'wait/2' }), false)
   assert.equal(ax.isWait(undefined), false)
   assert.deepEqual(ax.validateWait(null).errors, ['wait: must be an object'])
+  assert.throws(() => ax.wait(5), (e) => e instanceof WaitforError && e.code === 'invalid_arguments' && e.field === 'fields' && e.rule === 'wrong_type')
 })
 
 test('a step with fields of its own is accepted, as the seed accepts it', () => {
