@@ -116,21 +116,5 @@ function first(reading, ms, sleep, signal) {
 }
 
 // A literal of names: Node's ESM loader reads the named exports from it.
-module.exports = {
-  waitFor,
-  wait,
-  isWait,
-  validateWait,
-  waitText,
-  waitExit,
-  DEFAULT_WAIT_EXITS,
-  WAIT_STATES,
-  WAIT_VERSION,
-  WAIT_FLAGS,
-  parseDuration,
-  formatDuration,
-  readEvents,
-  eventsEndCursor,
-  eventMatcher,
-  WaitforError,
-}
+module.exports = { waitFor, wait, isWait, validateWait, waitText, waitExit, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS,
+  parseDuration, formatDuration, readEvents, eventsEndCursor, eventMatcher, WaitforError }

@@ -6,13 +6,12 @@
  * @module
  */
 
-// SDK 1.x's registerTool takes zod schemas and lists what zod's converter
-// makes of them, not a JSON Schema as defined. So each tool is registered
-// without schemas (keeping McpServer's name checks, enable/disable/remove,
-// list_changed and error handling) and McpServer's two tool handlers are
-// wrapped: tools/list puts back the exact schemas, tools/call hands the
-// handler its arguments (a schema-less handler gets `extra` only). The
-// low-level Server has no API to read a handler, hence `_requestHandlers`.
+// SDK 1.x's registerTool lists what zod's converter makes of zod schemas, not
+// a JSON Schema as defined. So each tool is registered without schemas (it keeps
+// McpServer's name checks, enable/disable/remove, list_changed and error
+// handling) and McpServer's handlers are wrapped, through `_requestHandlers` (the
+// Server has no API to read one): tools/list puts back the exact schemas,
+// tools/call hands the handler its arguments (a schema-less one gets `extra` only).
 
 const { callTool, profiles: definitions, WaitforError } = require('./waitfor.js')
 const { invalid } = require('./errors.js')

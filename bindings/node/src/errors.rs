@@ -3,6 +3,7 @@
 //! `message`), which `lib/errors.js` turns into a `WaitforError`.
 
 use napi_derive::napi;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use waitfor::profiles::{Notice, ToolError};
 use waitfor::{ErrorCode, ErrorInfo, Rule, SpecError};
@@ -51,6 +52,12 @@ pub fn input(what: &str, text: &str) -> napi::Result<Value> {
 /// Refused arguments: `invalid_arguments` naming `field` and `rule`.
 pub fn invalid(field: &str, rule: &str, message: String) -> napi::Error {
     typed(json!({"code": "invalid_arguments", "field": field, "rule": rule, "message": message}))
+}
+
+/// `value` as a `T`, or `invalid_arguments` naming `field` and what it `must` be.
+pub fn parse<T: DeserializeOwned>(field: &str, value: Value, must: &str) -> napi::Result<T> {
+    serde_json::from_value(value)
+        .map_err(|e| invalid(field, "wrong_type", format!("{field}: {must}: {e}")))
 }
 
 /// Any other refusal, with its own code.

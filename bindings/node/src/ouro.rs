@@ -52,15 +52,10 @@ pub fn ouro_wait_text(wait: Value) -> napi::Result<String> {
 #[napi]
 pub fn ouro_wait_exit(wait: Value, exits: Value, names: Option<Value>) -> napi::Result<i32> {
     let wait = envelope(wait)?;
-    let refused = |what: &str, e: serde_json::Error| {
-        errors::other("invalid_arguments", format!("{what}: {e}"))
-    };
-    let exits: ExitTable = serde_json::from_value(exits)
-        .map_err(|e| refused("exits: must map names to integer codes", e))?;
+    let exits: ExitTable = errors::parse("exits", exits, "must map names to integer codes")?;
     let names: Option<WaitExits> = names
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| refused("names: must name each of the four states", e))?;
+        .map(|names| errors::parse("names", names, "must name each of the four states"))
+        .transpose()?;
     Ok(ouro::wait_exit(&wait, &exits, names.as_ref()))
 }
 

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use napi_derive::napi;
-use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use waitfor::ouro::{Action, AxRef, Stepper, WaitForError, WaitPlan, WaitRead};
 
@@ -63,7 +62,9 @@ impl OuroStepper {
             "cancel" => self.stepper.cancel(now),
             "read" => {
                 // A read that resolved to null or undefined is refused too.
-                let read: WaitRead = parse("read", read, "must resolve to {events, cursor}")?;
+                let read = read.unwrap_or_default();
+                let read: WaitRead =
+                    errors::parse("read", read, "must resolve to {events, cursor}")?;
                 self.stepper.feed(now, Ok(read))
             }
             _ => self.stepper.tick(now),
@@ -80,12 +81,12 @@ impl OuroStepper {
         next: Option<Vec<Value>>,
     ) -> napi::Result<Value> {
         let steps = "must return steps {command, description?}";
-        let returned = |v: Vec<Value>| v.into_iter().next();
+        let returned = |v: Vec<Value>| v.into_iter().next().unwrap_or_default();
         let resume = resume
-            .map(|v| parse("resume", returned(v), steps))
+            .map(|v| errors::parse("resume", returned(v), steps))
             .transpose()?;
         let next = next
-            .map(|v| parse("next", returned(v), steps))
+            .map(|v| errors::parse("next", returned(v), steps))
             .transpose()?;
         let waited = self
             .stepper
@@ -117,25 +118,16 @@ fn millis(field: &str, ms: f64) -> napi::Result<Duration> {
     Ok(Duration::from_millis(ms.trunc() as u64) + fraction)
 }
 
-/// `value` (absent: null) as a `T`, or `invalid_arguments` naming `field`.
-fn parse<T: DeserializeOwned>(field: &str, value: Option<Value>, rule: &str) -> napi::Result<T> {
-    serde_json::from_value(value.unwrap_or_default())
-        .map_err(|e| errors::invalid(field, "wrong_type", format!("{field}: {rule}: {e}")))
-}
-
 /// Core's refusal in the package's terms (its time limit is `timeoutMs`).
 fn refused(e: WaitForError) -> napi::Error {
     match e {
         WaitForError::Options { field, message } => {
-            let field = if field == "timeout" {
-                "timeoutMs"
-            } else {
-                field
+            let field = match field {
+                "timeout" => "timeoutMs",
+                field => field,
             };
             let message = format!("{field}: {message}");
-            errors::typed(
-                json!({"code": "invalid_arguments", "field": field, "rule": null, "message": message}),
-            )
+            errors::typed(json!({"code": "invalid_arguments", "field": field, "message": message}))
         }
         WaitForError::Envelope(_) => errors::other("invalid_wait", e),
         _ => errors::other("runtime", e),

@@ -111,6 +111,8 @@ test('waitText and waitExit', () => {
   assert.equal(ax.waitExit(done, { ok: 0, error: 1 }), 0)
   assert.equal(ax.waitExit(done, { ok: 0, error: 1, yes: 7 }, { ...ax.DEFAULT_WAIT_EXITS, satisfied: 'yes' }), 7)
   assert.throws(() => ax.waitText({}), (e) => e.code === 'invalid_wait')
+  assert.throws(() => ax.waitExit(done, { ok: 'zero' }), (e) => e.code === 'invalid_arguments' && e.field === 'exits' && e.rule === 'wrong_type')
+  assert.throws(() => ax.waitExit(done, { ok: 0 }, { satisfied: 'ok' }), (e) => e.code === 'invalid_arguments' && e.field === 'names')
 })
 
 test('waitFor: satisfied by a matching event, cursor and next from it', async () => {
