@@ -127,6 +127,33 @@ impl Grants {
     /// assert!(Grants::from_json(&serde_json::json!({"commands": "all"}), "grants").is_err());
     /// ```
     pub fn from_json(value: &serde_json::Value, field: &str) -> Result<Self, SpecError> {
+        Self::from_json_named(value, field, Self::SNAKE_CASE)
+    }
+
+    /// The JSON names of `commands`, `file_roots` and `tmux_socket_paths`
+    /// as core, Python and C spell them.
+    pub const SNAKE_CASE: [&'static str; 3] = ["commands", "file_roots", "tmux_socket_paths"];
+
+    /// The same names as JavaScript spells them.
+    pub const CAMEL_CASE: [&'static str; 3] = ["commands", "fileRoots", "tmuxSocketPaths"];
+
+    /// [`Grants::from_json`] with the fields named `names` (in the order of
+    /// [`Grants::SNAKE_CASE`]), which the errors name too.
+    ///
+    /// ```
+    /// use waitfor::grants::Grants;
+    /// let json = serde_json::json!({"fileRoots": ["/var/log"]});
+    /// let grants = Grants::from_json_named(&json, "options.grants", Grants::CAMEL_CASE).unwrap();
+    /// assert_eq!(grants.file_roots, [std::path::PathBuf::from("/var/log")]);
+    /// let bad = serde_json::json!({"file_roots": []});
+    /// let err = Grants::from_json_named(&bad, "options.grants", Grants::CAMEL_CASE).unwrap_err();
+    /// assert_eq!(err.field, "options.grants.file_roots");
+    /// ```
+    pub fn from_json_named(
+        value: &serde_json::Value,
+        field: &str,
+        names: [&str; 3],
+    ) -> Result<Self, SpecError> {
         use serde_json::Value;
         let at = |name: &str| format!("{field}.{name}");
         let wrong = |name: &str, what: &str| {
@@ -142,7 +169,7 @@ impl Grants {
         let mut grants = Self::none();
         for (name, value) in object {
             match name.as_str() {
-                "commands" => {
+                name if name == names[0] => {
                     const WHAT: &str = "\"none\", \"any\" or a list of program names";
                     grants.commands = match value {
                         Value::String(s) if s == "none" => Commands::None,
@@ -161,7 +188,7 @@ impl Grants {
                         _ => return Err(wrong(name, WHAT)),
                     }
                 }
-                "file_roots" => {
+                name if name == names[1] => {
                     grants.file_roots = value
                         .as_array()
                         .and_then(|items| {
@@ -174,20 +201,43 @@ impl Grants {
                         })
                         .ok_or_else(|| wrong(name, "a list of directory paths"))?;
                 }
-                "tmux_socket_paths" => {
+                name if name == names[2] => {
                     grants.tmux_socket_paths = value
                         .as_bool()
                         .ok_or_else(|| wrong(name, "true or false"))?;
                 }
                 other => {
+                    let [commands, file_roots, tmux] = names;
                     return Err(SpecError::unknown_field(
                         at(other),
-                        "grants take commands, file_roots and tmux_socket_paths",
-                    ))
+                        &format!("grants take {commands}, {file_roots} and {tmux}"),
+                    ));
                 }
             }
         }
         Ok(grants)
+    }
+
+    /// The grants as JSON that [`Grants::from_json`] reads back.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// let grants = Grants::none().commands(Commands::Only(vec!["make".into()])).file_root("/src");
+    /// assert_eq!(Grants::from_json(&grants.to_json(), "grants").unwrap(), grants);
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        let commands = match &self.commands {
+            Commands::None => serde_json::json!("none"),
+            Commands::Any => serde_json::json!("any"),
+            Commands::Only(programs) => serde_json::json!(programs),
+        };
+        let roots: Vec<_> = self
+            .file_roots
+            .iter()
+            .map(|r| r.to_string_lossy())
+            .collect();
+        serde_json::json!({"commands": commands, "file_roots": roots,
+            "tmux_socket_paths": self.tmux_socket_paths})
     }
 
     /// Checks that `argv` may run.
@@ -680,6 +730,32 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn grants_read_in_camel_case_name_the_field_as_given() {
+        let camel =
+            |json: serde_json::Value| Grants::from_json_named(&json, "g", Grants::CAMEL_CASE);
+        let json = serde_json::json!({"commands": ["make"], "fileRoots": ["/tmp"], "tmuxSocketPaths": true});
+        let grants = camel(json).unwrap();
+        assert_eq!(grants.commands, Commands::Only(vec!["make".into()]));
+        assert_eq!(Grants::from_json(&grants.to_json(), "g").unwrap(), grants);
+        for (bad, field) in [
+            (serde_json::json!({"fileRoots": "/tmp"}), "g.fileRoots"),
+            (
+                serde_json::json!({"tmuxSocketPaths": "yes"}),
+                "g.tmuxSocketPaths",
+            ),
+            (serde_json::json!({"file_roots": []}), "g.file_roots"),
+        ] {
+            assert_eq!(camel(bad.clone()).unwrap_err().field, field, "{bad}");
+        }
+        let err = camel(serde_json::json!({"fileRoot": []})).unwrap_err();
+        assert!(
+            err.message
+                .ends_with("grants take commands, fileRoots and tmuxSocketPaths"),
+            "{err}"
+        );
     }
 
     #[test]
