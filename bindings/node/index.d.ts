@@ -100,6 +100,12 @@ export declare function findProfile(name: string): any
 export declare function formatDuration(ms?: number | undefined | null): string
 
 /**
+ * The `grants` option (JSON text, camelCase) checked by core's rules, as
+ * the JSON text the engine reads.
+ */
+export declare function grantsJson(grants: string): string
+
+/**
  * The detail of an `invalid_arguments` error the package's own checks
  * raise (`invalid` in `lib/errors.js`): core names `field` (cut when
  * long) and words it.

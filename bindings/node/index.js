@@ -844,6 +844,7 @@ module.exports.checkSpec = nativeBinding.checkSpec
 module.exports.eventsEndCursor = nativeBinding.eventsEndCursor
 module.exports.findProfile = nativeBinding.findProfile
 module.exports.formatDuration = nativeBinding.formatDuration
+module.exports.grantsJson = nativeBinding.grantsJson
 module.exports.invalidArguments = nativeBinding.invalidArguments
 module.exports.ouroConstants = nativeBinding.ouroConstants
 module.exports.ouroIsWait = nativeBinding.ouroIsWait

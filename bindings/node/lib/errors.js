@@ -63,32 +63,21 @@ function toJson(field, value) {
   return text
 }
 
-/** An object option's keys must be among `known`: a limit the host misspelled must not silently not apply. */
-function checkKeys(field, value, known, takes) {
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(field, 'must be an object')
-  const unknown = Object.keys(value).find((key) => !known.includes(key))
-  if (unknown !== undefined) throw invalid(`${field}.${unknown}`, `unknown; ${takes}`, 'unknown_field')
-}
-
-/** The `grants` option (see `Grants` in waitfor.d.ts) as the JSON text the engine reads; undefined grants nothing. */
+/** The `grants` option (see `Grants` in waitfor.d.ts), checked by core, as the JSON text the engine reads; undefined grants nothing. */
 function grantsJson(grants) {
   if (grants === undefined || grants === null) return undefined
-  checkKeys('options.grants', grants, ['commands', 'fileRoots', 'tmuxSocketPaths'], 'grants take commands, fileRoots and tmuxSocketPaths')
-  const { commands = 'none', fileRoots = [], tmuxSocketPaths = false } = grants
-  const names = (value) => Array.isArray(value) && value.every((item) => typeof item === 'string' && item !== '')
-  if (commands !== 'none' && commands !== 'any' && !names(commands)) {
-    throw invalid('options.grants.commands', "must be 'none', 'any' or an array of program names")
-  }
-  if (!names(fileRoots)) throw invalid('options.grants.fileRoots', 'must be an array of directory paths')
-  if (typeof tmuxSocketPaths !== 'boolean') throw invalid('options.grants.tmuxSocketPaths', 'must be a boolean')
-  return JSON.stringify({ commands, file_roots: fileRoots, tmux_socket_paths: tmuxSocketPaths })
+  if (typeof grants !== 'object') throw invalid('options.grants', 'must be an object')
+  return native(() => binding.grantsJson(toJson('options.grants', grants)))
 }
 
 /** The `policy` option (see `Policy` in waitfor.d.ts), checked. */
 function checkPolicy(policy) {
   if (policy === undefined || policy === null) return undefined
-  checkKeys('options.policy', policy, ['maxWaitCeilingMs', 'outputCapBytes'], 'policy takes maxWaitCeilingMs and outputCapBytes')
+  if (typeof policy !== 'object' || Array.isArray(policy)) throw invalid('options.policy', 'must be an object')
   for (const [key, value] of Object.entries(policy)) {
+    if (key !== 'maxWaitCeilingMs' && key !== 'outputCapBytes') {
+      throw invalid(`options.policy.${key}`, 'unknown; policy takes maxWaitCeilingMs and outputCapBytes', 'unknown_field')
+    }
     if (value !== undefined && typeof value !== 'number') throw invalid(`options.policy.${key}`, 'must be a number')
   }
   return policy

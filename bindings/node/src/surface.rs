@@ -1,8 +1,10 @@
 //! Core's shared surface (see `lib/waitfor.js`): finding a profile,
-//! checking a tool call, parsing a pane id, recording keys sent to a pane.
+//! checking a tool call or grants, parsing a pane id, recording keys sent
+//! to a pane.
 
 use napi_derive::napi;
 use serde_json::Value;
+use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host};
 
 use crate::errors;
@@ -26,6 +28,16 @@ pub fn check_arguments(name: String, args: String, grants: Option<String>) -> na
     profiles::check(&name, &args, &host)
         .map(str::to_string)
         .map_err(|e| errors::tool(&e, &[]))
+}
+
+/// The `grants` option (JSON text, camelCase) checked by core's rules, as
+/// the JSON text the engine reads.
+#[napi]
+pub fn grants_json(grants: String) -> napi::Result<String> {
+    let value = errors::input("options.grants", &grants)?;
+    let grants = Grants::from_json_named(&value, "options.grants", Grants::CAMEL_CASE)
+        .map_err(|e| errors::arguments(&e))?;
+    Ok(grants.to_json().to_string())
 }
 
 /// The number of a `%N` pane id.
