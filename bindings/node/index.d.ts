@@ -9,11 +9,44 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** One JavaScript environment's bridge (internal: `lib/channel.js` makes it). */
+export declare class Bridge {
+  /** A bridge calling `dispatch` on the JavaScript thread; it must not throw. */
+  constructor(dispatch: (kind: number, key: number, ...args: any[]) => string | undefined)
+  /**
+   * Starts profile call `key` (internal; see `callTool`) with `args`
+   * (JSON text); with `tools`, the host's tools are the function kept
+   * for `key`. Its end is `{"output": ...}` or `{"error": {...}}`; with
+   * `notices`, the profile's notices come before it as reports, and a
+   * refusal's in the thrown error's `notices`.
+   */
+  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  /**
+   * Starts wait `key` (internal; see `lib/channel.js`) with the
+   * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
+   * and `capBytes` are the policy's limits.
+   */
+  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
+}
+
 /** Core's event matcher (see `eventMatcher`). */
 export declare class NativeEventMatcher {
   constructor(spec: any)
   /** A value that is not an event matches nothing. */
   matches(event: any): boolean
+}
+
+/** One running wait, as the package's `WaitHandle` holds it (internal). */
+export declare class NativeWait {
+  /**
+   * Answers the call out with `text`, or the error `text` (`error`),
+   * and the JSON text of a structured value, an exit code, `gone`.
+   */
+  answer(error: boolean, text?: string | undefined | null, json?: string | undefined | null, exitCode?: number | undefined | null, gone?: boolean | undefined | null): void
+  /** Takes a sample now instead of at the next poll. */
+  wake(): void
+  /** Ends the wait with outcome `cancelled`. */
+  cancel(): void
 }
 
 export declare class OuroStepper {
@@ -31,57 +64,6 @@ export declare class OuroStepper {
    * `[value]` (absent: not called).
    */
   finish(resume?: Array<any> | undefined | null, next?: Array<any> | undefined | null): any
-}
-
-/** Where one host tool call answers (internal; see `lib/channel.js`). */
-export declare class ToolReply {
-  /**
-   * Answers the call with `flags`, `text`, `json` (see `lib/answer.js`);
-   * returns whether the worker was still waiting for it.
-   */
-  settle(flags: number, text: string, json?: string | undefined | null): boolean
-}
-
-/**
- * The channel of one JavaScript environment (internal: made once by the
- * package's `lib/channel.js`, which every wait goes through).
- */
-export declare class WaitChannel {
-  /**
-   * Moves due probe calls into `into`, `[slot, key, sample, elapsedMs,
-   * budgetMs, outputCap]` per call, one after another, as many as fit;
-   * returns how many it wrote. Calls of waits that have ended are left
-   * out. The cap lets `lib/answer.js` send only the start of an answer
-   * longer than it (see `capped` there).
-   */
-  take(into: Float64Array): number
-  /**
-   * Answers `count` probe calls in flight, all at once (see `Answers`
-   * in `lib/answer.js`); answers for waits that have ended are ignored.
-   * Throws only when the arrays are shorter than `count` says.
-   */
-  settle(count: number, slots: Uint32Array, keys: Float64Array, flags: Uint8Array, exitCodes: Int32Array, lens: Uint32Array, bytes: Uint8Array): void
-  /**
-   * A channel whose `drain` is called on the JavaScript thread when
-   * something arrives; `drain` must not throw.
-   */
-  constructor(drain: () => unknown)
-  /**
-   * Takes a sample of the wait in `slot` now instead of at the next
-   * poll (internal; see the package's `WaitHandle.wake`).
-   */
-  wakeWait(slot: number): void
-  /**
-   * Ends the wait in `slot` with outcome `cancelled` (internal; see the
-   * package's `WaitHandle.cancel`).
-   */
-  cancelWait(slot: number): void
-  /**
-   * Takes the finished waits and progress reports in order, their
-   * numbers written into `into` (see `events`), or null when there are
-   * none; when `into` is too short, only `count` is set.
-   */
-  takeEvents(into: Float64Array): TakenEvents | null
 }
 
 /** The profile id of a tool call that would be accepted (`args`, `grants`: JSON text). */
@@ -111,12 +93,6 @@ export declare function grantsJson(grants: string): string
  * long) and words it.
  */
 export declare function invalidArguments(field: string, rule: string, message: string): any
-
-/** The host's limits for one wait (`Policy` in `lib/waitfor.d.ts`). */
-export interface NativePolicy {
-  maxWaitCeilingMs?: number
-  outputCapBytes?: number
-}
 
 /** `{version, states, flags, defaultExits}`. */
 export declare function ouroConstants(): any
@@ -156,48 +132,10 @@ export declare function recordSendKeys(socketName: string | undefined | null, pa
 /** The JSON Schemas of a spec and of a result, as JSON text. */
 export declare function schemas(): Array<string>
 
-/**
- * Runs one shared test vector (`tests/vectors/*.json`) on virtual time;
- * the answer has `result`, `call_starts_ms`, `progress`, and `output` or
- * `tool_error` for profile vectors.
- */
+/** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
 export declare function simulate(vector: string): any
 
-/**
- * Starts profile call `key` in `slot` of `channel`'s environment
- * (internal; see the package's `callTool`). `args` is JSON text; `tools`
- * is the package's dispatcher for the host's tools (absent: the built-in
- * `run_command` and `read_file`, as far as `grants`, JSON text, reach:
- * nothing by default). The end comes as a `DONE` event whose
- * body is `{"output": ...}` or `{"error": {code, message, ...}}`; with
- * `notices`, the profile's notices come before it as `PROGRESS` events
- * whose body is the notice (`{"kind": "progress" | "log", ...}`), and a
- * refusal's notices in the thrown error's `notices`.
- */
-export declare function startToolCall(channel: WaitChannel, slot: number, key: number, profile: string, args: string, tools: ((arg0: ToolReply, arg1: string, arg2: any, arg3: number, arg4: number) => unknown) | undefined | null, notices: boolean, maxWaitCeilingMs?: number | undefined | null, grants?: string | undefined | null): void
-
-/**
- * Starts wait `key` in `slot` (internal; see `startWait` in
- * `lib/channel.js`): with `jsProbe`, its probe is the JavaScript function
- * the package keeps in that slot, otherwise the spec's built-in probe.
- * The end comes as a `RESULT` event, progress reports (with `progress`)
- * as `PROGRESS` events.
- */
-export declare function startWait(channel: WaitChannel, slot: number, key: number, spec: string, jsProbe: boolean, progress: boolean, policy?: NativePolicy | undefined | null, grants?: string | undefined | null): void
-
-/**
- * What `WaitChannel.takeEvents` took: `count` numbers and the text;
- * without `text` nothing was taken (the array is shorter than `count`).
- */
-export interface TakenEvents {
-  count: number
-  text?: string
-}
-
-/**
- * What a host tool throws (as an Error's message) for a tool the server
- * does not have (see the package's `UNKNOWN_TOOL`).
- */
+/** What a host tool throws for a tool the server does not have (`UNKNOWN_TOOL`). */
 export declare function unknownTool(): string
 
 /** What `waitFor` was given besides its functions. */
