@@ -12,6 +12,7 @@
 //!
 //! Atomics, not a lock: a process may fork at any moment.
 
+use pyo3::Python;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -66,13 +67,15 @@ extern "C" fn step_aside(_: *mut c_void) -> c_int {
         return 0;
     }
     let took = TOOK.load(Ordering::SeqCst);
-    // SAFETY: pending calls run on the main thread, which holds the lock.
-    let main = unsafe { pyo3::ffi::PyEval_SaveThread() };
-    let until = Instant::now() + STEP_ASIDE;
-    while TOOK.load(Ordering::SeqCst) == took && Instant::now() < until {
-        std::thread::sleep(LOOK);
-    }
-    // SAFETY: the thread state this thread let go of above.
-    unsafe { pyo3::ffi::PyEval_RestoreThread(main) };
+    // Pending calls run on the main thread, which holds the lock: attaching
+    // only counts it, and detaching lets go of it until the closure ends.
+    Python::try_attach(|py| {
+        py.detach(|| {
+            let until = Instant::now() + STEP_ASIDE;
+            while TOOK.load(Ordering::SeqCst) == took && Instant::now() < until {
+                std::thread::sleep(LOOK);
+            }
+        })
+    });
     0
 }

@@ -5,13 +5,14 @@
 use crate::observe::text_head;
 use crate::sync::{Mutex, MutexGuard};
 use crossbeam_channel::{Receiver, Sender};
+use pyo3::exceptions::PySystemExit;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::cell::{Cell, OnceCell};
 use std::os::raw::c_long;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use waitfor::{CancelToken, ProbeError};
@@ -40,9 +41,12 @@ const EXIT_GRACE: Duration = Duration::from_millis(250);
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
+    let exit = py.get_type::<PySystemExit>();
     for thread in ENGINE_THREADS.lock().iter().filter(|t| t.now()) {
-        // SAFETY: called attached; SystemExit is a static exception type.
-        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(thread.id, pyo3::ffi::PyExc_SystemExit) };
+        // pyo3 has no safe form of this call.
+        // SAFETY: called attached; `exit` is an exception type, alive while
+        // `py` is; an id that matches no thread state changes nothing.
+        unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(thread.id(), exit.as_ptr()) };
     }
     let deadline = Instant::now() + EXIT_GRACE;
     py.detach(|| {
@@ -52,35 +56,58 @@ pub fn _shutdown(py: Python<'_>) {
     });
 }
 
-/// Keeps [`ENGINE_THREADS`] usable across `fork()`: the forking thread
-/// takes its lock around the fork, so no other thread holds it when the
-/// child is made, and the child, whose only thread is the one that forked,
-/// starts with none of the parent's engine threads.
-pub fn survive_fork() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    thread_local! {
-        /// The lock, held by the forking thread from `prepare` to `parent`
-        /// or `child` (the three run on that thread, or its copy).
-        static HELD: std::cell::RefCell<Option<MutexGuard<'static, Vec<Arc<InPython>>>>> =
-            const { std::cell::RefCell::new(None) };
+/// Keeps [`ENGINE_THREADS`] usable across `os.fork()` (and the forks of
+/// `multiprocessing` and of `subprocess` with a `preexec_fn`, which run
+/// the same hooks): the forking thread takes its lock around the fork, so
+/// no other thread holds it when the child is made, and the child, whose
+/// only thread is the one that forked, starts with none of the parent's
+/// engine threads.
+///
+/// A fork that skips Python's hooks (a C library's own `fork()`) leaves a
+/// child that runs no Python, so none of this matters there; the engine's
+/// own forks run only `exec` in the child.
+pub fn survive_fork(py: Python<'_>) -> PyResult<()> {
+    let os = py.import("os")?;
+    // Not every platform forks.
+    if !os.hasattr("register_at_fork")? {
+        return Ok(());
     }
-    extern "C" fn prepare() {
-        HELD.with(|held| *held.borrow_mut() = Some(ENGINE_THREADS.lock()));
-    }
-    extern "C" fn parent() {
-        HELD.with(|held| drop(held.borrow_mut().take()));
-    }
-    extern "C" fn child() {
-        crate::handoff::forget();
-        HELD.with(|held| {
-            if let Some(mut threads) = held.borrow_mut().take() {
-                threads.clear();
-            }
-        });
-    }
-    // SAFETY: the handlers are plain functions that live for the process.
-    ONCE.call_once(|| unsafe {
-        libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+    let hooks = PyDict::new(py);
+    hooks.set_item("before", wrap_pyfunction!(before_fork, py)?)?;
+    hooks.set_item(
+        "after_in_parent",
+        wrap_pyfunction!(after_fork_in_parent, py)?,
+    )?;
+    hooks.set_item("after_in_child", wrap_pyfunction!(after_fork_in_child, py)?)?;
+    os.call_method("register_at_fork", (), Some(&hooks))?;
+    Ok(())
+}
+
+thread_local! {
+    /// The lock, held by the forking thread from `before_fork` to
+    /// `after_fork_in_parent` or `after_fork_in_child` (the three run on
+    /// that thread, or its copy).
+    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Vec<Arc<InPython>>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[pyfunction]
+fn before_fork() {
+    HELD.with(|held| *held.borrow_mut() = Some(ENGINE_THREADS.lock()));
+}
+
+#[pyfunction]
+fn after_fork_in_parent() {
+    HELD.with(|held| drop(held.borrow_mut().take()));
+}
+
+#[pyfunction]
+fn after_fork_in_child() {
+    crate::handoff::forget();
+    HELD.with(|held| {
+        if let Some(mut threads) = held.borrow_mut().take() {
+            threads.clear();
+        }
     });
 }
 
@@ -95,15 +122,21 @@ pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
         return None;
     }
     ENGINE_THREAD.with(|thread| {
+        // Marked before it waits for the lock: interpreter exit then gives
+        // it time to take the lock and leave.
         let _inside = thread.enter();
-        Python::try_attach(f)
+        Python::try_attach(|py| {
+            thread.keep(py);
+            f(py)
+        })
     })
 }
 
 /// An engine thread as interpreter exit sees it.
 struct InPython {
-    /// Python's id of the thread (its `pthread_t`).
-    id: c_long,
+    /// Python's id of the thread (`threading.get_ident()`), 0 until its
+    /// first attach.
+    id: AtomicU64,
     /// Attaches in progress on the thread (nested ones count each).
     depth: AtomicUsize,
 }
@@ -111,6 +144,12 @@ struct InPython {
 impl InPython {
     fn now(&self) -> bool {
         self.depth.load(Ordering::Acquire) > 0
+    }
+
+    /// The id `PyThreadState_SetAsyncExc` takes (a C `unsigned long`, which
+    /// pyo3 declares signed: the same bits).
+    fn id(&self) -> c_long {
+        self.id.load(Ordering::Acquire) as c_long
     }
 }
 
@@ -135,7 +174,11 @@ thread_local! {
 /// thread state and detaching deletes it again, a few microseconds a probe
 /// call. An engine thread instead holds one extra `PyGILState_Ensure` for
 /// its lifetime (with the GIL released), so each attach only takes the
-/// GIL; the thread state is deleted when the thread ends.
+/// GIL; the thread state is deleted when the thread ends. pyo3 keeps a
+/// thread state only for as long as a closure given to `Python::attach`
+/// runs, and the engine's threads are not this package's to wrap: so the
+/// extra count is two raw calls, each made while pyo3 holds the thread
+/// attached.
 ///
 /// And its entry in [`ENGINE_THREADS`], so a call marks itself in Python
 /// with an atomic of this thread's own instead of a shared lock.
@@ -145,37 +188,47 @@ struct EngineThread {
 }
 
 impl EngineThread {
-    /// Marks this thread in Python and keeps its thread state.
+    /// Marks this thread in Python.
     fn enter(&self) -> Inside<'_> {
         let inside = self.in_python.get_or_init(|| {
             let inside = Arc::new(InPython {
-                // SAFETY: pthread_self has no preconditions; Python's
-                // thread id is it.
-                id: unsafe { libc::pthread_self() } as c_long,
+                id: AtomicU64::new(0),
                 depth: AtomicUsize::new(0),
             });
             ENGINE_THREADS.lock().push(inside.clone());
             inside
         });
         inside.depth.fetch_add(1, Ordering::AcqRel);
-        self.keep();
         Inside(inside)
     }
 
-    fn keep(&self) {
-        // SAFETY: Py_IsInitialized has no preconditions.
-        if self.kept.get() || unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+    /// On this thread's first attach: keeps its thread state, and notes
+    /// its id.
+    fn keep(&self, py: Python<'_>) {
+        if self.kept.replace(true) {
             return;
         }
-        // SAFETY: the interpreter is initialized and not shutting down (the
-        // caller checked); this thread is not attached: Ensure attaches it
-        // with a new thread state, SaveThread detaches it and keeps it.
-        unsafe {
-            pyo3::ffi::PyGILState_Ensure();
-            pyo3::ffi::PyEval_SaveThread();
+        // SAFETY: this thread is attached (`py`), so Ensure only adds one
+        // to its thread state's count and attaches nothing; pyo3's own
+        // release then leaves the count at one, which keeps the thread
+        // state while pyo3 detaches it. `Drop` takes the one back.
+        unsafe { pyo3::ffi::PyGILState_Ensure() };
+        if let Some(inside) = self.in_python.get() {
+            inside.id.store(thread_ident(py), Ordering::Release);
         }
-        self.kept.set(true);
     }
+}
+
+/// `threading.get_ident()` of this thread (0 if it cannot be had: an id
+/// that matches no thread).
+fn thread_ident(py: Python<'_>) -> u64 {
+    static GET_IDENT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    GET_IDENT
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("threading")?.getattr("get_ident")?.unbind())
+        })
+        .and_then(|get_ident| get_ident.bind(py).call0()?.extract())
+        .unwrap_or(0)
 }
 
 impl Drop for EngineThread {
@@ -184,21 +237,18 @@ impl Drop for EngineThread {
             ENGINE_THREADS.lock().retain(|t| !Arc::ptr_eq(t, inside));
         }
         // At interpreter exit the thread state goes with the interpreter.
-        // SAFETY: Py_IsInitialized has no preconditions.
-        if !self.kept.get()
-            || SHUTTING_DOWN.load(Ordering::SeqCst)
-            || unsafe { pyo3::ffi::Py_IsInitialized() } == 0
-        {
+        if !self.kept.get() || SHUTTING_DOWN.load(Ordering::SeqCst) {
             return;
         }
-        // SAFETY: this thread holds one Ensure (from `keep`) and is detached;
-        // Ensure reattaches it, and the two releases bring its count to zero,
-        // which deletes its thread state and detaches it.
-        unsafe {
-            pyo3::ffi::PyGILState_Ensure();
-            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED);
-            pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_UNLOCKED);
-        }
+        Python::try_attach(|_py| {
+            // SAFETY: attached (`_py`), with the count `keep` added and
+            // pyo3's own: this release takes `keep`'s back (it was made
+            // attached: LOCKED), and pyo3's, the last, deletes the thread
+            // state as it detaches.
+            unsafe {
+                pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED)
+            };
+        });
     }
 }
 

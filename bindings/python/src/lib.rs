@@ -293,7 +293,7 @@ fn record_send_keys(
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    invoke::survive_fork();
+    invoke::survive_fork(m.py())?;
     m.add_function(wrap_pyfunction!(start, m)?)?;
     m.add_function(wrap_pyfunction!(call_tool, m)?)?;
     m.add_function(wrap_pyfunction!(definitions, m)?)?;

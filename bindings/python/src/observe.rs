@@ -1,8 +1,9 @@
 //! What Python probes return, and what they are told.
 
 use crate::{args, convert};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString};
 use std::time::Duration;
 use waitfor::{CancelToken, ProbeError};
 
@@ -242,18 +243,18 @@ fn text(s: &Bound<'_, PyString>, cap: usize) -> Result<String, ProbeError> {
 /// Its length is the string object's own (`PyUnicode_GetLength`), never
 /// `len(s)`: a `str` subclass's `__len__` may lie or raise, and a length
 /// that cannot be had counts as too long. The head is cut by
-/// `PyUnicode_Substring`, which reads the characters themselves (a
-/// subclass's `__getitem__` is not called) and gives a plain `str`.
+/// `str.__getitem__` looked up on `str` itself, which reads the characters
+/// (a subclass's `__getitem__` is not called) and gives a plain `str`.
 pub fn head<'py>(s: &Bound<'py, PyString>, max: usize) -> PyResult<Bound<'py, PyString>> {
     if s.code_point_len().is_ok_and(|chars| chars <= max) {
         return Ok(s.clone());
     }
+    let py = s.py();
     let end = isize::try_from(max.saturating_add(1)).unwrap_or(isize::MAX);
-    // SAFETY: `s` is a live str (a subclass's instance is one too); the
-    // call returns a new reference or NULL with an exception set.
-    let head = unsafe {
-        Bound::from_owned_ptr_or_err(s.py(), pyo3::ffi::PyUnicode_Substring(s.as_ptr(), 0, end))
-    }?;
+    let cut = PySlice::new(py, 0, end, 1);
+    let head = py
+        .get_type::<PyString>()
+        .call_method1(intern!(py, "__getitem__"), (s, cut))?;
     Ok(head.cast_into::<PyString>()?)
 }
 

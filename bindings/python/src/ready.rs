@@ -24,45 +24,35 @@ pub struct Ready {
 impl Ready {
     /// Sets the flag and wakes every sleeper.
     pub fn set(&self) {
+        use rustix::thread::futex;
         use std::sync::atomic::Ordering;
         self.word.store(1, Ordering::Release);
-        // SAFETY: the word lives as long as `self`; FUTEX_WAKE only reads
-        // its address.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.word.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                i32::MAX,
-            );
-        }
+        // A wake fails only for a word that is not one (never here).
+        let _ = futex::wake(&self.word, futex::Flags::PRIVATE, u32::MAX);
     }
 
     /// Sleeps until the flag is set, `timeout` passes or a signal handler
     /// ran on this thread (or spuriously); whether it is set.
+    ///
+    /// The sleep is a futex wait, not a condition variable's: the standard
+    /// library's waits go back to sleep when a signal interrupts them, and
+    /// this one must not (Python's handlers are installed without
+    /// `SA_RESTART`, and a timed futex wait is never restarted, so a signal
+    /// ends it with `EINTR`).
     pub fn wait(&self, timeout: Duration) -> bool {
+        use rustix::thread::futex;
         use std::sync::atomic::Ordering;
         if self.word.load(Ordering::Acquire) != 0 {
             return true;
         }
-        let timeout = libc::timespec {
-            tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
-            // Below 1e9: fits a c_long everywhere.
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        let longest = futex::Timespec {
+            tv_sec: futex::Secs::MAX,
+            tv_nsec: 0,
         };
-        // SAFETY: the word and the timespec outlive the call; FUTEX_WAIT
-        // sleeps only while the word is still 0, and returns on a wake, the
-        // timeout or a signal (EINTR: Python's handlers are installed
-        // without SA_RESTART, and a timed futex wait is not restarted).
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.word.as_ptr(),
-                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                0u32,
-                &timeout as *const libc::timespec,
-            );
-        }
+        let timeout = futex::Timespec::try_from(timeout).unwrap_or(longest);
+        // Set meanwhile (`EAGAIN`), woken, timed out or interrupted: the
+        // word says which matters.
+        let _ = futex::wait(&self.word, futex::Flags::PRIVATE, 0, Some(&timeout));
         self.word.load(Ordering::Acquire) != 0
     }
 }
