@@ -51,19 +51,13 @@ export declare class NativeWait {
 
 export declare class OuroStepper {
   /** Starts the wait at `now` (ms since the epoch on the host's clock). */
-  constructor(args: WaitForArgs, now: number)
+  constructor(args: any, now: number)
   /** The first action (a read). */
   first(): any
-  /**
-   * What happened at `now` (`"tick"`, `"cancel"`, or `"read"` with the
-   * read's matched answer); the next action.
-   */
+  /** What happened at `now`; the next action. */
   step(now: number, what: string, read?: any | undefined | null): any
-  /**
-   * The envelope, with what `resume` and `next` returned, each as
-   * `[value]` (absent: not called).
-   */
-  finish(resume?: Array<any> | undefined | null, next?: Array<any> | undefined | null): any
+  /** The envelope, given `{resume?, next?}`: what those functions returned. */
+  finish(returned: any): any
 }
 
 /** The profile id of a tool call that would be accepted (`args`, `grants`: JSON text). */
@@ -137,13 +131,3 @@ export declare function simulate(vector: string): any
 
 /** What a host tool throws for a tool the server does not have (`UNKNOWN_TOOL`). */
 export declare function unknownTool(): string
-
-/** What `waitFor` was given besides its functions. */
-export interface WaitForArgs {
-  for: string
-  target?: AxRef
-  cursor?: string
-  callback?: string
-  timeoutMs: number
-  intervalMs?: number
-}

@@ -55,16 +55,15 @@ function eventMatcher(spec) {
  */
 async function waitFor(options) {
   if (!options || typeof options !== 'object') throw invalid('options', 'must be an object')
-  for (const [name, type] of [['for', 'string'], ['read', 'function'], ['resume', 'function']]) {
-    if (typeof options[name] !== type) throw invalid(name, `must be a ${type}`)
+  for (const name of ['read', 'resume', 'now', 'sleep', 'match', 'next']) {
+    const given = options[name] != null || name === 'read' || name === 'resume'
+    if (given && typeof options[name] !== 'function') throw invalid(name, 'must be a function')
   }
-  for (const name of ['now', 'sleep', 'match', 'next']) {
-    if (options[name] != null && typeof options[name] !== 'function') throw invalid(name, 'must be a function')
-  }
-  const { signal, target, cursor, callback, timeoutMs, intervalMs } = options
-  const [now, sleep, match] = [options.now ?? Date.now, options.sleep ?? null, options.match ?? (() => true)]
-  const number = (v) => (v === undefined || typeof v === 'number' ? v : NaN)
-  const args = { for: options.for, target: target ?? undefined, cursor: cursor ?? undefined, callback: callback ?? undefined, timeoutMs: number(timeoutMs) ?? NaN, intervalMs: number(intervalMs) }
+  const [signal, now, sleep, match] = [options.signal, options.now ?? Date.now, options.sleep ?? null, options.match ?? (() => true)]
+  // Core names the field; a number JSON cannot hold goes as its text.
+  const ms = (v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)
+  const { for: awaited, target, cursor, callback, timeoutMs, intervalMs } = options
+  const args = { for: awaited, target, cursor, callback, timeoutMs: ms(timeoutMs), intervalMs: ms(intervalMs) }
   const stepper = native(() => new binding.OuroStepper(args, now()))
   const step = (what, read) => native(() => stepper.step(now(), what, read))
   let action = stepper.first()
@@ -85,10 +84,9 @@ async function waitFor(options) {
     if (got.what === 'read') reading = null
     action = step(got.what, got.read)
   }
-  const called = (f, arg) => [f(arg) ?? null]
-  const resume = action.resume ? called(options.resume, action.cursor) : undefined
-  const next = action.next && options.next ? called(options.next, action.next) : undefined
-  return native(() => stepper.finish(resume, next))
+  const returned = { resume: action.resume ? (options.resume(action.cursor) ?? null) : undefined }
+  if (action.next && options.next) returned.next = options.next(action.next) ?? null
+  return native(() => stepper.finish(returned))
 }
 
 /**

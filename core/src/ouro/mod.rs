@@ -43,7 +43,7 @@ pub use jsonl::{
     DEFAULT_TERMINAL_TYPES, MAX_MALFORMED,
 };
 pub use matcher::{DataCondition, EventMatchSpec, EventMatcher, MatchError};
-pub use stepper::{Action, Ended, Stepper};
+pub use stepper::{Action, Ended, HostStepper, Stepper};
 pub use template::{shell_quote, CommandTemplate, TemplateError};
 pub use text::wait_text;
 pub use validate::{is_wait, validate_wait, Validation};

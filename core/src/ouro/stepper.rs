@@ -14,7 +14,11 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
 use crate::cancel::CancelToken;
+use crate::error::{ErrorCode, ErrorInfo, Rule, SpecError};
 use crate::machine::{Conditions, Machine, Step};
 use crate::probe::ProbeMode;
 
@@ -247,5 +251,182 @@ impl Stepper {
                 },
             }
         }
+    }
+}
+
+/// A [`Stepper`] for a host that speaks JSON and counts time in
+/// milliseconds (JavaScript's `Date.now()`): the seed's camelCase names
+/// in, each [`Action`] and the envelope out as JSON, and every refusal an
+/// [`ErrorInfo`] naming the host's own field (`timeoutMs`, `read`, ...),
+/// so a binding forwards both unchanged.
+///
+/// Actions: `{"do": "read", "cursor", "ms"}` (read after `cursor`; `ms` is
+/// the time left), `{"do": "sleep", "ms"}`, and `{"do": "done", "resume",
+/// "cursor", "next"}`: call the host's `resume(cursor)` if `resume` is
+/// true, and its `next(next)` if `next` is not null, then
+/// [`HostStepper::finish`].
+///
+/// ```
+/// use serde_json::json;
+/// use waitfor::ouro::HostStepper;
+/// let args = json!({"for": "build 7", "timeoutMs": 1000, "intervalMs": 400});
+/// let (mut stepper, first) = HostStepper::new(&args, 0.0).unwrap();
+/// assert_eq!(first, json!({"do": "read", "cursor": null, "ms": 1000.0}));
+/// let read = json!({"events": [], "cursor": "c1"});
+/// assert_eq!(stepper.step(0.0, "read", Some(read)).unwrap(), json!({"do": "sleep", "ms": 400.0}));
+/// let done = stepper.step(10.0, "cancel", None).unwrap();
+/// assert_eq!(done, json!({"do": "done", "resume": true, "cursor": "c1", "next": null}));
+/// let wait = stepper.finish(&json!({"resume": {"command": "again c1"}})).unwrap();
+/// assert_eq!(wait["reason"], "cancelled before a matching event");
+/// ```
+pub struct HostStepper(Stepper);
+
+impl HostStepper {
+    /// Starts a wait at the host's clock reading `now`: `args` is
+    /// `{for, target?, cursor?, callback?, timeoutMs, intervalMs?}`; the
+    /// first action (a read).
+    pub fn new(args: &Value, now: f64) -> Result<(HostStepper, Value), ErrorInfo> {
+        if !args.is_object() {
+            return Err(invalid(
+                "options",
+                Rule::WrongType,
+                "must be an object".into(),
+            ));
+        }
+        let text = "must be a string, or null";
+        let timeout = args.get("timeoutMs").unwrap_or(&Value::Null);
+        let mut plan = WaitPlan {
+            target: field(args, "target", "must be a JSON value")?,
+            cursor: field(args, "cursor", text)?,
+            callback: field(args, "callback", text)?,
+            ..WaitPlan::new(
+                field::<String>(args, "for", "must be a string")?
+                    .ok_or_else(|| invalid("for", Rule::WrongType, "must be a string".into()))?,
+                Some(millis_json("timeoutMs", timeout)?),
+            )
+        };
+        if let Some(interval) = args.get("intervalMs").filter(|v| !v.is_null()) {
+            plan.interval = millis_json("intervalMs", interval)?;
+        }
+        let (stepper, first) = Stepper::new(plan, millis("now", now)?).map_err(refused)?;
+        Ok((HostStepper(stepper), action(first)))
+    }
+
+    /// What happened at `now`: `"tick"` (a sleep or a read's time ran
+    /// out), `"cancel"`, or `"read"` with the read's answer `{events,
+    /// cursor, fresh?, gone?, more?}` (the events the host's own matcher
+    /// kept); the next action.
+    pub fn step(&mut self, now: f64, what: &str, read: Option<Value>) -> Result<Value, ErrorInfo> {
+        let now = millis("now", now)?;
+        let next = match what {
+            "cancel" => self.0.cancel(now),
+            "read" => {
+                let must = "must resolve to {events, cursor}";
+                let read: WaitRead = parse("read", read.unwrap_or_default(), must)?;
+                self.0.feed(now, Ok(read))
+            }
+            _ => self.0.tick(now),
+        };
+        next.map(action).map_err(refused)
+    }
+
+    /// The envelope (`wait/1`), given `{resume?, next?}`: what the host's
+    /// `resume` and `next` returned, absent when not called.
+    pub fn finish(&mut self, returned: &Value) -> Result<Value, ErrorInfo> {
+        let steps = "must return steps {command, description?}";
+        let resume: Option<NextStep> = match returned.get("resume") {
+            Some(v) => Some(parse("resume", v.clone(), steps)?),
+            None => None,
+        };
+        let next: Vec<NextStep> = match returned.get("next") {
+            Some(v) => parse("next", v.clone(), steps)?,
+            None => Vec::new(),
+        };
+        let waited = self.0.finish(resume, next).map_err(refused)?;
+        serde_json::to_value(&waited.wait)
+            .map_err(|e| ErrorInfo::new(ErrorCode::Internal, e.to_string()))
+    }
+}
+
+fn action(action: Action) -> Value {
+    let ms = |d: Duration| d.as_nanos() as f64 / 1e6;
+    match action {
+        Action::Read { cursor, within } => {
+            json!({"do": "read", "cursor": cursor, "ms": ms(within)})
+        }
+        Action::Sleep(d) => json!({"do": "sleep", "ms": ms(d)}),
+        Action::Done(ended) => json!({"do": "done", "resume": ended.resume, "cursor": ended.cursor,
+            "next": ended.wants_next().then_some(&ended.events)}),
+    }
+}
+
+fn invalid(field: &str, rule: Rule, message: String) -> ErrorInfo {
+    ErrorInfo::spec(
+        ErrorCode::InvalidArguments,
+        &SpecError::new(field, rule, message),
+    )
+}
+
+fn parse<T: DeserializeOwned>(field: &str, value: Value, must: &str) -> Result<T, ErrorInfo> {
+    serde_json::from_value(value)
+        .map_err(|e| invalid(field, Rule::WrongType, format!("{must}: {e}")))
+}
+
+/// `args[name]` as a `T`; absent or null is `None`.
+fn field<T: DeserializeOwned>(
+    args: &Value,
+    name: &str,
+    must: &str,
+) -> Result<Option<T>, ErrorInfo> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => parse(name, v.clone(), must).map(Some),
+    }
+}
+
+fn millis_json(field: &str, ms: &Value) -> Result<Duration, ErrorInfo> {
+    match ms.as_f64() {
+        Some(ms) => millis(field, ms),
+        None => Err(invalid(
+            field,
+            Rule::OutOfRange,
+            format!("{MUST_MS} (got {ms})"),
+        )),
+    }
+}
+
+const MUST_MS: &str = "must be a number of milliseconds, 0 or more";
+
+/// `ms` milliseconds, exact for whole ones.
+fn millis(field: &str, ms: f64) -> Result<Duration, ErrorInfo> {
+    if !(ms.is_finite() && ms >= 0.0) {
+        return Err(invalid(
+            field,
+            Rule::OutOfRange,
+            format!("{MUST_MS} (got {ms:?})"),
+        ));
+    }
+    let fraction = Duration::from_nanos((ms.fract() * 1e6).round() as u64);
+    Ok(Duration::from_millis(ms.trunc() as u64) + fraction)
+}
+
+/// Core's refusal under the host's names (its time limit is `timeoutMs`).
+fn refused(e: WaitForError) -> ErrorInfo {
+    match e {
+        WaitForError::Options { field, message } => {
+            let field = if field == "timeout" {
+                "timeoutMs"
+            } else {
+                field
+            };
+            let rule = if field == "read" {
+                Rule::Conflict
+            } else {
+                Rule::OutOfRange
+            };
+            invalid(field, rule, message)
+        }
+        WaitForError::Envelope(_) => ErrorInfo::new(ErrorCode::InvalidWait, e.to_string()),
+        _ => ErrorInfo::new(ErrorCode::Runtime, e.to_string()),
     }
 }
