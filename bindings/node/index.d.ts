@@ -66,9 +66,6 @@ export declare function checkArguments(name: string, args: string, grants?: stri
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
-/** The cursor at the log's end. */
-export declare function eventsEndCursor(path: string, grants?: string | undefined | null): Promise<string>
-
 /** `{profile, tool}` by profile id or unique tool name. */
 export declare function findProfile(name: string): any
 
@@ -113,8 +110,12 @@ export declare function parsePaneId(paneId: string): number
 /** Every profile and its MCP tool object: `[{profile, tool}]`. */
 export declare function profileDefinitions(): any
 
-/** `{events, cursor, fresh, gone, more, malformed}` after `cursor`, as JSON text. */
-export declare function readEvents(path: string, cursor?: string | undefined | null, terminalTypes?: Array<string> | undefined | null, grants?: string | undefined | null): Promise<string>
+/**
+ * `{events, cursor, fresh, gone, more, malformed}` after `cursor` in the
+ * log at `path`, or with `end` the cursor at its end; read only inside
+ * `grants`' file roots (JSON text).
+ */
+export declare function readEvents(path: string, cursor: string | undefined | null, terminalTypes: Array<string> | undefined | null, grants: string | undefined | null, end: boolean): Promise<string>
 
 /**
  * Records keys this process sent to a pane in core's registry, so pane

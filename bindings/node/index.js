@@ -841,7 +841,6 @@ module.exports.NativeWait = nativeBinding.NativeWait
 module.exports.OuroStepper = nativeBinding.OuroStepper
 module.exports.checkArguments = nativeBinding.checkArguments
 module.exports.checkSpec = nativeBinding.checkSpec
-module.exports.eventsEndCursor = nativeBinding.eventsEndCursor
 module.exports.findProfile = nativeBinding.findProfile
 module.exports.formatDuration = nativeBinding.formatDuration
 module.exports.grantsJson = nativeBinding.grantsJson

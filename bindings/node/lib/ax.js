@@ -37,9 +37,10 @@ const formatDuration = (ms) => native(() => binding.formatDuration(typeof ms ===
 
 /** The native Promise `start` gives, its refusals (thrown or rejected) as `WaitforError`s. */
 const settle = (start) => new Promise((resolve) => resolve(start())).catch((err) => Promise.reject(fromNative(err)))
-const readEvents = (path, cursor, options = {}) =>
-  settle(() => binding.readEvents(path, cursor ?? null, options.terminalTypes ?? null, grantsJson(options.grants))).then(JSON.parse)
-const eventsEndCursor = (path, options = {}) => settle(() => binding.eventsEndCursor(path, grantsJson(options.grants)))
+const events = (path, cursor, options, end) =>
+  settle(() => binding.readEvents(path, cursor ?? null, options?.terminalTypes ?? null, grantsJson(options?.grants), end)).then(JSON.parse)
+const readEvents = (path, cursor, options) => events(path, cursor, options, false)
+const eventsEndCursor = (path, options) => events(path, null, options, true)
 
 function eventMatcher(spec) {
   const m = native(() => new binding.NativeEventMatcher(spec))

@@ -32,7 +32,7 @@ pub fn ouro_is_wait(value: Value) -> bool {
 /// `{ok, errors}`.
 #[napi]
 pub fn ouro_validate_wait(value: Value) -> Value {
-    serde_json::to_value(ouro::validate_wait(&value)).unwrap_or(Value::Null)
+    json!(ouro::validate_wait(&value))
 }
 
 /// Refused as `invalid_wait`, with the rules it breaks in `errors`.
@@ -53,9 +53,8 @@ pub fn ouro_wait_text(wait: Value) -> napi::Result<String> {
 pub fn ouro_wait_exit(wait: Value, exits: Value, names: Option<Value>) -> napi::Result<i32> {
     let wait = envelope(wait)?;
     let exits: ExitTable = errors::parse("exits", exits, "must map names to integer codes")?;
-    let names: Option<WaitExits> = names
-        .map(|names| errors::parse("names", names, "must name each of the four states"))
-        .transpose()?;
+    let must = "must name each of the four states";
+    let names: Option<WaitExits> = names.map(|n| errors::parse("names", n, must)).transpose()?;
     Ok(ouro::wait_exit(&wait, &exits, names.as_ref()))
 }
 
@@ -72,21 +71,20 @@ pub fn format_duration(ms: Option<f64>) -> napi::Result<String> {
         .map_err(|e| errors::arguments(&e))
 }
 
-/// A read of a JSON Lines log on a libuv pool thread: the JavaScript
-/// thread never waits on the file.
+/// A read of a JSON Lines log (`None`: its end cursor) as JSON text, on a
+/// libuv pool thread: the JavaScript thread never waits on the file.
 pub struct EventsRead(JsonlSource, Option<Option<String>>);
 
 impl Task for EventsRead {
-    /// A read as JSON text, or the end cursor.
     type Output = String;
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let EventsRead(source, cursor) = self;
-        let read = match cursor {
-            Some(cursor) => source.read(cursor.as_deref()).map(|r| json!(r).to_string()),
-            None => source.end_cursor(),
+        let read = match &self.1 {
+            Some(cursor) => self.0.read(cursor.as_deref()).map(|r| json!(r)),
+            None => self.0.end_cursor().map(Value::String),
         };
+        let read = read.map(|v| v.to_string());
         read.map_err(|e| errors::info(&ErrorInfo::from(&e)))
     }
 
@@ -95,53 +93,40 @@ impl Task for EventsRead {
     }
 }
 
-/// The log at `path`, read only inside `grants`' file roots (JSON text).
-fn source(path: String, grants: Option<String>) -> napi::Result<JsonlSource> {
-    Ok(JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?))
-}
-
-/// `{events, cursor, fresh, gone, more, malformed}` after `cursor`, as JSON text.
+/// `{events, cursor, fresh, gone, more, malformed}` after `cursor` in the
+/// log at `path`, or with `end` the cursor at its end; read only inside
+/// `grants`' file roots (JSON text).
 #[napi(ts_return_type = "Promise<string>")]
 pub fn read_events(
     path: String,
     cursor: Option<String>,
     terminal_types: Option<Vec<String>>,
     grants: Option<String>,
+    end: bool,
 ) -> napi::Result<AsyncTask<EventsRead>> {
-    let mut source = source(path, grants)?;
+    let mut source = JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?);
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
-    Ok(AsyncTask::new(EventsRead(source, Some(cursor))))
-}
-
-/// The cursor at the log's end.
-#[napi(ts_return_type = "Promise<string>")]
-pub fn events_end_cursor(
-    path: String,
-    grants: Option<String>,
-) -> napi::Result<AsyncTask<EventsRead>> {
-    Ok(AsyncTask::new(EventsRead(source(path, grants)?, None)))
+    Ok(AsyncTask::new(EventsRead(source, (!end).then_some(cursor))))
 }
 
 /// Core's event matcher (see `eventMatcher`).
 #[napi]
-pub struct NativeEventMatcher {
-    inner: ouro::EventMatcher,
-}
+pub struct NativeEventMatcher(ouro::EventMatcher);
 
 #[napi]
 impl NativeEventMatcher {
     #[napi(constructor)]
     pub fn new(spec: Value) -> napi::Result<Self> {
         ouro::EventMatcher::from_json(&spec)
-            .map(|inner| Self { inner })
+            .map(Self)
             .map_err(|e| errors::other("invalid_arguments", e))
     }
 
     /// A value that is not an event matches nothing.
     #[napi]
     pub fn matches(&self, event: Value) -> bool {
-        serde_json::from_value::<ouro::AxEvent>(event).is_ok_and(|e| self.inner.matches(&e))
+        serde_json::from_value::<ouro::AxEvent>(event).is_ok_and(|e| self.0.matches(&e))
     }
 }
