@@ -1,8 +1,7 @@
 'use strict'
 /**
- * One `abort` listener per AbortSignal however many waits share it: with
- * one per wait, Node warns of a leak (MaxListenersExceededWarning) once
- * eleven waits share a signal.
+ * One `abort` listener per AbortSignal however many waits share it: with one per wait,
+ * Node warns of a leak (MaxListenersExceededWarning) once eleven waits share a signal.
  * @module
  */
 
@@ -45,8 +44,7 @@ function onAbort(signal, callback) {
   const entry = () => callback() // its own entry: a callback given twice is called twice
   watch.callbacks.add(entry)
   return () => {
-    watch.callbacks.delete(entry)
-    if (watch.callbacks.size > 0 || watched.get(signal) !== watch) return
+    if (!watch.callbacks.delete(entry) || watch.callbacks.size > 0 || watched.get(signal) !== watch) return
     watched.delete(signal)
     try {
       signal.removeEventListener('abort', watch.listener)

@@ -28,7 +28,7 @@ function fromNative(err) {
   if (err instanceof WaitforError) return err
   let detail = null
   try {
-    detail = JSON.parse(err && err.message)
+    detail = JSON.parse(err?.message)
   } catch {}
   if (typeof detail?.code !== 'string') return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
   const error = new WaitforError(detail)
@@ -53,11 +53,11 @@ function toJson(field, value) {
   try {
     // NaN and Infinity would be written as null, which reads as "not given".
     text = JSON.stringify(value, (key, v) => {
-      if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`${key || 'the value'} is ${v}, which JSON cannot hold`)
-      return v
+      if (typeof v !== 'number' || Number.isFinite(v)) return v
+      throw new TypeError(`${key || 'the value'} is ${v}, which JSON cannot hold`)
     })
   } catch (err) {
-    throw new WaitforError({ code: 'invalid_arguments', message: `${field}: not JSON: ${err.message}`, field, rule: 'invalid_json' }, { cause: err })
+    throw invalid(field, `not JSON: ${err.message}`, 'invalid_json', err)
   }
   if (text === undefined) throw invalid(field, 'must be a JSON object')
   return text
@@ -75,10 +75,9 @@ function checkPolicy(policy) {
   if (policy === undefined || policy === null) return undefined
   if (typeof policy !== 'object' || Array.isArray(policy)) throw invalid('options.policy', 'must be an object')
   for (const [key, value] of Object.entries(policy)) {
-    if (key !== 'maxWaitCeilingMs' && key !== 'outputCapBytes') {
-      throw invalid(`options.policy.${key}`, 'unknown; policy takes maxWaitCeilingMs and outputCapBytes', 'unknown_field')
-    }
-    if (value !== undefined && typeof value !== 'number') throw invalid(`options.policy.${key}`, 'must be a number')
+    const field = `options.policy.${key}`
+    if (key !== 'maxWaitCeilingMs' && key !== 'outputCapBytes') throw invalid(field, 'unknown; policy takes maxWaitCeilingMs and outputCapBytes', 'unknown_field')
+    if (value !== undefined && typeof value !== 'number') throw invalid(field, 'must be a number')
   }
   return policy
 }

@@ -6,30 +6,17 @@
  * its `cause` (test/loader.test.js runs it on simulated hosts).
  */
 
-/** `linux-x64-gnu` for this host: the suffix of its platform package. */
-function hostPlatform() {
-  const { platform, arch } = process
-  if (platform !== 'linux') return `${platform}-${arch}`
-  return `${platform}-${arch}-${process.report?.getReport().header?.glibcVersionRuntime ? 'gnu' : 'musl'}`
-}
-
-/** Why no add-on loaded and what to do; `prebuilt` is empty in a source checkout. */
+/** Why no add-on loaded on `host` and what to do; `prebuilt` is empty in a source checkout. */
 function noAddonMessage(name, host, prebuilt) {
   if (prebuilt.length === 0) {
     return `${name}: no native add-on for this host (${host}) in this source checkout: build it with a Rust toolchain (\`npm ci && npm run build\` in bindings/node)`
   }
   if (prebuilt.includes(host)) {
-    return (
-      `${name}: the native add-on for this host (${host}) is in the package ${name}-${host}, which did not load. ` +
-      `npm installs it as an optional dependency: reinstall ${name} without --omit=optional (or --no-optional), ` +
-      'on the platform that runs it, and see the cause below'
-    )
+    return `${name}: the native add-on for this host (${host}) is in the package ${name}-${host}, which did not load. npm installs it as an optional dependency: ` +
+      `reinstall ${name} without --omit=optional (or --no-optional), on the platform that runs it, and see the cause below`
   }
-  return (
-    `${name}: no prebuilt native add-on for this host (${host}); there are prebuilt add-ons for ${prebuilt.join(', ')}. ` +
-    `Elsewhere, build it from the ${name} sources with a Rust toolchain: in bindings/node, ` +
-    '`npm ci && npm run build`, then install that folder (`npm install path/to/bindings/node`)'
-  )
+  return `${name}: no prebuilt native add-on for this host (${host}); there are prebuilt add-ons for ${prebuilt.join(', ')}. Elsewhere, build it from the ` +
+    `${name} sources with a Rust toolchain: in bindings/node, \`npm ci && npm run build\`, then install that folder (\`npm install path/to/bindings/node\`)`
 }
 
 try {
@@ -37,7 +24,10 @@ try {
 } catch (cause) {
   const pkg = require('../package.json')
   const prebuilt = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(pkg.name.length + 1))
-  const error = new Error(noAddonMessage(pkg.name, hostPlatform(), prebuilt), { cause })
+  // The platform package's suffix for this host (`linux-x64-gnu`).
+  const { platform, arch } = process
+  const libc = platform === 'linux' ? (process.report?.getReport().header?.glibcVersionRuntime ? '-gnu' : '-musl') : ''
+  const error = new Error(noAddonMessage(pkg.name, `${platform}-${arch}${libc}`, prebuilt), { cause })
   error.code = 'ERR_LIBWAITFOR_NO_ADDON'
   throw error
 }
