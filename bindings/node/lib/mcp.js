@@ -18,12 +18,6 @@ const { invalid } = require('./errors.js')
 
 const isNames = (value) => Array.isArray(value) && value.every((v) => typeof v === 'string')
 
-/** Replaces the handler of `method` with `wrapper(inner, request, extra)`. */
-function wrap(table, method, wrapper) {
-  const inner = table.get(method)
-  table.set(method, (request, extra) => wrapper(inner, request, extra))
-}
-
 /** A wait's progress as notices, when the client gave the call a progress token. */
 function progressSender(extra) {
   const progressToken = extra._meta?.progressToken
@@ -33,9 +27,7 @@ function progressSender(extra) {
     // Progress must increase; a report after a newer one is dropped.
     if (extra.signal.aborted || progress <= last) return
     last = progress
-    const params = { progressToken, progress }
-    if (total !== null) params.total = total
-    if (message !== null) params.message = message
+    const params = { progressToken, progress, ...(total !== null && { total }), ...(message !== null && { message }) }
     extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {})
   }
 }
@@ -63,11 +55,11 @@ function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly
   if (!isNames(tools)) throw invalid('options.tools', 'must be an array of tool names')
   if (typeof toolsReadOnly !== 'boolean') throw invalid('options.toolsReadOnly', 'must be a boolean')
   const known = definitions()
-  const chosen = profiles.map((id) => {
-    const definition = known.find((p) => p.profile === id)
-    if (definition) return definition
-    throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${id}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
-  })
+  const chosen = profiles.map((id) => known.find((p) => p.profile === id) ?? id)
+  const unknown = chosen.find((p) => typeof p === 'string')
+  if (unknown !== undefined) {
+    throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${unknown}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
+  }
   const argsOf = new WeakMap() // a call's arguments, by its `extra`
   const schemas = new Map() // tool name -> its exact schemas
   const registered = {}
@@ -77,15 +69,16 @@ function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly
     registered[name] = server.registerTool(name, { title, description, annotations }, (extra) => run(id, argsOf.get(extra), extra))
     schemas.set(name, { inputSchema, outputSchema })
   }
-  wrap(table, 'tools/list', async (list, request, extra) => {
+  const [list, call] = [table.get('tools/list'), table.get('tools/call')]
+  table.set('tools/list', async (request, extra) => {
     const result = await list(request, extra)
     return { ...result, tools: result.tools.map((t) => (schemas.has(t.name) ? { ...t, ...schemas.get(t.name) } : t)) }
   })
-  wrap(table, 'tools/call', (call, request, extra) => {
+  table.set('tools/call', (request, extra) => {
     argsOf.set(extra, request.params?.arguments ?? {})
     return call(request, extra)
   })
-  const callOwnTool = table.get('tools/call')
+  const callOwnTool = table.get('tools/call') // a lent call goes through it too
 
   /** This server's tools, as AURA's probe calls them within the call's budget. */
   const lend = (extra) => async (name, args, { budgetMs }) => {
