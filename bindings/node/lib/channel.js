@@ -138,7 +138,7 @@ function dispatch(kind, key, a, b, c, d) {
   try {
     if (kind === PROBE) return runProbe(handle, a, b, c, d)
     if (kind === TOOL) {
-      new Promise((resolve) => resolve(handle._tools(c, d, { budgetMs: b })))
+      new Promise((resolve) => resolve(handle._tools(c, JSON.parse(d), { budgetMs: b })))
         .then((v) => answer(handle._native, v, a), (err) => handle._native.answer(true, errorText(err, a)))
         .catch(ignore)
       return

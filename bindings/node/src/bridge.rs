@@ -28,8 +28,11 @@ type AnswerTo = Box<dyn FnOnce(Answer) + Send>;
 pub enum ToJs {
     /// `(0, key, sample, elapsedMs, budgetMs, outputCap)`: call wait `key`'s probe.
     Probe(u32, [f64; 4]),
-    /// `(1, key, outputCap, budgetMs, name, args)`: call profile call `key`'s host tool.
-    Tool(u32, [f64; 2], String, Value),
+    /// `(1, key, outputCap, budgetMs, name, args)`: call profile call `key`'s
+    /// host tool; `args` is JSON text, which `JSON.parse` reads whatever its
+    /// size (napi's conversion of a value refuses over a million nodes, and
+    /// a conversion that fails here is a fatal exception).
+    Tool(u32, [f64; 2], String, String),
     /// `(2, key, json)`: wait `key`'s end; `(3, key, json)`: a report.
     Event(u32, u32, String),
 }
@@ -52,14 +55,13 @@ impl JsValuesTupleIntoVec for ToJs {
                 vec![int(0)?, int(key)?, num(a)?, num(b)?, num(c)?, num(d)?]
             }
             ToJs::Tool(key, [cap, budget], name, args) => {
-                let args = unsafe { Value::to_napi_value(env, args)? };
                 vec![
                     int(1)?,
                     int(key)?,
                     num(cap)?,
                     num(budget)?,
                     text(name)?,
-                    args,
+                    text(args)?,
                 ]
             }
             ToJs::Event(kind, key, json) => vec![int(kind)?, int(key)?, text(json)?],
@@ -261,7 +263,7 @@ impl ToolCaller for Js {
         self.call.begin(move |answer| drop(to.send(answer)));
         let ctx_ms = [ctx.output_cap as f64, ms(ctx.budget)];
         if !self.channel.send(
-            ToJs::Tool(self.key, ctx_ms, name.into(), args.clone()),
+            ToJs::Tool(self.key, ctx_ms, name.into(), args.to_string()),
             None,
         ) {
             return Err(ProbeError::new("the JavaScript environment is closing"));
