@@ -134,7 +134,7 @@ function notify(handle, body) {
 /** What the bridge calls with each item (`ToJs` in src/bridge.rs); never throws. */
 function dispatch(kind, key, a, b, c, d) {
   const handle = handles.get(key)
-  if (handle === undefined) return // Ended: its late items are nobody's.
+  if (handle === undefined) return // Ended (or key 0: a call queued behind its end): nobody's.
   try {
     if (kind === PROBE) return runProbe(handle, a, b, c, d)
     if (kind === TOOL) {

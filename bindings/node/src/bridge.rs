@@ -25,14 +25,17 @@ type Answer = Result<Observation, ProbeError>;
 type AnswerTo = Box<dyn FnOnce(Answer) + Send>;
 
 /// What reaches `dispatch(kind, key, ...)`; the kinds are `lib/channel.js`'s.
+/// A call carries its wait's [`Call`]: one the wait ended behind (the event
+/// loop was busy past its deadline) reaches `dispatch` with key 0, which no
+/// wait has, so the probe or host tool is not called for nobody.
 pub enum ToJs {
     /// `(0, key, sample, elapsedMs, budgetMs, outputCap)`: call wait `key`'s probe.
-    Probe(u32, [f64; 4]),
+    Probe(u32, [f64; 4], Arc<Call>),
     /// `(1, key, outputCap, budgetMs, name, args)`: call profile call `key`'s
     /// host tool; `args` is JSON text, which `JSON.parse` reads whatever its
     /// size (napi's conversion of a value refuses over a million nodes, and
     /// a conversion that fails here is a fatal exception).
-    Tool(u32, [f64; 2], String, String),
+    Tool(u32, [f64; 2], String, String, Arc<Call>),
     /// `(2, key, json)`: wait `key`'s end; `(3, key, json)`: a report.
     Event(u32, u32, String),
 }
@@ -50,14 +53,16 @@ impl JsValuesTupleIntoVec for ToJs {
             )
         };
         let text = |s| unsafe { String::to_napi_value(env, s) };
+        let live = |key, call: &Call| if call.ended.load(SeqCst) { 0 } else { key };
         Ok(match self {
-            ToJs::Probe(key, [a, b, c, d]) => {
+            ToJs::Probe(key, [a, b, c, d], call) => {
+                let key = live(key, &call);
                 vec![int(0)?, int(key)?, num(a)?, num(b)?, num(c)?, num(d)?]
             }
-            ToJs::Tool(key, [cap, budget], name, args) => {
+            ToJs::Tool(key, [cap, budget], name, args, call) => {
                 vec![
                     int(1)?,
-                    int(key)?,
+                    int(live(key, &call))?,
                     num(cap)?,
                     num(budget)?,
                     text(name)?,
@@ -235,10 +240,10 @@ impl AsyncProbe for Js {
             ms(ctx.budget),
             ctx.output_cap as f64,
         ];
-        if !self
-            .channel
-            .send(ToJs::Probe(self.key, ctx), Some(self.call.clone()))
-        {
+        if !self.channel.send(
+            ToJs::Probe(self.key, ctx, self.call.clone()),
+            Some(self.call.clone()),
+        ) {
             self.call.answer(Err(ProbeError::new(
                 "the JavaScript environment is closing",
             )));
@@ -263,7 +268,13 @@ impl ToolCaller for Js {
         self.call.begin(move |answer| drop(to.send(answer)));
         let ctx_ms = [ctx.output_cap as f64, ms(ctx.budget)];
         if !self.channel.send(
-            ToJs::Tool(self.key, ctx_ms, name.into(), args.to_string()),
+            ToJs::Tool(
+                self.key,
+                ctx_ms,
+                name.into(),
+                args.to_string(),
+                self.call.clone(),
+            ),
             None,
         ) {
             return Err(ProbeError::new("the JavaScript environment is closing"));

@@ -1,7 +1,9 @@
 'use strict'
 // What crosses the bridge (src/bridge.rs, lib/channel.js) from an agent's
-// arguments: nothing may crash the process. Scenarios that could crash run
-// in a child process, so a crash is a failed test, not a dead runner.
+// arguments or a busy host: nothing may crash the process, and no probe or
+// lent tool runs for a wait that has already ended. Scenarios that could
+// crash run in a child process, so a crash is a failed test, not a dead
+// runner.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { spawnSync } = require('node:child_process')
@@ -24,4 +26,48 @@ callTool('aura/wait_for', args, { tools: (name, a) => (a.a.length === 1200000 ? 
   .then((r) => console.log(r.reason), (e) => console.log('refused', e.code))
 `)
   assert.deepEqual([got.status, got.signal, got.out.trim()], [0, null, 'matched'], got.err)
+})
+
+/** Blocks the event loop for `ms` (a host busy with other work). */
+function block(ms) {
+  const end = Date.now() + ms
+  while (Date.now() < end);
+}
+
+test('a probe call queued while the event loop was busy past the deadline is not made once the wait has ended', async () => {
+  const { start } = require(lib)
+  let calls = 0
+  let unblocked = false
+  let lateCalls = 0
+  const handle = start({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 200 }, () => {
+    calls++
+    if (unblocked) lateCalls++
+    // After the first answer, the loop is held well past the deadline; the
+    // engine begins the next sample (and ends the wait) meanwhile.
+    if (calls === 1) setImmediate(() => (block(1500), (unblocked = true)))
+    return 'no'
+  })
+  const r = await handle.result
+  assert.equal(r.outcome, 'timeout')
+  assert.ok(unblocked)
+  assert.equal(lateCalls, 0, 'the probe ran after its wait had ended')
+})
+
+test('a lent tool call queued while the event loop was busy past the deadline is not made once the call has ended', async () => {
+  const { callTool } = require(lib)
+  let calls = 0
+  let unblocked = false
+  let lateCalls = 0
+  const args = { probe: { tool: 'status', args: {} }, until: { matches: 'up' }, poll_sec: 1, max_wait_sec: 2 }
+  const out = await callTool('aura/wait_for', args, {
+    tools: () => {
+      calls++
+      if (unblocked) lateCalls++
+      if (calls === 1) setImmediate(() => (block(4000), (unblocked = true)))
+      return 'down'
+    },
+  }).catch((e) => e)
+  assert.ok(unblocked)
+  assert.equal(out.reason ?? out.code, 'timeout', String(out.message))
+  assert.equal(lateCalls, 0, 'the host tool ran after its call had ended')
 })
