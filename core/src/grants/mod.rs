@@ -156,16 +156,13 @@ impl Grants {
     ) -> Result<Self, SpecError> {
         use serde_json::Value;
         let at = |name: &str| format!("{field}.{name}");
+        // The message after the field, which the error's text puts first.
         let wrong = |name: &str, what: &str| {
-            SpecError::new(
-                at(name),
-                Rule::WrongType,
-                format!("{} must be {what}", at(name)),
-            )
+            SpecError::new(at(name), Rule::WrongType, format!("must be {what}"))
         };
-        let object = value.as_object().ok_or_else(|| {
-            SpecError::new(field, Rule::WrongType, format!("{field} must be an object"))
-        })?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| SpecError::new(field, Rule::WrongType, "must be an object"))?;
         let mut grants = Self::none();
         for (name, value) in object {
             match name.as_str() {
@@ -750,6 +747,14 @@ mod tests {
         ] {
             assert_eq!(camel(bad.clone()).unwrap_err().field, field, "{bad}");
         }
+        // The field once, as every error's text names it: `field: what`.
+        let err = camel(serde_json::json!({"fileRoots": "/tmp"})).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "g.fileRoots: must be a list of directory paths"
+        );
+        let err = camel(serde_json::json!([])).unwrap_err();
+        assert_eq!(err.to_string(), "g: must be an object");
         let err = camel(serde_json::json!({"fileRoot": []})).unwrap_err();
         assert!(
             err.message
