@@ -38,12 +38,27 @@ pub fn tool(err: &ToolError, notices: &[Notice]) -> napi::Error {
     typed(detail)
 }
 
-/// Caller JSON text named `what`, read within core's size bound.
+/// Caller JSON text named `what`, read within core's size bound; a field
+/// its errors name is a path inside it (`""`: all of it).
 pub fn input(what: &str, text: &str) -> napi::Result<Value> {
+    read(what, text, str::to_string)
+}
+
+/// The JSON text of option `what` (`options.grants`), read as [`input`]
+/// reads; its errors name fields under `what`, as core's checks of it do.
+pub fn option(what: &str, text: &str) -> napi::Result<Value> {
+    read(what, text, |at| match at {
+        "" => what.to_string(),
+        at => format!("{what}.{at}"),
+    })
+}
+
+fn read(what: &str, text: &str, field: impl Fn(&str) -> String) -> napi::Result<Value> {
     waitfor::input::parse(text).map_err(|e| {
         let message = format!("{what}: {e}");
         info(&ErrorInfo {
             message,
+            field: Some(field(&e.field)),
             ..ErrorInfo::spec(ErrorCode::InvalidArguments, &e)
         })
     })

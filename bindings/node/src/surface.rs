@@ -34,7 +34,7 @@ pub fn check_arguments(name: String, args: String, grants: Option<String>) -> na
 /// the JSON text the engine reads.
 #[napi]
 pub fn grants_json(grants: String) -> napi::Result<String> {
-    let value = errors::input("options.grants", &grants)?;
+    let value = errors::option("options.grants", &grants)?;
     let grants = Grants::from_json_named(&value, "options.grants", Grants::CAMEL_CASE)
         .map_err(|e| errors::arguments(&e))?;
     Ok(grants.to_json().to_string())

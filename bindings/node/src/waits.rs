@@ -25,7 +25,7 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     let Some(json) = json else {
         return Ok(Grants::none());
     };
-    let value = errors::input("options.grants", json)?;
+    let value = errors::option("options.grants", json)?;
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 

@@ -58,3 +58,13 @@ test('grants are checked field by field', async () => {
     await assert.rejects(callTool('aura/wait_for', aura('run_command', { argv: ['echo'] }), { grants }), (e) => e.field === field)
   }
 })
+
+test('a refused grants option names its field once, and an option too deep for JSON is named as options.grants', async () => {
+  const spec = { until: { matches: 'x' }, max_wait_ms: 5000 }
+  const refused = (field, message) => (e) => e.code === 'invalid_arguments' && e.field === field && e.message === message
+  await assert.rejects(wait(spec, () => 'x', { grants: { fileRoots: 'x' } }), refused('options.grants.fileRoots', 'options.grants.fileRoots: must be a list of directory paths'))
+  await assert.rejects(wait(spec, () => 'x', { grants: { tmuxSocketPaths: 1 } }), refused('options.grants.tmuxSocketPaths', 'options.grants.tmuxSocketPaths: must be true or false'))
+  let deep = {}
+  for (let i = 0; i < 200; i++) deep = { a: deep }
+  await assert.rejects(wait(spec, () => 'x', { grants: deep }), (e) => e.code === 'invalid_arguments' && e.field === 'options.grants' && e.rule === 'invalid_json')
+})
