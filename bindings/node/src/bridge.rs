@@ -38,6 +38,8 @@ pub enum ToJs {
     Tool(u32, [f64; 2], String, String, Arc<Call>),
     /// `(2, key, json)`: wait `key`'s end; `(3, key, json)`: a report.
     Event(u32, u32, String),
+    /// `(3, key, json)`: wait `key`'s newest report, read as it is handed over.
+    Report(u32, Arc<Latest>),
 }
 
 pub const END: u32 = 2;
@@ -70,6 +72,10 @@ impl JsValuesTupleIntoVec for ToJs {
                 ]
             }
             ToJs::Event(kind, key, json) => vec![int(kind)?, int(key)?, text(json)?],
+            ToJs::Report(key, latest) => match latest.0.lock().take() {
+                Some(json) => vec![int(PROGRESS)?, int(key)?, text(json)?],
+                None => vec![int(PROGRESS)?, int(0)?],
+            },
         })
     }
 }
@@ -103,6 +109,24 @@ impl Drop for Channel {
     fn drop(&mut self) {
         #[allow(deprecated)]
         let _ = self.0.take().map(|f| f.abort());
+    }
+}
+
+/// A wait's newest progress report not yet handed to JavaScript (JSON
+/// text). One item per wait is queued at a time and reads the newest when
+/// handed over: while the event loop is busy, reports replace each other
+/// instead of piling up in the queue (200 waits sampling every 10 ms held
+/// 44 MiB more after 8 s).
+#[derive(Default)]
+pub struct Latest(Mutex<Option<String>>);
+
+impl Latest {
+    /// Keeps `json` as wait `key`'s newest report, queuing an item for it
+    /// unless one is queued already.
+    pub fn send(self: &Arc<Self>, channel: &Channel, key: u32, json: String) {
+        if self.0.lock().replace(json).is_none() {
+            channel.send(ToJs::Report(key, self.clone()), None);
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use napi_derive::napi;
 use waitfor::grants::Grants;
 use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResult};
 
-use crate::bridge::{Bridge, Call, Channel, Js, NativeWait, ToJs, END, PROGRESS};
+use crate::bridge::{Bridge, Call, Channel, Js, Latest, NativeWait, ToJs, END};
 use crate::errors;
 
 /// `value` as a whole number of at least 1, or refused naming `field`.
@@ -91,8 +91,12 @@ impl Bridge {
         }
         let mut options = WaitOptions::default().policy(policy);
         if progress {
-            let channel = self.channel.clone();
-            options = options.on_progress(move |p| event(&channel, PROGRESS, key, p));
+            let (channel, latest) = (self.channel.clone(), Arc::new(Latest::default()));
+            options = options.on_progress(move |p| {
+                if let Ok(json) = serde_json::to_string(p) {
+                    latest.send(&channel, key, json);
+                }
+            });
         }
         let call = Arc::new(Call::default());
         let probe = js_probe.then(|| Js {

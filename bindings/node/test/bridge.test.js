@@ -71,3 +71,25 @@ test('a lent tool call queued while the event loop was busy past the deadline is
   assert.equal(out.reason ?? out.code, 'timeout', String(out.message))
   assert.equal(lateCalls, 0, 'the host tool ran after its call had ended')
 })
+
+test('progress reports made while the event loop is busy do not pile up: each wait hands over its newest', async () => {
+  const fs = require('node:fs')
+  const { tempDir } = require('./helpers.js')
+  const { start } = require(lib)
+  const dir = tempDir()
+  const file = path.join(dir, 'log')
+  fs.writeFileSync(file, 'starting\n')
+  const waits = 20
+  let reports = 0
+  const spec = { probe: { file: { path: file } }, until: { matches: 'never' }, interval_ms: 10, progress_every_ms: 10, max_wait_ms: 60000 }
+  const handles = Array.from({ length: waits }, () => start(spec, null, { grants: { fileRoots: [dir] }, onProgress: () => reports++ }))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  // Some 300 samples a wait while the loop is held; then every wait ends.
+  block(3000)
+  const before = reports
+  for (const h of handles) h.cancel()
+  const results = await Promise.all(handles.map((h) => h.result))
+  assert.ok(results.every((r) => r.outcome === 'cancelled'))
+  assert.ok(results.every((r) => r.samples > 20), 'the waits sampled while the loop was held')
+  assert.ok(reports - before <= 3 * waits, `${reports - before} reports handed over after the loop was held`)
+})
