@@ -93,3 +93,21 @@ test('progress reports made while the event loop is busy do not pile up: each wa
   assert.ok(results.every((r) => r.samples > 20), 'the waits sampled while the loop was held')
   assert.ok(reports - before <= 3 * waits, `${reports - before} reports handed over after the loop was held`)
 })
+
+// Known gap, kept visible: the engine may take a wait's first sample (a
+// cached spec's wait starts sampling at once) before the cancel that
+// follows its start arrives. A JavaScript probe is guarded (`_cancelled`);
+// a built-in command is not, and runs about once in fifty such waits.
+test('a wait whose signal aborted before it started never runs its command', { todo: 'the engine samples before the cancel that follows the start' }, async () => {
+  const fs = require('node:fs')
+  const { tempDir } = require('./helpers.js')
+  const { wait } = require(lib)
+  const dir = tempDir()
+  for (let i = 0; i < 200; i++) {
+    const spec = { probe: { command: { argv: ['touch', path.join(dir, String(i))] } }, until: { matches: 'x' }, max_wait_ms: 5000 }
+    const r = await wait(spec, null, { grants: { commands: ['touch'] }, signal: AbortSignal.abort() })
+    assert.equal(r.outcome, 'cancelled')
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.deepEqual(fs.readdirSync(dir), [])
+})
