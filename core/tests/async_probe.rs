@@ -248,3 +248,54 @@ fn a_panicking_callback_does_not_stop_the_scheduler() {
         assert_eq!((result.outcome, result.samples), (Outcome::Matched, 3));
     }
 }
+
+/// Holds the scheduler thread in its `begin` until released: while it
+/// waits there, the test does what must take effect before the scheduler
+/// next looks.
+struct HoldsTheScheduler {
+    entered: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
+}
+
+impl AsyncProbe for HoldsTheScheduler {
+    fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
+        let _ = self.entered.send(());
+        let _ = self.release.recv_timeout(Duration::from_secs(30));
+        reply.send(Ok(Observation::text("ready")));
+    }
+}
+
+/// A wait cancelled before its first call began makes no call: `cancel`
+/// stops a call not begun at once, not when the scheduler reads the
+/// message (a command probe's command never starts).
+#[test]
+fn a_wait_cancelled_before_its_first_call_makes_none() {
+    let engine = Engine::new();
+    let (entered_tx, entered) = mpsc::channel();
+    let (release_tx, release) = mpsc::channel();
+    let holder = engine
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_secs(30)),
+            HoldsTheScheduler {
+                entered: entered_tx,
+                release,
+            },
+            WaitOptions::default(),
+        )
+        .unwrap();
+    entered.recv_timeout(Duration::from_secs(30)).unwrap();
+    // The scheduler is held: this wait's start, and its cancel, wait for it.
+    let (calls_tx, calls) = mpsc::channel();
+    let cancelled = engine
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_secs(30)),
+            Queued(calls_tx),
+            WaitOptions::default(),
+        )
+        .unwrap();
+    cancelled.control().cancel();
+    release_tx.send(()).unwrap();
+    assert_eq!(cancelled.wait().outcome, Outcome::Cancelled);
+    assert_eq!(calls.try_iter().count(), 0);
+    assert_eq!(holder.wait().outcome, Outcome::Matched);
+}

@@ -3,6 +3,7 @@
 use super::call::ANSWER_WAIT;
 use super::queue::Queue;
 use super::scheduler::Msg;
+use crate::cancel::CancelToken;
 use crate::probe::{Answer, Inbox, Waker};
 use crate::result::WaitResult;
 use crate::sync::{Condvar, Mutex};
@@ -135,12 +136,17 @@ pub(crate) enum ProbeHolder {
 pub struct WaitControl {
     pub(crate) id: u64,
     pub(crate) tx: Arc<Queue<Msg>>,
+    /// The wait's call token: cancelled here at once, so that a call
+    /// queued but not begun is never made (a command never started).
+    pub(crate) call_cancel: CancelToken,
 }
 
 impl WaitControl {
     /// Ends the wait with outcome `cancelled`; a probe call in flight is
-    /// abandoned and its cancel token cancelled.
+    /// abandoned and its cancel token cancelled, and a call not begun yet
+    /// is not made.
     pub fn cancel(&self) {
+        self.call_cancel.cancel();
         self.tx.push(Msg::Cancel(self.id));
     }
 

@@ -247,9 +247,11 @@ impl Engine {
         hold: impl FnOnce(Arc<Slot>, &WaitControl, ProbeContext) -> ProbeHolder,
     ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, started)?;
+        let call_cancel = CancelToken::new();
         let control = WaitControl {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             tx: self.tx.clone(),
+            call_cancel: call_cancel.clone(),
         };
         let span = tracing::info_span!(
             "wait_for",
@@ -260,7 +262,6 @@ impl Engine {
             elapsed_ms = tracing::field::Empty,
         );
         let slot = Arc::new(Slot::new());
-        let call_cancel = CancelToken::new();
         let ctx = ProbeContext {
             sample: 0,
             elapsed: Duration::ZERO,

@@ -350,6 +350,12 @@ impl Scheduler {
                 let Some(a) = self.waits.get_mut(&id).filter(|a| a.awaits(call)) else {
                     return;
                 };
+                if a.call_cancel.is_cancelled() {
+                    // The host cancelled while this call was queued or out:
+                    // the wait ends cancelled, whatever the call answered.
+                    let step = a.machine.on_cancel(now);
+                    return self.apply(id, Some(step));
+                }
                 if resume.is_some() {
                     a.resume_point = resume;
                 }
@@ -490,6 +496,11 @@ impl Scheduler {
         let Some(active) = self.waits.get_mut(&id) else {
             return;
         };
+        if active.call_cancel.is_cancelled() {
+            // The host cancelled (its `Msg::Cancel` is on its way): no call.
+            let step = active.machine.on_cancel(self.epoch.elapsed());
+            return self.apply(id, Some(step));
+        }
         active.call = call.sample;
         active.timer_seq = 0;
         self.calls_out += 1;
