@@ -299,3 +299,34 @@ fn a_wait_cancelled_before_its_first_call_makes_none() {
     assert_eq!(calls.try_iter().count(), 0);
     assert_eq!(holder.wait().outcome, Outcome::Matched);
 }
+
+/// A wait started cancelled (its host's signal fired before the start)
+/// ends `cancelled` with no call, blocking or async, however soon the
+/// scheduler takes it up.
+#[test]
+fn a_wait_started_cancelled_makes_no_call() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (async_tx, async_calls) = mpsc::channel();
+    let handles: Vec<_> = (0..200)
+        .map(|i| {
+            let spec = ready_spec(Duration::from_millis(10), Duration::from_secs(30));
+            let options = WaitOptions::default().cancelled();
+            if i % 2 == 0 {
+                let counted = calls.clone();
+                let probe = waitfor::probe_fn(move |_| {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok(Observation::text("ready"))
+                });
+                Engine::global().start_with(spec, Some(Box::new(probe)), options)
+            } else {
+                Engine::global().start_async(spec, Queued(async_tx.clone()), options)
+            }
+            .unwrap()
+        })
+        .collect();
+    for handle in handles {
+        assert_eq!(handle.wait().outcome, Outcome::Cancelled);
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(async_calls.try_iter().count(), 0);
+}

@@ -46,6 +46,7 @@ pub struct WaitOptions {
     pub(crate) policy: Policy,
     pub(crate) on_progress: Option<scheduler::ProgressFn>,
     pub(crate) on_done: Option<scheduler::DoneFn>,
+    pub(crate) cancelled: bool,
 }
 
 impl WaitOptions {
@@ -66,6 +67,25 @@ impl WaitOptions {
     /// handle sees it: for hosts that resolve a future or a promise.
     pub fn on_done(mut self, done: impl FnOnce(&WaitResult) + Send + 'static) -> Self {
         self.on_done = Some(Box::new(done));
+        self
+    }
+
+    /// Starts the wait cancelled: it ends `cancelled` having made no probe
+    /// call, for a host whose cancel fired before the wait began (an
+    /// `AbortSignal` already aborted). Cancelling right after the start
+    /// instead may let a first call begin in between.
+    ///
+    /// ```
+    /// use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec, WaitOptions};
+    /// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
+    /// let probe = probe_fn(|_| -> Result<Observation, waitfor::ProbeError> { unreachable!() });
+    /// let handle = Engine::global()
+    ///     .start_with(spec, Some(Box::new(probe)), WaitOptions::default().cancelled())
+    ///     .unwrap();
+    /// assert_eq!(handle.wait().outcome, Outcome::Cancelled);
+    /// ```
+    pub fn cancelled(mut self) -> Self {
+        self.cancelled = true;
         self
     }
 }
@@ -248,6 +268,10 @@ impl Engine {
     ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, started)?;
         let call_cancel = CancelToken::new();
+        if options.cancelled {
+            // Before the start is posted: the scheduler begins no call.
+            call_cancel.cancel();
+        }
         let control = WaitControl {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             tx: self.tx.clone(),
@@ -269,6 +293,7 @@ impl Engine {
             cancel: call_cancel.clone(),
             output_cap: machine.output_cap(),
         };
+        let cancelled = options.cancelled;
         let active = Active {
             probe: hold(slot.clone(), &control, ctx),
             machine,
@@ -285,6 +310,9 @@ impl Engine {
         };
         self.tx
             .push(Msg::Start(control.id, Box::new(active), Box::new(spec)));
+        if cancelled {
+            control.cancel();
+        }
         Ok(WaitHandle { slot, control })
     }
 
