@@ -322,6 +322,11 @@ test('callTool lends the server its own JavaScript tools; resolves by tool name'
   await assert.rejects(callTool('wait_for', {}, { onLog: 'no' }), (e) => e.field === 'options.onLog')
   await assert.rejects(callTool('aura/wait_for', { probe: { tool: '', args: {} }, until: { matches: 'x' } }), (e) => e.code === 'invalid_arguments' && e.field === 'probe.tool' && e.rule === 'empty')
   await assert.rejects(callTool('nope/none', {}), (e) => e.code === 'unknown_profile')
+  // A tool name two profiles offer: the refusal names both.
+  await assert.rejects(callTool('wait_for_text', { pane_id: '%1', patterns: ['x'] }), {
+    code: 'unknown_profile',
+    message: 'tool name `wait_for_text` is offered by libtmux-mcp/wait_for_text, libtmux-cxx/wait_for_text: name the profile',
+  })
 })
 
 test('require from the repository root and import as ESM give the same API', async () => {

@@ -123,18 +123,23 @@ fn entry(name: &str) -> Result<&'static Entry, ToolError> {
     if let Some(entry) = PROFILES.iter().find(|p| p.id == name) {
         return Ok(entry);
     }
-    let mut by_tool = PROFILES
+    let by_tool: Vec<&'static Entry> = PROFILES
         .iter()
-        .filter(|p| (p.definition)()["name"].as_str() == Some(name));
-    match (by_tool.next(), by_tool.next()) {
-        (Some(entry), None) => Ok(entry),
-        _ => Err(unknown()),
+        .filter(|p| (p.definition)()["name"].as_str() == Some(name))
+        .collect();
+    match by_tool[..] {
+        [entry] => Ok(entry),
+        [] => Err(unknown()),
+        _ => Err(ToolError::AmbiguousTool {
+            name: name.to_string(),
+            profiles: by_tool.iter().map(|p| p.id).collect(),
+        }),
     }
 }
 
 /// A profile's definition, by profile id or by a tool name only one
-/// profile has; [`ToolError::UnknownProfile`] otherwise (`wait_for_text`
-/// names two profiles: name the profile).
+/// profile has; [`ToolError::UnknownProfile`] otherwise, or
+/// [`ToolError::AmbiguousTool`] naming the profiles that offer the name.
 ///
 /// ```
 /// let def = waitfor::profiles::find("wait_for").unwrap();
@@ -227,7 +232,7 @@ impl From<&ToolError> for ErrorInfo {
     /// `runtime`.
     fn from(err: &ToolError) -> Self {
         match err {
-            ToolError::UnknownProfile(_) => {
+            ToolError::UnknownProfile(_) | ToolError::AmbiguousTool { .. } => {
                 ErrorInfo::new(ErrorCode::UnknownProfile, err.to_string())
             }
             ToolError::InvalidArguments(spec) => ErrorInfo::spec(ErrorCode::InvalidArguments, spec),
@@ -280,5 +285,18 @@ mod tests {
         for id in TMUX_PROFILES {
             assert!(PROFILES.iter().any(|p| p.id == id), "{id}");
         }
+    }
+
+    #[test]
+    fn a_tool_name_several_profiles_offer_is_refused_naming_them() {
+        let err = find("wait_for_text").unwrap_err();
+        assert_eq!(err.code(), "unknown_profile");
+        assert_eq!(
+            err.to_string(),
+            "tool name `wait_for_text` is offered by libtmux-mcp/wait_for_text, \
+             libtmux-cxx/wait_for_text: name the profile"
+        );
+        let call = prepare("wait_for_text", &Value::Null, &Host::default());
+        assert_eq!(call.err(), Some(err));
     }
 }

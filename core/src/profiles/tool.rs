@@ -30,6 +30,15 @@ pub enum ToolError {
     /// No profile of that name.
     #[error("unknown profile `{0}`")]
     UnknownProfile(String),
+    /// A tool name that more than one profile offers: the call names
+    /// which, by profile id. Its code is `unknown_profile` too.
+    #[error("tool name `{name}` is offered by {}: name the profile", profiles.join(", "))]
+    AmbiguousTool {
+        /// The tool name asked for.
+        name: String,
+        /// The ids of the profiles that offer it.
+        profiles: Vec<&'static str>,
+    },
     /// The arguments broke a rule of the tool's input schema.
     #[error("invalid arguments: {0}")]
     InvalidArguments(#[from] SpecError),
@@ -45,7 +54,7 @@ impl ToolError {
     /// `runtime`.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::UnknownProfile(_) => "unknown_profile",
+            Self::UnknownProfile(_) | Self::AmbiguousTool { .. } => "unknown_profile",
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Runtime(_) => "runtime",
         }
