@@ -21,7 +21,7 @@ const WAIT_OPTIONS = ['signal', 'onProgress', 'policy', 'grants']
 const CALL_OPTIONS = ['signal', 'onProgress', 'onLog', 'tools', 'maxWaitCeilingMs', 'grants']
 
 /** Whether `v` is an AbortSignal: `Object.create(AbortSignal.prototype)` passes `instanceof`, but its `aborted` throws. */
-function isAbortSignal(v) {
+const isAbortSignal = (v) => {
   try {
     return v instanceof AbortSignal && typeof v.aborted === 'boolean'
   } catch {
@@ -48,18 +48,8 @@ class WaitHandle {
    * `result`, and so does a `signal` that cannot be listened to.
    */
   constructor(probe, onProgress, signal, launch) {
-    this._key = 0
-    this._native = null
-    this._probe = probe
-    this._bare = probe !== undefined && probe.length === 0
-    this._cancelled = false
-    this._onProgress = onProgress
-    this._resolve = null
-    this._reject = null
-    this.result = new Promise((resolve, reject) => {
-      this._resolve = resolve
-      this._reject = reject
-    })
+    Object.assign(this, { _key: 0, _native: null, _probe: probe, _bare: probe?.length === 0, _cancelled: false, _onProgress: onProgress })
+    this.result = new Promise((resolve, reject) => Object.assign(this, { _resolve: resolve, _reject: reject }))
     // Listened to before the wait starts: a signal that cannot be (its
     // addEventListener throws) is refused with nothing running, not left
     // with a wait nobody can reach until its deadline.
@@ -101,30 +91,26 @@ function start(spec, probe, options) {
   return new WaitHandle(probe || undefined, onProgress, signal, (handle) => native(() => startWait(handle, text, limits, granted)))
 }
 
-function wait(spec, probe, options) {
+/** A rejected Promise for what `fn` throws. */
+function settled(fn) {
   try {
-    return start(spec, probe, options).result
+    return fn()
   } catch (err) {
     return Promise.reject(err)
   }
 }
+
+const wait = (spec, probe, options) => settled(() => start(spec, probe, options).result)
 
 function checkSpec(spec) {
   const text = toJson('spec', spec)
   native(() => binding.checkSpec(text))
 }
 
-function profiles() {
-  return binding.profileDefinitions()
-}
-
-function toolDefinitions() {
-  return profiles().map((p) => p.tool)
-}
-
-function findProfile(name) {
-  return native(() => binding.findProfile(String(name)))
-}
+const profiles = () => binding.profileDefinitions()
+const toolDefinitions = () => profiles().map((p) => p.tool)
+const findProfile = (name) => native(() => binding.findProfile(String(name)))
+const parsePaneId = (paneId) => native(() => binding.parsePaneId(String(paneId)))
 
 function checkArguments(name, args, options = {}) {
   const text = toJson('arguments', args)
@@ -132,12 +118,8 @@ function checkArguments(name, args, options = {}) {
   return native(() => binding.checkArguments(String(name), text, granted))
 }
 
-function parsePaneId(paneId) {
-  return native(() => binding.parsePaneId(String(paneId)))
-}
-
 function callTool(name, args, options) {
-  try {
+  return settled(() => {
     const { signal, onProgress, onLog, tools, maxWaitCeilingMs, grants } = checkOptions(options, CALL_OPTIONS)
     for (const [field, value] of [['tools', tools], ['onLog', onLog]]) {
       if (value !== undefined && typeof value !== 'function') throw invalid(`options.${field}`, 'must be a function')
@@ -146,14 +128,9 @@ function callTool(name, args, options) {
     if (typeof name !== 'string') throw new WaitforError({ code: 'unknown_profile', message: 'name: must be a profile id or tool name' })
     const text = toJson('arguments', args)
     const granted = grantsJson(grants)
-    const handle = new WaitHandle(undefined, onProgress, signal, (h) => {
-      h._onLog = onLog
-      startToolCall(h, name, text, tools, maxWaitCeilingMs, granted)
-    })
-    return handle.result
-  } catch (err) {
-    return Promise.reject(err)
-  }
+    const launch = (h) => startToolCall(Object.assign(h, { _onLog: onLog }), name, text, tools, maxWaitCeilingMs, granted)
+    return new WaitHandle(undefined, onProgress, signal, launch).result
+  })
 }
 
 function simulate(vector) {

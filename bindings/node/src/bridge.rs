@@ -1,9 +1,8 @@
 //! The one way from the engine's threads into a JavaScript environment: a
 //! [`Bridge`] per environment holds one weak, callee-unhandled threadsafe
 //! function calling `dispatch` (`lib/channel.js`) with each probe call,
-//! host tool call, progress report and end ([`ToJs`]); Node runs all the
-//! items queued when its loop wakes. Answers come back as `dispatch`'s
-//! return value (a string) or through the wait's [`NativeWait`].
+//! host tool call, report and end ([`ToJs`]). Answers come back as
+//! `dispatch`'s value (a string) or through the wait's [`NativeWait`].
 //! JavaScript never throws into the function: nothing reaches
 //! `napi_fatal_exception`.
 
@@ -11,8 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::RecvTimeoutError;
-use napi::bindgen_prelude::{Function, JsValuesTupleIntoVec, ToNapiValue};
+use napi::bindgen_prelude::{FnArgs, Function, JsValuesTupleIntoVec};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode::NonBlocking};
 use napi::{sys, Status};
 use napi_derive::napi;
@@ -47,45 +45,31 @@ pub const PROGRESS: u32 = 3;
 
 impl JsValuesTupleIntoVec for ToJs {
     fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
-        // SAFETY: napi-rs calls this on the JavaScript thread with its env.
-        let (int, num) = unsafe {
-            (
-                |n| u32::to_napi_value(env, n),
-                |n| f64::to_napi_value(env, n),
-            )
-        };
-        let text = |s| unsafe { String::to_napi_value(env, s) };
         let live = |key, call: &Call| if call.ended.load(SeqCst) { 0 } else { key };
-        Ok(match self {
+        match self {
             ToJs::Probe(key, [a, b, c, d], call) => {
-                let key = live(key, &call);
-                vec![int(0)?, int(key)?, num(a)?, num(b)?, num(c)?, num(d)?]
+                FnArgs::from((0, live(key, &call), a, b, c, d)).into_vec(env)
             }
-            ToJs::Tool(key, [cap, budget], name, args, call) => {
-                vec![
-                    int(1)?,
-                    int(live(key, &call))?,
-                    num(cap)?,
-                    num(budget)?,
-                    text(name)?,
-                    text(args)?,
-                ]
+            ToJs::Tool(key, [a, b], name, args, call) => {
+                FnArgs::from((1, live(key, &call), a, b, name, args)).into_vec(env)
             }
-            ToJs::Event(kind, key, json) => vec![int(kind)?, int(key)?, text(json)?],
+            ToJs::Event(kind, key, json) => FnArgs::from((kind, key, json)).into_vec(env),
             ToJs::Report(key, latest) => match latest.0.lock().take() {
-                Some(json) => vec![int(PROGRESS)?, int(key)?, text(json)?],
-                None => vec![int(PROGRESS)?, int(0)?],
+                Some(json) => FnArgs::from((PROGRESS, key, json)).into_vec(env),
+                None => FnArgs::from((PROGRESS, 0)).into_vec(env),
             },
-        })
+        }
     }
 }
+
+type Dispatch = ThreadsafeFunction<ToJs, Option<String>, ToJs, Status, false, true>;
 
 /// One environment's threadsafe function, shared by the engine's threads.
 /// They may drop it while a terminated Worker's environment is torn down;
 /// napi-rs's own drop then races with Node's and may release a function
 /// Node has freed (the process aborts). `abort` holds the handle until the
 /// release is done, which serialises the two.
-pub struct Channel(Option<ThreadsafeFunction<ToJs, Option<String>, ToJs, Status, false, true>>);
+pub struct Channel(Option<Dispatch>);
 
 impl Channel {
     /// Queues `item`; a string `dispatch` returns answers `call`. False
@@ -242,8 +226,7 @@ impl Drop for NativeWait {
 }
 
 /// Whole milliseconds: small integers, which V8 keeps without allocating (a
-/// fraction is a new heap number each call: 10,000 waits polling at 50 ms grew
-/// the heap 10 MiB more).
+/// fraction is a new heap number each call).
 fn ms(d: Duration) -> f64 {
     d.as_millis() as f64
 }
@@ -254,6 +237,8 @@ pub struct Js {
     pub call: Arc<Call>,
     pub channel: Arc<Channel>,
 }
+
+const CLOSING: &str = "the JavaScript environment is closing";
 
 impl AsyncProbe for Js {
     fn begin(&mut self, ctx: &ProbeContext, reply: Reply) {
@@ -268,9 +253,7 @@ impl AsyncProbe for Js {
             ToJs::Probe(self.key, ctx, self.call.clone()),
             Some(self.call.clone()),
         ) {
-            self.call.answer(Err(ProbeError::new(
-                "the JavaScript environment is closing",
-            )));
+            self.call.answer(Err(ProbeError::new(CLOSING)));
         }
     }
 
@@ -301,13 +284,13 @@ impl ToolCaller for Js {
             ),
             None,
         ) {
-            return Err(ProbeError::new("the JavaScript environment is closing"));
+            return Err(ProbeError::new(CLOSING));
         }
         while !ctx.cancel.is_cancelled() {
             match answer.recv_timeout(Duration::from_millis(20)) {
                 Ok(answer) => return answer.map(|obs| obs.text),
-                Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) if e.is_disconnected() => break,
+                Err(_) => {}
             }
         }
         Err(ProbeError::new("the JavaScript call was abandoned"))

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use waitfor::profiles::{self, Host};
 use waitfor::{Engine, ErrorInfo, WaitOptions};
 
-use crate::bridge::{Bridge, Call, Js, NativeWait, END, PROGRESS};
+use crate::bridge::{Bridge, Call, NativeWait, END, PROGRESS};
 use crate::errors;
 use crate::waits::{event, grants, whole};
 
@@ -43,19 +43,11 @@ impl Bridge {
             grants: self::grants(grants.as_deref())?,
             ..Host::default()
         };
-        if let Some(ms) = ceiling_ms {
-            host.max_wait_ceiling = Some(Duration::from_millis(whole(
-                "options.maxWaitCeilingMs",
-                ms,
-            )?));
-        }
+        let ceiling = whole("options.maxWaitCeilingMs", ceiling_ms)?;
+        host.max_wait_ceiling = ceiling.map(Duration::from_millis);
         let call = Arc::new(Call::default());
         if tools {
-            host.tools = Some(Arc::new(Js {
-                key,
-                call: call.clone(),
-                channel: self.channel.clone(),
-            }));
+            host.tools = Some(Arc::new(self.js(key, &call)));
         }
         let prepared = profiles::prepare(&profile, &args, &host)
             .map_err(|e| errors::tool(&e, &profiles::refusal_notices(&profile, &e)))?;

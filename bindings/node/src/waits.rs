@@ -11,12 +11,12 @@ use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResu
 use crate::bridge::{Bridge, Call, Channel, Js, Latest, NativeWait, ToJs, END};
 use crate::errors;
 
-/// `value` as a whole number of at least 1, or refused naming `field`.
-pub fn whole(field: &str, value: f64) -> napi::Result<u64> {
-    let whole = value.fract() == 0.0 && (1.0..=9.007_199_254_740_991e15).contains(&value);
+/// `value`, if given, as a whole number of at least 1, or refused naming `field`.
+pub fn whole(field: &str, value: Option<f64>) -> napi::Result<Option<u64>> {
+    let Some(value) = value else { return Ok(None) };
     let message = || format!("{field}: must be a whole number of at least 1, got {value}");
-    whole
-        .then_some(value as u64)
+    (value.fract() == 0.0 && (1.0..=9.007_199_254_740_991e15).contains(&value))
+        .then_some(Some(value as u64))
         .ok_or_else(|| errors::invalid(field, "out_of_range", message()))
 }
 
@@ -29,9 +29,8 @@ pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
     Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
 }
 
-/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text:
-/// 10,000 results parsed with `JSON.parse` take about 2/3 of the CPU napi's
-/// serde conversion to objects takes.
+/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text,
+/// which `JSON.parse` reads faster than napi builds objects.
 pub fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serialize) {
     if let Ok(json) = serde_json::to_string(body) {
         channel.send(ToJs::Event(kind, key, json), None);
@@ -39,6 +38,12 @@ pub fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serializ
 }
 
 impl Bridge {
+    /// The JavaScript side of wait `key`'s `call`.
+    pub(crate) fn js(&self, key: u32, call: &Arc<Call>) -> Js {
+        let (call, channel) = (call.clone(), self.channel.clone());
+        Js { key, call, channel }
+    }
+
     /// Starts a wait through `launch` (the engine's `start_with` or
     /// `start_async`); `finish` sends its end.
     pub(crate) fn launch(
@@ -80,14 +85,11 @@ impl Bridge {
     ) -> napi::Result<NativeWait> {
         let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
         let mut policy = Policy::default().grants(self::grants(grants.as_deref())?);
-        if let Some(ms) = ceiling_ms {
-            policy = policy.max_wait_ceiling(Duration::from_millis(whole(
-                "options.policy.maxWaitCeilingMs",
-                ms,
-            )?));
+        if let Some(ms) = whole("options.policy.maxWaitCeilingMs", ceiling_ms)? {
+            policy = policy.max_wait_ceiling(Duration::from_millis(ms));
         }
-        if let Some(bytes) = cap_bytes {
-            policy = policy.output_cap(whole("options.policy.outputCapBytes", bytes)? as usize);
+        if let Some(bytes) = whole("options.policy.outputCapBytes", cap_bytes)? {
+            policy = policy.output_cap(bytes as usize);
         }
         let mut options = WaitOptions::default().policy(policy);
         if progress {
@@ -99,21 +101,14 @@ impl Bridge {
             });
         }
         let call = Arc::new(Call::default());
-        let probe = js_probe.then(|| Js {
-            key,
-            call: call.clone(),
-            channel: self.channel.clone(),
-        });
-        let finish = move |channel: &Channel, result: &WaitResult| event(channel, END, key, result);
-        self.launch(
-            call,
-            options,
-            |options| match probe {
-                Some(probe) => Engine::global().start_async(spec, probe, options),
-                None => Engine::global().start_with(spec, None, options),
-            },
-            finish,
-        )
+        let probe = js_probe.then(|| self.js(key, &call));
+        let launch = |options| match probe {
+            Some(probe) => Engine::global().start_async(spec, probe, options),
+            None => Engine::global().start_with(spec, None, options),
+        };
+        self.launch(call, options, launch, move |channel, result| {
+            event(channel, END, key, result)
+        })
     }
 }
 
@@ -127,9 +122,6 @@ pub fn check_spec(spec: String) -> napi::Result<()> {
 
 /// The JSON Schemas of a spec and of a result, as JSON text.
 #[napi]
-pub fn schemas() -> Vec<String> {
-    vec![
-        waitfor::SPEC_SCHEMA.to_string(),
-        waitfor::RESULT_SCHEMA.to_string(),
-    ]
+pub fn schemas() -> Vec<&'static str> {
+    vec![waitfor::SPEC_SCHEMA, waitfor::RESULT_SCHEMA]
 }
