@@ -95,6 +95,10 @@ function answer(native, value, cap) {
 const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function'
 const ignore = () => {}
 
+/** Answers `native` with what `promise` settles to; a native call throws only in a broken environment. */
+const later = (native, promise, cap) =>
+  promise.then((v) => answer(native, v, cap), (err) => native.answer(true, errorText(err, cap))).catch(ignore)
+
 /** Calls `handle`'s probe: a string it returns goes back as `dispatch`'s value, anything else through its `NativeWait`. */
 function runProbe(handle, sample, elapsedMs, budgetMs, cap) {
   const native = handle._native
@@ -103,9 +107,7 @@ function runProbe(handle, sample, elapsedMs, budgetMs, cap) {
     const value = handle._bare ? handle._probe() : handle._probe({ sample, elapsedMs, budgetMs })
     if (typeof value === 'string') return capped(value, cap)
     if (!isThenable(value)) return answer(native, value, cap)
-    Promise.resolve(value)
-      .then((v) => answer(native, v, cap), (err) => native.answer(true, errorText(err, cap)))
-      .catch(ignore) // A native call throws only in a broken environment.
+    later(native, Promise.resolve(value), cap)
   } catch (err) {
     native.answer(true, errorText(err, cap))
   }
@@ -137,12 +139,7 @@ function dispatch(kind, key, a, b, c, d) {
   if (handle === undefined) return // Ended (or key 0: a call queued behind its end): nobody's.
   try {
     if (kind === PROBE) return runProbe(handle, a, b, c, d)
-    if (kind === TOOL) {
-      new Promise((resolve) => resolve(handle._tools(c, JSON.parse(d), { budgetMs: b })))
-        .then((v) => answer(handle._native, v, a), (err) => handle._native.answer(true, errorText(err, a)))
-        .catch(ignore)
-      return
-    }
+    if (kind === TOOL) return void later(handle._native, new Promise((resolve) => resolve(handle._tools(c, JSON.parse(d), { budgetMs: b }))), a)
     const body = JSON.parse(a)
     if (kind !== END) return notify(handle, body)
     handles.delete(key)
