@@ -20,13 +20,13 @@ export declare class Bridge {
    * `notices`, the profile's notices come before it as reports, and a
    * refusal's in the thrown error's `notices`.
    */
-  startToolCall(key: number, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  startToolCall(key: number, cancelled: boolean, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
   /**
    * Starts wait `key` (internal; see `lib/channel.js`) with the
    * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
    * and `capBytes` are the policy's limits.
    */
-  startWait(key: number, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  startWait(key: number, cancelled: boolean, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
 }
 
 /** Core's event matcher (see `eventMatcher`). */

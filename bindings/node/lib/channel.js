@@ -166,7 +166,7 @@ function begin(handle, launch) {
 function startWait(handle, spec, policy, grants) {
   const { maxWaitCeilingMs, outputCapBytes } = policy ?? {}
   const probe = handle._probe !== undefined
-  begin(handle, (b, key) => b.startWait(key, spec, probe, handle._onProgress !== undefined, maxWaitCeilingMs, outputCapBytes, grants))
+  begin(handle, (b, key) => b.startWait(key, handle._cancelled, spec, probe, handle._onProgress !== undefined, maxWaitCeilingMs, outputCapBytes, grants))
 }
 
 /** Starts `handle`'s profile call with `args` (JSON text); a refusal's notices are delivered before it is thrown. */
@@ -174,7 +174,7 @@ function startToolCall(handle, profile, args, tools, maxWaitCeilingMs, grants) {
   const notices = handle._onProgress !== undefined || handle._onLog !== undefined
   Object.assign(handle, { _tool: true, _tools: tools })
   try {
-    begin(handle, (b, key) => b.startToolCall(key, profile, args, tools !== undefined, notices, maxWaitCeilingMs, grants))
+    begin(handle, (b, key) => b.startToolCall(key, handle._cancelled, profile, args, tools !== undefined, notices, maxWaitCeilingMs, grants))
   } catch (err) {
     const refusal = fromNative(err)
     for (const notice of refusal.notices ?? []) notify(handle, notice)

@@ -67,8 +67,7 @@ class WaitHandle {
       this._reject(err)
       return
     }
-    // Aborted already: cancelled now that there is a wait to cancel.
-    if (this._cancelled) this.cancel()
+    // Aborted already: `launch` started the wait cancelled (no call made).
     if (forget) this.result.then(forget, forget)
   }
 

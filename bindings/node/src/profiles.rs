@@ -31,6 +31,7 @@ impl Bridge {
     pub fn start_tool_call(
         &self,
         key: u32,
+        cancelled: bool,
         profile: String,
         args: String,
         tools: bool,
@@ -64,7 +65,7 @@ impl Bridge {
         }
         let launch =
             |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options);
-        self.launch(call, options, launch, move |channel, result| {
+        self.launch(call, cancelled, options, launch, move |channel, result| {
             for notice in report.iter().flat_map(|r| r.end(result)) {
                 event(channel, PROGRESS, key, &notice.to_json());
             }

@@ -45,15 +45,22 @@ impl Bridge {
     }
 
     /// Starts a wait through `launch` (the engine's `start_with` or
-    /// `start_async`); `finish` sends its end.
+    /// `start_async`), already `cancelled` if its signal aborted before;
+    /// `finish` sends its end.
     pub(crate) fn launch(
         &self,
         call: Arc<Call>,
+        cancelled: bool,
         options: WaitOptions,
         launch: impl FnOnce(WaitOptions) -> Result<WaitHandle, SpecError>,
         finish: impl FnOnce(&Channel, &WaitResult) + Send + 'static,
     ) -> napi::Result<NativeWait> {
         let (channel, ended) = (self.channel.clone(), call.clone());
+        let options = if cancelled {
+            options.cancelled()
+        } else {
+            options
+        };
         let options = options.on_done(move |result| {
             ended.end();
             finish(&channel, result);
@@ -76,6 +83,7 @@ impl Bridge {
     pub fn start_wait(
         &self,
         key: u32,
+        cancelled: bool,
         spec: String,
         js_probe: bool,
         progress: bool,
@@ -106,7 +114,7 @@ impl Bridge {
             Some(probe) => Engine::global().start_async(spec, probe, options),
             None => Engine::global().start_with(spec, None, options),
         };
-        self.launch(call, options, launch, move |channel, result| {
+        self.launch(call, cancelled, options, launch, move |channel, result| {
             event(channel, END, key, result)
         })
     }
