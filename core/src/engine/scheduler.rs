@@ -293,7 +293,7 @@ impl Scheduler {
             self.calls_out = self.calls_out.saturating_sub(1);
             self.took_answer = true;
         }
-        self.for_wait(id, |scheduler| scheduler.handle_for_wait(msg, now));
+        self.for_wait(id, |scheduler| scheduler.handle_for_wait(id, msg, now));
     }
 
     /// Runs `work` on wait `id`'s behalf. A panic in it (in the wait's
@@ -317,7 +317,19 @@ impl Scheduler {
         self.finish(id, ending);
     }
 
-    fn handle_for_wait(&mut self, msg: Msg, now: Duration) {
+    fn handle_for_wait(&mut self, id: u64, msg: Msg, now: Duration) {
+        // Cancelled by the host, whose `Msg::Cancel` may still be on its way
+        // (`WaitControl::cancel` cancels the token first): whatever a
+        // compile, call or reading answers now, the wait ends cancelled.
+        let host_cancelled = !matches!(msg, Msg::Start(..))
+            && self
+                .waits
+                .get(&id)
+                .is_some_and(|a| a.call_cancel.is_cancelled());
+        if host_cancelled {
+            let step = self.waits.get_mut(&id).map(|a| a.machine.on_cancel(now));
+            return self.apply(id, step);
+        }
         match msg {
             Msg::Start(id, active, spec) => {
                 let deadline = active.machine.deadline();
@@ -350,12 +362,6 @@ impl Scheduler {
                 let Some(a) = self.waits.get_mut(&id).filter(|a| a.awaits(call)) else {
                     return;
                 };
-                if a.call_cancel.is_cancelled() {
-                    // The host cancelled while this call was queued or out:
-                    // the wait ends cancelled, whatever the call answered.
-                    let step = a.machine.on_cancel(now);
-                    return self.apply(id, Some(step));
-                }
                 if resume.is_some() {
                     a.resume_point = resume;
                 }
