@@ -330,3 +330,46 @@ fn a_wait_started_cancelled_makes_no_call() {
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     assert_eq!(async_calls.try_iter().count(), 0);
 }
+
+/// A wait the host cancelled before its deadline ends `cancelled`, even
+/// when the scheduler, held up, reaches the deadline before the host's
+/// `Msg::Cancel`: the cancel came first, and the host hears it did.
+#[test]
+fn a_wait_cancelled_before_its_deadline_is_cancelled_when_the_scheduler_sees_the_deadline_first() {
+    let engine = Engine::new();
+    let (calls_tx, calls) = mpsc::channel();
+    let max_wait = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let cancelled = engine
+        .start_async(
+            ready_spec(Duration::from_millis(10), max_wait),
+            Queued(calls_tx),
+            WaitOptions::default(),
+        )
+        .unwrap();
+    // Its first call is out, unanswered, when its deadline passes.
+    let _out = calls.recv_timeout(Duration::from_secs(30)).unwrap();
+    let (entered_tx, entered) = mpsc::channel();
+    let (release_tx, release) = mpsc::channel();
+    let holder = engine
+        .start_async(
+            ready_spec(Duration::from_millis(10), Duration::from_secs(30)),
+            HoldsTheScheduler {
+                entered: entered_tx,
+                release,
+            },
+            WaitOptions::default(),
+        )
+        .unwrap();
+    // The scheduler is held while it handles the holder's messages: the
+    // cancel's message waits for its next turn, the deadline for the
+    // timers of this one.
+    entered.recv_timeout(Duration::from_secs(30)).unwrap();
+    cancelled.control().cancel();
+    while started.elapsed() < max_wait + Duration::from_millis(100) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    release_tx.send(()).unwrap();
+    assert_eq!(cancelled.wait().outcome, Outcome::Cancelled);
+    assert_eq!(holder.wait().outcome, Outcome::Matched);
+}

@@ -321,14 +321,8 @@ impl Scheduler {
         // Cancelled by the host, whose `Msg::Cancel` may still be on its way
         // (`WaitControl::cancel` cancels the token first): whatever a
         // compile, call or reading answers now, the wait ends cancelled.
-        let host_cancelled = !matches!(msg, Msg::Start(..))
-            && self
-                .waits
-                .get(&id)
-                .is_some_and(|a| a.call_cancel.is_cancelled());
-        if host_cancelled {
-            let step = self.waits.get_mut(&id).map(|a| a.machine.on_cancel(now));
-            return self.apply(id, step);
+        if !matches!(msg, Msg::Start(..)) && self.end_if_host_cancelled(id, now) {
+            return;
         }
         match msg {
             Msg::Start(id, active, spec) => {
@@ -419,12 +413,32 @@ impl Scheduler {
         }
     }
 
+    /// Ends wait `id` `cancelled` if the host cancelled it (its token is
+    /// cancelled while it runs: `WaitControl::cancel` cancels it before
+    /// posting `Msg::Cancel`); says whether it did.
+    fn end_if_host_cancelled(&mut self, id: u64, now: Duration) -> bool {
+        let Some(active) = self.waits.get_mut(&id) else {
+            return false;
+        };
+        if !active.call_cancel.is_cancelled() {
+            return false;
+        }
+        let step = active.machine.on_cancel(now);
+        self.apply(id, Some(step));
+        true
+    }
+
     fn fire_timers(&mut self) {
         let now = self.now();
         let mut due = std::mem::take(&mut self.due);
         self.timers.take_due(now, &mut due);
         for (id, seq) in due.drain(..) {
             self.for_wait(id, |scheduler| {
+                // The host's cancel came before its message: it, not the
+                // deadline (nor the worker cap), ends the wait.
+                if scheduler.end_if_host_cancelled(id, now) {
+                    return;
+                }
                 if seq == 0 {
                     scheduler.tell_of_worker_cap(id, now);
                 }
@@ -499,14 +513,13 @@ impl Scheduler {
     }
 
     fn start_call(&mut self, id: u64, call: ProbeCall) {
+        // The host cancelled (its `Msg::Cancel` is on its way): no call.
+        if self.end_if_host_cancelled(id, self.epoch.elapsed()) {
+            return;
+        }
         let Some(active) = self.waits.get_mut(&id) else {
             return;
         };
-        if active.call_cancel.is_cancelled() {
-            // The host cancelled (its `Msg::Cancel` is on its way): no call.
-            let step = active.machine.on_cancel(self.epoch.elapsed());
-            return self.apply(id, Some(step));
-        }
         active.call = call.sample;
         active.timer_seq = 0;
         self.calls_out += 1;
