@@ -305,6 +305,7 @@ impl Engine {
             mode,
             call_cancel,
             call: 0,
+            answer_pending: false,
             timer_seq: 0,
             resume_point: None,
         };
@@ -560,5 +561,101 @@ mod tests {
         release.cancel();
         assert_eq!(polling.wait().outcome, Outcome::Cancelled);
         assert_eq!(hung.wait().outcome, Outcome::Matched);
+    }
+
+    /// A stream probe whose position is the number of calls made. Its
+    /// second call tells the test it began, then reads on when told.
+    struct ReadsOnWhenTold {
+        position: u32,
+        began: mpsc::Sender<()>,
+        go: mpsc::Receiver<()>,
+    }
+
+    impl Probe for ReadsOnWhenTold {
+        fn sample(&mut self, _: &ProbeContext) -> Result<Observation, ProbeError> {
+            if self.position == 1 {
+                let _ = self.began.send(());
+                let _ = self.go.recv_timeout(Duration::from_secs(60));
+            }
+            self.position += 1;
+            Ok(Observation::text(format!("line {}\n", self.position)))
+        }
+
+        fn mode(&self) -> ProbeMode {
+            ProbeMode::Stream
+        }
+
+        fn resume_point(&self) -> Option<crate::resume::ResumeToken> {
+            Some(crate::resume::ResumeToken::Lines {
+                lines: vec![format!("position {}", self.position)],
+            })
+        }
+    }
+
+    /// Holds the scheduler in its `begin` until released.
+    struct HoldsTheScheduler {
+        entered: mpsc::Sender<()>,
+        release: mpsc::Receiver<()>,
+    }
+
+    impl crate::AsyncProbe for HoldsTheScheduler {
+        fn begin(&mut self, _: &ProbeContext, reply: crate::Reply) {
+            let _ = self.entered.send(());
+            let _ = self.release.recv_timeout(Duration::from_secs(60));
+            reply.send(Ok(Observation::text("ready")));
+        }
+    }
+
+    /// A stream wait the host cancels after a call returned, its answer
+    /// still queued: the wait ends cancelled without reading that answer,
+    /// so its token is where the last answer it took left the probe, not
+    /// past text it never saw.
+    #[test]
+    fn an_answer_dropped_for_a_cancel_leaves_the_token_before_its_text() {
+        let engine = Engine::new();
+        let (began, second_call) = mpsc::channel();
+        let (go, go_rx) = mpsc::channel();
+        let probe = ReadsOnWhenTold {
+            position: 0,
+            began,
+            go: go_rx,
+        };
+        let spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+            .view(ViewKind::Fresh)
+            .interval(Duration::from_millis(10))
+            .max_wait(Duration::from_secs(60));
+        let stream = engine.start(spec, probe).unwrap();
+        second_call.recv_timeout(Duration::from_secs(20)).unwrap();
+        let (entered, held) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel();
+        let holder = HoldsTheScheduler {
+            entered,
+            release: release_rx,
+        };
+        let holder = engine
+            .start_async(
+                ready_spec(Duration::from_secs(60)),
+                holder,
+                Default::default(),
+            )
+            .unwrap();
+        held.recv_timeout(Duration::from_secs(20)).unwrap();
+        // The scheduler is held: the second call's answer is queued...
+        go.send(()).unwrap();
+        let queued = Instant::now() + Duration::from_secs(20);
+        while engine.tx.len() == 0 {
+            assert!(Instant::now() < queued, "the answer never came");
+            std::thread::yield_now();
+        }
+        // ...and the host cancels before the scheduler reads it.
+        stream.control().cancel();
+        release.send(()).unwrap();
+        let result = stream.wait();
+        assert_eq!(result.outcome, Outcome::Cancelled);
+        let after_first = crate::resume::ResumeToken::Lines {
+            lines: vec!["position 1".to_string()],
+        };
+        assert_eq!(result.resume, Some(after_first.encode()));
+        assert_eq!(holder.wait().outcome, Outcome::Matched);
     }
 }

@@ -82,6 +82,10 @@ pub(crate) struct Active {
     pub call_cancel: CancelToken,
     /// Number of the call in flight, so a late answer is recognised.
     pub call: u64,
+    /// Whether the wait began a call whose answer it has not taken: the
+    /// probe may stand past what the wait saw (an answer dropped for a
+    /// cancel, or still on its way).
+    pub answer_pending: bool,
     /// Sequence number of the valid sample timer.
     pub timer_seq: u64,
     /// Where a stream probe stood after the last call (the first, or one
@@ -356,6 +360,7 @@ impl Scheduler {
                 let Some(a) = self.waits.get_mut(&id).filter(|a| a.awaits(call)) else {
                     return;
                 };
+                a.answer_pending = false;
                 if resume.is_some() {
                     a.resume_point = resume;
                 }
@@ -521,6 +526,7 @@ impl Scheduler {
             return;
         };
         active.call = call.sample;
+        active.answer_pending = true;
         active.timer_seq = 0;
         self.calls_out += 1;
         if call.at_deadline {
@@ -681,14 +687,14 @@ pub(crate) fn error_result(error: String) -> WaitResult {
 fn resume_token(active: &Active) -> Option<String> {
     let token = match active.mode {
         ProbeMode::Snapshot => active.machine.resume_lines(),
-        // Where the probe stands, unless a call in flight holds it (it reads
-        // past what the wait saw: no place to resume from); then where it
-        // stood after the last answer the wait took that read something (or
-        // after its first call).
+        // Where the probe stands, unless it may stand past what the wait
+        // saw: a call in flight holds it, or one returned whose answer the
+        // wait did not take. Then where it stood after the last answer the
+        // wait took that read something (or after its first call).
         ProbeMode::Stream => match &active.probe {
             ProbeHolder::Blocking(cell) => match cell.probe.try_lock() {
-                Some(idle) => idle.probe.resume_point(),
-                None => active.resume_point.as_deref().cloned(),
+                Some(idle) if !active.answer_pending => idle.probe.resume_point(),
+                _ => active.resume_point.as_deref().cloned(),
             },
             ProbeHolder::Deferred(_) => None,
         },
