@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 use waitfor::{
     AsyncProbe, CancelToken, Condition, Engine, ErrorPolicy, Observation, Outcome, Pattern,
-    ProbeContext, Reply, Rule, Spec, WaitOptions,
+    ProbeContext, Reply, Rule, Spec, WaitHandle, WaitOptions,
 };
 
 mod threads;
@@ -265,12 +265,9 @@ impl AsyncProbe for HoldsTheScheduler {
     }
 }
 
-/// A wait cancelled before its first call began makes no call: `cancel`
-/// stops a call not begun at once, not when the scheduler reads the
-/// message (a command probe's command never starts).
-#[test]
-fn a_wait_cancelled_before_its_first_call_makes_none() {
-    let engine = Engine::new();
+/// Starts a wait on `engine` whose first call holds the scheduler, and
+/// returns once it does: the wait, and what releases the scheduler.
+fn hold_the_scheduler(engine: &Engine) -> (WaitHandle, mpsc::Sender<()>) {
     let (entered_tx, entered) = mpsc::channel();
     let (release_tx, release) = mpsc::channel();
     let holder = engine
@@ -284,6 +281,16 @@ fn a_wait_cancelled_before_its_first_call_makes_none() {
         )
         .unwrap();
     entered.recv_timeout(Duration::from_secs(30)).unwrap();
+    (holder, release_tx)
+}
+
+/// A wait cancelled before its first call began makes no call: `cancel`
+/// stops a call not begun at once, not when the scheduler reads the
+/// message (a command probe's command never starts).
+#[test]
+fn a_wait_cancelled_before_its_first_call_makes_none() {
+    let engine = Engine::new();
+    let (holder, release_tx) = hold_the_scheduler(&engine);
     // The scheduler is held: this wait's start, and its cancel, wait for it.
     let (calls_tx, calls) = mpsc::channel();
     let cancelled = engine
@@ -349,22 +356,10 @@ fn a_wait_cancelled_before_its_deadline_is_cancelled_when_the_scheduler_sees_the
         .unwrap();
     // Its first call is out, unanswered, when its deadline passes.
     let _out = calls.recv_timeout(Duration::from_secs(30)).unwrap();
-    let (entered_tx, entered) = mpsc::channel();
-    let (release_tx, release) = mpsc::channel();
-    let holder = engine
-        .start_async(
-            ready_spec(Duration::from_millis(10), Duration::from_secs(30)),
-            HoldsTheScheduler {
-                entered: entered_tx,
-                release,
-            },
-            WaitOptions::default(),
-        )
-        .unwrap();
     // The scheduler is held while it handles the holder's messages: the
     // cancel's message waits for its next turn, the deadline for the
     // timers of this one.
-    entered.recv_timeout(Duration::from_secs(30)).unwrap();
+    let (holder, release_tx) = hold_the_scheduler(&engine);
     cancelled.control().cancel();
     while started.elapsed() < max_wait + Duration::from_millis(100) {
         std::thread::sleep(Duration::from_millis(20));
