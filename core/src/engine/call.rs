@@ -62,11 +62,16 @@ impl ProbeJob {
         ctx.budget = self.call.budget;
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| probe.sample(ctx)))
             .unwrap_or_else(|panic| Err(panicked(panic.as_ref())));
-        // Asked after the first call (where the wait starts) and after calls
-        // that read something: most samples of a quiet file read nothing,
-        // and sealing a token costs microseconds.
+        // Asked after the first call (where the wait starts), after calls
+        // that read something and after calls that moved the probe all the
+        // same (a file rotated or truncated): most samples of a quiet file
+        // do neither, and sealing a token costs microseconds.
         let read = matches!(&result, Ok(seen) if !seen.text.is_empty());
-        let resume = (self.ask_resume && (read || self.call.sample == 1))
+        let moved = || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| probe.moved_without_reading()))
+                .unwrap_or(false)
+        };
+        let resume = (self.ask_resume && (read || self.call.sample == 1 || moved()))
             .then(|| std::panic::catch_unwind(AssertUnwindSafe(|| probe.resume_point())))
             .and_then(Result::ok)
             .flatten()

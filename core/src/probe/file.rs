@@ -53,6 +53,9 @@ pub struct FileProbe {
     reads: Option<Arc<AtomicU64>>,
     /// Where the host lets it read (everywhere unless narrowed).
     grants: Grants,
+    /// Whether the last sample moved [`Probe::resume_point`] (see
+    /// [`Probe::moved_without_reading`]).
+    moved: bool,
 }
 
 struct Followed {
@@ -85,6 +88,7 @@ impl FileProbe {
             watch: Watch::default(),
             reads: None,
             grants: Grants::all(),
+            moved: false,
         }
     }
 
@@ -241,6 +245,14 @@ impl FileProbe {
         Ok(())
     }
 
+    /// Where the probe stands: the followed file and the offset a token
+    /// would take (before a carried character start).
+    fn position(&self) -> Option<(u64, u64, u64)> {
+        let followed = self.open.as_ref()?;
+        let offset = followed.offset.saturating_sub(self.carry.len() as u64);
+        Some((followed.dev, followed.ino, offset))
+    }
+
     /// Whether the path now names another file than the one followed.
     fn rotated(&self, followed: &Followed) -> bool {
         file_id::of_path(&self.path).map_or(true, |id| id != (followed.dev, followed.ino))
@@ -249,9 +261,11 @@ impl FileProbe {
 
 impl Probe for FileProbe {
     fn sample(&mut self, ctx: &ProbeContext) -> Result<Observation, ProbeError> {
+        self.moved = false;
         if self.watch.nothing_new(&self.path) {
             return Ok(Observation::text(String::new()));
         }
+        let before = self.position();
         // Read one byte past the cap so the engine sees the breach.
         let limit = ctx.output_cap.saturating_add(1);
         let mut bytes = std::mem::take(&mut self.carry);
@@ -283,7 +297,12 @@ impl Probe for FileProbe {
             Err(e) if e.error_len().is_none() => self.carry = bytes.split_off(e.valid_up_to()),
             _ => {}
         }
+        self.moved = self.position() != before;
         Ok(Observation::bytes(&bytes))
+    }
+
+    fn moved_without_reading(&self) -> bool {
+        self.moved
     }
 
     fn mode(&self) -> ProbeMode {

@@ -170,10 +170,27 @@ pub trait Probe: Send + 'static {
     /// Where a later wait could continue from, if this probe can resume
     /// (a file offset, a cursor). Asked when the wait ends, and for a
     /// stream probe of a wait with the fresh view also after its first
-    /// call and each call that read something (so the token is where the
-    /// wait stopped reading, whatever a call in flight at its end reads).
+    /// call, each call that read something and each call that
+    /// [moved it without reading](Probe::moved_without_reading) (so the
+    /// token is where the wait stopped reading, whatever a call in flight
+    /// at its end reads).
     fn resume_point(&self) -> Option<crate::resume::ResumeToken> {
         None
+    }
+
+    /// Whether the last [`Probe::sample`] call moved where the probe
+    /// stands (its [`Probe::resume_point`]) although it returned no text:
+    /// a followed file rotated, truncated or created. The engine then asks
+    /// for the resume point after that call too: a token from before it
+    /// would not fit where the probe reads now. False by default.
+    ///
+    /// ```
+    /// use waitfor::{probe_fn, Observation, Probe};
+    /// let probe = probe_fn(|_| Ok(Observation::text("")));
+    /// assert!(!probe.moved_without_reading());
+    /// ```
+    fn moved_without_reading(&self) -> bool {
+        false
     }
 
     /// The host lock every call of this probe needs, if any (see
