@@ -111,3 +111,67 @@ fn a_forked_child_gets_a_result_its_parent_had_before_the_fork() {
     }
     assert!(matched(), "the parent's own result");
 }
+
+/// The CPU time this process has used so far.
+fn cpu_used() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// A child that cancels its copy of a parent's wait touches nothing of
+/// the parent's: the command the parent's wait runs goes on, and the
+/// parent's engine keeps sleeping while it does (a cancel that reached
+/// the parent's run through the descriptors they share would wake it
+/// for good, spinning a core until the command ended).
+#[test]
+fn a_forked_child_cancelling_its_parents_wait_leaves_the_parent_alone() {
+    let dir = std::env::temp_dir().join(format!("waitfor-fork-cancel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let started = dir.join("started");
+    let script = format!("echo > {}; exec sleep 30", started.display());
+    let spec = Spec::from_json(
+        &serde_json::json!({
+            "probe": {"command": {"argv": ["sh", "-c", script]}},
+            "until": {"matches": "never"},
+            "max_wait_ms": 60_000,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let policy = waitfor::Policy::default().grants(waitfor::grants::Grants::all());
+    let handle = Engine::global()
+        .start_with(spec, None, waitfor::WaitOptions::default().policy(policy))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let control = handle.control();
+    assert!(in_forked_child(move || {
+        control.cancel();
+        true
+    }));
+    // A window to measure in, not a synchronisation: the run sleeps in
+    // `poll` throughout unless something woke it for good.
+    let before = cpu_used();
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_used() - before;
+    assert!(
+        handle.wait_timeout(Duration::ZERO).is_none(),
+        "the parent's wait ended"
+    );
+    handle.control().cancel();
+    assert_eq!(handle.wait().outcome, Outcome::Cancelled);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        used < Duration::from_millis(300),
+        "the parent used {used:?} of CPU in 2 s while its command slept"
+    );
+}

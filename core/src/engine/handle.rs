@@ -139,13 +139,21 @@ pub struct WaitControl {
     /// The wait's call token: cancelled here at once, so that a call
     /// queued but not begun is never made (a command never started).
     pub(crate) call_cancel: CancelToken,
+    /// The process whose engine runs the wait.
+    pub(crate) owner: u32,
 }
 
 impl WaitControl {
     /// Ends the wait with outcome `cancelled`; a probe call in flight is
     /// abandoned and its cancel token cancelled, and a call not begun yet
-    /// is not made.
+    /// is not made. In a forked child of the process that started the
+    /// wait it does nothing: the wait is the parent's, and the child's copy
+    /// of its token shares descriptors with the parent's running command,
+    /// which a cancel here would wake for good.
     pub fn cancel(&self) {
+        if std::process::id() != self.owner {
+            return;
+        }
         self.call_cancel.cancel();
         self.tx.push(Msg::Cancel(self.id));
     }

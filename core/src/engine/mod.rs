@@ -276,6 +276,7 @@ impl Engine {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             tx: self.tx.clone(),
             call_cancel: call_cancel.clone(),
+            owner: std::process::id(),
         };
         let span = tracing::info_span!(
             "wait_for",
