@@ -2,7 +2,7 @@
 
 use crate::sync::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Tells a probe call that its result is no longer wanted: the wait was
@@ -32,6 +32,9 @@ struct Inner {
     /// misses the change; it also holds the hooks to run on cancel.
     lock: Mutex<Hooks>,
     changed: Condvar,
+    /// For a [`CancelToken::child`]: its hook on the parent, removed when
+    /// the child goes.
+    parent: OnceLock<CancelHook>,
 }
 
 /// What [`CancelToken::on_cancel`] registered and not yet ran or dropped.
@@ -115,6 +118,23 @@ impl CancelToken {
             inner: self.inner.clone(),
             id,
         }
+    }
+
+    /// A token cancelled when this one is, whose own [`CancelToken::cancel`]
+    /// leaves this one alone: what a probe call gets, so that it sees the
+    /// end of its wait but cannot end the wait itself.
+    pub(crate) fn child(&self) -> CancelToken {
+        let child = CancelToken::new();
+        let weak = Arc::downgrade(&child.inner);
+        // A weak reference: the parent's hook does not keep the child
+        // alive, and the child's dropped hook leaves the parent.
+        let hook = self.on_cancel(move || {
+            if let Some(inner) = weak.upgrade() {
+                CancelToken { inner }.cancel();
+            }
+        });
+        let _ = child.inner.parent.set(hook);
+        child
     }
 
     /// Whether [`CancelToken::cancel`] was called on this token or a clone.
@@ -205,6 +225,31 @@ mod tests {
         assert_eq!(Arc::strong_count(&kept), 1);
         token.cancel();
         assert_eq!(runs.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_child_sees_its_parent_cancelled_but_does_not_cancel_it() {
+        let parent = CancelToken::new();
+        let child = parent.child();
+        let (runs, hook) = counter();
+        let _hook = child.on_cancel(hook);
+        child.cancel();
+        assert!(!parent.is_cancelled());
+        let second = parent.child();
+        parent.cancel();
+        assert!(second.is_cancelled());
+        assert!(second.wait_timeout(Duration::from_secs(60)));
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert!(parent.child().is_cancelled());
+    }
+
+    #[test]
+    fn a_dropped_child_leaves_no_hook_on_its_parent() {
+        let parent = CancelToken::new();
+        for _ in 0..3 {
+            drop(parent.child());
+        }
+        assert!(parent.inner.lock.lock().waiting.is_empty());
     }
 
     #[test]

@@ -51,11 +51,16 @@ impl ProbeJob {
     /// probe stands after it, when asked.
     fn call(&self) -> (Result<Observation, ProbeError>, Option<Box<ResumeToken>>) {
         let mut calling = self.cell.probe.lock();
-        let Calling { probe, ctx } = &mut *calling;
+        let Calling { probe, ctx, ended } = &mut *calling;
         // The wait ended while this call was queued: no call after its result.
-        if ctx.cancel.is_cancelled() {
+        if ended.is_cancelled() {
             let ended = ProbeError::new("the wait ended before this call started");
             return (Err(ended), None);
+        }
+        // The probe cancelled its own token in an earlier call: this call
+        // gets a fresh one.
+        if ctx.cancel.is_cancelled() {
+            ctx.cancel = ended.child();
         }
         ctx.sample = self.call.sample;
         ctx.elapsed = self.call.elapsed;

@@ -92,7 +92,11 @@ pub(crate) struct ProbeCell {
 /// clones no cancel token.
 pub(crate) struct Calling {
     pub probe: Box<dyn crate::probe::Probe>,
+    /// Its `cancel` is a child of `ended`: the probe may cancel it, which
+    /// does not end the wait.
     pub ctx: crate::probe::ProbeContext,
+    /// The wait's token, cancelled when the wait ends.
+    pub ended: crate::cancel::CancelToken,
 }
 
 impl Drop for ProbeCell {

@@ -216,7 +216,11 @@ impl Engine {
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
                     host_lock: probe.host_lock(),
                     end_notices: probe.end_notices(),
-                    probe: Mutex::new(Calling { probe, ctx }),
+                    probe: Mutex::new(Calling {
+                        probe,
+                        ctx,
+                        ended: control.call_cancel.clone(),
+                    }),
                     slot,
                 }))
             },
@@ -287,11 +291,13 @@ impl Engine {
             elapsed_ms = tracing::field::Empty,
         );
         let slot = Arc::new(Slot::new());
+        // The probe's own: it sees the wait end, and cannot end it.
+        let probe_cancel = call_cancel.child();
         let ctx = ProbeContext {
             sample: 0,
             elapsed: Duration::ZERO,
             budget: Duration::ZERO,
-            cancel: call_cancel.clone(),
+            cancel: probe_cancel.clone(),
             output_cap: machine.output_cap(),
         };
         let cancelled = options.cancelled;
@@ -305,6 +311,7 @@ impl Engine {
             resumable: spec.view == ViewKind::Fresh,
             mode,
             call_cancel,
+            probe_cancel,
             call: 0,
             answer_pending: false,
             timer_seq: 0,
@@ -389,6 +396,44 @@ mod tests {
         let handle = engine.start(ready_spec(Duration::from_secs(60)), probe);
         hung_in.recv_timeout(Duration::from_secs(20)).unwrap();
         handle.unwrap()
+    }
+
+    #[test]
+    fn a_probe_cancelling_its_own_token_does_not_end_its_wait() {
+        let probe = probe_fn(|ctx| {
+            let seen = ctx.cancel.is_cancelled();
+            ctx.cancel.cancel();
+            Ok(Observation::text(match (ctx.sample, seen) {
+                (1, _) => "not yet",
+                (_, false) => "ready",
+                (_, true) => "a call got a cancelled token",
+            }))
+        });
+        let spec = ready_spec(Duration::from_secs(60)).interval(Duration::from_millis(10));
+        let result = Engine::new().wait(spec, probe).unwrap();
+        assert_eq!(result.outcome, Outcome::Matched, "{result:?}");
+        assert_eq!(result.samples, 2);
+    }
+
+    #[test]
+    fn an_async_probe_cancelling_its_own_token_does_not_end_its_wait() {
+        struct CancelsItsOwn;
+        impl crate::AsyncProbe for CancelsItsOwn {
+            fn begin(&mut self, ctx: &ProbeContext, reply: crate::Reply) {
+                let seen = ctx.cancel.is_cancelled();
+                ctx.cancel.cancel();
+                reply.send(Ok(Observation::text(match (ctx.sample, seen) {
+                    (1, _) => "not yet",
+                    (_, false) => "ready",
+                    (_, true) => "a call got a cancelled token",
+                })));
+            }
+        }
+        let spec = ready_spec(Duration::from_secs(60)).interval(Duration::from_millis(10));
+        let handle = Engine::new().start_async(spec, CancelsItsOwn, Default::default());
+        let result = handle.unwrap().wait();
+        assert_eq!(result.outcome, Outcome::Matched, "{result:?}");
+        assert_eq!(result.samples, 2);
     }
 
     #[test]

@@ -80,6 +80,9 @@ pub(crate) struct Active {
     /// The token every probe call of this wait gets: calls are abandoned
     /// only when the wait ends, so one token serves them all.
     pub call_cancel: CancelToken,
+    /// What an async probe's calls get: a child of `call_cancel`, which
+    /// the probe may cancel without ending the wait (renewed if it did).
+    pub probe_cancel: CancelToken,
     /// Number of the call in flight, so a late answer is recognised.
     pub call: u64,
     /// Whether the wait began a call whose answer it has not taken: the
@@ -545,11 +548,14 @@ impl Scheduler {
                 self.calls.push(Task::Call(job));
             }
             ProbeHolder::Deferred(cell) => {
+                if active.probe_cancel.is_cancelled() {
+                    active.probe_cancel = active.call_cancel.child();
+                }
                 let ctx = ProbeContext {
                     sample: call.sample,
                     elapsed: call.elapsed,
                     budget: call.budget,
-                    cancel: active.call_cancel.clone(),
+                    cancel: active.probe_cancel.clone(),
                     output_cap: active.machine.output_cap(),
                 };
                 let reply = Reply::new(id, call.sample, self.inbox.clone());

@@ -35,6 +35,9 @@ pub struct ProbeContext {
     /// Time left before the deadline: the call is abandoned after this.
     pub budget: Duration,
     /// Cancelled when the result is no longer wanted (deadline, cancel).
+    /// The probe's own: cancelling it ends no wait (only the host's
+    /// [`WaitControl::cancel`](crate::WaitControl::cancel) does), and the
+    /// next call gets a token not cancelled.
     pub cancel: CancelToken,
     /// Largest observation the wait accepts, in bytes; a probe may stop
     /// reading one byte past it.
