@@ -113,22 +113,33 @@ fn after_fork_in_child() {
 
 /// Whether the interpreter is exiting (no engine thread attaches).
 pub fn shutting_down() -> bool {
-    SHUTTING_DOWN.load(Ordering::Relaxed)
+    SHUTTING_DOWN.load(Ordering::SeqCst)
 }
 
 /// Runs `f` attached to the interpreter, unless it is going away.
+///
+/// A thread marks itself in Python before it looks at [`SHUTTING_DOWN`],
+/// and [`_shutdown`] sets that before it looks at the marks (all
+/// sequentially consistent): so either this thread sees the interpreter
+/// exiting, or `_shutdown` sees this thread and waits for it. And it looks
+/// again once attached: `_shutdown` sets the flag holding the interpreter
+/// lock, so a thread that waited for the lock meanwhile (on its first
+/// attach too, when `_shutdown` knows no id of it to raise `SystemExit`
+/// in) runs no Python code and leaves before the interpreter finalizes.
 pub fn attached<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
-    if shutting_down() {
-        return None;
-    }
     ENGINE_THREAD.with(|thread| {
-        // Marked before it waits for the lock: interpreter exit then gives
-        // it time to take the lock and leave.
         let _inside = thread.enter();
+        if shutting_down() {
+            return None;
+        }
         Python::try_attach(|py| {
+            if shutting_down() {
+                return None;
+            }
             thread.keep(py);
-            f(py)
+            Some(f(py))
         })
+        .flatten()
     })
 }
 
@@ -143,7 +154,7 @@ struct InPython {
 
 impl InPython {
     fn now(&self) -> bool {
-        self.depth.load(Ordering::Acquire) > 0
+        self.depth.load(Ordering::SeqCst) > 0
     }
 
     /// The id `PyThreadState_SetAsyncExc` takes (a C `unsigned long`, which
@@ -198,7 +209,7 @@ impl EngineThread {
             ENGINE_THREADS.lock().push(inside.clone());
             inside
         });
-        inside.depth.fetch_add(1, Ordering::AcqRel);
+        inside.depth.fetch_add(1, Ordering::SeqCst);
         Inside(inside)
     }
 
@@ -233,22 +244,30 @@ fn thread_ident(py: Python<'_>) -> u64 {
 
 impl Drop for EngineThread {
     fn drop(&mut self) {
+        if self.kept.get() {
+            // As in `attached`: marked first, and at interpreter exit the
+            // thread state goes with the interpreter.
+            let _inside = self.enter();
+            if !shutting_down() {
+                Python::try_attach(|_py| {
+                    if shutting_down() {
+                        return;
+                    }
+                    // SAFETY: attached (`_py`), with the count `keep` added
+                    // and pyo3's own: this release takes `keep`'s back (it
+                    // was made attached: LOCKED), and pyo3's, the last,
+                    // deletes the thread state as it detaches.
+                    unsafe {
+                        pyo3::ffi::PyGILState_Release(
+                            pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED,
+                        )
+                    };
+                });
+            }
+        }
         if let Some(inside) = self.in_python.get() {
             ENGINE_THREADS.lock().retain(|t| !Arc::ptr_eq(t, inside));
         }
-        // At interpreter exit the thread state goes with the interpreter.
-        if !self.kept.get() || SHUTTING_DOWN.load(Ordering::SeqCst) {
-            return;
-        }
-        Python::try_attach(|_py| {
-            // SAFETY: attached (`_py`), with the count `keep` added and
-            // pyo3's own: this release takes `keep`'s back (it was made
-            // attached: LOCKED), and pyo3's, the last, deletes the thread
-            // state as it detaches.
-            unsafe {
-                pyo3::ffi::PyGILState_Release(pyo3::ffi::PyGILState_STATE::PyGILState_LOCKED)
-            };
-        });
     }
 }
 

@@ -130,6 +130,44 @@ def test_interpreter_exit_is_not_held_up_by_hung_probes() -> None:
     assert child.returncode == 0, err
 
 
+def test_engine_threads_attaching_for_the_first_time_at_exit_neither_crash_nor_hang() -> None:
+    # Hundreds of waits whose plain probes (on the engine's workers, the
+    # pool growing: fresh threads attaching for the first time) take
+    # longer than exit's grace and take the interpreter lock back every
+    # millisecond; the interpreter exits at once. A thread still waiting
+    # for its first attach when exit began ran its probe on into
+    # finalization, where CPython ends a thread retaking the lock by an
+    # unwind through Rust frames: the process aborted, about every other
+    # run. Each child exits at a different moment of the pool's growth.
+    code = """
+        import asyncio, sys, time, waitfor
+        def probe():
+            for _ in range(3000):
+                time.sleep(0.001)
+            return ""
+        spec = {"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 60000}
+        async def main():
+            tasks = [asyncio.ensure_future(waitfor.wait_async(spec, probe)) for _ in range(600)]
+            await asyncio.sleep(float(sys.argv[1]))
+            return tasks
+        loop = asyncio.new_event_loop()
+        tasks = loop.run_until_complete(main())
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        print("exiting", flush=True)
+        """
+    for run in range(20):
+        child = subprocess.run(
+            [PYTHON, "-c", textwrap.dedent(code), str(run * 0.005)],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=60,
+        )
+        assert (child.returncode, child.stdout.strip()) == (0, "exiting"), (run, child.returncode, child.stderr)
+
+
 def _matches_on_its_second_sample() -> waitfor.WaitResult | None:
     """One wait with a Python probe: None when it matched on its second
     sample, as it must; the result otherwise."""
