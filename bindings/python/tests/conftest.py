@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 import os
 import re
 import sys
@@ -47,6 +49,34 @@ async def cancel_once_probing(call: Awaitable[Any], probes: Callable[[], int]) -
         await asyncio.sleep(0.25)
         if probes() != seen:
             seen, stable_since = probes(), time.monotonic()
+
+
+class _PendingTasks(logging.Handler):
+    """Collects asyncio's reports of a task garbage-collected while still
+    pending (a loop closed under it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "Task was destroyed but it is pending" in message:
+            self.seen.append(message)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_task_left_pending() -> Any:
+    """No test leaves an asyncio task pending: asyncio reports one the
+    garbage collector finds so ("Task was destroyed but it is pending!"),
+    which fails the run here."""
+    handler = _PendingTasks()
+    logger = logging.getLogger("asyncio")
+    logger.addHandler(handler)
+    yield
+    gc.collect()
+    logger.removeHandler(handler)
+    assert not handler.seen, "tasks left pending:\n" + "\n".join(handler.seen[:5])
 
 
 @pytest.fixture(autouse=True)

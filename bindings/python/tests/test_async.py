@@ -400,10 +400,11 @@ def test_loops_of_many_threads_starting_waits_at_once_all_get_their_inbox() -> N
 
 
 def test_loops_closed_while_their_waits_run_leave_no_descriptors_behind() -> None:
-    """A loop closed with a wait still running (its task never awaited to
-    the end): the probe call queued for the loop is never begun, and the
-    loop's inbox, its two descriptors and the probe go when the next loop
-    lets go of the closed ones, not with the process."""
+    """A loop closed with a wait still running, as `asyncio.run` closes
+    one (the wait's task cancelled, the engine's wait still ending): the
+    probe call queued for the loop is never begun, and the loop's inbox,
+    its two descriptors and the probe go when the next loop lets go of the
+    closed ones, not with the process."""
 
     async def probe() -> str:
         return "not yet"
@@ -411,12 +412,15 @@ def test_loops_closed_while_their_waits_run_leave_no_descriptors_behind() -> Non
     def once() -> None:
         loop = asyncio.new_event_loop()
 
-        async def start() -> None:
+        async def start() -> asyncio.Task[waitfor.WaitResult]:
             spec = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 300}
-            asyncio.ensure_future(waitfor.wait_async(spec, probe))
+            task = asyncio.ensure_future(waitfor.wait_async(spec, probe))
             await asyncio.sleep(0)
+            return task
 
-        loop.run_until_complete(start())
+        task = loop.run_until_complete(start())
+        task.cancel()
+        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
         loop.close()
 
     once()
