@@ -153,8 +153,7 @@ fn a_missing_program_is_a_probe_error() {
 
 #[test]
 fn the_command_is_killed_at_the_deadline_with_nothing_left_behind() {
-    let dir = std::env::temp_dir().join(format!("waitfor-cmd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files::temp_dir("cmd");
     let pids = dir.join("pids");
     let script = format!("sleep 300 & echo $$ $! > {}; wait", pids.display());
     let spec = serde_json::json!({
@@ -298,7 +297,6 @@ fn a_command_runs_only_in_a_directory_the_host_grants() {
     // Any program may run: any directory too.
     let theirs = Engine::global().run(run_sh(&other_dir), granted()).unwrap();
     assert_eq!(theirs.tail.lines, ["theirs"], "{theirs:?}");
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// A command that starts a process in a session of its own (`setsid`) on
@@ -306,8 +304,7 @@ fn a_command_runs_only_in_a_directory_the_host_grants() {
 #[cfg(target_os = "linux")]
 #[test]
 fn processes_that_left_the_group_end_with_the_wait() {
-    let dir = std::env::temp_dir().join(format!("waitfor-setsid-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = files::temp_dir("setsid");
     // Each sample's shell waits until its escaped child has written its pid
     // (to `pid.<the shell's pid>`), so the child has left the group by then.
     let script = format!(
@@ -336,7 +333,6 @@ fn processes_that_left_the_group_end_with_the_wait() {
     }
     let left: Vec<_> = started.iter().filter(|&&p| alive(p)).collect();
     assert!(left.is_empty(), "outlived the wait: {left:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The directory a command runs in is checked at every run, on the
@@ -374,7 +370,6 @@ fn a_cwd_swapped_for_a_link_out_of_the_roots_is_never_run_in() {
         error.contains("not_granted") && error.contains("cwd"),
         "{error}"
     );
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// A `cwd` that does not exist when the wait starts is refused then: a
@@ -400,7 +395,6 @@ fn a_cwd_that_does_not_exist_yet_is_refused_at_the_check() {
         ("probe.command.cwd", Rule::NotGranted)
     );
     assert!(err.message.contains("not a directory"), "{}", err.message);
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 /// Set in the hosts the next test starts: `MODE DIR`, how the host leaves
@@ -415,7 +409,6 @@ const EXITING_HOST_VAR: &str = "WAITFOR_TEST_EXITING_COMMAND_HOST";
 #[cfg(target_os = "linux")]
 #[test]
 fn processes_that_left_the_group_end_when_the_host_exits() {
-    use std::path::PathBuf;
     if let Some(var) = std::env::var_os(EXITING_HOST_VAR) {
         let var = var.into_string().unwrap();
         let (mode, dir) = var.split_once(' ').unwrap();
@@ -457,7 +450,7 @@ fn processes_that_left_the_group_end_when_the_host_exits() {
     }
     let mut outlived = Vec::new();
     for mode in ["exit", "cancel", "deadline"] {
-        let dir: PathBuf = files::temp_dir(&format!("exiting-host-{mode}"));
+        let dir = files::temp_dir(&format!("exiting-host-{mode}"));
         let host = std::process::Command::new(std::env::current_exe().unwrap())
             .env(EXITING_HOST_VAR, format!("{mode} {}", dir.display()))
             .args([
@@ -485,7 +478,6 @@ fn processes_that_left_the_group_end_when_the_host_exits() {
         if !left.is_empty() {
             outlived.push(format!("{mode}: {left:?}"));
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
     assert!(outlived.is_empty(), "outlived the host: {outlived:?}");
 }

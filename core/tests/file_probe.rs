@@ -26,7 +26,8 @@ fn read(probe: &mut FileProbe) -> String {
 
 #[test]
 fn only_bytes_appended_after_the_first_call_count() {
-    let path = temp_dir("file-append").join("log");
+    let dir = temp_dir("file-append");
+    let path = dir.join("log");
     append(&path, b"old ready\n");
     let mut probe = FileProbe::new(&path);
     assert_eq!(read(&mut probe), "");
@@ -37,7 +38,8 @@ fn only_bytes_appended_after_the_first_call_count() {
 
 #[test]
 fn bytes_that_are_not_utf8_count_as_read_against_the_cap() {
-    let path = temp_dir("file-not-utf8").join("log");
+    let dir = temp_dir("file-not-utf8");
+    let path = dir.join("log");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
     append(&path, &[0xff; 1000]);
@@ -47,7 +49,8 @@ fn bytes_that_are_not_utf8_count_as_read_against_the_cap() {
 
 #[test]
 fn a_file_created_late_is_all_new() {
-    let path = temp_dir("file-late").join("log");
+    let dir = temp_dir("file-late");
+    let path = dir.join("log");
     let mut probe = FileProbe::new(&path);
     assert_eq!(read(&mut probe), "");
     append(&path, b"first\n");
@@ -56,7 +59,8 @@ fn a_file_created_late_is_all_new() {
 
 #[test]
 fn truncation_starts_again_at_the_start() {
-    let path = temp_dir("file-truncate").join("log");
+    let dir = temp_dir("file-truncate");
+    let path = dir.join("log");
     append(&path, b"aaaaaaaaaa\n");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -85,7 +89,8 @@ fn rotation_drains_the_old_file_then_follows_the_new_one() {
 
 #[test]
 fn a_last_line_without_newline_and_a_split_character() {
-    let path = temp_dir("file-partial").join("log");
+    let dir = temp_dir("file-partial");
+    let path = dir.join("log");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
     append(&path, b"abc");
@@ -99,7 +104,8 @@ fn a_last_line_without_newline_and_a_split_character() {
 
 #[test]
 fn a_resumed_probe_continues_where_the_last_one_stopped() {
-    let path = temp_dir("file-resume").join("log");
+    let dir = temp_dir("file-resume");
+    let path = dir.join("log");
     append(&path, b"x\n");
     let mut first = FileProbe::new(&path);
     read(&mut first);
@@ -113,7 +119,8 @@ fn a_resumed_probe_continues_where_the_last_one_stopped() {
 
 #[test]
 fn engine_wait_on_a_file_and_resume_across_waits() {
-    let path = temp_dir("file-engine").join("build.log");
+    let dir = temp_dir("file-engine");
+    let path = dir.join("build.log");
     append(&path, b"ready from a previous run\n");
     let spec = |extra: &str| {
         Spec::from_json(&format!(
@@ -143,7 +150,8 @@ fn engine_wait_on_a_file_and_resume_across_waits() {
 fn a_resume_token_of_the_other_kind_is_refused_not_ignored() {
     // Ignored, a lines token would start a file wait at the end of the file
     // and skip what was written between the two calls.
-    let path = temp_dir("file-token-kind").join("build.log");
+    let dir = temp_dir("file-token-kind");
+    let path = dir.join("build.log");
     append(&path, b"");
     let lines = waitfor::ResumeToken::Lines {
         lines: vec!["$ make".into()],
@@ -205,7 +213,8 @@ fn sample_error(probe: &mut FileProbe) -> String {
 
 #[test]
 fn a_split_character_then_a_truncation_loses_no_line() {
-    let path = temp_dir("file-split-truncate").join("log");
+    let dir = temp_dir("file-split-truncate");
+    let path = dir.join("log");
     append(&path, b"");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -228,7 +237,8 @@ fn a_split_character_then_a_truncation_loses_no_line() {
 fn a_resume_token_shows_neither_the_offset_nor_the_file() {
     use base64::Engine as _;
     use std::os::unix::fs::MetadataExt;
-    let path = temp_dir("file-token-opaque").join("log");
+    let dir = temp_dir("file-token-opaque");
+    let path = dir.join("log");
     append(&path, &[b'x'; 12_345]);
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -298,7 +308,8 @@ fn a_token_that_does_not_fit_its_file_is_an_error_not_a_replay() {
 /// are not the ones it was made after, instead of skipping the new start.
 #[test]
 fn a_token_for_a_file_rewritten_in_place_is_an_error_not_a_skip() {
-    let path = temp_dir("file-token-rewritten").join("log");
+    let dir = temp_dir("file-token-rewritten");
+    let path = dir.join("log");
     append(&path, b"old-line-1\nold-line-2\n");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -345,7 +356,8 @@ fn a_token_for_a_file_rewritten_in_place_is_an_error_not_a_skip() {
     assert!(err.contains("does not fit"), "{err}");
 
     // A token at offset 0 skips nothing: any bytes fit it.
-    let empty = temp_dir("file-token-rewritten-empty").join("log");
+    let dir = temp_dir("file-token-rewritten-empty");
+    let empty = dir.join("log");
     append(&empty, b"");
     let mut probe = FileProbe::new(&empty);
     read(&mut probe);
@@ -360,7 +372,8 @@ fn a_token_for_a_file_rewritten_in_place_is_an_error_not_a_skip() {
 /// them, and more than the last 64 bytes are not needed.
 #[test]
 fn a_token_covers_the_bytes_before_its_offset_as_they_were_read() {
-    let path = temp_dir("file-token-window").join("log");
+    let dir = temp_dir("file-token-window");
+    let path = dir.join("log");
     append(&path, b"");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);
@@ -514,7 +527,7 @@ fn a_refusal_ends_the_wait_even_when_probe_errors_are_tolerated() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    for path in [dir.clone(), fifo] {
+    for path in [dir.to_path_buf(), fifo] {
         let spec = Spec::from_json(&format!(
             r#"{{"probe": {{"file": {{"path": {path:?}}}}}, "until": {{"matches": "x"}},
                "on_probe_error": {{"tolerate": 1000}}, "interval_ms": 10, "max_wait_ms": 30000}}"#,
@@ -532,7 +545,8 @@ fn a_refusal_ends_the_wait_even_when_probe_errors_are_tolerated() {
 
 #[test]
 fn a_sample_reads_no_more_than_the_cap_and_one_byte() {
-    let path = temp_dir("file-cap").join("log");
+    let dir = temp_dir("file-cap");
+    let path = dir.join("log");
     append(&path, b"");
     let mut probe = FileProbe::new(&path);
     read(&mut probe);

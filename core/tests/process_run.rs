@@ -59,16 +59,36 @@ fn group_gone(pgid: i32) -> bool {
         || live_members(pgid).is_empty()
 }
 
-/// Runs a script that writes its pid (the group id) to a file first, so the
-/// test can look for members of the group afterwards.
-fn pid_file() -> std::path::PathBuf {
-    let dir = std::env::temp_dir();
-    let n: u64 = Instant::now().elapsed().as_nanos() as u64 ^ (std::process::id() as u64) << 20;
-    dir.join(format!(
-        "waitfor-proc-{}-{n}-{:?}",
-        std::process::id(),
-        thread::current().id()
-    ))
+/// Where a script writes its pid (the group id) first, so the test can
+/// look for members of the group afterwards: a file in a directory of the
+/// test's own, removed with what else the test put there when dropped.
+fn pid_file() -> PidFile {
+    let dir = tempfile::Builder::new()
+        .prefix("waitfor-proc-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("pid");
+    PidFile { _dir: dir, path }
+}
+
+/// See [`pid_file`].
+struct PidFile {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+}
+
+impl std::ops::Deref for PidFile {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for PidFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
 }
 
 fn read_pid(path: &std::path::Path) -> i32 {
@@ -323,7 +343,7 @@ fn cancel_from_another_thread_kills_the_group() {
     let script = format!("echo $$ > '{}'; sleep 100 & sleep 100", path.display());
     let token = CancelToken::new();
     let canceller = token.clone();
-    let watched = path.clone();
+    let watched = path.to_path_buf();
     let t = thread::spawn(move || {
         // Cancel once the command is visibly running.
         assert!(eventually(LONG, || watched.exists()));
@@ -427,7 +447,8 @@ fn a_re_forking_descendant_that_left_the_group_ends_with_its_mark() {
         env: vec![mark.env()],
         ..RunOptions::default()
     };
-    let base = pid_file().display().to_string();
+    let pid = pid_file();
+    let base = pid.display().to_string();
     let (log, hop) = (format!("{base}.log"), format!("{base}.sh"));
     // Each generation logs its pid, starts the next and exits.
     std::fs::write(&hop, format!("echo $$ >> '{log}'\nsh '{hop}' &\n")).unwrap();
@@ -483,7 +504,8 @@ fn exec_loops_outliving_their_mark(count: usize) -> Vec<i32> {
         env: vec![mark.env()],
         ..RunOptions::default()
     };
-    let base = pid_file().display().to_string();
+    let pid = pid_file();
+    let base = pid.display().to_string();
     let again = format!("{base}.sh");
     // Started with a path, it writes its pid there; then it runs itself
     // anew, with no argument, for ever.
@@ -547,7 +569,7 @@ fn exit_mid_call() {
 fn exiting_host(test: &str) -> i32 {
     let path = pid_file();
     let host = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(EXITING_HOST_VAR, &path)
+        .env(EXITING_HOST_VAR, &*path)
         .args(["--exact", test])
         .output()
         .unwrap();
@@ -666,7 +688,7 @@ fn no_command_starts_once_the_host_exits() {
     }
     let path = pid_file();
     let host = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(EXITED_HOST_VAR, &path)
+        .env(EXITED_HOST_VAR, &*path)
         .args(["--exact", "no_command_starts_once_the_host_exits"])
         .output()
         .unwrap();
@@ -729,8 +751,11 @@ fn a_run_sleeps_until_something_happens() {
 /// cannot keep other waits' commands from starting.
 #[test]
 fn commands_that_never_end_keep_no_other_command_from_starting() {
-    let dir = std::env::temp_dir().join(format!("waitfor-starts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("waitfor-starts-")
+        .tempdir()
+        .unwrap();
+    let dir = dir.path();
     let token = CancelToken::new();
     let runs: Vec<_> = (0..200)
         .map(|i| {
@@ -746,7 +771,7 @@ fn commands_that_never_end_keep_no_other_command_from_starting() {
             })
         })
         .collect();
-    let started = || std::fs::read_dir(&dir).unwrap().count();
+    let started = || std::fs::read_dir(dir).unwrap().count();
     let all_started = eventually(Duration::from_secs(60), || started() == 200);
     token.cancel();
     for run in runs {
@@ -754,6 +779,5 @@ fn commands_that_never_end_keep_no_other_command_from_starting() {
         assert!(matches!(err, RunError::Cancelled { .. }), "{err}");
     }
     let count = started();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(all_started, "only {count} of 200 commands started");
 }

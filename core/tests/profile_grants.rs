@@ -106,7 +106,6 @@ fn run_command_runs_in_a_cwd_of_the_agent_s_choosing_only_inside_the_file_roots(
     )
     .unwrap();
     assert_eq!(out["reason"], "matched");
-    std::fs::remove_dir_all(&root).unwrap();
 }
 
 /// `run_command`'s `cwd` is checked again at every run, on the directory
@@ -152,7 +151,6 @@ fn run_command_never_runs_in_a_cwd_swapped_for_a_link_out_of_the_roots() {
     let (field, rule, message) = refusal(call("aura/wait_for", &later, &host(grants)));
     assert_eq!((field.as_str(), rule), ("probe.args.cwd", Rule::NotGranted));
     assert!(message.contains("not a directory"), "{message}");
-    std::fs::remove_dir_all(&base).unwrap();
 }
 
 #[cfg(unix)]

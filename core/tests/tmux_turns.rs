@@ -9,7 +9,7 @@ mod support;
 
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use support::{assert_valid, output_schema, start, Server};
 use waitfor::profiles::{Host, LogLevel, Notice};
@@ -74,16 +74,24 @@ fn starved(result: &WaitResult) -> bool {
         .any(|n| n.contains("this process's other waits on this tmux server held every turn"))
 }
 
-/// Points `TMUX_TMPDIR` at a directory of this binary's own, once, before
-/// any server starts: libtmux-cxx reaches only the default socket.
-fn private_sockets() {
-    static SET: OnceLock<()> = OnceLock::new();
-    SET.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("waitfor-turns-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::env::set_var("TMUX_TMPDIR", &dir);
-        std::env::remove_var("TMUX");
-    });
+/// Points `TMUX_TMPDIR` at a directory of this binary's own before any
+/// server starts: libtmux-cxx reaches only the default socket. Tests
+/// running at once share it; it goes when the last of them drops it.
+fn private_sockets() -> Arc<tempfile::TempDir> {
+    static DIR: Mutex<Weak<tempfile::TempDir>> = Mutex::new(Weak::new());
+    let mut shared = DIR.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(dir) = shared.upgrade() {
+        return dir;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("waitfor-turns-")
+        .tempdir()
+        .unwrap();
+    std::env::set_var("TMUX_TMPDIR", dir.path());
+    std::env::remove_var("TMUX");
+    let dir = Arc::new(dir);
+    *shared = Arc::downgrade(&dir);
+    dir
 }
 
 /// A new wait behind hundreds of others on one busy server samples far
@@ -92,7 +100,7 @@ fn private_sockets() {
 /// original's (a timeout, with no field of its own).
 #[test]
 fn a_wait_starved_of_turns_by_this_process_s_other_waits_says_so() {
-    private_sockets();
+    let _sockets = private_sockets();
     let s = Server::start_default(60, 10);
     let stop = Arc::new(AtomicBool::new(false));
     let load = keep_turns_taken(&s, &stop);
@@ -135,7 +143,7 @@ fn a_wait_starved_of_turns_by_this_process_s_other_waits_says_so() {
 /// result has no notice: not even when it times out.
 #[test]
 fn a_wait_on_an_idle_server_has_no_notice() {
-    private_sockets();
+    let _sockets = private_sockets();
     let s = Server::start(60, 10);
     let (out, result, notices) = start(
         PY,

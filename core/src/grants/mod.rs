@@ -615,12 +615,12 @@ fn kind_name(kind: &std::fs::FileType) -> &'static str {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("waitfor-grants-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// An empty directory of the test's own, removed when dropped.
+    fn scratch(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("waitfor-grants-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
@@ -637,11 +637,12 @@ mod tests {
     #[test]
     fn links_that_loop_are_said_to_loop_inside_the_roots_only() {
         let (inside, outside_dir) = (scratch("loop-in"), scratch("loop-out"));
+        let (inside, outside_dir) = (inside.path(), outside_dir.path());
         for dir in [&inside, &outside_dir] {
             std::os::unix::fs::symlink(dir.join("l2"), dir.join("l1")).unwrap();
             std::os::unix::fs::symlink(dir.join("l1"), dir.join("l2")).unwrap();
         }
-        let grants = Grants::none().file_root(&inside);
+        let grants = Grants::none().file_root(inside);
         for path in [
             inside.join("l1"),
             inside.join("l1/x"),
@@ -652,7 +653,7 @@ mod tests {
         }
         // Outside, or through a link in the root that leads out: a loop,
         // a missing directory and an existing one are all just outside.
-        std::os::unix::fs::symlink(&outside_dir, inside.join("out")).unwrap();
+        std::os::unix::fs::symlink(outside_dir, inside.join("out")).unwrap();
         std::fs::create_dir(outside_dir.join("d")).unwrap();
         for path in [
             outside_dir.join("l1"),
@@ -774,8 +775,9 @@ mod tests {
     #[test]
     fn links_out_of_a_root_are_refused_as_outside() {
         let dir = scratch("links");
+        let dir = dir.path();
         std::os::unix::fs::symlink("/etc/hostname", dir.join("out")).unwrap();
-        let grants = Grants::none().file_root(&dir);
+        let grants = Grants::none().file_root(dir);
         let err = grants.open_file(dir.join("out")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
         assert!(grants.resolve_file(dir.join("../x")).is_err());
@@ -794,14 +796,14 @@ mod tests {
         assert_eq!(rotating.kind(), io::ErrorKind::NotFound);
         std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
         assert!(grants.resolve_file(dir.join("loop")).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn a_missing_file_inside_a_root_resolves_and_is_not_found() {
         let dir = scratch("missing");
-        let grants = Grants::none().file_root(&dir);
-        let real = std::fs::canonicalize(&dir).unwrap();
+        let dir = dir.path();
+        let grants = Grants::none().file_root(dir);
+        let real = std::fs::canonicalize(dir).unwrap();
         assert_eq!(
             grants.resolve_file(dir.join("a/b.log")),
             Ok(real.join("a/b.log"))
@@ -809,12 +811,12 @@ mod tests {
         assert!(grants.resolve_file(dir.join("a/../../x")).is_err());
         let err = grants.open_file(dir.join("b.log")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn fifos_and_devices_are_refused_without_blocking() {
         let dir = scratch("fifo");
+        let dir = dir.path();
         let fifo = dir.join("pipe");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -824,6 +826,5 @@ mod tests {
         assert!(err.to_string().contains("a FIFO"), "{err}");
         let err = grants.open_file("/dev/zero").unwrap_err();
         assert!(err.to_string().contains("a device"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -392,11 +392,12 @@ mod tests {
             .unwrap()
     }
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("waitfor-unit-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// An empty directory of the test's own, removed when dropped.
+    fn temp_dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("waitfor-unit-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     fn until(what: &str, cond: impl Fn() -> bool) {
@@ -411,6 +412,7 @@ mod tests {
     fn a_queue_overflow_marks_every_probe_dirty() {
         let wait = idle_wait();
         let dir = temp_dir("overflow");
+        let dir = dir.path();
         let registration = Registration::new(&dir.join("a.log"), wait.control().waker()).unwrap();
         assert!(!registration.signal.dirty.load(Ordering::SeqCst));
         on_event(Ok(
@@ -424,12 +426,13 @@ mod tests {
     fn a_deleted_directory_loses_its_registrations_and_they_read_again() {
         let wait = idle_wait();
         let dir = temp_dir("deleted");
+        let dir = dir.path();
         let path = dir.join("a.log");
         let mut watch = Watch::default();
         watch.set_waker(wait.control().waker());
         assert!(!watch.nothing_new(&path), "the first sample reads");
-        assert!(hooks::registrations(&dir) == 1);
-        std::fs::remove_dir(&dir).unwrap();
+        assert!(hooks::registrations(dir) == 1);
+        std::fs::remove_dir(dir).unwrap();
         let signal = watch.registration.as_ref().unwrap().signal.clone();
         until("lost", || signal.lost.load(Ordering::SeqCst));
         assert!(!watch.nothing_new(&path));

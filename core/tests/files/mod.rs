@@ -2,16 +2,41 @@
 //! appends as a log writer makes them.
 #![allow(dead_code)] // each test binary uses part of it
 
-use std::fs::{self, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// An empty directory of this test process's own, named after `name`.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("waitfor-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+/// An empty directory of the calling test's own, named after `name`,
+/// removed with all it holds when dropped (a failing test's too).
+pub fn temp_dir(name: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("waitfor-{name}-"))
+        .tempdir()
+        .unwrap();
+    TempDir(dir)
+}
+
+/// See [`temp_dir`]: a path, while it lives.
+pub struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl From<&TempDir> for PathBuf {
+    fn from(dir: &TempDir) -> PathBuf {
+        dir.0.path().to_path_buf()
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 /// Appends `bytes` to `path`, creating it if needed.
