@@ -46,7 +46,8 @@ for target in $targets; do
   step "fuzzing $target for ${seconds}s"
   mkdir -p "$scratch/$target" "fuzz/corpus/$target"
   log="$scratch/$target.log"
-  if ! "${fuzz[@]}" run "${build_flags[@]}" "$target" "$scratch/$target" "fuzz/corpus/$target" \
+  # TMPDIR: the targets' scratch directory (fuzz/src/lib.rs) goes with $scratch.
+  if ! TMPDIR="$scratch" "${fuzz[@]}" run "${build_flags[@]}" "$target" "$scratch/$target" "fuzz/corpus/$target" \
       -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       >"$log" 2>&1; then
     tail -n 60 "$log"

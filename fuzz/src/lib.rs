@@ -14,7 +14,8 @@ use waitfor::profiles::{prepare, Host, ToolError};
 use waitfor::simulate::{simulate, Script, ScriptStep};
 use waitfor::{Observation, Rule, SpecError};
 
-/// A directory of this fuzzing process's own, made on first use.
+/// A directory of this fuzzing process's own, made on first use, under
+/// `TMPDIR` (`scripts/fuzz.sh` points that at a directory it removes).
 pub fn scratch_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
