@@ -14,6 +14,12 @@ export declare class Bridge {
   /** A bridge calling `dispatch` on the JavaScript thread; it must not throw. */
   constructor(dispatch: (kind: number, key: number, ...args: any[]) => string | undefined)
   /**
+   * Starts wait `key` (internal; see `lib/channel.js`) with the
+   * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
+   * and `capBytes` are the policy's limits, `grants` JSON text.
+   */
+  startWait(key: number, cancelled: boolean, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
+  /**
    * Starts profile call `key` (internal; see `callTool`) with `args`
    * (JSON text); with `tools`, the host's tools are the function kept
    * for `key`. Its end is `{"output": ...}` or `{"error": {...}}`; with
@@ -21,12 +27,6 @@ export declare class Bridge {
    * refusal's in the thrown error's `notices`.
    */
   startToolCall(key: number, cancelled: boolean, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
-  /**
-   * Starts wait `key` (internal; see `lib/channel.js`) with the
-   * JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
-   * and `capBytes` are the policy's limits.
-   */
-  startWait(key: number, cancelled: boolean, spec: string, jsProbe: boolean, progress: boolean, ceilingMs?: number | undefined | null, capBytes?: number | undefined | null, grants?: string | undefined | null): NativeWait
 }
 
 /** Core's event matcher (see `eventMatcher`). */
@@ -49,6 +49,11 @@ export declare class NativeWait {
   cancel(): void
 }
 
+/**
+ * `waitFor`'s steps: core's `ouro::HostStepper` says what to do next
+ * (`first`, then each `step`'s answer) and `lib/ax.js` does it on the
+ * JavaScript clock.
+ */
 export declare class OuroStepper {
   /** Starts the wait at `now` (ms since the epoch on the host's clock). */
   constructor(args: any, now: number)
@@ -66,17 +71,17 @@ export declare function checkArguments(name: string, args: string, grants?: stri
 /** Checks a spec without running it (internal; see `checkSpec`). */
 export declare function checkSpec(spec: string): void
 
+/**
+ * The JSON Schemas of a spec and of a result (JSON text), and what a host
+ * tool throws for a tool the server does not have (`UNKNOWN_TOOL`).
+ */
+export declare function constants(): Array<string>
+
 /** `{profile, tool}` by profile id or unique tool name. */
 export declare function findProfile(name: string): any
 
 /** Core's `format_millis`; no number (`null`) is refused as it refuses NaN. */
 export declare function formatDuration(ms?: number | undefined | null): string
-
-/**
- * The `grants` option (JSON text, camelCase) checked by core's rules, as
- * the JSON text the engine reads.
- */
-export declare function grantsJson(grants: string): string
 
 /**
  * The detail of an `invalid_arguments` error the package's own checks
@@ -124,11 +129,5 @@ export declare function readEvents(path: string, cursor: string | undefined | nu
  */
 export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
 
-/** The JSON Schemas of a spec and of a result, as JSON text. */
-export declare function schemas(): Array<string>
-
 /** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
 export declare function simulate(vector: string): any
-
-/** What a host tool throws for a tool the server does not have (`UNKNOWN_TOOL`). */
-export declare function unknownTool(): string

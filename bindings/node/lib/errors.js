@@ -63,11 +63,11 @@ function toJson(field, value) {
   return text
 }
 
-/** The `grants` option (see `Grants` in waitfor.d.ts), checked by core, as the JSON text the engine reads; undefined grants nothing. */
+/** The `grants` option (see `Grants` in waitfor.d.ts) as JSON text, which core checks where it is used; undefined grants nothing. */
 function grantsJson(grants) {
   if (grants === undefined || grants === null) return undefined
   if (typeof grants !== 'object') throw invalid('options.grants', 'must be an object')
-  return native(() => binding.grantsJson(toJson('options.grants', grants)))
+  return toJson('options.grants', grants)
 }
 
 /** The `policy` option (see `Policy` in waitfor.d.ts), checked. */

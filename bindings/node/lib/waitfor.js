@@ -11,10 +11,9 @@ const { WaitforError, invalid, native, toJson, grantsJson, checkPolicy } = requi
 const { startWait, startToolCall, control } = require('./channel.js')
 const { onAbort } = require('./abort.js')
 
-const [specSchema, resultSchema] = binding.schemas()
+const [specSchema, resultSchema, UNKNOWN_TOOL] = binding.constants()
 const SPEC_SCHEMA = Object.freeze(JSON.parse(specSchema))
 const RESULT_SCHEMA = Object.freeze(JSON.parse(resultSchema))
-const UNKNOWN_TOOL = binding.unknownTool()
 
 /** The options each entry point takes; any other is refused (a limit given to the wrong one would silently not apply). */
 const WAIT_OPTIONS = ['signal', 'onProgress', 'policy', 'grants']
@@ -90,16 +89,8 @@ function start(spec, probe, options) {
   return new WaitHandle(probe || undefined, onProgress, signal, (handle) => native(() => startWait(handle, text, limits, granted)))
 }
 
-/** A rejected Promise for what `fn` throws. */
-function settled(fn) {
-  try {
-    return fn()
-  } catch (err) {
-    return Promise.reject(err)
-  }
-}
-
-const wait = (spec, probe, options) => settled(() => start(spec, probe, options).result)
+// Async: what `start` throws rejects the Promise.
+const wait = async (spec, probe, options) => start(spec, probe, options).result
 
 function checkSpec(spec) {
   const text = toJson('spec', spec)
@@ -117,19 +108,17 @@ function checkArguments(name, args, options = {}) {
   return native(() => binding.checkArguments(String(name), text, granted))
 }
 
-function callTool(name, args, options) {
-  return settled(() => {
-    const { signal, onProgress, onLog, tools, maxWaitCeilingMs, grants } = checkOptions(options, CALL_OPTIONS)
-    for (const [field, value] of [['tools', tools], ['onLog', onLog]]) {
-      if (value !== undefined && typeof value !== 'function') throw invalid(`options.${field}`, 'must be a function')
-    }
-    if (maxWaitCeilingMs !== undefined && typeof maxWaitCeilingMs !== 'number') throw invalid('options.maxWaitCeilingMs', 'must be a number')
-    if (typeof name !== 'string') throw new WaitforError({ code: 'unknown_profile', message: 'name: must be a profile id or tool name' })
-    const text = toJson('arguments', args)
-    const granted = grantsJson(grants)
-    const launch = (h) => startToolCall(Object.assign(h, { _onLog: onLog }), name, text, tools, maxWaitCeilingMs, granted)
-    return new WaitHandle(undefined, onProgress, signal, launch).result
-  })
+async function callTool(name, args, options) {
+  const { signal, onProgress, onLog, tools, maxWaitCeilingMs, grants } = checkOptions(options, CALL_OPTIONS)
+  for (const [field, value] of [['tools', tools], ['onLog', onLog]]) {
+    if (value !== undefined && typeof value !== 'function') throw invalid(`options.${field}`, 'must be a function')
+  }
+  if (maxWaitCeilingMs !== undefined && typeof maxWaitCeilingMs !== 'number') throw invalid('options.maxWaitCeilingMs', 'must be a number')
+  if (typeof name !== 'string') throw new WaitforError({ code: 'unknown_profile', message: 'name: must be a profile id or tool name' })
+  const text = toJson('arguments', args)
+  const granted = grantsJson(grants)
+  const launch = (h) => startToolCall(Object.assign(h, { _onLog: onLog }), name, text, tools, maxWaitCeilingMs, granted)
+  return new WaitHandle(undefined, onProgress, signal, launch).result
 }
 
 function simulate(vector) {

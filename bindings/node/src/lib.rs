@@ -16,7 +16,5 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 mod bridge;
 mod errors;
 mod ouro;
-mod profiles;
-mod stepper;
 mod surface;
 mod waits;

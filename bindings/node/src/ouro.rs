@@ -5,10 +5,10 @@ use napi::{Env, Task};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::duration::{format_millis, not_a_number, parse_millis};
-use waitfor::ouro::{self, ExitTable, JsonlSource, Wait, WaitError, WaitExits};
-use waitfor::ErrorInfo;
+use waitfor::ouro::{self, ExitTable, HostStepper, JsonlSource, Wait, WaitError, WaitExits};
+use waitfor::{ErrorCode, ErrorInfo, Rule, SpecError};
 
-use crate::errors;
+use crate::errors::{self, arguments};
 
 /// `{version, states, flags, defaultExits}`.
 #[napi]
@@ -20,8 +20,14 @@ pub fn ouro_constants() -> Value {
 /// The seed's `wait` (core's `wait_json`): builds, checks nothing.
 #[napi]
 pub fn ouro_wait(fields: Value) -> napi::Result<Value> {
-    ouro::wait_json(fields)
-        .ok_or_else(|| errors::invalid("fields", "wrong_type", "fields: must be an object".into()))
+    let err = || {
+        arguments(SpecError::new(
+            "fields",
+            Rule::WrongType,
+            "must be an object",
+        ))
+    };
+    ouro::wait_json(fields).ok_or_else(err)
 }
 
 #[napi]
@@ -48,13 +54,24 @@ pub fn ouro_wait_text(wait: Value) -> napi::Result<String> {
     Ok(ouro::wait_text(&envelope(wait)?))
 }
 
+/// `value` as a `T`, or refused naming `field` and what it `must` be.
+fn parse<T: serde::de::DeserializeOwned>(field: &str, value: Value, must: &str) -> napi::Result<T> {
+    serde_json::from_value(value).map_err(|e| {
+        arguments(SpecError::new(
+            field,
+            Rule::WrongType,
+            format!("{must}: {e}"),
+        ))
+    })
+}
+
 /// The exit code of `wait` through `exits` (`{name: code}`) and state `names`.
 #[napi]
 pub fn ouro_wait_exit(wait: Value, exits: Value, names: Option<Value>) -> napi::Result<i32> {
     let wait = envelope(wait)?;
-    let exits: ExitTable = errors::parse("exits", exits, "must map names to integer codes")?;
+    let exits: ExitTable = parse("exits", exits, "must map names to integer codes")?;
     let must = "must name each of the four states";
-    let names: Option<WaitExits> = names.map(|n| errors::parse("names", n, must)).transpose()?;
+    let names: Option<WaitExits> = names.map(|n| parse("names", n, must)).transpose()?;
     Ok(ouro::wait_exit(&wait, &exits, names.as_ref()))
 }
 
@@ -68,7 +85,7 @@ pub fn parse_duration(text: String) -> Option<f64> {
 #[napi]
 pub fn format_duration(ms: Option<f64>) -> napi::Result<String> {
     ms.map_or_else(|| Err(not_a_number()), format_millis)
-        .map_err(|e| errors::arguments(&e))
+        .map_err(arguments)
 }
 
 /// A read of a JSON Lines log (`None`: its end cursor) as JSON text, on a
@@ -84,8 +101,8 @@ impl Task for EventsRead {
             Some(cursor) => self.0.read(cursor.as_deref()).map(|r| json!(r)),
             None => self.0.end_cursor().map(Value::String),
         };
-        let read = read.map(|v| v.to_string());
-        read.map_err(|e| errors::info(&ErrorInfo::from(&e)))
+        read.map(|v| v.to_string())
+            .map_err(|e| errors::info(ErrorInfo::from(&e)))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
@@ -104,7 +121,7 @@ pub fn read_events(
     grants: Option<String>,
     end: bool,
 ) -> napi::Result<AsyncTask<EventsRead>> {
-    let mut source = JsonlSource::new(path).within(crate::waits::grants(grants.as_deref())?);
+    let mut source = JsonlSource::new(path).within(errors::grants(grants.as_deref())?);
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
@@ -121,12 +138,46 @@ impl NativeEventMatcher {
     pub fn new(spec: Value) -> napi::Result<Self> {
         ouro::EventMatcher::from_json(&spec)
             .map(Self)
-            .map_err(|e| errors::other("invalid_arguments", e))
+            .map_err(|e| errors::info(ErrorInfo::new(ErrorCode::InvalidArguments, e.to_string())))
     }
 
     /// A value that is not an event matches nothing.
     #[napi]
     pub fn matches(&self, event: Value) -> bool {
         serde_json::from_value::<ouro::AxEvent>(event).is_ok_and(|e| self.0.matches(&e))
+    }
+}
+
+/// `waitFor`'s steps: core's `ouro::HostStepper` says what to do next
+/// (`first`, then each `step`'s answer) and `lib/ax.js` does it on the
+/// JavaScript clock.
+#[napi]
+pub struct OuroStepper(HostStepper, Value);
+
+#[napi]
+impl OuroStepper {
+    /// Starts the wait at `now` (ms since the epoch on the host's clock).
+    #[napi(constructor)]
+    pub fn new(args: Value, now: f64) -> napi::Result<Self> {
+        let (stepper, first) = HostStepper::new(&args, now).map_err(errors::info)?;
+        Ok(OuroStepper(stepper, first))
+    }
+
+    /// The first action (a read).
+    #[napi]
+    pub fn first(&self) -> Value {
+        self.1.clone()
+    }
+
+    /// What happened at `now`; the next action.
+    #[napi]
+    pub fn step(&mut self, now: f64, what: String, read: Option<Value>) -> napi::Result<Value> {
+        self.0.step(now, &what, read).map_err(errors::info)
+    }
+
+    /// The envelope, given `{resume?, next?}`: what those functions returned.
+    #[napi]
+    pub fn finish(&mut self, returned: Value) -> napi::Result<Value> {
+        self.0.finish(&returned).map_err(errors::info)
     }
 }

@@ -1,28 +1,51 @@
-//! Core's shared surface (see `lib/waitfor.js`): finding a profile,
-//! checking a tool call or grants, parsing a pane id, recording keys sent
-//! to a pane.
+//! Core's shared surface (see `lib/waitfor.js`): specs and their schemas,
+//! profiles, checking a tool call, the shared test vectors, parsing a pane
+//! id, recording keys sent to a pane.
 
 use napi_derive::napi;
 use serde_json::Value;
-use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host};
+use waitfor::Spec;
 
-use crate::errors;
-use crate::waits::grants;
+use crate::errors::{self, arguments};
+
+/// Checks a spec without running it (internal; see `checkSpec`).
+#[napi]
+pub fn check_spec(spec: String) -> napi::Result<()> {
+    Spec::from_json(&spec).map(drop).map_err(errors::spec)
+}
+
+/// The JSON Schemas of a spec and of a result (JSON text), and what a host
+/// tool throws for a tool the server does not have (`UNKNOWN_TOOL`).
+#[napi]
+pub fn constants() -> Vec<&'static str> {
+    vec![
+        waitfor::SPEC_SCHEMA,
+        waitfor::RESULT_SCHEMA,
+        profiles::UNKNOWN_TOOL,
+    ]
+}
+
+/// Every profile and its MCP tool object: `[{profile, tool}]`.
+#[napi]
+pub fn profile_definitions() -> Value {
+    serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
+}
 
 /// `{profile, tool}` by profile id or unique tool name.
 #[napi]
 pub fn find_profile(name: String) -> napi::Result<Value> {
     let def = profiles::find(&name).map_err(|e| errors::tool(&e, &[]))?;
-    serde_json::to_value(def).map_err(|e| errors::other("internal", e))
+    Ok(serde_json::to_value(def).unwrap_or(Value::Null))
 }
 
 /// The profile id of a tool call that would be accepted (`args`, `grants`: JSON text).
 #[napi]
 pub fn check_arguments(name: String, args: String, grants: Option<String>) -> napi::Result<String> {
+    let grants = errors::grants(grants.as_deref())?;
     let args = errors::input("arguments", &args)?;
     let host = Host {
-        grants: self::grants(grants.as_deref())?,
+        grants,
         ..Host::default()
     };
     profiles::check(&name, &args, &host)
@@ -30,20 +53,17 @@ pub fn check_arguments(name: String, args: String, grants: Option<String>) -> na
         .map_err(|e| errors::tool(&e, &[]))
 }
 
-/// The `grants` option (JSON text, camelCase) checked by core's rules, as
-/// the JSON text the engine reads.
+/// Runs one shared test vector (`tests/vectors/*.json`) on virtual time.
 #[napi]
-pub fn grants_json(grants: String) -> napi::Result<String> {
-    let value = errors::option("options.grants", &grants)?;
-    let grants = Grants::from_json_named(&value, "options.grants", Grants::CAMEL_CASE)
-        .map_err(|e| errors::arguments(&e))?;
-    Ok(grants.to_json().to_string())
+pub fn simulate(vector: String) -> napi::Result<Value> {
+    let vector = errors::input("vector", &vector)?;
+    waitfor::vectors::run(&vector).map_err(errors::spec)
 }
 
 /// The number of a `%N` pane id.
 #[napi]
 pub fn parse_pane_id(pane_id: String) -> napi::Result<u32> {
-    waitfor::tmux::parse_pane_id(&pane_id, "pane_id").map_err(|e| errors::arguments(&e))
+    waitfor::tmux::parse_pane_id(&pane_id, "pane_id").map_err(arguments)
 }
 
 /// Records keys this process sent to a pane in core's registry, so pane
@@ -58,9 +78,9 @@ pub fn record_send_keys(
     enter: bool,
     grants: Option<String>,
 ) -> napi::Result<()> {
-    self::grants(grants.as_deref())?
+    errors::grants(grants.as_deref())?
         .check_send_keys(socket_name.as_deref(), &pane_id, ["socketName", "paneId"])
-        .map_err(|e| errors::arguments(&e))?;
+        .map_err(arguments)?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     waitfor::tmux::record_send_keys(socket_name.as_deref(), &pane_id, &keys, literal, enter);
     Ok(())

@@ -1,45 +1,40 @@
-//! Starting waits, with a JavaScript probe or the spec's built-in one
-//! (profile calls: `profiles`); ends and reports go to JavaScript as JSON.
+//! Starting waits, with a JavaScript probe or the spec's built-in one, and
+//! profile calls with the host's JavaScript tools; ends and reports go to
+//! JavaScript as JSON text, which `JSON.parse` reads faster than napi
+//! builds objects.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use napi_derive::napi;
-use waitfor::grants::Grants;
-use waitfor::{Engine, Policy, Spec, SpecError, WaitHandle, WaitOptions, WaitResult};
+use serde_json::json;
+use waitfor::profiles::{self, Host};
+use waitfor::{
+    Engine, ErrorInfo, Policy, Rule, Spec, SpecError, WaitHandle, WaitOptions, WaitResult,
+};
 
-use crate::bridge::{Bridge, Call, Channel, Js, Latest, NativeWait, ToJs, END};
-use crate::errors;
+use crate::bridge::{Bridge, Call, Channel, Js, Latest, NativeWait, ToJs, END, PROGRESS};
+use crate::errors::{self, arguments};
 
 /// `value`, if given, as a whole number of at least 1, or refused naming `field`.
-pub fn whole(field: &str, value: Option<f64>) -> napi::Result<Option<u64>> {
+fn whole(field: &str, value: Option<f64>) -> napi::Result<Option<u64>> {
     let Some(value) = value else { return Ok(None) };
-    let message = || format!("{field}: must be a whole number of at least 1, got {value}");
+    let message = format!("must be a whole number of at least 1, got {value}");
     (value.fract() == 0.0 && (1.0..=9.007_199_254_740_991e15).contains(&value))
         .then_some(Some(value as u64))
-        .ok_or_else(|| errors::invalid(field, "out_of_range", message()))
+        .ok_or_else(|| arguments(SpecError::new(field, Rule::OutOfRange, message)))
 }
 
-/// What built-in probes may reach, from the `grants` option as JSON text; absent: nothing.
-pub fn grants(json: Option<&str>) -> napi::Result<Grants> {
-    let Some(json) = json else {
-        return Ok(Grants::none());
-    };
-    let value = errors::option("options.grants", json)?;
-    Grants::from_json(&value, "options.grants").map_err(|e| errors::spec(&e))
-}
-
-/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text,
-/// which `JSON.parse` reads faster than napi builds objects.
-pub fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serialize) {
+/// Sends `kind` (`END`, `PROGRESS`) of wait `key` with `body` as JSON text.
+fn event(channel: &Channel, kind: u32, key: u32, body: &impl serde::Serialize) {
     if let Ok(json) = serde_json::to_string(body) {
         channel.send(ToJs::Event(kind, key, json), None);
     }
 }
 
 impl Bridge {
-    /// The JavaScript side of wait `key`'s `call`.
-    pub(crate) fn js(&self, key: u32, call: &Arc<Call>) -> Js {
+    /// The JavaScript side of wait `key`: its probe or host tools.
+    fn js(&self, key: u32, call: &Arc<Call>) -> Js {
         let (call, channel) = (call.clone(), self.channel.clone());
         Js { key, call, channel }
     }
@@ -47,7 +42,7 @@ impl Bridge {
     /// Starts a wait through `launch` (the engine's `start_with` or
     /// `start_async`), already `cancelled` if its signal aborted before;
     /// `finish` sends its end.
-    pub(crate) fn launch(
+    fn launch(
         &self,
         call: Arc<Call>,
         cancelled: bool,
@@ -61,15 +56,13 @@ impl Bridge {
         } else {
             options
         };
-        let options = options.on_done(move |result| {
+        let handle = launch(options.on_done(move |result| {
             ended.end();
             finish(&channel, result);
-        });
-        let handle = launch(options).map_err(|e| errors::spec(&e))?;
-        Ok(NativeWait {
-            control: handle.control(),
-            call,
-        })
+        }))
+        .map_err(errors::spec)?;
+        let control = handle.control();
+        Ok(NativeWait { control, call })
     }
 }
 
@@ -77,7 +70,7 @@ impl Bridge {
 impl Bridge {
     /// Starts wait `key` (internal; see `lib/channel.js`) with the
     /// JavaScript probe kept for `key` (`jsProbe`) or the spec's; `ceilingMs`
-    /// and `capBytes` are the policy's limits.
+    /// and `capBytes` are the policy's limits, `grants` JSON text.
     #[allow(clippy::too_many_arguments)]
     #[napi]
     pub fn start_wait(
@@ -91,8 +84,8 @@ impl Bridge {
         cap_bytes: Option<f64>,
         grants: Option<String>,
     ) -> napi::Result<NativeWait> {
-        let spec = Spec::from_json(&spec).map_err(|e| errors::spec(&e))?;
-        let mut policy = Policy::default().grants(self::grants(grants.as_deref())?);
+        let mut policy = Policy::default().grants(errors::grants(grants.as_deref())?);
+        let spec = Spec::from_json(&spec).map_err(errors::spec)?;
         if let Some(ms) = whole("options.policy.maxWaitCeilingMs", ceiling_ms)? {
             policy = policy.max_wait_ceiling(Duration::from_millis(ms));
         }
@@ -118,18 +111,60 @@ impl Bridge {
             event(channel, END, key, result)
         })
     }
-}
 
-/// Checks a spec without running it (internal; see `checkSpec`).
-#[napi]
-pub fn check_spec(spec: String) -> napi::Result<()> {
-    Spec::from_json(&spec)
-        .map(drop)
-        .map_err(|e| errors::spec(&e))
-}
-
-/// The JSON Schemas of a spec and of a result, as JSON text.
-#[napi]
-pub fn schemas() -> Vec<&'static str> {
-    vec![waitfor::SPEC_SCHEMA, waitfor::RESULT_SCHEMA]
+    /// Starts profile call `key` (internal; see `callTool`) with `args`
+    /// (JSON text); with `tools`, the host's tools are the function kept
+    /// for `key`. Its end is `{"output": ...}` or `{"error": {...}}`; with
+    /// `notices`, the profile's notices come before it as reports, and a
+    /// refusal's in the thrown error's `notices`.
+    #[allow(clippy::too_many_arguments)]
+    #[napi]
+    pub fn start_tool_call(
+        &self,
+        key: u32,
+        cancelled: bool,
+        profile: String,
+        args: String,
+        tools: bool,
+        notices: bool,
+        ceiling_ms: Option<f64>,
+        grants: Option<String>,
+    ) -> napi::Result<NativeWait> {
+        let grants = errors::grants(grants.as_deref())?;
+        let args = errors::input("arguments", &args)?;
+        let ceiling = whole("options.maxWaitCeilingMs", ceiling_ms)?;
+        let call = Arc::new(Call::default());
+        let host = Host {
+            grants,
+            max_wait_ceiling: ceiling.map(Duration::from_millis),
+            tools: tools.then(|| Arc::new(self.js(key, &call)) as _),
+        };
+        let prepared = profiles::prepare(&profile, &args, &host)
+            .map_err(|e| errors::tool(&e, &profiles::refusal_notices(&profile, &e)))?;
+        let (render, report) = (prepared.render, notices.then(|| Arc::new(prepared.report)));
+        let mut options = WaitOptions::default().policy(prepared.policy);
+        if let Some(report) = report.clone() {
+            let channel = self.channel.clone();
+            options = options.on_progress(move |p| {
+                for notice in report.progress(p) {
+                    event(&channel, PROGRESS, key, &notice.to_json());
+                }
+            });
+        }
+        let launch =
+            |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options);
+        self.launch(call, cancelled, options, launch, move |channel, result| {
+            for notice in report.iter().flat_map(|r| r.end(result)) {
+                event(channel, PROGRESS, key, &notice.to_json());
+            }
+            let done = render(result).map(|output| json!({ "output": output }));
+            let done = done.unwrap_or_else(|err| {
+                // The message names the kind too: "invalid arguments: ...".
+                let mut error = ErrorInfo::from(&err).to_json();
+                error["message"] = err.to_string().into();
+                json!({ "error": error })
+            });
+            event(channel, END, key, &done);
+        })
+    }
 }
