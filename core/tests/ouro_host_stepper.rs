@@ -31,7 +31,16 @@ fn options_are_refused_under_the_hosts_names() {
     refused(start(json!({"for": 7})), "for", Rule::WrongType);
     refused(start(json!({"cursor": 5})), "cursor", Rule::WrongType);
     refused(start(json!({"callback": []})), "callback", Rule::WrongType);
-    for timeout in [json!(-1), json!("NaN"), json!(null), json!("100")] {
+    // Above 2^53 - 1 ms, every host's longest duration, as no limit at all.
+    let over = json!(9_007_199_254_740_992_u64);
+    for timeout in [
+        json!(-1),
+        json!("NaN"),
+        json!(null),
+        json!("100"),
+        json!(1e300),
+        over,
+    ] {
         refused(
             start(json!({"timeoutMs": timeout})),
             "timeoutMs",
@@ -41,14 +50,19 @@ fn options_are_refused_under_the_hosts_names() {
     let short = start(json!({"timeoutMs": 19}));
     assert!(short.message.contains("at least 20 ms"), "{short:?}");
     refused(short, "timeoutMs", Rule::OutOfRange);
-    refused(
-        start(json!({"intervalMs": -5})),
-        "intervalMs",
-        Rule::OutOfRange,
-    );
+    for interval in [json!(-5), json!(1e300)] {
+        refused(
+            start(json!({"intervalMs": interval})),
+            "intervalMs",
+            Rule::OutOfRange,
+        );
+    }
+    let longest = args(json!({"timeoutMs": 9_007_199_254_740_991_u64}));
+    let (_, first) = HostStepper::new(&longest, 0.0).unwrap();
+    assert_eq!(first["ms"], json!(9_007_199_254_740_991.0));
     let err = HostStepper::new(&json!(5), 0.0).err().unwrap();
     refused(err, "options", Rule::WrongType);
-    for now in [f64::NAN, f64::INFINITY, -1.0] {
+    for now in [f64::NAN, f64::INFINITY, -1.0, 1e300] {
         let err = HostStepper::new(&args(json!({})), now).err().unwrap();
         refused(err, "now", Rule::OutOfRange);
     }

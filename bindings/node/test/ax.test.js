@@ -167,6 +167,12 @@ test('waitFor: timed-out resumes from the same cursor; gone when the target is',
 test('waitFor: bad options are typed errors; an aborted signal ends it timed-out, as core does', async () => {
   await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: 100, resume: () => ({ command: 'x' }) }), (e) => e.field === 'read')
   await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: -1, read: async () => ({ events: [] }), resume: () => ({ command: 'x' }) }), (e) => e.field === 'timeoutMs')
+  // Above 2^53 - 1 ms, as every duration a host gives core, or not a number of milliseconds at all: refused, as core refuses it.
+  for (const timeoutMs of [1e300, 2 ** 53, Infinity, -Infinity, NaN, -0.5]) {
+    const read = async () => ({ events: [], cursor: null })
+    await assert.rejects(ax.waitFor({ for: 'x', target: null, timeoutMs, read, resume: () => ({ command: 'x' }) }), (e) => e.code === 'invalid_arguments' && e.field === 'timeoutMs' && e.rule === 'out_of_range', String(timeoutMs))
+    await assert.rejects(ax.waitFor({ for: 'x', target: null, timeoutMs: 1000, intervalMs: timeoutMs, read, resume: () => ({ command: 'x' }) }), (e) => e.field === 'intervalMs' && e.rule === 'out_of_range', String(timeoutMs))
+  }
   await assert.rejects(ax.waitFor({ for: 'x', timeoutMs: 19, read: async () => ({ events: [] }), resume: () => ({ command: 'x' }) }), (e) => e.field === 'timeoutMs' && /at least 20 ms/.test(e.message))
   const read = async () => ({ events: [], cursor: 'c1' })
   const before = await ax.waitFor({ for: 'x', target: null, cursor: 'c0', timeoutMs: 60000, read, resume: (c) => ({ command: `again ${c}` }), signal: AbortSignal.abort() })

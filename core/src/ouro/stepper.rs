@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::cancel::CancelToken;
+use crate::duration::MAX_EXACT_MS;
 use crate::error::{ErrorCode, ErrorInfo, Rule, SpecError};
 use crate::machine::{Conditions, Machine, Step};
 use crate::probe::ProbeMode;
@@ -395,11 +396,13 @@ fn millis_json(field: &str, ms: &Value) -> Result<Duration, ErrorInfo> {
     }
 }
 
-const MUST_MS: &str = "must be a number of milliseconds, 0 or more";
+const MUST_MS: &str = "must be a number of milliseconds from 0 to 2^53 - 1";
 
-/// `ms` milliseconds, exact for whole ones.
+/// `ms` milliseconds, exact for whole ones; up to [`MAX_EXACT_MS`], as
+/// every host's durations are (see [`crate::duration`]), so a limit of
+/// `1e300` is refused rather than read as the longest `Duration`.
 fn millis(field: &str, ms: f64) -> Result<Duration, ErrorInfo> {
-    if !(ms.is_finite() && ms >= 0.0) {
+    if !(ms.is_finite() && (0.0..=MAX_EXACT_MS as f64).contains(&ms)) {
         return Err(invalid(
             field,
             Rule::OutOfRange,
