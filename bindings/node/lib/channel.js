@@ -113,14 +113,18 @@ function runProbe(handle, sample, elapsedMs, budgetMs, cap) {
   }
 }
 
-/** Runs a user callback; what it throws is reported, not let through. */
+/**
+ * Runs a user callback (`onProgress`, `onLog`). What it throws ends nothing:
+ * it becomes a process warning (as Python hands a raising `on_progress` to
+ * `sys.unraisablehook`) and the wait goes on.
+ */
 function report(callback, value) {
   try {
     callback(value)
   } catch (err) {
-    queueMicrotask(() => {
-      throw err
-    })
+    try {
+      process.emitWarning(err instanceof Error ? err : new Error(`a libwaitfor callback threw ${String(err)}`))
+    } catch {}
   }
 }
 

@@ -214,6 +214,27 @@ test('onProgress reports samples; a throwing onProgress does not break the wait'
   assert.match(reports[0].last_line, /step/)
 })
 
+test('a throwing onProgress is a process warning: its wait goes on, and so do the others', async () => {
+  const warnings = []
+  const heard = (w) => warnings.push(w)
+  process.on('warning', heard)
+  try {
+    const spec = { until: { matches: 'done' }, interval_ms: 10, progress_every_ms: 10, max_wait_ms: 5000 }
+    const probe = () => {
+      let n = 0
+      return () => (++n < 6 ? `step ${n}` : 'done')
+    }
+    const boom = new Error('a host bug')
+    const throwing = wait(spec, probe(), { onProgress: () => { throw boom } })
+    const other = wait(spec, probe(), { onProgress: () => {} })
+    const thrown = wait(spec, probe(), { onProgress: () => { throw 'not an Error' } }) // eslint-disable-line no-throw-literal
+    for (const r of await Promise.all([throwing, other, thrown])) assert.equal(r.outcome, 'matched')
+    await eventually(() => warnings.includes(boom) && warnings.some((w) => /not an Error/.test(w.message)))
+  } finally {
+    process.off('warning', heard)
+  }
+})
+
 test('policy: the host ceiling clamps max_wait_ms and is reported', async () => {
   const r = await wait({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 100000 }, () => '', { policy: { maxWaitCeilingMs: 50 } })
   assert.equal(r.outcome, 'timeout')
