@@ -37,6 +37,19 @@ struct Inner {
     parent: OnceLock<CancelHook>,
 }
 
+impl Inner {
+    /// A child reads its parent too: a parent only marked cancelled
+    /// ([`CancelToken::mark_cancelled`]) runs the hook that cancels the
+    /// child later, and the child must read cancelled meanwhile.
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+            || self
+                .parent
+                .get()
+                .is_some_and(|hook| hook.inner.is_cancelled())
+    }
+}
+
 /// What [`CancelToken::on_cancel`] registered and not yet ran or dropped.
 #[derive(Default)]
 struct Hooks {
@@ -82,6 +95,15 @@ impl CancelToken {
         for (_, hook) in hooks {
             hook();
         }
+    }
+
+    /// Cancels the token without waking what waits on it: from now on
+    /// [`CancelToken::is_cancelled`] says so, and a sleeper or hook coming
+    /// later sees it at once; a sleeper already in
+    /// [`CancelToken::wait_timeout`] and the hooks registered hear at the
+    /// next [`CancelToken::cancel`], which the caller owes them.
+    pub(crate) fn mark_cancelled(&self) {
+        self.inner.cancelled.store(true, Ordering::Release);
     }
 
     /// Runs `hook` once when the token is cancelled (on the cancelling
@@ -137,9 +159,10 @@ impl CancelToken {
         child
     }
 
-    /// Whether [`CancelToken::cancel`] was called on this token or a clone.
+    /// Whether [`CancelToken::cancel`] was called on this token or a clone
+    /// (or, for a child, on its parent).
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancelled.load(Ordering::Acquire)
+        self.inner.is_cancelled()
     }
 
     /// Blocks until the token is cancelled or `timeout` passes; returns
@@ -244,12 +267,47 @@ mod tests {
     }
 
     #[test]
+    fn a_child_reads_its_marked_parent_cancelled_before_it_is_woken() {
+        let parent = CancelToken::new();
+        let child = parent.child();
+        let (runs, hook) = counter();
+        let _hook = child.on_cancel(hook);
+        parent.mark_cancelled();
+        assert!(child.is_cancelled());
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "hooks wait for the cancel");
+        parent.cancel();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
     fn a_dropped_child_leaves_no_hook_on_its_parent() {
         let parent = CancelToken::new();
         for _ in 0..3 {
             drop(parent.child());
         }
         assert!(parent.inner.lock.lock().waiting.is_empty());
+    }
+
+    #[test]
+    fn a_marked_token_reads_cancelled_and_wakes_its_sleepers_at_the_cancel() {
+        let token = CancelToken::new();
+        let (runs, hook) = counter();
+        let _hook = token.on_cancel(hook);
+        let sleeper = {
+            let token = token.clone();
+            std::thread::spawn(move || token.wait_timeout(Duration::from_secs(60)))
+        };
+        token.mark_cancelled();
+        assert!(token.is_cancelled());
+        assert_eq!(runs.load(Ordering::SeqCst), 0, "hooks wait for the cancel");
+        // Seen at once by what comes after the mark.
+        assert!(token.wait_timeout(Duration::from_secs(60)));
+        let (late_runs, late_hook) = counter();
+        let _late = token.on_cancel(late_hook);
+        assert_eq!(late_runs.load(Ordering::SeqCst), 1);
+        token.cancel();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert!(sleeper.join().unwrap());
     }
 
     #[test]

@@ -206,6 +206,47 @@ fn a_blocked_progress_callback_holds_no_result() {
     drop(release);
 }
 
+/// A wait's ending reaches delivery before its cancel token's hooks run:
+/// a hook that blocks (they run on the scheduler) holds no result of its
+/// turn, its own wait's included. The token is cancelled by the time the
+/// host hears.
+#[test]
+fn a_blocking_cancel_hook_holds_no_result_of_its_turn() {
+    use std::sync::{Arc, Mutex};
+    let (release, blocked) = mpsc::channel::<()>();
+    let blocked = Arc::new(Mutex::new(blocked));
+    let (hooked, hook_registered) = mpsc::channel::<waitfor::CancelToken>();
+    let probe = probe_fn(move |ctx| {
+        let blocked = blocked.clone();
+        let hook = ctx.cancel.on_cancel(move || {
+            let _ = blocked
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(120));
+        });
+        let _ = hooked.send(ctx.cancel.clone());
+        ctx.cancel.wait_timeout(Duration::from_secs(120));
+        drop(hook);
+        Ok(Observation::text(""))
+    });
+    // An engine of its own: the hook holds its scheduler until released.
+    let engine = Engine::new();
+    let spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+        .interval(Duration::from_millis(10))
+        .max_wait(Duration::from_millis(100));
+    let handle = engine.start(spec, probe).unwrap();
+    let token = hook_registered
+        .recv_timeout(PATIENCE)
+        .expect("the call began");
+    let result = handle.wait_timeout(PATIENCE);
+    let told = token.is_cancelled();
+    drop(release);
+    let result = result.expect("the result was held by the cancel hook");
+    // Its deadline, with no sample completed.
+    assert_eq!(result.outcome, Outcome::ProbeError, "{:?}", result.error);
+    assert!(told, "the host heard before the call's token was cancelled");
+}
+
 #[test]
 fn a_slow_progress_callback_does_not_hold_the_result_past_its_deadline() {
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -170,6 +170,10 @@ pub(crate) struct Scheduler {
     calls_out: usize,
     /// Whether the last turn took in an answer.
     took_answer: bool,
+    /// Tokens of the waits whose endings wait to be handed to delivery:
+    /// marked cancelled, their sleepers woken and hooks run once the
+    /// endings are handed over (see [`Scheduler::finish`]).
+    ended_tokens: Vec<CancelToken>,
 }
 
 impl Scheduler {
@@ -189,6 +193,7 @@ impl Scheduler {
             starvation: StarvationWatch::default(),
             calls_out: 0,
             took_answer: false,
+            ended_tokens: Vec::new(),
         }
     }
 
@@ -246,7 +251,17 @@ impl Scheduler {
             self.workers.submit_all(&mut self.calls);
         }
         if self.delivery.pending() >= HAND_OUT_CHUNK {
-            self.delivery.submit_all();
+            self.hand_out_endings();
+        }
+    }
+
+    /// Hands every ending decided so far to delivery, then wakes the calls
+    /// of those waits and runs their tokens' hooks (see
+    /// [`Scheduler::finish`]).
+    fn hand_out_endings(&mut self) {
+        self.delivery.submit_all();
+        for token in self.ended_tokens.drain(..) {
+            token.cancel();
         }
     }
 
@@ -254,7 +269,7 @@ impl Scheduler {
     /// turn decided, and looks after the worker pool and the timers.
     fn flush(&mut self) {
         self.workers.submit_all(&mut self.calls);
-        self.delivery.submit_all();
+        self.hand_out_endings();
         self.workers
             .relieve_starvation(&mut self.starvation, Instant::now());
         self.compact_timers();
@@ -270,6 +285,7 @@ impl Scheduler {
         self.inbox_batch.shrink_to(ROOM_KEPT_IDLE);
         self.due.shrink_to(ROOM_KEPT_IDLE);
         self.calls.shrink_to(ROOM_KEPT_IDLE);
+        self.ended_tokens.shrink_to(ROOM_KEPT_IDLE);
         self.timers.shrink_to(ROOM_KEPT_IDLE);
         self.inbox.shrink_to(ROOM_KEPT_IDLE);
         self.workers.shrink_to(ROOM_KEPT_IDLE);
@@ -591,7 +607,14 @@ impl Scheduler {
         let Some(active) = self.waits.get(&id) else {
             return;
         };
-        active.call_cancel.cancel();
+        // Cancelled now (a call queued and not begun is never made; the
+        // host hears after this), but woken only once this ending is handed
+        // to delivery with those decided beside it (`hand_out_endings`):
+        // waking the calls' threads, or running the tokens' hooks, first
+        // would have those threads take the cores this thread and delivery
+        // need, and a hook that blocks would hold those results.
+        active.call_cancel.mark_cancelled();
+        self.ended_tokens.push(active.call_cancel.clone());
         // Read before the wait leaves the table: should the probe's code
         // panic, `for_wait` finds the wait there and ends it.
         let resume = active.resumable.then(|| resume_token(active)).flatten();
