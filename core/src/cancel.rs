@@ -1,6 +1,7 @@
 //! A cancel token shared between a wait and the probe calls it makes.
 
 use crate::sync::{Condvar, Mutex};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -84,6 +85,8 @@ impl CancelToken {
     }
 
     /// Cancels the token; every clone sees it. Cancelling twice is harmless.
+    /// Every hook runs even if one panics; the first panic is then passed
+    /// on to the caller.
     pub fn cancel(&self) {
         let hooks = {
             let mut held = self.inner.lock.lock();
@@ -92,8 +95,14 @@ impl CancelToken {
             std::mem::take(&mut held.waiting)
         };
         // Run outside the lock, so a hook may use the token.
+        let mut first_panic = None;
         for (_, hook) in hooks {
-            hook();
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(hook)) {
+                first_panic.get_or_insert(panic);
+            }
+        }
+        if let Some(panic) = first_panic {
+            resume_unwind(panic);
         }
     }
 
@@ -308,6 +317,23 @@ mod tests {
         token.cancel();
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         assert!(sleeper.join().unwrap());
+    }
+
+    #[test]
+    fn a_panicking_hook_keeps_no_other_from_running_and_is_passed_on() {
+        let parent = CancelToken::new();
+        let child = parent.child();
+        let (runs, hook) = counter();
+        let (child_runs, child_hook) = counter();
+        let _panics = child.on_cancel(|| panic!("a hook's bug"));
+        let _child_hook = child.on_cancel(child_hook);
+        let _panics_too = parent.on_cancel(|| panic!("another hook's bug"));
+        let _hook = parent.on_cancel(hook);
+        let cancel = std::panic::catch_unwind(AssertUnwindSafe(|| parent.cancel()));
+        assert!(cancel.is_err(), "the panic is the caller's to hear");
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(child_runs.load(Ordering::SeqCst), 1);
+        assert!(child.is_cancelled());
     }
 
     #[test]

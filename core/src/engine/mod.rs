@@ -416,6 +416,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cancel_hook_that_panics_as_its_wait_ends_harms_no_other_wait() {
+        // The probe's hook runs when its wait's ending is handed out, on
+        // the scheduler thread: its panic must not take that thread down.
+        let probe = probe_fn(|ctx| {
+            let hook = ctx.cancel.on_cancel(|| panic!("a cancel hook's bug"));
+            // Kept for good, and its token with it: the hook runs.
+            std::mem::forget((hook, ctx.cancel.clone()));
+            Ok(Observation::text("ready"))
+        });
+        let engine = Engine::new();
+        let first = engine.wait(ready_spec(Duration::from_secs(60)), probe);
+        assert_eq!(first.unwrap().outcome, Outcome::Matched);
+        let (done, heard) = mpsc::channel();
+        let handle = engine
+            .start(
+                ready_spec(Duration::from_secs(60)),
+                probe_fn(|_| Ok(Observation::text("ready"))),
+            )
+            .unwrap();
+        std::thread::spawn(move || done.send(handle.wait().outcome));
+        let outcome = heard.recv_timeout(Duration::from_secs(60));
+        assert_eq!(outcome, Ok(Outcome::Matched), "the engine stopped");
+    }
+
+    #[test]
     fn an_async_probe_cancelling_its_own_token_does_not_end_its_wait() {
         struct CancelsItsOwn;
         impl crate::AsyncProbe for CancelsItsOwn {
