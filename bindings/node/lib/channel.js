@@ -122,10 +122,26 @@ function report(callback, value) {
   try {
     callback(value)
   } catch (err) {
-    try {
-      process.emitWarning(err instanceof Error ? err : new Error(`a libwaitfor callback threw ${String(err)}`))
-    } catch {}
+    warn(err)
   }
+}
+
+/**
+ * Emits a warning for `thrown`, as an Error of this package whose `cause` it
+ * is: Node prints a warning through its `toString` after this returns, and a
+ * thrown value's own (or its `name` getter) may throw, which would then be an
+ * uncaught exception.
+ */
+function warn(thrown) {
+  let text
+  try {
+    text = String(thrown)
+  } catch {
+    text = 'a value that cannot be shown as text'
+  }
+  try {
+    process.emitWarning(new Error(`a libwaitfor callback threw ${text}`, { cause: thrown }))
+  } catch {}
 }
 
 /** Hands a report, or a profile call's notice (`{kind: 'progress' | 'log', ...}`), to `handle`'s callbacks. */

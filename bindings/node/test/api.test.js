@@ -228,8 +228,21 @@ test('a throwing onProgress is a process warning: its wait goes on, and so do th
     const throwing = wait(spec, probe(), { onProgress: () => { throw boom } })
     const other = wait(spec, probe(), { onProgress: () => {} })
     const thrown = wait(spec, probe(), { onProgress: () => { throw 'not an Error' } }) // eslint-disable-line no-throw-literal
-    for (const r of await Promise.all([throwing, other, thrown])) assert.equal(r.outcome, 'matched')
-    await eventually(() => warnings.includes(boom) && warnings.some((w) => /not an Error/.test(w.message)))
+    // Values Node could not print as a warning themselves: printing one
+    // after the callback returned would be an uncaught exception.
+    class Unprintable extends Error {
+      toString() {
+        throw new Error('no text')
+      }
+    }
+    const unprintable = new Unprintable('x')
+    const named = new Error('y')
+    Object.defineProperty(named, 'name', { get: () => { throw new Error('no name') } })
+    const proxy = new Proxy({}, { get: () => { throw new Error('no property') }, getPrototypeOf: () => { throw new Error('no prototype') } })
+    const odd = [unprintable, named, proxy, Symbol('s')].map((value) => wait(spec, probe(), { onProgress: () => { throw value } }))
+    for (const r of await Promise.all([throwing, other, thrown, ...odd])) assert.equal(r.outcome, 'matched')
+    await eventually(() => warnings.some((w) => w.cause === boom) && warnings.some((w) => /not an Error/.test(w.message)))
+    await eventually(() => [unprintable, named, proxy].every((value) => warnings.some((w) => w.cause === value)) && warnings.some((w) => /Symbol\(s\)/.test(w.message)))
   } finally {
     process.off('warning', heard)
   }
