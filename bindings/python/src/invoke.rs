@@ -215,31 +215,28 @@ impl EngineThread {
 
     /// On this thread's first attach: keeps its thread state, and notes
     /// its id.
-    fn keep(&self, py: Python<'_>) {
+    ///
+    /// Holding the interpreter lock throughout: [`attached`] looked for
+    /// exit just before, so `_shutdown` either saw the flag set too late
+    /// for this call, or finds this id to raise `SystemExit` in. (Taking
+    /// the id from Python, through a lazily initialised `PyOnceLock`,
+    /// would let go of the lock the first time.)
+    fn keep(&self, _py: Python<'_>) {
         if self.kept.replace(true) {
             return;
         }
-        // SAFETY: this thread is attached (`py`), so Ensure only adds one
+        // SAFETY: this thread is attached (`_py`), so Ensure only adds one
         // to its thread state's count and attaches nothing; pyo3's own
         // release then leaves the count at one, which keeps the thread
         // state while pyo3 detaches it. `Drop` takes the one back.
         unsafe { pyo3::ffi::PyGILState_Ensure() };
         if let Some(inside) = self.in_python.get() {
-            inside.id.store(thread_ident(py), Ordering::Release);
+            // SAFETY: a plain C call, made attached; it is what
+            // `threading.get_ident()` returns.
+            let id = unsafe { pyo3::ffi::PyThread_get_thread_ident() };
+            inside.id.store(id as u64, Ordering::Release);
         }
     }
-}
-
-/// `threading.get_ident()` of this thread (0 if it cannot be had: an id
-/// that matches no thread).
-fn thread_ident(py: Python<'_>) -> u64 {
-    static GET_IDENT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    GET_IDENT
-        .get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("threading")?.getattr("get_ident")?.unbind())
-        })
-        .and_then(|get_ident| get_ident.bind(py).call0()?.extract())
-        .unwrap_or(0)
 }
 
 impl Drop for EngineThread {

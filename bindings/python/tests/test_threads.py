@@ -168,6 +168,41 @@ def test_engine_threads_attaching_for_the_first_time_at_exit_neither_crash_nor_h
         assert (child.returncode, child.stdout.strip()) == (0, "exiting"), (run, child.returncode, child.stderr)
 
 
+def test_an_engine_thread_whose_first_attach_runs_host_code_is_stopped_at_exit() -> None:
+    # The host's `threading` module (as an import hook or a patch may
+    # make it) lets go of the interpreter lock for a second when read,
+    # retaking it every millisecond, and the interpreter exits meanwhile.
+    # An engine thread that read it on its first attach, after looking
+    # for exit and before exit could know its id, went on into
+    # finalization: the process aborted. An engine thread reads nothing
+    # there, and the child exits once its 3 s look for a read is over.
+    child = run_child(
+        """
+        import sys, threading, time, types, waitfor
+        real = sys.modules["threading"]
+        read = real.Event()
+        class Slow(types.ModuleType):
+            @property
+            def get_ident(self):
+                read.set()
+                for _ in range(1000):
+                    time.sleep(0.001)
+                return real.get_ident
+        sys.modules["threading"] = Slow("threading")
+        def probe():
+            for _ in range(3000):
+                time.sleep(0.001)
+            return ""
+        waitfor.start({"until": {"matches": "x"}, "max_wait_ms": 600000}, probe)
+        read.wait(3)
+        sys.modules["threading"] = real
+        print("exiting", flush=True)
+        """
+    )
+    out, err = child.communicate(timeout=60)
+    assert (child.returncode, out.strip()) == (0, "exiting"), err
+
+
 def _matches_on_its_second_sample() -> waitfor.WaitResult | None:
     """One wait with a Python probe: None when it matched on its second
     sample, as it must; the result otherwise."""
