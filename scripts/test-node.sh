@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package `libwaitfor` (bindings/node) in place and runs all of
-# its tests with `node --test`: the API, every profile, the Ouro-named
+# its tests with `node --test` after ESLint: the API, every profile, the Ouro-named
 # exports, the event loop, the shared vectors, `tsc --noEmit` on a strict
 # consumer, `npm pack` installed into a fresh folder; then the example MCP
 # server (examples/node) driven by the official SDK client over stdio.
@@ -16,6 +16,7 @@ cd "$here/bindings/node"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
 retry npm ci --no-audit --no-fund --loglevel=error
+npm run --silent lint
 npm run --silent build
 npm test
 

@@ -43,7 +43,7 @@ test('a probe that throws or rejects is a probe error, never a crash', async () 
   assert.equal(rejected.outcome, 'probe_error')
   assert.match(rejected.probe.last_error, /nope/)
   const odd = await wait({ until: { matches: 'x' }, ...fast }, () => {
-    throw Symbol('not an error') // eslint-disable-line no-throw-literal
+    throw Symbol('not an error')
   })
   assert.equal(odd.outcome, 'probe_error')
   let n = 0
@@ -227,7 +227,7 @@ test('a throwing onProgress is a process warning: its wait goes on, and so do th
     const boom = new Error('a host bug')
     const throwing = wait(spec, probe(), { onProgress: () => { throw boom } })
     const other = wait(spec, probe(), { onProgress: () => {} })
-    const thrown = wait(spec, probe(), { onProgress: () => { throw 'not an Error' } }) // eslint-disable-line no-throw-literal
+    const thrown = wait(spec, probe(), { onProgress: () => { throw 'not an Error' } })
     // Values Node could not print as a warning themselves: printing one
     // after the callback returned would be an uncaught exception.
     class Unprintable extends Error {

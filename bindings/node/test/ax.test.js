@@ -178,7 +178,7 @@ test('waitFor: bad options are typed errors; an aborted signal ends it timed-out
   const before = await ax.waitFor({ for: 'x', target: null, cursor: 'c0', timeoutMs: 60000, read, resume: (c) => ({ command: `again ${c}` }), signal: AbortSignal.abort() })
   assert.deepEqual([before.state, before.reason, before.resume.command], ['timed-out', 'cancelled before a matching event', 'again c0'])
   const c = new AbortController()
-  const p = ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, intervalMs: 10, read: async (cursor) => (c.abort(), { events: [], cursor: 'c1' }), resume: (cursor) => ({ command: `again ${cursor}` }), signal: c.signal })
+  const p = ax.waitFor({ for: 'x', target: null, timeoutMs: 60000, intervalMs: 10, read: async () => (c.abort(), { events: [], cursor: 'c1' }), resume: (cursor) => ({ command: `again ${cursor}` }), signal: c.signal })
   const w = await p
   assert.deepEqual([w.state, w.reason], ['timed-out', 'cancelled before a matching event'])
   assert.ok(ax.validateWait(w).ok)
@@ -397,7 +397,7 @@ test('waitFor gives core\'s answer: the same log and arguments through waitFor a
     for (const w of [core, js]) {
       assert.ok(Date.parse(w.until) - Date.parse(w.since) <= ax.parseDuration(args.timeout) + 1000, `${name}: until is when it ended`)
     }
-    const timeless = ({ since: _s, until: _u, ...w }) => ({ ...w, fresh: w.fresh && w.fresh.state })
+    const timeless = ({ since, until, ...w }) => ({ ...w, fresh: w.fresh && w.fresh.state })
     assert.deepEqual(timeless(js), timeless(core), name)
     return core
   }

@@ -6,7 +6,6 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { callTool, wait, start, WaitforError } = require('../lib/waitfor.js')
-const ax = require('../lib/ax.js')
 
 const unhandled = []
 process.on('unhandledRejection', (reason) => unhandled.push(reason))

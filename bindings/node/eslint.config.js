@@ -1,0 +1,19 @@
+'use strict'
+// ESLint's recommended rules on the package's hand-written JavaScript and its
+// tests (`npm run lint`); napi-rs's generated loader (index.js) is not ours.
+const js = require('@eslint/js')
+const globals = require('globals')
+
+module.exports = [
+  { ignores: ['index.js', 'node_modules/', 'npm/'] },
+  js.configs.recommended,
+  {
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: {
+      // Catching to ignore is deliberate where a caller's value may throw anywhere.
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      // Leaving fields out of a copy by destructuring them is an idiom.
+      'no-unused-vars': ['error', { ignoreRestSiblings: true }],
+    },
+  },
+]
