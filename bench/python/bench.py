@@ -41,8 +41,9 @@ from typing import Any
 
 import polling2
 import tenacity
-import waitfor
 from rows import HEADER, row
+
+import waitfor
 
 READY = re.compile("ready")
 
@@ -156,7 +157,7 @@ def reactions(times: list[float], run: Callable[[list[float]], list[float]]) -> 
     cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
     stop.set()
     counter.join()
-    lags = sorted((r - t) * 1000 for r, t in zip(reacted, times))
+    lags = sorted((r - t) * 1000 for r, t in zip(reacted, times, strict=True))
     return statistics.median(lags), lags[int(len(lags) * 0.99) - 1], 100 * cpu / wall, most[0] - before
 
 

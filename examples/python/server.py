@@ -57,10 +57,11 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import waitfor
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+
+import waitfor
 
 PANE_PROFILE = "libtmux-mcp/wait_for_text"
 READ_LIMIT = 256 * 1024

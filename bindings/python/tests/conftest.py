@@ -8,12 +8,15 @@ import json
 import logging
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +144,21 @@ def load_vectors() -> list[tuple[str, dict[str, object]]]:
 
 
 PYTHON = sys.executable
+
+
+@pytest.fixture
+def pane(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A pane running sh on a tmux server of its own (default socket in a
+    private TMUX_TMPDIR, so profiles without a socket option reach it)."""
+    tmpdir = tempfile.mkdtemp(prefix="wf-tmux-")
+    monkeypatch.setenv("TMUX_TMPDIR", tmpdir)
+    monkeypatch.delenv("TMUX", raising=False)
+    pane_id = subprocess.run(
+        ["tmux", "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", "-P", "-F", "#{pane_id}", "sh"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    try:
+        yield pane_id
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)

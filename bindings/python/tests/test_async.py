@@ -14,8 +14,9 @@ import threading
 import time
 from typing import Any
 
-import waitfor
 from conftest import OUTPUT_CAP, PYTHON, bytes_read_over_the_cap, child_env, eventually
+
+import waitfor
 
 FAST = {"interval_ms": 10, "max_wait_ms": 20000}
 

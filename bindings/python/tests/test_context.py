@@ -14,7 +14,11 @@ from typing import Any
 import pytest
 from conftest import PYTHON
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import (
+    StdioServerParameters,
+    get_default_environment,
+    stdio_client,
+)
 
 import waitfor
 from waitfor import _native

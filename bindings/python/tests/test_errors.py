@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import waitfor
 from conftest import PYTHON, Ticker, child_env
+
+import waitfor
 
 
 @pytest.mark.parametrize(

@@ -23,9 +23,12 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import PYTHON, ROOT, cancel_once_probing
-from test_panes import pane  # noqa: F401  (fixture)
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import (
+    StdioServerParameters,
+    get_default_environment,
+    stdio_client,
+)
 
 SERVER = ROOT / "examples" / "python" / "server.py"
 

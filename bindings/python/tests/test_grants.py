@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import waitfor
 
 SHELL = {"probe": {"command": {"argv": ["sh", "-c", "id"]}}, "until": {"matches": "uid"}}

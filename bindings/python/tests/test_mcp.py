@@ -20,7 +20,11 @@ import jsonschema
 import pytest
 from conftest import PYTHON, cancel_once_probing
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import (
+    StdioServerParameters,
+    get_default_environment,
+    stdio_client,
+)
 from test_panes import pane, send  # noqa: F401  (fixture)
 
 import waitfor

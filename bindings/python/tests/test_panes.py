@@ -3,38 +3,17 @@ and echo recording."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import tempfile
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 import pytest
+
 import waitfor
-from conftest import eventually
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-@pytest.fixture
-def pane(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A pane running sh on a tmux server of its own (default socket in a
-    private TMUX_TMPDIR, so profiles without a socket option reach it)."""
-    tmpdir = tempfile.mkdtemp(prefix="wf-tmux-")
-    monkeypatch.setenv("TMUX_TMPDIR", tmpdir)
-    monkeypatch.delenv("TMUX", raising=False)
-    pane_id = subprocess.run(
-        ["tmux", "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", "-P", "-F", "#{pane_id}", "sh"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    try:
-        yield pane_id
-    finally:
-        subprocess.run(["tmux", "kill-server"], capture_output=True)
-        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def send(pane_id: str, keys: str, *, enter: bool = True) -> None:

@@ -12,8 +12,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-import waitfor
 from conftest import OUTPUT_CAP, Ticker
+
+import waitfor
 
 KEYS = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
@@ -45,7 +46,7 @@ def test_every_profile_has_a_complete_definition() -> None:
     defs = waitfor.tool_definitions()
     assert len(names) == len(defs) >= 1 and len(set(names)) == len(names)
     assert [p["tool"] for p in waitfor.profiles()] == defs
-    for name, tool in zip(names, defs):
+    for name, tool in zip(names, defs, strict=True):
         assert set(tool) == KEYS, name
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])

@@ -14,9 +14,9 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-import waitfor
 from conftest import PYTHON, child_env, eventually
+
+import waitfor
 
 
 def test_two_threads_waiting_at_once_both_progress() -> None:

@@ -7,15 +7,15 @@ import functools
 import json
 import math
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import waitfor
 from conftest import OUTPUT_CAP, Ticker, bytes_read_over_the_cap, eventually
+
+import waitfor
 
 FAST = {"interval_ms": 10, "max_wait_ms": 20000}
 

@@ -106,5 +106,5 @@ def is_async(func: Any) -> bool:
     """Whether calling ``func`` gives a coroutine (``async def``, also as
     ``__call__``)."""
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)
+        getattr(func, "__call__", None)  # noqa: B004 (its method, not callability)
     )
