@@ -61,13 +61,15 @@ fn a_command_runs_in_the_opened_directory_and_starts_without_a_fork() {
     // SAFETY: registers a plain function that only writes to a pipe.
     unsafe { libc::pthread_atfork(None, None, Some(tell_of_fork)) };
 
-    let root = std::env::temp_dir().join(format!("waitfor-spawn-dir-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let checked = root.join("checked");
+    let root = tempfile::Builder::new()
+        .prefix("waitfor-spawn-dir-")
+        .tempdir()
+        .unwrap();
+    let checked = root.path().join("checked");
     std::fs::create_dir_all(&checked).unwrap();
     let opened = OwnedFd::from(std::fs::File::open(&checked).unwrap());
     // The path now leads elsewhere: the command must not follow it.
-    let moved = root.join("moved");
+    let moved = root.path().join("moved");
     std::fs::rename(&checked, &moved).unwrap();
     std::fs::create_dir(&checked).unwrap();
 
@@ -98,5 +100,4 @@ fn a_command_runs_in_the_opened_directory_and_starts_without_a_fork() {
         forks, 1,
         "the probe's own start is not a fork, the hooked one is"
     );
-    std::fs::remove_dir_all(&root).unwrap();
 }

@@ -33,9 +33,11 @@ fn runs(pid: &str) -> bool {
 /// program runs on once `finish_sweeps` has returned, looked at once (it
 /// is killed then).
 fn runs_on_once_swept(name: &str, program: &str) -> bool {
-    let dir = std::env::temp_dir().join(format!("waitfor-sweep-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (file, path) = (dir.join("pid"), dir.join("program.py"));
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("waitfor-sweep-{name}-"))
+        .tempdir()
+        .unwrap();
+    let (file, path) = (dir.path().join("pid"), dir.path().join("program.py"));
     std::fs::write(&path, program).unwrap();
     let script = format!(
         "setsid python3 '{path}' '{f}' >/dev/null 2>&1 & until [ -s '{f}' ]; do sleep 0.01; done",
@@ -43,7 +45,7 @@ fn runs_on_once_swept(name: &str, program: &str) -> bool {
         f = file.display()
     );
     let pid = swept(script, &file);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let runs_on = runs(&pid);
     if runs_on {
         // SAFETY: a process this test started, which must not outlive it.
@@ -127,9 +129,11 @@ fn a_marked_job_in_a_group_it_does_not_own_goes_alone() {
     let server = Server::start(80, 24);
     let name = server.name.clone().expect("a private socket");
     let tmux_pid = server.cmd(&["display-message", "-p", "#{pid}"]);
-    let dir = std::env::temp_dir().join(format!("waitfor-sweep-reach-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (job, job_pid) = (dir.join("job.sh"), dir.join("job.pid"));
+    let dir = tempfile::Builder::new()
+        .prefix("waitfor-sweep-reach-")
+        .tempdir()
+        .unwrap();
+    let (job, job_pid) = (dir.path().join("job.sh"), dir.path().join("job.pid"));
     std::fs::write(
         &job,
         format!("echo $$ > '{}'; exec sleep 1000\n", job_pid.display()),
@@ -143,7 +147,7 @@ fn a_marked_job_in_a_group_it_does_not_own_goes_alone() {
         pid = job_pid.display()
     );
     let job_pid = swept(script, &job_pid);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     // Gone: the sweep returned once what it killed had exited.
     assert!(!runs(&job_pid), "the marked job outlived its mark");
     assert!(

@@ -151,7 +151,11 @@ fn stdin_reaches_the_command() {
 
 #[test]
 fn files_open_inside_the_roots_and_directories_are_refused() {
-    let dir = std::env::temp_dir().join(format!("waitfor-windows-{}", std::process::id()));
+    let scratch = tempfile::Builder::new()
+        .prefix("waitfor-windows-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path().to_path_buf();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("log.txt"), "hi").unwrap();
     let grants = Grants::none().file_root(&dir);
@@ -165,7 +169,6 @@ fn files_open_inside_the_roots_and_directories_are_refused() {
     assert_eq!(outside.kind(), std::io::ErrorKind::PermissionDenied);
     // Everything the process can read, on every drive present.
     assert!(Grants::all().open_file(dir.join("log.txt")).is_ok());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -222,8 +225,11 @@ fn a_command_probe_wait_reads_output_and_exit_code() {
 
 #[test]
 fn a_file_probe_wait_sees_what_is_appended_after_it_began() {
-    let dir = std::env::temp_dir().join(format!("waitfor-windows-wait-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("waitfor-windows-wait-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path().to_path_buf();
     let log = dir.join("app.log");
     std::fs::write(&log, "ready before the wait\n").unwrap();
     let spec = serde_json::json!({
@@ -241,5 +247,4 @@ fn a_file_probe_wait_sees_what_is_appended_after_it_began() {
     let result = handle.wait();
     assert_eq!(result.outcome, waitfor::Outcome::Matched);
     assert_eq!(result.matched_lines, ["ready now"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
