@@ -3,7 +3,7 @@
 use crate::sync::{Condvar, Mutex};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// Tells a probe call that its result is no longer wanted: the wait was
@@ -33,7 +33,7 @@ struct Inner {
     /// misses the change; it also holds the hooks to run on cancel.
     lock: Mutex<Hooks>,
     changed: Condvar,
-    /// For a [`CancelToken::child`]: its hook on the parent, removed when
+    /// For a [`CancelToken::child`]: its entry on the parent, removed when
     /// the child goes.
     parent: OnceLock<CancelHook>,
 }
@@ -51,15 +51,33 @@ impl Inner {
     }
 }
 
-/// What [`CancelToken::on_cancel`] registered and not yet ran or dropped.
+/// What runs when a token is cancelled, registered and not yet ran or
+/// dropped.
 #[derive(Default)]
 struct Hooks {
     next_id: u64,
-    waiting: Vec<(u64, Box<dyn FnOnce() + Send>)>,
+    waiting: Vec<(u64, Hook)>,
+}
+
+/// Code a token runs when it is cancelled.
+pub(crate) type HookFn = Box<dyn FnOnce() + Send>;
+
+enum Hook {
+    /// A host's ([`CancelToken::on_cancel`]): any code, which may block.
+    Host(HookFn),
+    /// The engine's own ([`CancelToken::on_cancel_quick`]): returns at
+    /// once.
+    Quick(HookFn),
+    /// A [`CancelToken::child`], cancelled with its parent. Weak: the
+    /// parent does not keep the child alive.
+    Child(Weak<Inner>),
 }
 
 /// Keeps a hook of [`CancelToken::on_cancel`] registered; dropping it
-/// removes a hook that has not run.
+/// removes a hook that has not run. A hook its token's cancel has already
+/// taken up runs even if this is dropped meanwhile: the engine hands an
+/// ended wait's hooks to a worker, which may run them after the probe
+/// call that registered them returned.
 #[must_use = "dropping it removes the hook"]
 pub struct CancelHook {
     inner: Arc<Inner>,
@@ -85,9 +103,24 @@ impl CancelToken {
     }
 
     /// Cancels the token; every clone sees it. Cancelling twice is harmless.
-    /// Every hook runs even if one panics; the first panic is then passed
-    /// on to the caller.
+    /// Every hook runs (on this thread) even if one panics; the first panic
+    /// is then passed on to the caller.
     pub fn cancel(&self) {
+        let mut host = Vec::new();
+        let quick_panic = self.cancel_leaving_host_hooks(&mut host);
+        let host_panic = run_hooks(host);
+        if let Some(panic) = quick_panic.or(host_panic) {
+            resume_unwind(panic);
+        }
+    }
+
+    /// Cancels the token as [`CancelToken::cancel`] does (its sleepers and
+    /// its children's are woken, the engine's quick hooks run here), but
+    /// leaves the hooks of [`CancelToken::on_cancel`], its own and its
+    /// children's, in `host` for the caller to run elsewhere: host code
+    /// may block, and the engine's scheduler must not. Every quick hook
+    /// runs even if one panics; the first panic is returned.
+    pub(crate) fn cancel_leaving_host_hooks(&self, host: &mut Vec<HookFn>) -> Option<Panic> {
         let hooks = {
             let mut held = self.inner.lock.lock();
             self.inner.cancelled.store(true, Ordering::Release);
@@ -97,13 +130,21 @@ impl CancelToken {
         // Run outside the lock, so a hook may use the token.
         let mut first_panic = None;
         for (_, hook) in hooks {
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(hook)) {
+            let panic = match hook {
+                Hook::Host(hook) => {
+                    host.push(hook);
+                    None
+                }
+                Hook::Quick(hook) => catch_unwind(AssertUnwindSafe(hook)).err(),
+                Hook::Child(child) => child
+                    .upgrade()
+                    .and_then(|inner| CancelToken { inner }.cancel_leaving_host_hooks(host)),
+            };
+            if let Some(panic) = panic {
                 first_panic.get_or_insert(panic);
             }
         }
-        if let Some(panic) = first_panic {
-            resume_unwind(panic);
-        }
+        first_panic
     }
 
     /// Cancels the token without waking what waits on it: from now on
@@ -115,12 +156,19 @@ impl CancelToken {
         self.inner.cancelled.store(true, Ordering::Release);
     }
 
-    /// Runs `hook` once when the token is cancelled (on the cancelling
-    /// thread), or now if it already is. For a probe that blocks on
-    /// something other than the token, such as a descriptor in `poll(2)`:
-    /// the hook wakes it, so a cancel is seen at once without waking up
-    /// every few milliseconds to look. Dropping the returned
-    /// [`CancelHook`] removes a hook that has not run.
+    /// Runs `hook` once when the token is cancelled, or now (on this
+    /// thread) if it already is. For a probe that blocks on something
+    /// other than the token, such as a descriptor in `poll(2)`: the hook
+    /// wakes it, so a cancel is seen at once without waking up every few
+    /// milliseconds to look. Dropping the returned [`CancelHook`] removes
+    /// a hook that has not run.
+    ///
+    /// The hook runs on the thread that cancels: the host's, for
+    /// [`WaitControl::cancel`](crate::WaitControl::cancel) or a
+    /// [`CancelToken::cancel`] of its own. When the engine ends the wait
+    /// (a match, the deadline, an error), it runs on one of the engine's
+    /// worker threads, never on its scheduler: a hook that blocks holds
+    /// that worker, as a hung probe call does, and no other wait.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -136,14 +184,35 @@ impl CancelToken {
     /// drop(hook);
     /// ```
     pub fn on_cancel(&self, hook: impl FnOnce() + Send + 'static) -> CancelHook {
+        self.register(Hook::Host(Box::new(hook)))
+    }
+
+    /// [`CancelToken::on_cancel`] for the engine's own hooks, which return
+    /// at once (a byte written to a non-blocking socket, another token
+    /// cancelled): these run on the cancelling thread even when that is
+    /// the scheduler, so a run blocked in `poll(2)` is woken at its wait's
+    /// end without waiting for a free worker.
+    pub(crate) fn on_cancel_quick(&self, hook: impl FnOnce() + Send + 'static) -> CancelHook {
+        self.register(Hook::Quick(Box::new(hook)))
+    }
+
+    /// Registers `hook`, or runs it now if the token is cancelled.
+    fn register(&self, hook: Hook) -> CancelHook {
         let mut held = self.inner.lock.lock();
         let id = held.next_id;
         held.next_id += 1;
         if self.is_cancelled() {
             drop(held);
-            hook();
+            match hook {
+                Hook::Host(hook) | Hook::Quick(hook) => hook(),
+                Hook::Child(child) => {
+                    if let Some(inner) = child.upgrade() {
+                        CancelToken { inner }.cancel();
+                    }
+                }
+            }
         } else {
-            held.waiting.push((id, Box::new(hook)));
+            held.waiting.push((id, hook));
         }
         CancelHook {
             inner: self.inner.clone(),
@@ -156,15 +225,9 @@ impl CancelToken {
     /// end of its wait but cannot end the wait itself.
     pub(crate) fn child(&self) -> CancelToken {
         let child = CancelToken::new();
-        let weak = Arc::downgrade(&child.inner);
-        // A weak reference: the parent's hook does not keep the child
-        // alive, and the child's dropped hook leaves the parent.
-        let hook = self.on_cancel(move || {
-            if let Some(inner) = weak.upgrade() {
-                CancelToken { inner }.cancel();
-            }
-        });
-        let _ = child.inner.parent.set(hook);
+        // The child's entry leaves the parent when the child goes.
+        let entry = self.register(Hook::Child(Arc::downgrade(&child.inner)));
+        let _ = child.inner.parent.set(entry);
         child
     }
 
@@ -198,6 +261,21 @@ impl CancelToken {
         }
         true
     }
+}
+
+/// A panic caught from a hook.
+pub(crate) type Panic = Box<dyn std::any::Any + Send>;
+
+/// Runs `hooks` in order, each even if one before it panics; returns the
+/// first panic.
+pub(crate) fn run_hooks(hooks: Vec<HookFn>) -> Option<Panic> {
+    let mut first_panic = None;
+    for hook in hooks {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(hook)) {
+            first_panic.get_or_insert(panic);
+        }
+    }
+    first_panic
 }
 
 impl std::fmt::Debug for CancelToken {
@@ -334,6 +412,32 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 1);
         assert_eq!(child_runs.load(Ordering::SeqCst), 1);
         assert!(child.is_cancelled());
+    }
+
+    #[test]
+    fn a_cancel_leaving_host_hooks_wakes_sleepers_and_runs_only_quick_hooks() {
+        let parent = CancelToken::new();
+        let child = parent.child();
+        let (quick_runs, quick) = counter();
+        let (host_runs, host) = counter();
+        let (child_runs, child_host) = counter();
+        let _quick = child.on_cancel_quick(quick);
+        let _host = parent.on_cancel(host);
+        let _child_host = child.on_cancel(child_host);
+        let sleeper = {
+            let child = child.clone();
+            std::thread::spawn(move || child.wait_timeout(Duration::from_secs(60)))
+        };
+        let mut left = Vec::new();
+        assert!(parent.cancel_leaving_host_hooks(&mut left).is_none());
+        assert_eq!(quick_runs.load(Ordering::SeqCst), 1);
+        assert!(sleeper.join().unwrap());
+        assert_eq!(host_runs.load(Ordering::SeqCst), 0);
+        assert_eq!(child_runs.load(Ordering::SeqCst), 0);
+        assert_eq!(left.len(), 2, "the parent's hook and the child's");
+        assert!(run_hooks(left).is_none());
+        assert_eq!(host_runs.load(Ordering::SeqCst), 1);
+        assert_eq!(child_runs.load(Ordering::SeqCst), 1);
     }
 
     #[test]

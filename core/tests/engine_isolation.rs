@@ -207,8 +207,8 @@ fn a_blocked_progress_callback_holds_no_result() {
 }
 
 /// A wait's ending reaches delivery before its cancel token's hooks run:
-/// a hook that blocks (they run on the scheduler) holds no result of its
-/// turn, its own wait's included. The token is cancelled by the time the
+/// a hook that blocks (it runs on a worker) holds no result of its turn,
+/// its own wait's included. The token is cancelled by the time the
 /// host hears.
 #[test]
 fn a_blocking_cancel_hook_holds_no_result_of_its_turn() {
@@ -229,7 +229,8 @@ fn a_blocking_cancel_hook_holds_no_result_of_its_turn() {
         drop(hook);
         Ok(Observation::text(""))
     });
-    // An engine of its own: the hook holds its scheduler until released.
+    // An engine of its own: the hook holds one of its workers until
+    // released.
     let engine = Engine::new();
     let spec = Spec::new(Condition::Matches(Pattern::literal("never")))
         .interval(Duration::from_millis(10))
@@ -245,6 +246,54 @@ fn a_blocking_cancel_hook_holds_no_result_of_its_turn() {
     // Its deadline, with no sample completed.
     assert_eq!(result.outcome, Outcome::ProbeError, "{:?}", result.error);
     assert!(told, "the host heard before the call's token was cancelled");
+}
+
+/// A probe's cancel hook is host code: when the engine ends its wait (a
+/// match here), the hook runs on a thread of the engine's other than the
+/// scheduler, so a hook that blocks stalls no other wait's samples or
+/// deadline.
+#[test]
+fn a_blocking_cancel_hook_of_an_ended_wait_stalls_no_other_wait() {
+    use std::sync::{Arc, Mutex};
+    let (release, blocked) = mpsc::channel::<()>();
+    let blocked = Arc::new(Mutex::new(blocked));
+    let (ran, ran_on) = mpsc::channel::<Option<String>>();
+    let (keep, kept) = mpsc::channel::<waitfor::CancelHook>();
+    let probe = probe_fn(move |ctx| {
+        let (blocked, ran) = (blocked.clone(), ran.clone());
+        let hook = ctx.cancel.on_cancel(move || {
+            let _ = ran.send(std::thread::current().name().map(String::from));
+            let _ = blocked
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(120));
+        });
+        // Kept registered past the call: it runs when the wait ends.
+        let _ = keep.send(hook);
+        Ok(Observation::text("ready"))
+    });
+    // An engine of its own: on the scheduler, the hook would hold it.
+    let engine = Engine::new();
+    let ready =
+        Spec::new(Condition::Matches(Pattern::literal("ready"))).max_wait(Duration::from_secs(60));
+    let hooked = result_of(&engine, ready, probe, Policy::default());
+    let thread = ran_on.recv_timeout(PATIENCE);
+    // Started while the hook blocks.
+    let never = Spec::new(Condition::Matches(Pattern::literal("never")))
+        .interval(Duration::from_millis(10))
+        .max_wait(Duration::from_millis(200));
+    let other = engine
+        .start(never, probe_fn(|_| Ok(Observation::text(""))))
+        .unwrap()
+        .wait_timeout(PATIENCE);
+    drop(release);
+    drop(kept);
+    assert_eq!(hooked.outcome, Outcome::Matched);
+    let other = other.expect("the other wait never ended: the hook held the scheduler");
+    assert_eq!(other.outcome, Outcome::Timeout);
+    assert!(other.samples >= 1);
+    let thread = thread.expect("the hook ran");
+    assert_ne!(thread.as_deref(), Some("waitfor-scheduler"));
 }
 
 #[test]

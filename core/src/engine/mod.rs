@@ -418,14 +418,15 @@ mod tests {
     #[test]
     fn a_cancel_hook_that_panics_as_its_wait_ends_harms_no_other_wait() {
         // The probe's hook runs when its wait's ending is handed out, on
-        // the scheduler thread: its panic must not take that thread down.
+        // a worker: its panic must not take that thread down, the only
+        // one here.
         let probe = probe_fn(|ctx| {
             let hook = ctx.cancel.on_cancel(|| panic!("a cancel hook's bug"));
             // Kept for good, and its token with it: the hook runs.
             std::mem::forget((hook, ctx.cancel.clone()));
             Ok(Observation::text("ready"))
         });
-        let engine = Engine::new();
+        let engine = Engine::with_worker_cap(1);
         let first = engine.wait(ready_spec(Duration::from_secs(60)), probe);
         assert_eq!(first.unwrap().outcome, Outcome::Matched);
         let (done, heard) = mpsc::channel();
@@ -438,6 +439,31 @@ mod tests {
         std::thread::spawn(move || done.send(handle.wait().outcome));
         let outcome = heard.recv_timeout(Duration::from_secs(60));
         assert_eq!(outcome, Ok(Outcome::Matched), "the engine stopped");
+    }
+
+    /// The engine's own hooks, which return at once (a command run's wake
+    /// socket), run as the scheduler ends the wait: the call they release
+    /// is released even while it holds the only worker there is.
+    #[test]
+    fn a_quick_cancel_hook_releases_its_call_with_every_worker_held() {
+        let probe = probe_fn(|ctx| {
+            let (woken, asleep) = mpsc::channel::<()>();
+            let _hook = ctx.cancel.on_cancel_quick(move || {
+                let _ = woken.send(());
+            });
+            // Deaf to its token and its budget: only the hook ends it.
+            let _ = asleep.recv_timeout(Duration::from_secs(60));
+            Ok(Observation::text(""))
+        });
+        let engine = Engine::with_worker_cap(1);
+        let handle = engine
+            .start(ready_spec(Duration::from_millis(100)), probe)
+            .unwrap();
+        assert!(handle.wait_timeout(Duration::from_secs(20)).is_some());
+        assert!(
+            handle.wait_released(Duration::from_secs(20)),
+            "the call was not released at its wait's end"
+        );
     }
 
     #[test]

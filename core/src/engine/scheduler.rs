@@ -171,8 +171,9 @@ pub(crate) struct Scheduler {
     /// Whether the last turn took in an answer.
     took_answer: bool,
     /// Tokens of the waits whose endings wait to be handed to delivery:
-    /// marked cancelled, their sleepers woken and hooks run once the
-    /// endings are handed over (see [`Scheduler::finish`]).
+    /// marked cancelled, their sleepers woken and their hooks handed to
+    /// the workers once the endings are handed over (see
+    /// [`Scheduler::finish`]).
     ended_tokens: Vec<CancelToken>,
 }
 
@@ -256,15 +257,26 @@ impl Scheduler {
     }
 
     /// Hands every ending decided so far to delivery, then wakes the calls
-    /// of those waits and runs their tokens' hooks (see
-    /// [`Scheduler::finish`]).
+    /// of those waits (see [`Scheduler::finish`]) and hands their probes'
+    /// cancel hooks to the workers: host code, which may block, never runs
+    /// on this thread. The engine's own quick hooks (a command run's wake
+    /// socket) run here, so a run ends at once even with every worker
+    /// held.
     fn hand_out_endings(&mut self) {
         self.delivery.submit_all();
+        let mut host_hooks = Vec::new();
         for token in self.ended_tokens.drain(..) {
-            // A probe's hook that panics (every hook has run by then)
-            // stops neither this thread nor the other tokens.
-            let _ = catch_unwind(AssertUnwindSafe(|| token.cancel()));
+            let mut hooks = Vec::new();
+            // A quick hook that panics (every hook has run by then) stops
+            // neither this thread nor the other tokens.
+            let _ = token.cancel_leaving_host_hooks(&mut hooks);
+            if !hooks.is_empty() {
+                // A task per wait: a hook that blocks holds no other
+                // wait's.
+                host_hooks.push(Task::Hooks(hooks));
+            }
         }
+        self.workers.submit_all(&mut host_hooks);
     }
 
     /// One turn's second half: hands out the calls and deliveries the
@@ -612,9 +624,9 @@ impl Scheduler {
         // Cancelled now (a call queued and not begun is never made; the
         // host hears after this), but woken only once this ending is handed
         // to delivery with those decided beside it (`hand_out_endings`):
-        // waking the calls' threads, or running the tokens' hooks, first
+        // waking the calls' threads, or starting the tokens' hooks, first
         // would have those threads take the cores this thread and delivery
-        // need, and a hook that blocks would hold those results.
+        // need.
         active.call_cancel.mark_cancelled();
         self.ended_tokens.push(active.call_cancel.clone());
         // Read before the wait leaves the table: should the probe's code

@@ -20,6 +20,7 @@ use super::evaluate::EvaluateJob;
 use super::lane::Lane;
 use super::queue::{Queue, Urgent};
 use super::scheduler::Msg;
+use crate::cancel::{run_hooks, HookFn};
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -39,6 +40,11 @@ pub(crate) enum Task {
     /// Reads a costly sample. Boxed: rare, and three times the size of a
     /// call, which every task in the queue would take otherwise.
     Evaluate(Box<EvaluateJob>),
+    /// Runs the cancel hooks a probe registered ([`CancelToken::on_cancel`])
+    /// of one wait the scheduler ended: host code, which may block.
+    ///
+    /// [`CancelToken::on_cancel`]: crate::CancelToken::on_cancel
+    Hooks(Vec<HookFn>),
 }
 
 /// The workers' queue: earliest deadline first. In order of arrival, a
@@ -74,7 +80,7 @@ impl Task {
                 now.saturating_add(job.call.budget)
                     .saturating_add(SERVICE_STEP * served as u32)
             }
-            Task::Drain(_) | Task::Evaluate(_) => now,
+            Task::Drain(_) | Task::Evaluate(_) | Task::Hooks(_) => now,
         }
     }
 
@@ -84,6 +90,9 @@ impl Task {
             Task::Call(job) => job.run(inbox),
             Task::Drain(lane) => lane.drain(inbox),
             Task::Evaluate(job) => job.run(inbox),
+            // A hook that panics keeps neither the others nor this worker
+            // from going on.
+            Task::Hooks(hooks) => drop(run_hooks(hooks)),
         }
     }
 }

@@ -33,9 +33,11 @@
 //! it multiplexes with `poll(2)`: stdin (written from the bytes in
 //! [`RunOptions::stdin`]), stdout, stderr and, on Linux, a `pidfd` that
 //! becomes readable when the child exits, so output and exit wake the caller
-//! at once. A socket pair joins them, written by a [`CancelToken::on_cancel`]
-//! hook, so a cancel wakes the caller at once too, and `poll` sleeps until
-//! one of these or the deadline: a thousand runs that wait for their
+//! at once. A socket pair joins them, written by a hook on the
+//! [`CancelToken`] that returns at once (run on the cancelling thread, the
+//! engine's scheduler included), so a cancel wakes the caller at once too,
+//! and `poll` sleeps until one of these or the deadline: a thousand runs
+//! that wait for their
 //! commands cost no CPU. Without `pidfd` (macOS, an old kernel) the wait
 //! sleeps in slices of at most [`CANCEL_SLICE`] (5 ms) and checks the
 //! child's exit after each with `waitid(WNOWAIT)`; on Windows each slice

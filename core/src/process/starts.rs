@@ -201,7 +201,7 @@ impl Gate {
         if let Some(log) = log {
             log.waiting(ahead);
         }
-        let _hook = cancel.on_cancel({
+        let _hook = cancel.on_cancel_quick({
             let wake = ticket.wake.clone();
             move || wake.cancel()
         });

@@ -181,7 +181,7 @@ impl CancelWake {
     fn new(token: &crate::CancelToken) -> io::Result<Self> {
         let (reader, writer) = UnixStream::pair()?;
         writer.set_nonblocking(true)?;
-        let hook = token.on_cancel(move || {
+        let hook = token.on_cancel_quick(move || {
             // Readable either way: the byte, or the end when `writer` drops.
             let _ = (&writer).write(&[1]);
         });
