@@ -390,7 +390,7 @@ fn simulate_live(
     before: &mut dyn FnMut(Duration),
 ) -> Result<Simulation, SpecError> {
     let woken = Arc::new(Woken::default());
-    probe.watch(Waker::new(0, woken.clone()));
+    probe.watch(Waker::new(0, woken.clone(), std::process::id()));
     let mut sample = live_sampler(spec, policy);
     drive(spec, policy, probe.mode(), controls, report, |call| {
         before(call.elapsed);

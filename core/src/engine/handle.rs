@@ -164,16 +164,24 @@ impl WaitControl {
 
     /// Takes a sample now instead of at the next poll (a push signal: a
     /// file changed, a pane printed). During a probe call, the next sample
-    /// starts as soon as it returns.
+    /// starts as soon as it returns. In a forked child of the process that
+    /// started the wait it does nothing: the wait is the parent's, and the
+    /// child's copy of the engine's queue may be locked for good (a
+    /// parent's thread held it at the fork).
     pub fn wake(&self) {
+        if std::process::id() != self.owner {
+            return;
+        }
         self.tx.push(Msg::Wake(self.id));
     }
 }
 
 impl WaitControl {
-    /// A [`Waker`] for this wait.
+    /// A [`Waker`] for this wait. Like [`WaitControl::wake`], it does
+    /// nothing in a forked child of the process that started the wait,
+    /// wherever it was made.
     pub fn waker(&self) -> Waker {
-        Waker::new(self.id, self.tx.clone())
+        Waker::new(self.id, self.tx.clone(), self.owner)
     }
 }
 
@@ -274,5 +282,99 @@ impl WaitHandle {
     /// The result if the wait has ended, without blocking.
     pub fn try_result(&self) -> Option<WaitResult> {
         self.slot.state.lock().result.take()
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Runs `child` in a child forked while another thread is inside
+    /// `hold` (which holds one of the engine's locks while it runs what
+    /// it is given), as a host's thread may be at a fork; says whether it
+    /// returned. A child still running after 30 s is killed.
+    fn returns_in_child_forked_in(
+        hold: impl FnOnce(Box<dyn FnOnce() + Send>) + Send + 'static,
+        child: impl FnOnce(),
+    ) -> bool {
+        let (held, holding) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            hold(Box::new(move || {
+                let _ = held.send(());
+                let _ = released.recv();
+            }))
+        });
+        holding.recv().expect("the lock is held");
+        // SAFETY: the child runs `child` and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child));
+            // SAFETY: ends the child without running the parent's exit code.
+            unsafe { libc::_exit(if returned.is_ok() { 0 } else { 2 }) };
+        }
+        let (exited, exit) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut status = 0;
+            // SAFETY: waits for our own child.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            let _ = exited.send(status);
+        });
+        let returned = match exit.recv_timeout(Duration::from_secs(30)) {
+            Ok(status) => libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            Err(_) => {
+                // SAFETY: our own child, which must not outlive the test
+                // (the thread above reaps it).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                false
+            }
+        };
+        drop(release);
+        holder.join().expect("the holder let go");
+        returned
+    }
+
+    /// The controls of a wait of this process, posting to `inbox`, which
+    /// no scheduler reads.
+    fn control(inbox: &Arc<Queue<Msg>>) -> WaitControl {
+        WaitControl {
+            id: 1,
+            tx: inbox.clone(),
+            call_cancel: CancelToken::new(),
+            owner: std::process::id(),
+        }
+    }
+
+    /// The child's copy of the inbox is locked for good when a parent's
+    /// thread held it at the fork: waking there would hang.
+    #[test]
+    fn wake_in_a_forked_child_does_nothing() {
+        let inbox = Arc::new(Queue::new());
+        let control = control(&inbox);
+        let holder = inbox.clone();
+        assert!(returns_in_child_forked_in(
+            move |inside| holder.locked(inside),
+            || control.wake()
+        ));
+        assert_eq!(inbox.len(), 0);
+    }
+
+    #[test]
+    fn a_waker_in_a_forked_child_does_nothing() {
+        let inbox = Arc::new(Queue::new());
+        let control = control(&inbox);
+        let made_before = control.waker();
+        let holder = inbox.clone();
+        assert!(returns_in_child_forked_in(
+            move |inside| holder.locked(inside),
+            || {
+                made_before.wake();
+                control.waker().wake();
+                Waker::wake_all([&made_before]);
+            }
+        ));
+        assert_eq!(inbox.len(), 0);
     }
 }

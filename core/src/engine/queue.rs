@@ -246,6 +246,13 @@ impl<T, S: Store<T>> Queue<T, S> {
 }
 
 impl<T> Queue<T> {
+    /// Runs `inside` holding the queue's lock: a test forks meanwhile.
+    #[cfg(test)]
+    pub fn locked(&self, inside: impl FnOnce()) {
+        let _state = self.state.lock();
+        inside();
+    }
+
     /// Takes every item waiting, without sleeping.
     pub fn drain(&self, into: &mut impl Extend<T>) {
         into.extend(self.state.lock().items.drain(..));

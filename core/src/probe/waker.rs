@@ -14,7 +14,10 @@ pub(crate) trait Inbox: Send + Sync {
 }
 
 /// Wakes one wait, and can do nothing else: what a probe's push source
-/// holds. Waking a wait that already ended does nothing.
+/// holds. Waking a wait that already ended does nothing; so does waking in
+/// a forked child of the process whose engine runs the wait (the child's
+/// copy of that engine's queue may be locked for good, a parent's thread
+/// having held it at the fork).
 ///
 /// ```
 /// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec};
@@ -28,24 +31,32 @@ pub(crate) trait Inbox: Send + Sync {
 pub struct Waker {
     id: u64,
     inbox: Arc<dyn Inbox>,
+    /// The process whose engine reads `inbox`.
+    owner: u32,
 }
 
 impl Waker {
-    /// A waker for wait `id`, posting to `inbox`.
-    pub(crate) fn new(id: u64, inbox: Arc<dyn Inbox>) -> Self {
-        Self { id, inbox }
+    /// A waker for wait `id`, posting to `inbox`, which process `owner`
+    /// reads.
+    pub(crate) fn new(id: u64, inbox: Arc<dyn Inbox>, owner: u32) -> Self {
+        Self { id, inbox, owner }
     }
 
-    /// Asks for a sample now.
+    /// Asks for a sample now; in another process than the engine's (a
+    /// forked child), does nothing.
     pub fn wake(&self) {
+        if std::process::id() != self.owner {
+            return;
+        }
         self.inbox.wake(&mut std::iter::once(self.id));
     }
 
     /// Wakes many waits with one hand-off per engine instead of one per
     /// wait: a push source that wakes thousands of waits at once.
     pub(crate) fn wake_all<'a>(wakers: impl IntoIterator<Item = &'a Waker>) {
+        let here = std::process::id();
         let mut batches: Vec<(&Arc<dyn Inbox>, Vec<u64>)> = Vec::new();
-        for waker in wakers {
+        for waker in wakers.into_iter().filter(|w| w.owner == here) {
             match batches
                 .iter_mut()
                 .find(|(inbox, _)| Arc::ptr_eq(inbox, &waker.inbox))

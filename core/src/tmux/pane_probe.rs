@@ -865,7 +865,11 @@ mod tests {
         let control_clients = || run(&["list-clients", "-F", "#{client_control_mode}"]);
         let mut probe = PaneProbe::new(tmux.clone(), PaneTarget::default());
         let wakes = Arc::new(Wakes::default());
-        probe.watch(crate::probe::Waker::new(1, wakes.clone()));
+        probe.watch(crate::probe::Waker::new(
+            1,
+            wakes.clone(),
+            std::process::id(),
+        ));
         let ctx = |sample| ProbeContext {
             sample,
             elapsed: Duration::ZERO,
