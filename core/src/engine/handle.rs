@@ -279,8 +279,13 @@ impl WaitHandle {
         }
     }
 
-    /// The result if the wait has ended, without blocking.
+    /// The result if the wait has ended, without blocking. In a forked
+    /// child, as [`WaitHandle::wait`]: a parent's thread may have held the
+    /// result's lock at the fork, which the child then never gets.
     pub fn try_result(&self) -> Option<WaitResult> {
+        if let Some(result) = self.slot.in_forked_child() {
+            return Some(result);
+        }
         self.slot.state.lock().result.take()
     }
 }
@@ -358,7 +363,6 @@ mod tests {
             move |inside| holder.locked(inside),
             || control.wake()
         ));
-        assert_eq!(inbox.len(), 0);
     }
 
     #[test]
@@ -375,6 +379,26 @@ mod tests {
                 Waker::wake_all([&made_before]);
             }
         ));
-        assert_eq!(inbox.len(), 0);
+    }
+
+    /// A parent's delivery thread may hold the slot's lock at the fork.
+    #[test]
+    fn try_result_in_a_forked_child_says_why_without_blocking() {
+        let inbox = Arc::new(Queue::new());
+        let handle = WaitHandle {
+            slot: Arc::new(Slot::new()),
+            control: control(&inbox),
+        };
+        let slot = handle.slot.clone();
+        assert!(returns_in_child_forked_in(
+            move |inside| {
+                let _state = slot.state.lock();
+                inside();
+            },
+            || {
+                let refused = handle.try_result().expect("a result at once");
+                assert!(refused.error.is_some_and(|e| e.contains("forked")));
+            }
+        ));
     }
 }
