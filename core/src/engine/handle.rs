@@ -401,4 +401,23 @@ mod tests {
             }
         ));
     }
+
+    /// An async probe's host loop may answer, or drop, its calls in a
+    /// forked child.
+    #[test]
+    fn a_reply_in_a_forked_child_posts_nothing() {
+        let inbox: Arc<Queue<Msg>> = Arc::new(Queue::new());
+        let owner = std::process::id();
+        let reply = |call| crate::Reply::new(1, call, inbox.clone(), owner);
+        let (sent, dropped, batch) = (reply(1), reply(2), reply(3));
+        let holder = inbox.clone();
+        assert!(returns_in_child_forked_in(
+            move |inside| holder.locked(inside),
+            || {
+                sent.send(Ok(crate::Observation::text("x")));
+                drop(dropped);
+                crate::Reply::send_all([(batch, Ok(crate::Observation::text("x")))]);
+            }
+        ));
+    }
 }

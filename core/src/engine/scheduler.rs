@@ -175,6 +175,8 @@ pub(crate) struct Scheduler {
     /// the workers once the endings are handed over (see
     /// [`Scheduler::finish`]).
     ended_tokens: Vec<CancelToken>,
+    /// The process this thread runs in, which alone reads the inbox.
+    owner: u32,
 }
 
 impl Scheduler {
@@ -195,6 +197,7 @@ impl Scheduler {
             calls_out: 0,
             took_answer: false,
             ended_tokens: Vec::new(),
+            owner: std::process::id(),
         }
     }
 
@@ -588,7 +591,7 @@ impl Scheduler {
                     cancel: active.probe_cancel.clone(),
                     output_cap: active.machine.output_cap(),
                 };
-                let reply = Reply::new(id, call.sample, self.inbox.clone());
+                let reply = Reply::new(id, call.sample, self.inbox.clone(), self.owner);
                 let begun = catch_unwind(AssertUnwindSafe(|| {
                     cell.probe.begin(&ctx, reply);
                 }));

@@ -9,7 +9,10 @@ use std::sync::Arc;
 /// Where one call of an [`AsyncProbe`](crate::AsyncProbe) sends its
 /// answer. Send it from any thread; dropping it unanswered answers with a
 /// probe error, so a host that loses a call does not leave the wait
-/// hanging until its deadline.
+/// hanging until its deadline. In a forked child of the process whose
+/// engine runs the wait, sending or dropping it does nothing: the child's
+/// copy of that engine's queue may be locked for good (a parent's thread
+/// held it at the fork).
 ///
 /// ```
 /// use waitfor::{AsyncProbe, Observation, ProbeContext, Reply};
@@ -28,9 +31,17 @@ struct Target {
     id: u64,
     call: u64,
     inbox: Arc<dyn Inbox>,
+    /// The process whose engine reads `inbox`.
+    owner: u32,
 }
 
 impl Target {
+    /// Whether this process may post to the inbox: the engine's, not a
+    /// forked child of it.
+    fn postable(&self) -> bool {
+        std::process::id() == self.owner
+    }
+
     fn answer(&self, result: Result<Observation, ProbeError>) -> Answer {
         Answer {
             id: self.id,
@@ -51,17 +62,23 @@ pub(crate) struct Answer {
 }
 
 impl Reply {
-    /// The reply to call `call` of wait `id`, posting to `inbox`.
-    pub(crate) fn new(id: u64, call: u64, inbox: Arc<dyn Inbox>) -> Self {
+    /// The reply to call `call` of wait `id`, posting to `inbox`, which
+    /// process `owner` reads.
+    pub(crate) fn new(id: u64, call: u64, inbox: Arc<dyn Inbox>, owner: u32) -> Self {
         Self {
-            target: Some(Target { id, call, inbox }),
+            target: Some(Target {
+                id,
+                call,
+                inbox,
+                owner,
+            }),
         }
     }
 
     /// Delivers the answer. An answer for a wait that has ended, or for a
     /// call the wait abandoned, is ignored.
     pub fn send(mut self, answer: Result<Observation, ProbeError>) {
-        if let Some(target) = self.target.take() {
+        if let Some(target) = self.target.take().filter(Target::postable) {
             target
                 .inbox
                 .answer(&mut std::iter::once(target.answer(answer)));
@@ -80,8 +97,9 @@ impl Reply {
     pub fn send_all(answers: impl IntoIterator<Item = (Reply, Result<Observation, ProbeError>)>) {
         let mut batch: Vec<Answer> = Vec::new();
         let mut inbox: Option<Arc<dyn Inbox>> = None;
+        let here = std::process::id();
         for (mut reply, answer) in answers {
-            let Some(target) = reply.target.take() else {
+            let Some(target) = reply.target.take().filter(|t| t.owner == here) else {
                 continue;
             };
             // Answers for another engine (rare: most hosts use one) flush
@@ -102,7 +120,7 @@ impl Reply {
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some(target) = self.target.take() {
+        if let Some(target) = self.target.take().filter(Target::postable) {
             let lost = ProbeError::new("the probe dropped its call without answering");
             target
                 .inbox
