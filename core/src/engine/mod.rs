@@ -22,7 +22,7 @@ use crate::error::{Rule, SpecError};
 use crate::machine::{Machine, Progress};
 use crate::policy::Policy;
 use crate::probe::ProbeContext;
-use crate::probe::{AsyncProbe, Probe, ProbeMode};
+use crate::probe::{AsyncProbe, Probe, ProbeMode, Unchanged};
 use crate::result::WaitResult;
 use crate::spec::{Spec, ViewKind};
 use crate::sync::Mutex;
@@ -206,11 +206,12 @@ impl Engine {
         };
         let mut probe = probe;
         let (mode, name) = (probe.mode(), probe.name().to_string());
+        let unchanged = probe.unchanged();
         self.launch(
             started,
             spec,
             options,
-            (mode, &name),
+            (mode, &name, unchanged),
             |slot, control, ctx| {
                 probe.watch(control.waker());
                 ProbeHolder::Blocking(Arc::new(ProbeCell {
@@ -254,7 +255,7 @@ impl Engine {
         }
         let (mode, name) = (probe.mode(), probe.name().to_string());
         let probe: Box<dyn AsyncProbe> = Box::new(probe);
-        self.launch(started, spec, options, (mode, &name), |slot, _, _| {
+        self.launch(started, spec, options, (mode, &name, None), |slot, _, _| {
             ProbeHolder::Deferred(DeferredCell { probe, slot })
         })
     }
@@ -267,7 +268,7 @@ impl Engine {
         started: Duration,
         spec: Spec,
         options: WaitOptions,
-        (mode, probe_name): (ProbeMode, &str),
+        (mode, probe_name, unchanged): (ProbeMode, &str, Option<Unchanged>),
         hold: impl FnOnce(Arc<Slot>, &WaitControl, ProbeContext) -> ProbeHolder,
     ) -> Result<WaitHandle, SpecError> {
         let machine = Machine::new(&spec, &options.policy, mode, started)?;
@@ -303,6 +304,7 @@ impl Engine {
         let cancelled = options.cancelled;
         let active = Active {
             probe: hold(slot.clone(), &control, ctx),
+            unchanged,
             machine,
             slot: slot.clone(),
             on_progress: options.on_progress.map(scheduler::ProgressSink::new),

@@ -11,7 +11,7 @@ use super::timers::{Due, Timers};
 use super::workers::{Delivery, Job, StarvationWatch, Task, Workers, STARVATION_WINDOW};
 use crate::cancel::CancelToken;
 use crate::machine::{Ending, Machine, ProbeCall, Progress, Step};
-use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode, Reply};
+use crate::probe::{Observation, ProbeContext, ProbeError, ProbeMode, Reply, Unchanged};
 use crate::result::{Outcome, WaitResult};
 use crate::resume::ResumeToken;
 use crate::spec::Spec;
@@ -69,6 +69,9 @@ pub(crate) type DoneFn = Box<dyn FnOnce(&WaitResult) + Send>;
 pub(crate) struct Active {
     pub machine: Machine,
     pub probe: ProbeHolder,
+    /// What says a call of a blocking probe would read nothing new: the
+    /// scheduler then answers it (see [`Unchanged`]).
+    pub unchanged: Option<Unchanged>,
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressSink>,
     pub on_done: Option<DoneFn>,
@@ -554,13 +557,25 @@ impl Scheduler {
     }
 
     fn start_call(&mut self, id: u64, call: ProbeCall) {
+        let at = Instant::now();
+        let now = at.saturating_duration_since(self.epoch);
         // The host cancelled (its `Msg::Cancel` is on its way): no call.
-        if self.end_if_host_cancelled(id, self.epoch.elapsed()) {
+        if self.end_if_host_cancelled(id, now) {
             return;
         }
         let Some(active) = self.waits.get_mut(&id) else {
             return;
         };
+        if active.unchanged.as_ref().is_some_and(|u| u.holds(at)) {
+            // Answered here as the probe would answer it, sparing a
+            // worker's round trip (see `Unchanged`).
+            active.call = call.sample;
+            let step = active
+                .machine
+                .on_probe(now, Ok(Observation::text(String::new())));
+            self.report_progress(id);
+            return self.apply(id, Some(step));
+        }
         active.call = call.sample;
         active.answer_pending = true;
         active.timer_seq = 0;

@@ -2,7 +2,7 @@
 
 use super::file_watch::Watch;
 use super::Waker;
-use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode};
+use super::{Observation, Probe, ProbeContext, ProbeError, ProbeMode, Unchanged};
 use crate::file_id;
 use crate::grants::Grants;
 use crate::keyed::{read_before, WINDOW};
@@ -25,8 +25,9 @@ use std::sync::Arc;
 /// In a wait, the probe is woken by a process-wide file watch (inotify on
 /// Linux) as soon as its file changes, and a sample with nothing signalled
 /// since the last read returns at once without touching the file (on
-/// local filesystems; at least one real read a second even so). Without
-/// a watch it reads at every sample.
+/// local filesystems; at least one real read a second even so): the
+/// engine answers it without calling the probe (see
+/// [`Probe::unchanged`]). Without a watch it reads at every sample.
 ///
 /// ```
 /// use waitfor::probes::FileProbe;
@@ -315,6 +316,10 @@ impl Probe for FileProbe {
 
     fn watch(&mut self, waker: Waker) {
         self.watch.set_waker(waker);
+    }
+
+    fn unchanged(&self) -> Option<Unchanged> {
+        Some(Unchanged(self.watch.quiet()))
     }
 
     fn resume_point(&self) -> Option<ResumeToken> {

@@ -9,7 +9,9 @@
 //! A probe's [`Watch`] registers its path at its first sample (once the
 //! engine gave it a [`Waker`]). An event for the path marks the probe
 //! dirty and wakes its wait; a sample with nothing signalled since the
-//! last real read may then skip reading (see [`Watch::nothing_new`]).
+//! last real read may then skip reading (see [`Watch::nothing_new`]), and
+//! the engine answers it without a call (the probe's [`Quiet`], shared as
+//! [`super::Unchanged`]).
 //! Whatever goes wrong (no watcher, inotify limits, no such directory, a
 //! filesystem whose events are not trusted, a forked child, which has
 //! none of its parent's threads and maybe its locks held for good), the
@@ -33,13 +35,49 @@ const SAFETY_READ: Duration = Duration::from_secs(1);
 /// A probe whose registration failed tries again after this long.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// What one registration shares with the watcher's thread.
-struct Signal {
+/// What a probe's watch shares, for the probe's life, with the watcher's
+/// thread and with the engine running its wait (see [`Unchanged`]).
+pub(crate) struct Quiet {
     /// Something happened to the path since the probe's last real read.
     dirty: AtomicBool,
     /// The watch of the directory is gone (the directory was deleted or
     /// moved): the registration no longer hears anything.
     lost: AtomicBool,
+    /// Until when ([`ticks`]) nothing new can be there while nothing is
+    /// signalled: a [`SAFETY_READ`] after the last real read by a trusted
+    /// registration; 0 otherwise.
+    until: AtomicU64,
+}
+
+impl Quiet {
+    fn new() -> Self {
+        Self {
+            dirty: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
+            until: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a sample now would read nothing new: registered where
+    /// events are trusted, nothing signalled since the last real read,
+    /// and that read less than [`SAFETY_READ`] ago.
+    pub(crate) fn holds(&self, now: Instant) -> bool {
+        !self.dirty.load(Ordering::SeqCst)
+            && !self.lost.load(Ordering::SeqCst)
+            && ticks(now) < self.until.load(Ordering::SeqCst)
+    }
+}
+
+/// `at` as nanoseconds since the first call (0 then and before).
+fn ticks(at: Instant) -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let nanos = at.saturating_duration_since(*EPOCH.get_or_init(Instant::now));
+    u64::try_from(nanos.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// One registration as the watcher's thread holds it.
+struct Signal {
+    quiet: Arc<Quiet>,
     waker: Waker,
 }
 
@@ -48,7 +86,7 @@ impl Signal {
     /// read: a wake already sent and not yet answered by a read covers
     /// this event.
     fn mark(&self) -> Option<&Waker> {
-        (!self.dirty.swap(true, Ordering::SeqCst)).then_some(&self.waker)
+        (!self.quiet.dirty.swap(true, Ordering::SeqCst)).then_some(&self.waker)
     }
 }
 
@@ -131,7 +169,7 @@ fn on_event(event: notify::Result<Event>) {
         if let Some(dir) = gone.then(|| table.dirs.remove(path)).flatten() {
             // A watched directory itself was deleted or moved.
             for signal in dir.signals() {
-                signal.lost.store(true, Ordering::SeqCst);
+                signal.quiet.lost.store(true, Ordering::SeqCst);
                 lost.push(signal.clone());
             }
             table.stale.push(path.clone());
@@ -150,14 +188,14 @@ struct Registration {
     dir: PathBuf,
     name: OsString,
     id: u64,
-    signal: Arc<Signal>,
     trusted: bool,
 }
 
 impl Registration {
-    /// Registers `path` (watching its directory if no probe does yet), or
-    /// `None` if that cannot be done now.
-    fn new(path: &Path, waker: Waker) -> Option<Self> {
+    /// Registers `path` (watching its directory if no probe does yet) for
+    /// `quiet`, whose marks it resets, or `None` if that cannot be done
+    /// now.
+    fn new(path: &Path, waker: Waker, quiet: &Arc<Quiet>) -> Option<Self> {
         let registry = registry();
         if !registry.enabled.load(Ordering::Relaxed) || !registry.ours() {
             return None;
@@ -172,9 +210,10 @@ impl Registration {
         // A symbolic link's target changes elsewhere, unseen here: its
         // events wake, but every sample reads.
         let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        quiet.dirty.store(false, Ordering::SeqCst);
+        quiet.lost.store(false, Ordering::SeqCst);
         let signal = Arc::new(Signal {
-            dirty: AtomicBool::new(false),
-            lost: AtomicBool::new(false),
+            quiet: quiet.clone(),
             waker,
         });
         let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
@@ -206,12 +245,11 @@ impl Registration {
             .files
             .entry(name.clone())
             .or_default()
-            .insert(id, signal.clone());
+            .insert(id, signal);
         Some(Self {
             dir,
             name,
             id,
-            signal,
             trusted: dir_trusted && !link,
         })
     }
@@ -261,20 +299,36 @@ fn unwatch_stale(watcher: &mut Option<RecommendedWatcher>) {
     }
 }
 
-/// A probe's side of the watch: its waker, its registration, and when it
-/// last read for real.
-#[derive(Default)]
+/// A probe's side of the watch: its waker, its registration, and what it
+/// shares with the watcher's thread and the engine.
 pub(crate) struct Watch {
     waker: Option<Waker>,
     registration: Option<Registration>,
-    last_read: Option<Instant>,
+    quiet: Arc<Quiet>,
     retry_at: Option<Instant>,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Self {
+            waker: None,
+            registration: None,
+            quiet: Arc::new(Quiet::new()),
+            retry_at: None,
+        }
+    }
 }
 
 impl Watch {
     /// Keeps the wait's waker; registration waits for the first sample.
     pub fn set_waker(&mut self, waker: Waker) {
         self.waker = Some(waker);
+    }
+
+    /// What tells, without the probe, whether a sample would read nothing
+    /// new (see [`Watch::nothing_new`]).
+    pub fn quiet(&self) -> Arc<Quiet> {
+        self.quiet.clone()
     }
 
     /// Called at the start of every sample of `path`: true when nothing
@@ -284,30 +338,27 @@ impl Watch {
     /// is cleared before the read, never after).
     pub fn nothing_new(&mut self, path: &Path) -> bool {
         let now = Instant::now();
-        if let Some(registration) = &self.registration {
-            let signal = &registration.signal;
-            if signal.lost.load(Ordering::SeqCst) {
+        if self.registration.is_some() {
+            if self.quiet.lost.load(Ordering::SeqCst) {
                 self.registration = None;
                 self.retry_at = None;
-            } else if registration.trusted
-                && !signal.dirty.load(Ordering::SeqCst)
-                && self
-                    .last_read
-                    .is_some_and(|at| now.duration_since(at) < SAFETY_READ)
-            {
+            } else if self.quiet.holds(now) {
                 return true;
             }
         }
         if self.registration.is_none() && self.retry_at.is_none_or(|at| now >= at) {
             if let Some(waker) = &self.waker {
-                self.registration = Registration::new(path, waker.clone());
+                self.registration = Registration::new(path, waker.clone(), &self.quiet);
                 self.retry_at = Some(now + RETRY);
             }
         }
-        if let Some(registration) = &self.registration {
-            registration.signal.dirty.store(false, Ordering::SeqCst);
-        }
-        self.last_read = Some(now);
+        self.quiet.dirty.store(false, Ordering::SeqCst);
+        // Trusted, the watch answers for the file until the safety read.
+        let until = match &self.registration {
+            Some(registration) if registration.trusted => ticks(now + SAFETY_READ),
+            _ => 0,
+        };
+        self.quiet.until.store(until, Ordering::SeqCst);
         false
     }
 }
@@ -413,12 +464,14 @@ mod tests {
         let wait = idle_wait();
         let dir = temp_dir("overflow");
         let dir = dir.path();
-        let registration = Registration::new(&dir.join("a.log"), wait.control().waker()).unwrap();
-        assert!(!registration.signal.dirty.load(Ordering::SeqCst));
+        let quiet = Arc::new(Quiet::new());
+        let _registration =
+            Registration::new(&dir.join("a.log"), wait.control().waker(), &quiet).unwrap();
+        assert!(!quiet.dirty.load(Ordering::SeqCst));
         on_event(Ok(
             Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan)
         ));
-        assert!(registration.signal.dirty.load(Ordering::SeqCst));
+        assert!(quiet.dirty.load(Ordering::SeqCst));
         wait.control().cancel();
     }
 
@@ -433,11 +486,65 @@ mod tests {
         assert!(!watch.nothing_new(&path), "the first sample reads");
         assert!(hooks::registrations(dir) == 1);
         std::fs::remove_dir(dir).unwrap();
-        let signal = watch.registration.as_ref().unwrap().signal.clone();
-        until("lost", || signal.lost.load(Ordering::SeqCst));
+        let quiet = watch.quiet();
+        until("lost", || quiet.lost.load(Ordering::SeqCst));
         assert!(!watch.nothing_new(&path));
         assert!(watch.registration.is_none(), "no directory to watch yet");
         wait.control().cancel();
+    }
+
+    /// With nothing signalled since a recent read, the engine answers a
+    /// watched file's samples itself: they go on, counted and reported,
+    /// while another wait's call holds every worker.
+    #[test]
+    fn samples_of_an_unchanged_file_need_no_worker() {
+        let dir = temp_dir("no-worker");
+        if !events_are_complete(dir.path()) {
+            eprintln!(
+                "skipped: {} is not trusted for events",
+                dir.path().display()
+            );
+            return;
+        }
+        let path = dir.path().join("quiet.log");
+        std::fs::write(&path, "before\n").unwrap();
+        let engine = Engine::with_worker_cap(1);
+        let (reads, samples) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let mut spec = Spec::new(Condition::Matches(Pattern::literal("never")))
+            .interval(Duration::from_millis(10))
+            .max_wait(Duration::from_secs(600));
+        spec.progress_every = Duration::from_millis(1);
+        let reported = samples.clone();
+        let options = crate::WaitOptions::default().on_progress(move |progress| {
+            reported.fetch_max(progress.samples, Ordering::SeqCst);
+        });
+        let probe = crate::probes::FileProbe::new(&path).count_reads(reads.clone());
+        let file = engine
+            .start_with(spec, Some(Box::new(probe)), options)
+            .unwrap();
+        until("the first read", || reads.load(Ordering::SeqCst) == 1);
+        // The one worker is held by a call that waits for the test.
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let (release_tx, release) = std::sync::mpsc::channel::<()>();
+        let holder = engine
+            .start(
+                Spec::new(Condition::Matches(Pattern::literal("never"))),
+                probe_fn(move |_| {
+                    let _ = entered_tx.send(());
+                    let _ = release.recv_timeout(Duration::from_secs(60));
+                    Ok(Observation::text(""))
+                }),
+            )
+            .unwrap();
+        entered.recv_timeout(Duration::from_secs(60)).unwrap();
+        let before = samples.load(Ordering::SeqCst);
+        until("samples while the worker is held", || {
+            samples.load(Ordering::SeqCst) >= before + 3
+        });
+        let _ = release_tx.send(());
+        file.control().cancel();
+        holder.control().cancel();
+        assert_eq!(file.wait().outcome, crate::Outcome::Cancelled);
     }
 
     #[test]

@@ -207,6 +207,45 @@ pub trait Probe: Send + 'static {
     fn end_notices(&self) -> Option<EndNotices> {
         None
     }
+
+    /// What tells the engine, without calling the probe, that a sample
+    /// now would return an empty text and leave the probe as it is (see
+    /// [`Unchanged`]); only built-in probes make one. Asked once, when
+    /// the wait starts. A probe that wraps a built-in one and forwards
+    /// this has its own `sample` skipped whenever the engine answers.
+    ///
+    /// ```
+    /// use waitfor::probes::FileProbe;
+    /// use waitfor::Probe;
+    /// assert!(FileProbe::new("/tmp/app.log").unchanged().is_some());
+    /// assert!(waitfor::probe_fn(|_| Ok(waitfor::Observation::text(""))).unchanged().is_none());
+    /// ```
+    fn unchanged(&self) -> Option<Unchanged> {
+        None
+    }
+}
+
+/// A built-in probe's push source saying "nothing new since the last
+/// read": while it holds, the engine answers the wait's samples itself
+/// with an empty text, as the probe would, without a worker's call. The
+/// `file` probe's holds while its file watch is trusted, nothing was
+/// signalled since its last real read, and that read is less than a
+/// second old (the safety read is a real call).
+///
+/// ```
+/// use waitfor::probes::FileProbe;
+/// use waitfor::Probe;
+/// let unchanged = FileProbe::new("/tmp/app.log").unchanged();
+/// assert!(unchanged.is_some());
+/// ```
+#[derive(Clone)]
+pub struct Unchanged(std::sync::Arc<file_watch::Quiet>);
+
+impl Unchanged {
+    /// Whether a sample at `now` would read nothing new.
+    pub(crate) fn holds(&self, now: std::time::Instant) -> bool {
+        self.0.holds(now)
+    }
 }
 
 /// The notices a probe adds to its wait's result
