@@ -2,7 +2,8 @@
 //! worker thread waits for them, deadlines still hold, and lost or late
 //! answers break nothing.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use waitfor::{
     AsyncProbe, CancelToken, Condition, Engine, ErrorPolicy, Observation, Outcome, Pattern,
@@ -282,6 +283,81 @@ fn hold_the_scheduler(engine: &Engine) -> (WaitHandle, mpsc::Sender<()>) {
         .unwrap();
     entered.recv_timeout(Duration::from_secs(30)).unwrap();
     (holder, release_tx)
+}
+
+/// Answers "not yet" at once, counting its calls.
+struct Counted(Arc<AtomicUsize>);
+
+impl AsyncProbe for Counted {
+    fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        reply.send(Ok(Observation::text("not yet")));
+    }
+}
+
+/// Sends each call with how many calls of `Counted` had begun by then.
+struct Notes {
+    begun: Arc<AtomicUsize>,
+    calls: mpsc::Sender<(usize, Reply)>,
+}
+
+impl AsyncProbe for Notes {
+    fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
+        let _ = self.calls.send((self.begun.load(Ordering::SeqCst), reply));
+    }
+}
+
+/// The scheduler takes answers ahead of the other messages it has: of
+/// thousands of waits woken together (by one file event), those whose
+/// calls answered go on (and end) while the rest of the wakes are handled,
+/// not after the last one.
+#[test]
+fn an_answer_is_taken_ahead_of_wakes_that_came_before_it() {
+    // Four turns' worth of messages.
+    const WOKEN: usize = 4096;
+    let engine = Engine::new();
+    let idle = || ready_spec(Duration::from_secs(3600), Duration::from_secs(7200));
+    let begun = Arc::new(AtomicUsize::new(0));
+    let woken: Vec<_> = (0..WOKEN)
+        .map(|_| {
+            let probe = Counted(begun.clone());
+            engine
+                .start_async(idle(), probe, WaitOptions::default())
+                .unwrap()
+        })
+        .collect();
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while begun.load(Ordering::SeqCst) < WOKEN {
+        assert!(std::time::Instant::now() < end, "first calls not all made");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (calls_tx, calls) = mpsc::channel();
+    let probe = Notes {
+        begun: begun.clone(),
+        calls: calls_tx,
+    };
+    let answered = engine
+        .start_async(idle(), probe, WaitOptions::default())
+        .unwrap();
+    // Its first call is out, and a wake waits for its answer.
+    let (before, first) = calls.recv_timeout(Duration::from_secs(30)).unwrap();
+    answered.control().wake();
+    let (holder, release_tx) = hold_the_scheduler(&engine);
+    // While the scheduler is held: the wakes, then the answer.
+    for handle in &woken {
+        handle.control().wake();
+    }
+    first.send(Ok(Observation::text("not yet")));
+    release_tx.send(()).unwrap();
+    let (seen, _second) = calls.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        seen - before,
+        0,
+        "calls of woken waits begun before the answer was taken"
+    );
+    for handle in woken.iter().chain([&answered, &holder]) {
+        handle.control().cancel();
+    }
 }
 
 /// A wait cancelled before its first call began makes no call: `cancel`

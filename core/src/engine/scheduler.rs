@@ -157,8 +157,12 @@ pub(crate) struct Scheduler {
     /// table growth otherwise (with 10,000 waits, a third of a burst of
     /// ends went to `memmove` and the allocator).
     waits: HashMap<u64, Box<Active>, BuildHasherDefault<IdHasher>>,
-    /// Messages taken from the inbox and not handled yet.
+    /// Messages taken from the inbox and not handled yet, answers aside.
     inbox_batch: VecDeque<Msg>,
+    /// This turn's answers to calls, and what it took from the inbox
+    /// (both kept for their capacity).
+    answers: Vec<Msg>,
+    fresh: Vec<Msg>,
     timers: Timers,
     /// Timers due this turn (kept for its capacity).
     due: Vec<Due>,
@@ -189,6 +193,8 @@ impl Scheduler {
             epoch,
             waits: HashMap::default(),
             inbox_batch: VecDeque::new(),
+            answers: Vec::new(),
+            fresh: Vec::new(),
             timers: Timers::default(),
             due: Vec::new(),
             next_seq: 1,
@@ -232,10 +238,27 @@ impl Scheduler {
             // until a message.
             let wake_at = wake_at.and_then(|at| self.epoch.checked_add(at));
             if let Some(msg) = self.inbox.pop(wake_at) {
-                self.inbox_batch.push_back(msg);
+                self.fresh.push(msg);
             }
         }
-        self.inbox.drain(&mut self.inbox_batch);
+        // Answers go first, the rest after what the last turns left: the
+        // answers to calls a turn started are taken in the next, not after
+        // every wake that came with them (10,000 waits woken by one file
+        // event).
+        self.inbox.drain(&mut self.fresh);
+        let mut answers = std::mem::take(&mut self.answers);
+        for msg in self.fresh.drain(..) {
+            match msg {
+                Msg::ProbeDone { .. } | Msg::Evaluated { .. } => answers.push(msg),
+                _ => self.inbox_batch.push_back(msg),
+            }
+        }
+        for msg in answers.drain(..) {
+            let now = self.now();
+            self.handle(msg, now);
+            self.hand_out_early();
+        }
+        self.answers = answers;
         // At most a turn's share: the calls it starts are made and their
         // results delivered before the next share is taken (10,000 waits
         // woken by one file event do not all wait for the last one).
@@ -303,6 +326,8 @@ impl Scheduler {
     fn give_back_room(&mut self) {
         self.waits.shrink_to(ROOM_KEPT_IDLE);
         self.inbox_batch.shrink_to(ROOM_KEPT_IDLE);
+        self.answers.shrink_to(ROOM_KEPT_IDLE);
+        self.fresh.shrink_to(ROOM_KEPT_IDLE);
         self.due.shrink_to(ROOM_KEPT_IDLE);
         self.calls.shrink_to(ROOM_KEPT_IDLE);
         self.ended_tokens.shrink_to(ROOM_KEPT_IDLE);
