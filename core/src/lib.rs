@@ -78,7 +78,7 @@ pub use pattern::Pattern;
 pub use policy::Policy;
 pub use probe::{
     probe_fn, AsyncProbe, EndNotices, FnProbe, HostLock, Probe, ProbeContext, ProbeError, Reply,
-    Unchanged, Waker,
+    Waker,
 };
 pub use result::{Outcome, ProbeAccounting, Tail, WaitResult, RESULT_SCHEMA};
 pub use resume::{FilePosition, ResumeToken};

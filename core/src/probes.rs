@@ -4,7 +4,7 @@
 
 #[doc(hidden)]
 pub use crate::probe::file_watch_hooks as file_watch;
-pub use crate::probe::{CommandProbe, FileProbe};
+pub use crate::probe::{CommandProbe, FileProbe, Unchanged};
 
 use crate::error::{Rule, SpecError};
 use crate::grants::{Grants, Refused};
