@@ -7,8 +7,39 @@ use crate::cancel::CancelToken;
 use crate::probe::{Answer, Inbox, Waker};
 use crate::result::WaitResult;
 use crate::sync::{Condvar, Mutex};
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+thread_local! {
+    /// The inbox of the engine whose endings need this thread (its
+    /// scheduler or a result delivery thread), as an address; 0 elsewhere.
+    static ENDS_WAITS_OF: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks the calling thread as one that `inbox`'s engine needs to end
+/// waits: its scheduler or a result delivery thread. Host code it runs
+/// (`AsyncProbe::begin`, cancel hooks, `on_done`, a probe's drop) must
+/// not block there for a result of that engine.
+pub(crate) fn mark_ending_thread(inbox: &Arc<Queue<Msg>>) {
+    ENDS_WAITS_OF.set(Arc::as_ptr(inbox) as usize);
+}
+
+/// Whether the calling thread is one `inbox`'s engine needs to end waits.
+pub(crate) fn needs_this_thread(inbox: &Arc<Queue<Msg>>) -> bool {
+    ENDS_WAITS_OF.get() == Arc::as_ptr(inbox) as usize
+}
+
+/// The answer of a wait refused on a thread its ending may need.
+fn refused_here() -> WaitResult {
+    super::scheduler::error_result(
+        "the wait's result was waited for on a thread of the engine that ends waits (its \
+         scheduler, which runs AsyncProbe::begin and cancel hooks, or a delivery thread, \
+         which runs on_done and drops probes): the result could need that very thread, so \
+         it cannot be waited for there; wait from another thread"
+            .to_string(),
+    )
+}
 
 /// Where the scheduler leaves a wait's result, and where the probe says
 /// it is gone.
@@ -162,6 +193,12 @@ impl WaitControl {
         self.tx.push(Msg::Cancel(self.id));
     }
 
+    /// Whether the calling thread is one this wait's engine needs to end
+    /// waits (see [`Engine::needs_this_thread`](crate::Engine::needs_this_thread)).
+    pub(crate) fn needs_this_thread(&self) -> bool {
+        needs_this_thread(&self.tx)
+    }
+
     /// Takes a sample now instead of at the next poll (a push signal: a
     /// file changed, a pane printed). During a probe call, the next sample
     /// starts as soon as it returns. In a forked child of the process that
@@ -218,10 +255,18 @@ impl WaitHandle {
     /// Blocks the calling thread until the wait ends. In a child forked
     /// from the process that started it, where it never ends, returns at
     /// once: the result if the wait had ended before the fork, else one
-    /// with outcome `error` saying why.
+    /// with outcome `error` saying why. Called on a thread the engine needs
+    /// to end waits ([`Engine::needs_this_thread`](crate::Engine::needs_this_thread): in `on_done`,
+    /// [`AsyncProbe::begin`](crate::AsyncProbe::begin) or a cancel hook),
+    /// it cancels the wait, which no one else can then wait for, and
+    /// returns at once a result with outcome `error` saying why.
     pub fn wait(self) -> WaitResult {
         if let Some(result) = self.slot.in_forked_child() {
             return result;
+        }
+        if self.control.needs_this_thread() {
+            self.control.cancel();
+            return refused_here();
         }
         let mut state = self.slot.state.lock();
         loop {
@@ -234,9 +279,16 @@ impl WaitHandle {
 
     /// Blocks at most `timeout`; `None` if the wait is still running (the
     /// handle stays usable). In a forked child, as [`WaitHandle::wait`].
+    /// On a thread the engine needs to end waits
+    /// ([`Engine::needs_this_thread`](crate::Engine::needs_this_thread)), a `timeout` other than zero
+    /// returns at once a result with outcome `error` saying why, and the
+    /// wait goes on.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<WaitResult> {
         if let Some(result) = self.slot.in_forked_child() {
             return Some(result);
+        }
+        if !timeout.is_zero() && self.control.needs_this_thread() {
+            return Some(refused_here());
         }
         self.block_until(&self.slot.filled, timeout, |state| state.result.take())
     }
@@ -244,11 +296,19 @@ impl WaitHandle {
     /// Blocks at most `timeout` until the probe is dropped: every call of
     /// it has returned, abandoned ones included, so a command probe's
     /// processes are gone. A process about to exit calls this after a
-    /// wait that abandoned a call. Returns whether it was released.
+    /// wait that abandoned a call. Returns whether it was released. On a
+    /// thread the engine needs to end waits
+    /// ([`Engine::needs_this_thread`](crate::Engine::needs_this_thread)) it does not block: it says
+    /// whether the probe is released already.
     pub fn wait_released(&self, timeout: Duration) -> bool {
         if std::process::id() != self.slot.owner {
             return false;
         }
+        let timeout = if self.control.needs_this_thread() {
+            Duration::ZERO
+        } else {
+            timeout
+        };
         self.block_until(&self.slot.released, timeout, |state| {
             state.released.then_some(())
         })

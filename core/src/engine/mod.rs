@@ -56,8 +56,9 @@ impl WaitOptions {
         self
     }
 
-    /// Called (on a delivery thread; throttled by the spec's
-    /// `progress_every`) after samples that decided nothing.
+    /// Called (on the engine's report thread, one report at a time;
+    /// throttled by the spec's `progress_every`) after samples that
+    /// decided nothing.
     pub fn on_progress(mut self, report: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(report));
         self
@@ -325,6 +326,23 @@ impl Engine {
             control.cancel();
         }
         Ok(WaitHandle { slot, control })
+    }
+
+    /// Whether the calling thread is one this engine needs to end waits:
+    /// its scheduler (where [`AsyncProbe::begin`] and cancel hooks run) or
+    /// a delivery thread (where `on_done` runs and probes are dropped). A
+    /// result of this engine waited for there could wait for ever, and
+    /// every wait ending on that thread with it: [`WaitHandle::wait`] and
+    /// [`WaitHandle::wait_timeout`] refuse to block there, and a host's own
+    /// blocking calls should too. `on_progress` runs on a thread of its
+    /// own, which is not one of these.
+    ///
+    /// ```
+    /// use waitfor::Engine;
+    /// assert!(!Engine::global().needs_this_thread());
+    /// ```
+    pub fn needs_this_thread(&self) -> bool {
+        handle::needs_this_thread(&self.tx)
     }
 
     /// Runs a wait to its end, blocking only the calling thread.

@@ -189,6 +189,7 @@ pub(crate) struct Scheduler {
 impl Scheduler {
     /// A scheduler whose probe calls run on at most `worker_cap` workers.
     pub fn new(inbox: Arc<Queue<Msg>>, epoch: Instant, worker_cap: usize) -> Self {
+        let delivery = Delivery::new(&inbox);
         Self {
             epoch,
             waits: HashMap::default(),
@@ -200,7 +201,7 @@ impl Scheduler {
             next_seq: 1,
             workers: Workers::new(inbox.clone(), worker_cap),
             inbox,
-            delivery: Delivery::new(),
+            delivery,
             calls: Vec::new(),
             starvation: StarvationWatch::default(),
             calls_out: 0,
@@ -341,6 +342,7 @@ impl Scheduler {
     /// gathers messages and due timers, decides, and hands calls to the
     /// workers and results to delivery.
     pub fn run(mut self) -> ! {
+        super::handle::mark_ending_thread(&self.inbox);
         loop {
             self.gather();
             self.flush();

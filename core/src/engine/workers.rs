@@ -413,11 +413,14 @@ fn deliver(queue: &Queue<Job>) -> ! {
 }
 
 impl Delivery {
-    pub fn new() -> Self {
+    /// The delivery threads of the engine whose inbox is `inbox`.
+    pub fn new(inbox: &Arc<Queue<Msg>>) -> Self {
         let lanes: Vec<Arc<Queue<Job>>> = (0..=REPORT_LANE)
             .map(|lane| {
                 let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
                 let queue = jobs.clone();
+                // Reports end no wait: a host may block there for a result.
+                let ends_waits = (lane != REPORT_LANE).then(|| inbox.clone());
                 let name = if lane == REPORT_LANE {
                     "waitfor-reports"
                 } else {
@@ -425,7 +428,12 @@ impl Delivery {
                 };
                 std::thread::Builder::new()
                     .name(name.into())
-                    .spawn(move || deliver(&queue))
+                    .spawn(move || {
+                        if let Some(inbox) = ends_waits {
+                            super::handle::mark_ending_thread(&inbox);
+                        }
+                        deliver(&queue)
+                    })
                     .expect("cannot start a waitfor delivery thread");
                 jobs
             })
