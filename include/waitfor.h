@@ -184,7 +184,11 @@ typedef void (*waitfor_done_fn)(void *user_data,
  * (also when the call fails at once), after the last call of any other
  * callback. It may run on any thread, and may run after
  * `waitfor_wait` returned (an abandoned probe call keeps `user_data` in use
- * until it returns).
+ * until it returns). When a wait ends it runs on a library delivery
+ * thread, after the done callback, and must not block: `waitfor_wait`,
+ * `waitfor_call_tool` (any form) and `waitfor_handle_wait` with a timeout
+ * other than 0, called there, return `WAITFOR_ERR_INVALID_ARGUMENT` at
+ * once, as from a done callback.
  */
 typedef void (*waitfor_finalize_fn)(void *user_data);
 

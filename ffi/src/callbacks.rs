@@ -35,15 +35,18 @@ pub(crate) fn as_callback(call: impl FnOnce()) {
 /// the library's delivery threads, so the result it would wait for (its own
 /// wait's, or any wait's delivered on the same thread) could never come,
 /// and every wait delivered there would stop with it.
+/// The same holds on every thread the engine needs to end waits (a
+/// finalizer may run on a delivery thread, after the done callback).
 pub(crate) fn refuse_in_callback(what: &str) -> FfiResult<()> {
-    if !IN_CALLBACK.get() {
+    if !IN_CALLBACK.get() && !waitfor::Engine::global().needs_this_thread() {
         return Ok(());
     }
     Err(FfiError::new(
         WAITFOR_ERR_INVALID_ARGUMENT,
         format!(
-            "{what} was called from a progress, done or notice callback, where it would wait \
-             for results delivered on the very thread it holds: call it from another thread"
+            "{what} was called from a progress, done, notice or finalize callback, where it \
+             would wait for results delivered on the very thread it holds: call it from \
+             another thread"
         ),
     ))
 }
@@ -108,7 +111,11 @@ pub type waitfor_done_fn = Option<
 /// (also when the call fails at once), after the last call of any other
 /// callback. It may run on any thread, and may run after
 /// `waitfor_wait` returned (an abandoned probe call keeps `user_data` in use
-/// until it returns).
+/// until it returns). When a wait ends it runs on a library delivery
+/// thread, after the done callback, and must not block: `waitfor_wait`,
+/// `waitfor_call_tool` (any form) and `waitfor_handle_wait` with a timeout
+/// other than 0, called there, return `WAITFOR_ERR_INVALID_ARGUMENT` at
+/// once, as from a done callback.
 pub type waitfor_finalize_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// The host's callbacks for one wait. Every member may be NULL.
@@ -570,9 +577,11 @@ mod tests {
 
     /// What the inner `waitfor_wait` of [`waits_inside`] returned.
     static INNER: AtomicI32 = AtomicI32::new(-1);
+    /// What the inner `waitfor_wait` of [`finalizer_waits`] returned.
+    static IN_FINALIZER: AtomicI32 = AtomicI32::new(-1);
 
-    /// A done callback that runs a whole wait of its own.
-    unsafe extern "C" fn waits_inside(_: *mut c_void, _: i32, _: *const c_char, _: usize) {
+    /// Runs a whole wait on a probe that answers "ready"; its status.
+    fn run_a_wait() -> i32 {
         let callbacks = ready_callbacks(None);
         let (mut result, mut error) = (null_mut(), null_mut());
         // SAFETY: live arguments, per `waitfor_wait`'s contract.
@@ -585,27 +594,24 @@ mod tests {
                 &mut error,
             )
         };
-        INNER.store(status, Ordering::SeqCst);
         // SAFETY: strings the library handed out, or NULL.
         unsafe {
             waitfor_string_free(result);
             waitfor_string_free(error);
         }
+        status
     }
 
-    /// Waiting from a done callback is refused at once: it runs on a
-    /// delivery thread, and the inner wait's result, due on that very
-    /// thread half the time, never came (the outer wait's neither).
-    #[test]
-    fn waiting_from_a_done_callback_is_refused() {
-        let callbacks = ready_callbacks(Some(waits_inside));
+    /// Starts a wait with `callbacks` and waits for it from this thread;
+    /// the status of `waitfor_handle_wait`.
+    fn start_and_wait(callbacks: &waitfor_callbacks) -> i32 {
         let mut handle = null_mut();
         // SAFETY: live arguments, per `waitfor_start`'s contract.
         let status = unsafe {
             waitfor_start(
                 SPEC.as_ptr().cast(),
                 SPEC.len(),
-                &callbacks,
+                callbacks,
                 &mut handle,
                 null_mut(),
             )
@@ -614,12 +620,55 @@ mod tests {
         let mut result = null_mut();
         // SAFETY: a live handle and writable storage.
         let status = unsafe { waitfor_handle_wait(handle, 20_000, &mut result, null_mut()) };
-        assert_eq!(status, WAITFOR_OK, "the outer wait was delivered");
-        assert_eq!(INNER.load(Ordering::SeqCst), WAITFOR_ERR_INVALID_ARGUMENT);
         // SAFETY: what the library handed out.
         unsafe {
             waitfor_string_free(result);
             waitfor_handle_free(handle);
+        }
+        status
+    }
+
+    /// A done callback that runs a whole wait of its own.
+    unsafe extern "C" fn waits_inside(_: *mut c_void, _: i32, _: *const c_char, _: usize) {
+        INNER.store(run_a_wait(), Ordering::SeqCst);
+    }
+
+    /// A finalizer that runs a whole wait of its own.
+    unsafe extern "C" fn finalizer_waits(_: *mut c_void) {
+        IN_FINALIZER.store(run_a_wait(), Ordering::SeqCst);
+    }
+
+    /// Waiting from a done callback is refused at once: it runs on a
+    /// delivery thread, and the inner wait's result, due on that very
+    /// thread half the time, never came (the outer wait's neither).
+    #[test]
+    fn waiting_from_a_done_callback_is_refused() {
+        let status = start_and_wait(&ready_callbacks(Some(waits_inside)));
+        assert_eq!(status, WAITFOR_OK, "the outer wait was delivered");
+        assert_eq!(INNER.load(Ordering::SeqCst), WAITFOR_ERR_INVALID_ARGUMENT);
+    }
+
+    /// A finalizer runs where the last holder of `user_data` lets go: for
+    /// a wait that ends, on a delivery thread, after the done callback.
+    /// Waiting there is refused as in a done callback: the inner wait's
+    /// result, due on that very thread half the time, never came, nor did
+    /// the results of the other waits delivered there.
+    #[test]
+    fn waiting_from_a_finalizer_on_a_delivery_thread_is_refused() {
+        let mut callbacks = ready_callbacks(None);
+        callbacks.finalize = Some(finalizer_waits);
+        let status = start_and_wait(&callbacks);
+        assert_eq!(status, WAITFOR_OK, "the outer wait was delivered");
+        // The finalizer runs once the wait's delivery is over.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while IN_FINALIZER.load(Ordering::SeqCst) == -1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let in_finalizer = IN_FINALIZER.load(Ordering::SeqCst);
+        assert_eq!(in_finalizer, WAITFOR_ERR_INVALID_ARGUMENT);
+        // The waits after it are delivered, on both threads.
+        for _ in 0..4 {
+            assert_eq!(start_and_wait(&ready_callbacks(None)), WAITFOR_OK);
         }
     }
 
