@@ -330,11 +330,10 @@ class WaitHandle:
         """Blocks until the wait ends (Ctrl-C interrupts; the wait goes on),
         at most ``timeout`` seconds (then ``TimeoutError``; a number from
         0, ``inf`` for none; NaN, a negative number or a bool raises
-        ``ValueError`` or ``TypeError``). Called from
-        this wait's own ``on_progress`` (or a tool call's ``on_log``), which
-        the wait waits for before it ends, or in a child forked from the
-        process that started the wait (no thread there ends it), it raises
-        ``RuntimeError``."""
+        ``ValueError`` or ``TypeError``). It may be called from this wait's
+        own ``on_progress``, which then gets the result once the wait ends.
+        In a child forked from the process that started the wait (no thread
+        there ends it), it raises ``RuntimeError``."""
         # Checked even when the result is here, so a bad timeout never
         # passes unnoticed.
         _native.check_timeout("timeout", timeout)
