@@ -29,10 +29,10 @@ pub(crate) struct View {
     text: String,
     /// Fresh snapshot view: the previous observation, to diff against.
     anchor: String,
-    /// Whole view: the first observation, for "any output".
-    first: Option<String>,
     /// Whether anything new was seen since entry.
     has_output: bool,
+    /// Whole view: whether an observation was taken in.
+    sampled: bool,
     /// The most fresh text kept.
     keep: usize,
     samples: u64,
@@ -47,8 +47,8 @@ impl View {
             mode,
             text: String::new(),
             anchor: anchor.unwrap_or_default(),
-            first: None,
             has_output: false,
+            sampled: false,
             keep,
             samples: u64::from(seeded),
         }
@@ -95,11 +95,11 @@ impl View {
         let continues = self.samples > 1 && observed.starts_with(self.text.as_str());
         let changed = self.samples == 1 || !continues || observed.len() != self.text.len();
         let new_from = if continues { self.text.len() } else { 0 };
-        match &self.first {
-            None => self.first = Some(observed.clone()),
-            Some(first) if !self.has_output => self.has_output = *first != observed,
-            Some(_) => {}
-        }
+        // New output: a sample unlike the first. Until one is, every sample
+        // equals the first, so comparing with the previous one is enough,
+        // and no copy of the first is kept.
+        self.has_output |= self.sampled && changed;
+        self.sampled = true;
         self.text = observed;
         Update {
             new_from,
