@@ -399,3 +399,21 @@ def test_probes_hung_in_python_do_not_hold_up_other_python_probes() -> None:
     )
     out, err = child.communicate(timeout=60)
     assert out.strip() == "['matched']", err
+
+
+def test_probes_that_run_whole_waits_of_their_own_all_end() -> None:
+    # Each blocking probe runs in the interpreter lock's lane and waits there
+    # for a wait whose probe needs that lane too, three levels deep, many at
+    # once: the lane takes on drainers instead of waiting for itself.
+    def inner() -> str:
+        return "ready"
+
+    def middle() -> str:
+        return waitfor.wait({"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 60000}, inner).outcome
+
+    def outer() -> str:
+        return waitfor.wait({"until": {"matches": "matched"}, "interval_ms": 10, "max_wait_ms": 60000}, middle).outcome
+
+    spec = {"until": {"matches": "matched"}, "interval_ms": 10, "max_wait_ms": 60000}
+    handles = [waitfor.start(spec, outer) for _ in range(100)]
+    assert {h.result(timeout=120).outcome for h in handles} == {"matched"}
