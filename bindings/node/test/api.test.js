@@ -111,6 +111,34 @@ test('start: wake samples now, cancel ends with cancelled, result settles once',
   h2.wake()
 })
 
+test('probes and onProgress that start, await, cancel or abort waits, their own included: every wait ends, none late', async () => {
+  const never = { until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 20000 }
+  // A probe awaiting a wait of its own, 200 at once.
+  const nested = await Promise.all(Array.from({ length: 200 }, () =>
+    wait({ until: { matches: 'matched' }, ...fast }, async () => (await wait({ until: { matches: 'ready' }, ...fast }, () => 'ready')).outcome)))
+  assert.deepEqual(new Set(nested.map((r) => r.outcome)), new Set(['matched']))
+  // A probe cancelling its own wait, or aborting its signal, or awaiting its own result.
+  let own
+  own = start(never, () => { own.cancel(); return 'no' })
+  assert.equal((await own.result).outcome, 'cancelled')
+  const ac = new AbortController()
+  assert.equal((await wait(never, () => { ac.abort(); return 'no' }, { signal: ac.signal })).outcome, 'cancelled')
+  let self
+  self = start({ ...never, max_wait_ms: 300 }, async () => (await self.result).outcome)
+  assert.equal((await self.result).outcome, 'probe_error')
+  // onProgress starting waits and then cancelling its own.
+  const started = []
+  let reporting
+  reporting = start({ ...never, progress_every_ms: 10 }, () => 'no', {
+    onProgress: () => {
+      started.push(wait({ until: { matches: 'ready' }, ...fast }, () => 'ready'))
+      if (started.length === 5) reporting.cancel()
+    },
+  })
+  assert.equal((await reporting.result).outcome, 'cancelled')
+  assert.ok((await Promise.all(started)).every((r) => r.outcome === 'matched'))
+})
+
 test('AbortSignal cancels: aborted later, and already aborted (the probe is never called)', async () => {
   const c = new AbortController()
   let calls = 0
