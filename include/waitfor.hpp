@@ -228,7 +228,12 @@ using Probe = std::function<Observation(const ProbeContext &)>;
  *  thread), before the call's answer. */
 using NoticeHook = std::function<void(const std::string &notice_json)>;
 
-/** Optional hooks of a wait; called on library threads. */
+/** Optional hooks of a wait; called on library threads. They must not
+ *  block: waitfor::wait, call_tool and Wait::get (other than get_for(0ms))
+ *  called from them throw Error (WAITFOR_ERR_INVALID_ARGUMENT), and so
+ *  do they from the destructor of a probe or hook where a wait's end
+ *  releases it (a library delivery thread): the result they would wait
+ *  for may need that very thread. */
 struct Hooks {
     /** Progress JSON {"samples", "elapsed_ms", "last_line"}. */
     std::function<void(const std::string &progress_json)> on_progress;
