@@ -26,11 +26,19 @@ const SIGNAL_CHECK: Duration = if WAKES_ON_SIGNAL {
     Duration::from_millis(20)
 };
 
+/// A tool call's notices at its end, handed to its callbacks by the thread
+/// that takes the result.
+type EndNotices = Box<dyn for<'py> FnOnce(Python<'py>) + Send>;
+
 /// Where the engine leaves the result for Python.
 #[derive(Default)]
 struct Delivery {
     result: Mutex<Option<WaitResult>>,
     ready: Ready,
+    /// Left by a call without an event loop: its callbacks run on the
+    /// thread that takes the result (the caller's, blocked until then),
+    /// not on the engine thread that ends this and other waits.
+    end_notices: Mutex<Option<EndNotices>>,
 }
 
 impl Delivery {
@@ -223,10 +231,19 @@ impl Callbacks {
             if let Some(n) = &notices {
                 let sent = n.report.end(result);
                 if !sent.is_empty() {
-                    attached(|py| {
+                    let on_loop = calls.event_loop.is_some();
+                    let (n, calls) = (n.clone(), calls.clone());
+                    let on_progress = on_progress.clone();
+                    let deliver = move |py: Python<'_>| {
                         let on_progress = on_progress.as_deref();
                         Notices::deliver(py, sent, on_progress, n.on_log.as_ref(), &calls)
-                    });
+                    };
+                    if on_loop {
+                        // Only scheduled on the loop: quick.
+                        attached(deliver);
+                    } else {
+                        *delivery.end_notices.lock() = Some(Box::new(deliver));
+                    }
                 }
             }
             delivery.fill(result);
@@ -396,6 +413,12 @@ impl NativeHandle {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(PyTimeoutError::new_err("the wait is still running"));
             }
+        }
+        // The first to take the result hands the call's end notices on,
+        // before its answer.
+        let end_notices = self.delivery.end_notices.lock().take();
+        if let Some(deliver) = end_notices {
+            deliver(py);
         }
         let result = self.delivery.result.lock().clone();
         let result =

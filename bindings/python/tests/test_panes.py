@@ -125,3 +125,36 @@ def test_record_send_keys_takes_a_socket_path_the_grants_allow() -> None:
     waitfor.record_send_keys("%1", ["ls"], socket_name="/nonexistent/waitfor-test.sock", grants=allowed)
     with pytest.raises(TypeError, match="^socket_name must be a str or None, not bytes$"):
         waitfor.record_send_keys("%1", ["ls"], socket_name=b"work")  # type: ignore[arg-type]
+
+
+def test_a_slow_on_log_at_a_calls_end_holds_no_other_wait(pane: str) -> None:
+    """A tool call's notices at its end (libtmux-mcp's last progress and its
+    "No match" warning) reach a synchronous call_tool's callbacks on the
+    calling thread, before its answer: an on_log that blocks there holds
+    that call only, never the engine thread that ends other waits."""
+    blocking, release = threading.Event(), threading.Event()
+    threads: set[str] = set()
+
+    def on_log(level: str, message: str) -> None:
+        threads.add(threading.current_thread().name)
+        if "No match" in message:
+            blocking.set()
+            release.wait(60)
+
+    def run() -> None:
+        waitfor.call_tool("libtmux-mcp/wait_for_text", {"pane_id": pane, "patterns": ["never-printed"], "timeout": 0.5},
+                          on_log=on_log)
+
+    caller = threading.Thread(target=run, name="the caller")
+    caller.start()
+    try:
+        assert blocking.wait(30), "no 'No match' warning"
+        # Waits ending while that callback blocks, their ids on every
+        # delivery thread, answer at their deadlines.
+        spec = {"until": {"matches": "never"}, "max_wait_ms": 200, "interval_ms": 50}
+        handles = [waitfor.start(spec, lambda: "no") for _ in range(4)]
+        assert [h.result(timeout=20).outcome for h in handles] == ["timeout"] * 4
+    finally:
+        release.set()
+        caller.join(60)
+    assert threads == {"the caller"}

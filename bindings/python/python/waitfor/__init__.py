@@ -491,7 +491,9 @@ def call_tool(
     (an invalid regex, before the refusal; a wait that ends without a
     match; a pane history near its limit); the other profiles report the
     seconds elapsed with the time limit as ``total`` and no message. They
-    run on an engine thread, in the caller's context.
+    run in the caller's context: during the wait on an engine thread, and
+    the notices of its end (libtmux-mcp's last progress and its "No match"
+    warning) on the calling thread, before ``call_tool`` returns.
 
     ``arguments`` are the agent's, passed through. ``tools(name,
     arguments)`` runs the server's other tools for the generic
