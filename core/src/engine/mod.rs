@@ -329,7 +329,7 @@ impl Engine {
     }
 
     /// Whether the calling thread is one this engine needs to end waits:
-    /// its scheduler (where [`AsyncProbe::begin`] and cancel hooks run) or
+    /// its scheduler (where [`AsyncProbe::begin`] runs) or
     /// a delivery thread (where `on_done` runs and probes are dropped). A
     /// result of this engine waited for there could wait for ever, and
     /// every wait ending on that thread with it: [`WaitHandle::wait`] and
