@@ -25,7 +25,7 @@ from mcp.client.stdio import (
     get_default_environment,
     stdio_client,
 )
-from test_panes import pane, send  # noqa: F401  (fixture)
+from test_panes import send
 
 import waitfor
 import waitfor.mcp
