@@ -76,8 +76,8 @@ enum Hook {
 /// Keeps a hook of [`CancelToken::on_cancel`] registered; dropping it
 /// removes a hook that has not run. A hook its token's cancel has already
 /// taken up runs even if this is dropped meanwhile: the engine hands an
-/// ended wait's hooks to a worker, which may run them after the probe
-/// call that registered them returned.
+/// ended wait's hooks to a thread of its own, which may run them after
+/// the probe call that registered them returned.
 #[must_use = "dropping it removes the hook"]
 pub struct CancelHook {
     inner: Arc<Inner>,
@@ -166,9 +166,11 @@ impl CancelToken {
     /// The hook runs on the thread that cancels: the host's, for
     /// [`WaitControl::cancel`](crate::WaitControl::cancel) or a
     /// [`CancelToken::cancel`] of its own. When the engine ends the wait
-    /// (a match, the deadline, an error), it runs on one of the engine's
-    /// worker threads, never on its scheduler: a hook that blocks holds
-    /// that worker, as a hung probe call does, and no other wait.
+    /// (a match, the deadline, an error), it runs on the engine's hook
+    /// thread, after the wait's result was handed to delivery; never on
+    /// its scheduler or a worker (the call it wakes may hold the last
+    /// worker there is). A hook that blocks delays the hooks of waits
+    /// ending after it, never a sample, a deadline or a result.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -191,7 +193,7 @@ impl CancelToken {
     /// at once (a byte written to a non-blocking socket, another token
     /// cancelled): these run on the cancelling thread even when that is
     /// the scheduler, so a run blocked in `poll(2)` is woken at its wait's
-    /// end without waiting for a free worker.
+    /// end without waiting for the hook thread.
     pub(crate) fn on_cancel_quick(&self, hook: impl FnOnce() + Send + 'static) -> CancelHook {
         self.register(Hook::Quick(Box::new(hook)))
     }

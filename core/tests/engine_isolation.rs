@@ -207,7 +207,7 @@ fn a_blocked_progress_callback_holds_no_result() {
 }
 
 /// A wait's ending reaches delivery before its cancel token's hooks run:
-/// a hook that blocks (it runs on a worker) holds no result of its turn,
+/// a hook that blocks (it runs on the hook thread) holds no result of its turn,
 /// its own wait's included. The token is cancelled by the time the
 /// host hears.
 #[test]
@@ -229,7 +229,7 @@ fn a_blocking_cancel_hook_holds_no_result_of_its_turn() {
         drop(hook);
         Ok(Observation::text(""))
     });
-    // An engine of its own: the hook holds one of its workers until
+    // An engine of its own: the hook holds its hook thread until
     // released.
     let engine = Engine::new();
     let spec = Spec::new(Condition::Matches(Pattern::literal("never")))

@@ -438,8 +438,7 @@ mod tests {
     #[test]
     fn a_cancel_hook_that_panics_as_its_wait_ends_harms_no_other_wait() {
         // The probe's hook runs when its wait's ending is handed out, on
-        // a worker: its panic must not take that thread down, the only
-        // one here.
+        // the hook thread: its panic must not take that thread down.
         let probe = probe_fn(|ctx| {
             let hook = ctx.cancel.on_cancel(|| panic!("a cancel hook's bug"));
             // Kept for good, and its token with it: the hook runs.
@@ -461,16 +460,19 @@ mod tests {
         assert_eq!(outcome, Ok(Outcome::Matched), "the engine stopped");
     }
 
-    /// The engine's own hooks, which return at once (a command run's wake
-    /// socket), run as the scheduler ends the wait: the call they release
-    /// is released even while it holds the only worker there is.
-    #[test]
-    fn a_quick_cancel_hook_releases_its_call_with_every_worker_held() {
-        let probe = probe_fn(|ctx| {
+    /// Whether a call blocked until `register`'s hook on its token runs
+    /// is released at its wait's end, holding the only worker there is.
+    fn released_by_its_hook_with_every_worker_held(
+        register: fn(&CancelToken, Box<dyn FnOnce() + Send>) -> crate::CancelHook,
+    ) -> bool {
+        let probe = probe_fn(move |ctx| {
             let (woken, asleep) = mpsc::channel::<()>();
-            let _hook = ctx.cancel.on_cancel_quick(move || {
-                let _ = woken.send(());
-            });
+            let _hook = register(
+                &ctx.cancel,
+                Box::new(move || {
+                    let _ = woken.send(());
+                }),
+            );
             // Deaf to its token and its budget: only the hook ends it.
             let _ = asleep.recv_timeout(Duration::from_secs(60));
             Ok(Observation::text(""))
@@ -480,10 +482,28 @@ mod tests {
             .start(ready_spec(Duration::from_millis(100)), probe)
             .unwrap();
         assert!(handle.wait_timeout(Duration::from_secs(20)).is_some());
-        assert!(
-            handle.wait_released(Duration::from_secs(20)),
-            "the call was not released at its wait's end"
-        );
+        handle.wait_released(Duration::from_secs(20))
+    }
+
+    /// The engine's own hooks, which return at once (a command run's wake
+    /// socket), run as the scheduler ends the wait: the call they release
+    /// is released even while it holds the only worker there is.
+    #[test]
+    fn a_quick_cancel_hook_releases_its_call_with_every_worker_held() {
+        assert!(released_by_its_hook_with_every_worker_held(
+            |token, hook| { token.on_cancel_quick(hook) }
+        ));
+    }
+
+    /// What `on_cancel` is for: a probe blocked on something other than
+    /// its token, woken by its hook. When the engine ends the wait, the
+    /// hook runs on a thread of its own, not a worker: the call it
+    /// releases may hold the only worker the cap allows.
+    #[test]
+    fn a_host_cancel_hook_releases_its_call_with_every_worker_held() {
+        assert!(released_by_its_hook_with_every_worker_held(
+            |token, hook| { token.on_cancel(hook) }
+        ));
     }
 
     #[test]

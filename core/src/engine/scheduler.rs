@@ -179,7 +179,7 @@ pub(crate) struct Scheduler {
     took_answer: bool,
     /// Tokens of the waits whose endings wait to be handed to delivery:
     /// marked cancelled, their sleepers woken and their hooks handed to
-    /// the workers once the endings are handed over (see
+    /// the hook thread once the endings are handed over (see
     /// [`Scheduler::finish`]).
     ended_tokens: Vec<CancelToken>,
     /// The process this thread runs in, which alone reads the inbox.
@@ -288,25 +288,21 @@ impl Scheduler {
 
     /// Hands every ending decided so far to delivery, then wakes the calls
     /// of those waits (see [`Scheduler::finish`]) and hands their probes'
-    /// cancel hooks to the workers: host code, which may block, never runs
-    /// on this thread. The engine's own quick hooks (a command run's wake
-    /// socket) run here, so a run ends at once even with every worker
-    /// held.
+    /// cancel hooks to the hook thread: host code, which may block, never
+    /// runs on this thread. The engine's own quick hooks (a command run's
+    /// wake socket) run here.
     fn hand_out_endings(&mut self) {
         self.delivery.submit_all();
-        let mut host_hooks = Vec::new();
         for token in self.ended_tokens.drain(..) {
             let mut hooks = Vec::new();
             // A quick hook that panics (every hook has run by then) stops
             // neither this thread nor the other tokens.
             let _ = token.cancel_leaving_host_hooks(&mut hooks);
             if !hooks.is_empty() {
-                // A task per wait: a hook that blocks holds no other
-                // wait's.
-                host_hooks.push(Task::Hooks(hooks));
+                self.delivery.add_hooks(hooks);
             }
         }
-        self.workers.submit_all(&mut host_hooks);
+        self.delivery.submit_all();
     }
 
     /// One turn's second half: hands out the calls and deliveries the

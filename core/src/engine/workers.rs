@@ -40,11 +40,6 @@ pub(crate) enum Task {
     /// Reads a costly sample. Boxed: rare, and three times the size of a
     /// call, which every task in the queue would take otherwise.
     Evaluate(Box<EvaluateJob>),
-    /// Runs the cancel hooks a probe registered ([`CancelToken::on_cancel`])
-    /// of one wait the scheduler ended: host code, which may block.
-    ///
-    /// [`CancelToken::on_cancel`]: crate::CancelToken::on_cancel
-    Hooks(Vec<HookFn>),
 }
 
 /// The workers' queue: earliest deadline first. In order of arrival, a
@@ -80,7 +75,7 @@ impl Task {
                 now.saturating_add(job.call.budget)
                     .saturating_add(SERVICE_STEP * served as u32)
             }
-            Task::Drain(_) | Task::Evaluate(_) | Task::Hooks(_) => now,
+            Task::Drain(_) | Task::Evaluate(_) => now,
         }
     }
 
@@ -90,9 +85,6 @@ impl Task {
             Task::Call(job) => job.run(inbox),
             Task::Drain(lane) => lane.drain(inbox),
             Task::Evaluate(job) => job.run(inbox),
-            // A hook that panics keeps neither the others nor this worker
-            // from going on.
-            Task::Hooks(hooks) => drop(run_hooks(hooks)),
         }
     }
 }
@@ -379,22 +371,31 @@ fn work(jobs: &Tasks, shared: &Counters, inbox: &Queue<Msg>) {
     }
 }
 
-/// Threads that hand results and progress to the host. Results go to
+/// Threads that run host code for the scheduler: results and progress
+/// handed to the host, and the cancel hooks of ended waits. Results go to
 /// lanes by their wait's id: thousands of waits ending together are
 /// delivered on more than one core. Progress reports go to a lane of their
 /// own, one at a time: a progress callback that blocks delays other
 /// reports, never a result (a report of a wait that ended before it was
-/// made is dropped, see `ProgressSink`).
+/// made is dropped, see `ProgressSink`). Cancel hooks have a lane of
+/// their own too, not a worker: the call a hook wakes may hold the last
+/// worker the cap allows; a hook that blocks delays the hooks of waits
+/// ending after it, never a sample, a deadline or a result.
 pub(crate) struct Delivery {
     lanes: Vec<Arc<Queue<Job>>>,
     /// Deliveries decided but not handed over yet, by lane.
     pending: Vec<Vec<Job>>,
+    /// Whether the hook lane's thread runs: started with the first hooks,
+    /// as most hosts register none.
+    hook_thread: bool,
 }
 
 /// Threads that deliver results.
 const RESULT_LANES: usize = 2;
 /// The lane of progress reports, after the result lanes.
 const REPORT_LANE: usize = RESULT_LANES;
+/// The lane of cancel hooks, after the report lane.
+const HOOK_LANE: usize = REPORT_LANE + 1;
 
 /// A delivery thread's loop: takes every job queued at once (one lock per
 /// batch, not per job: the scheduler hands out thousands of results in a
@@ -412,35 +413,41 @@ fn deliver(queue: &Queue<Job>) -> ! {
     }
 }
 
+/// Starts a thread running `lane`'s jobs; says whether it could. One that
+/// ends waits is marked with its engine's `inbox` (see
+/// `Engine::needs_this_thread`).
+fn start_lane(name: &str, lane: &Arc<Queue<Job>>, ends_waits: Option<Arc<Queue<Msg>>>) -> bool {
+    let queue = lane.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            if let Some(inbox) = ends_waits {
+                super::handle::mark_ending_thread(&inbox);
+            }
+            deliver(&queue)
+        })
+        .is_ok()
+}
+
 impl Delivery {
     /// The delivery threads of the engine whose inbox is `inbox`.
     pub fn new(inbox: &Arc<Queue<Msg>>) -> Self {
-        let lanes: Vec<Arc<Queue<Job>>> = (0..=REPORT_LANE)
-            .map(|lane| {
-                let jobs: Arc<Queue<Job>> = Arc::new(Queue::new());
-                let queue = jobs.clone();
-                // Reports end no wait: a host may block there for a result.
-                let ends_waits = (lane != REPORT_LANE).then(|| inbox.clone());
-                let name = if lane == REPORT_LANE {
-                    "waitfor-reports"
-                } else {
-                    "waitfor-delivery"
-                };
-                std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || {
-                        if let Some(inbox) = ends_waits {
-                            super::handle::mark_ending_thread(&inbox);
-                        }
-                        deliver(&queue)
-                    })
-                    .expect("cannot start a waitfor delivery thread");
-                jobs
-            })
-            .collect();
+        let lanes: Vec<Arc<Queue<Job>>> = (0..=HOOK_LANE).map(|_| Arc::new(Queue::new())).collect();
+        for (lane, jobs) in lanes[..HOOK_LANE].iter().enumerate() {
+            // Reports end no wait: a host may block there for a result.
+            let (name, ends_waits) = match lane {
+                REPORT_LANE => ("waitfor-reports", None),
+                _ => ("waitfor-delivery", Some(inbox.clone())),
+            };
+            assert!(
+                start_lane(name, jobs, ends_waits),
+                "cannot start a waitfor delivery thread"
+            );
+        }
         Self {
             pending: lanes.iter().map(|_| Vec::new()).collect(),
             lanes,
+            hook_thread: false,
         }
     }
 
@@ -454,6 +461,12 @@ impl Delivery {
     /// Adds a progress report, handed over at the next submit.
     pub fn add_report(&mut self, job: Job) {
         self.pending[REPORT_LANE].push(job);
+    }
+
+    /// Adds the cancel hooks of one ended wait, run (each even if one
+    /// before it panics) once handed over at the next submit.
+    pub fn add_hooks(&mut self, hooks: Vec<HookFn>) {
+        self.pending[HOOK_LANE].push(Box::new(move || drop(run_hooks(hooks))));
     }
 
     /// Gives back room for more than `room` deliveries, in each lane.
@@ -471,6 +484,11 @@ impl Delivery {
 
     /// Hands every pending delivery to its lane, all of a lane at once.
     pub fn submit_all(&mut self) {
+        if !self.hook_thread && !self.pending[HOOK_LANE].is_empty() {
+            // Without a thread to be had now, the hooks wait in the lane
+            // for the next submit of hooks to start one.
+            self.hook_thread = start_lane("waitfor-hooks", &self.lanes[HOOK_LANE], None);
+        }
         for (lane, jobs) in self.lanes.iter().zip(&mut self.pending) {
             if !jobs.is_empty() {
                 lane.push_all(jobs.drain(..));
