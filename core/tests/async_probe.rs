@@ -360,6 +360,116 @@ fn an_answer_is_taken_ahead_of_wakes_that_came_before_it() {
     }
 }
 
+/// Tells, at each call, how many of `tokens` read cancelled: how many
+/// of their waits the scheduler had ended by then (`begin` runs on it).
+struct CountsEnded {
+    tokens: Arc<std::sync::Mutex<Vec<CancelToken>>>,
+    counts: mpsc::Sender<usize>,
+}
+
+impl AsyncProbe for CountsEnded {
+    fn begin(&mut self, _ctx: &ProbeContext, reply: Reply) {
+        let tokens = self.tokens.lock().unwrap();
+        let ended = tokens.iter().filter(|t| t.is_cancelled()).count();
+        let _ = self.counts.send(ended);
+        reply.send(Ok(Observation::text("not yet")));
+    }
+}
+
+/// Answers its first call at once; its second, made by its sample timer,
+/// holds the scheduler until released.
+struct HoldsAtItsSecondCall {
+    entered: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
+}
+
+impl AsyncProbe for HoldsAtItsSecondCall {
+    fn begin(&mut self, ctx: &ProbeContext, reply: Reply) {
+        if ctx.sample == 2 {
+            let _ = self.entered.send(());
+            let _ = self.release.recv_timeout(Duration::from_secs(60));
+        }
+        reply.send(Ok(Observation::text("not yet")));
+    }
+}
+
+/// Answers come ahead of other messages, but a turn takes no more of
+/// them than of the others before it fires the timers that are due:
+/// thousands of answers that came together (a host loop answering its
+/// calls at once) hold no deadline or sample for all of them.
+#[test]
+fn a_burst_of_answers_holds_due_timers_no_longer_than_a_turn() {
+    const ANSWERED: usize = 8192;
+    let engine = Engine::new();
+    let idle = || ready_spec(Duration::from_secs(3600), Duration::from_secs(7200));
+    let (calls_tx, calls) = mpsc::channel();
+    let answered: Vec<_> = (0..ANSWERED)
+        .map(|_| {
+            engine
+                .start_async(idle(), Queued(calls_tx.clone()), WaitOptions::default())
+                .unwrap()
+        })
+        .collect();
+    let first: Vec<Call> = (0..ANSWERED)
+        .map(|_| calls.recv_timeout(Duration::from_secs(60)).unwrap())
+        .collect();
+    let tokens = Arc::new(std::sync::Mutex::new(
+        first.iter().map(|call| call.cancel.clone()).collect(),
+    ));
+    // The holder's second call holds the scheduler in the timers of one
+    // turn; the observer's comes due meanwhile, so its timer fires in the
+    // next turn, the one that takes the answers.
+    let (entered_tx, entered) = mpsc::channel();
+    let (release_tx, release) = mpsc::channel();
+    let holder = engine
+        .start_async(
+            ready_spec(Duration::from_millis(300), Duration::from_secs(3600)),
+            HoldsAtItsSecondCall {
+                entered: entered_tx,
+                release,
+            },
+            WaitOptions::default(),
+        )
+        .unwrap();
+    let (counts_tx, counts) = mpsc::channel();
+    let observer_interval = Duration::from_millis(600);
+    let observer = engine
+        .start_async(
+            ready_spec(observer_interval, Duration::from_secs(3600)),
+            CountsEnded {
+                tokens,
+                counts: counts_tx,
+            },
+            WaitOptions::default(),
+        )
+        .unwrap();
+    let observer_started = std::time::Instant::now();
+    assert_eq!(counts.recv_timeout(Duration::from_secs(30)), Ok(0));
+    entered.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(
+        counts.try_recv().is_err(),
+        "the observer's timer fired before the holder's: run again"
+    );
+    // Every answer waits in the inbox together.
+    Reply::send_all(
+        first
+            .into_iter()
+            .map(|call| (call.reply, Ok(Observation::text("ready")))),
+    );
+    while observer_started.elapsed() < observer_interval * 2 {
+        std::thread::sleep(observer_interval);
+    }
+    release_tx.send(()).unwrap();
+    let ended = counts.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(
+        ended < ANSWERED / 2,
+        "a due sample waited for {ended} of {ANSWERED} answers to be handled"
+    );
+    for handle in answered.iter().chain([&observer, &holder]) {
+        handle.control().cancel();
+    }
+}
+
 /// A wait cancelled before its first call began makes no call: `cancel`
 /// stops a call not begun at once, not when the scheduler reads the
 /// message (a command probe's command never starts).

@@ -109,7 +109,8 @@ impl Active {
     }
 }
 
-/// Messages one turn handles at most; the rest wait for the next turn.
+/// Answers, and other messages, one turn handles at most of each; the rest
+/// wait for the next turn.
 const MESSAGES_PER_TURN: usize = 1024;
 
 /// Calls or deliveries decided in one turn past this many are handed out
@@ -159,9 +160,9 @@ pub(crate) struct Scheduler {
     waits: HashMap<u64, Box<Active>, BuildHasherDefault<IdHasher>>,
     /// Messages taken from the inbox and not handled yet, answers aside.
     inbox_batch: VecDeque<Msg>,
-    /// This turn's answers to calls, and what it took from the inbox
-    /// (both kept for their capacity).
-    answers: Vec<Msg>,
+    /// Answers to calls taken from the inbox and not handled yet.
+    answers: VecDeque<Msg>,
+    /// What this turn took from the inbox (kept for its capacity).
     fresh: Vec<Msg>,
     timers: Timers,
     /// Timers due this turn (kept for its capacity).
@@ -194,7 +195,7 @@ impl Scheduler {
             epoch,
             waits: HashMap::default(),
             inbox_batch: VecDeque::new(),
-            answers: Vec::new(),
+            answers: VecDeque::new(),
             fresh: Vec::new(),
             timers: Timers::default(),
             due: Vec::new(),
@@ -234,7 +235,7 @@ impl Scheduler {
         }
         self.took_answer = false;
         // With messages left from the last turn, this turn starts at once.
-        if self.inbox_batch.is_empty() {
+        if self.inbox_batch.is_empty() && self.answers.is_empty() {
             // No instant that far ahead (a limit of centuries): sleep
             // until a message.
             let wake_at = wake_at.and_then(|at| self.epoch.checked_add(at));
@@ -247,22 +248,25 @@ impl Scheduler {
         // every wake that came with them (10,000 waits woken by one file
         // event).
         self.inbox.drain(&mut self.fresh);
-        let mut answers = std::mem::take(&mut self.answers);
         for msg in self.fresh.drain(..) {
             match msg {
-                Msg::ProbeDone { .. } | Msg::Evaluated { .. } => answers.push(msg),
+                Msg::ProbeDone { .. } | Msg::Evaluated { .. } => self.answers.push_back(msg),
                 _ => self.inbox_batch.push_back(msg),
             }
         }
-        for msg in answers.drain(..) {
+        // At most a turn's share of each: the calls it starts are made and
+        // their results delivered before the next share is taken (10,000
+        // waits woken by one file event do not all wait for the last one),
+        // and the timers due fire after a share, not after every answer
+        // of a burst (a host loop answering thousands of calls at once).
+        for _ in 0..MESSAGES_PER_TURN {
+            let Some(msg) = self.answers.pop_front() else {
+                break;
+            };
             let now = self.now();
             self.handle(msg, now);
             self.hand_out_early();
         }
-        self.answers = answers;
-        // At most a turn's share: the calls it starts are made and their
-        // results delivered before the next share is taken (10,000 waits
-        // woken by one file event do not all wait for the last one).
         for _ in 0..MESSAGES_PER_TURN {
             let Some(msg) = self.inbox_batch.pop_front() else {
                 break;
