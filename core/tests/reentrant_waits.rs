@@ -159,7 +159,7 @@ fn an_async_probe_waiting_in_begin_is_refused() {
     within(move || others_end(engine));
 }
 
-/// An ended wait's cancel hooks run on a worker, not the scheduler: a hook
+/// An ended wait's cancel hooks run on the hook lane, not the scheduler: a hook
 /// there may wait for a wait of its own like a probe.
 #[test]
 fn a_cancel_hook_of_an_ended_wait_may_wait_for_a_wait_of_its_own() {
