@@ -247,7 +247,7 @@ impl<T, S: Store<T>> Queue<T, S> {
 
 impl<T> Queue<T> {
     /// Runs `inside` holding the queue's lock: a test forks meanwhile.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub fn locked(&self, inside: impl FnOnce()) {
         let _state = self.state.lock();
         inside();
