@@ -259,23 +259,23 @@ impl Scheduler {
         // waits woken by one file event do not all wait for the last one),
         // and the timers due fire after a share, not after every answer
         // of a burst (a host loop answering thousands of calls at once).
-        for _ in 0..MESSAGES_PER_TURN {
-            let Some(msg) = self.answers.pop_front() else {
-                break;
-            };
-            let now = self.now();
-            self.handle(msg, now);
-            self.hand_out_early();
-        }
-        for _ in 0..MESSAGES_PER_TURN {
-            let Some(msg) = self.inbox_batch.pop_front() else {
-                break;
-            };
-            let now = self.now();
-            self.handle(msg, now);
-            self.hand_out_early();
-        }
+        let mut answers = std::mem::take(&mut self.answers);
+        self.handle_share(&mut answers);
+        self.answers = answers;
+        let mut others = std::mem::take(&mut self.inbox_batch);
+        self.handle_share(&mut others);
+        self.inbox_batch = others;
         self.fire_timers();
+    }
+
+    /// Handles the first [`MESSAGES_PER_TURN`] messages of `queue` (taken
+    /// out of `self` meanwhile, its capacity kept); the rest stay there.
+    fn handle_share(&mut self, queue: &mut VecDeque<Msg>) {
+        for msg in queue.drain(..queue.len().min(MESSAGES_PER_TURN)) {
+            let now = self.now();
+            self.handle(msg, now);
+            self.hand_out_early();
+        }
     }
 
     /// In a long turn (thousands of waits ending together), hands out what
