@@ -29,13 +29,6 @@ export declare class Bridge {
   startToolCall(key: number, cancelled: boolean, profile: string, args: string, tools: boolean, notices: boolean, ceilingMs?: number | undefined | null, grants?: string | undefined | null): NativeWait
 }
 
-/** Core's event matcher (see `eventMatcher`). */
-export declare class NativeEventMatcher {
-  constructor(spec: any)
-  /** A value that is not an event matches nothing. */
-  matches(event: any): boolean
-}
-
 /** One running wait, as the package's `WaitHandle` holds it (internal). */
 export declare class NativeWait {
   /**
@@ -47,22 +40,6 @@ export declare class NativeWait {
   wake(): void
   /** Ends the wait with outcome `cancelled`. */
   cancel(): void
-}
-
-/**
- * `waitFor`'s steps: core's `ouro::HostStepper` says what to do next
- * (`first`, then each `step`'s answer) and `lib/ax.js` does it on the
- * JavaScript clock.
- */
-export declare class OuroStepper {
-  /** Starts the wait at `now` (ms since the epoch on the host's clock). */
-  constructor(args: any, now: number)
-  /** The first action (a read). */
-  first(): any
-  /** What happened at `now`; the next action. */
-  step(now: number, what: string, read?: any | undefined | null): any
-  /** The envelope, given `{resume?, next?}`: what those functions returned. */
-  finish(returned: any): any
 }
 
 /** The profile id of a tool call that would be accepted (`args`, `grants`: JSON text). */
@@ -80,9 +57,6 @@ export declare function constants(): Array<string>
 /** `{profile, tool}` by profile id or unique tool name. */
 export declare function findProfile(name: string): any
 
-/** Core's `format_millis`; no number (`null`) is refused as it refuses NaN. */
-export declare function formatDuration(ms?: number | undefined | null): string
-
 /**
  * The detail of an `invalid_arguments` error the package's own checks
  * raise (`invalid` in `lib/errors.js`): core names `field` (cut when
@@ -90,37 +64,11 @@ export declare function formatDuration(ms?: number | undefined | null): string
  */
 export declare function invalidArguments(field: string, rule: string, message: string): any
 
-/** `{version, states, flags, defaultExits}`. */
-export declare function ouroConstants(): any
-
-export declare function ouroIsWait(value: any): boolean
-
-/** `{ok, errors}`. */
-export declare function ouroValidateWait(value: any): any
-
-/** The seed's `wait` (core's `wait_json`): builds, checks nothing. */
-export declare function ouroWait(fields: any): any
-
-/** The exit code of `wait` through `exits` (`{name: code}`) and state `names`. */
-export declare function ouroWaitExit(wait: any, exits: any, names?: any | undefined | null): number
-
-export declare function ouroWaitText(wait: any): string
-
-/** Milliseconds, or null (core's `parse_millis`). */
-export declare function parseDuration(text: string): number | null
-
 /** The number of a `%N` pane id. */
 export declare function parsePaneId(paneId: string): number
 
 /** Every profile and its MCP tool object: `[{profile, tool}]`. */
 export declare function profileDefinitions(): any
-
-/**
- * `{events, cursor, fresh, gone, more, malformed}` after `cursor` in the
- * log at `path`, or with `end` the cursor at its end; read only inside
- * `grants`' file roots (JSON text).
- */
-export declare function readEvents(path: string, cursor: string | undefined | null, terminalTypes: Array<string> | undefined | null, grants: string | undefined | null, end: boolean): Promise<string>
 
 /**
  * Records keys this process sent to a pane in core's registry, so pane

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { recordSendKeys } from 'libwaitfor'
-import { registerWaitTools } from 'libwaitfor/mcp'
+import { registerWaitTools } from '@libwaitfor/mcp'
 import { z } from 'zod'
 
 const { values: options } = parseArgs({

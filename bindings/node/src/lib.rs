@@ -15,6 +15,5 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod bridge;
 mod errors;
-mod ouro;
 mod surface;
 mod waits;

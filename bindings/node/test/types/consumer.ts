@@ -1,6 +1,5 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
 import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants, type ToolProgress, type ToolLog } from 'libwaitfor'
-import { waitFor, wait as envelope, isWait, validateWait, waitText, waitExit, parseDuration, formatDuration, DEFAULT_WAIT_EXITS, WAIT_STATES, WAIT_VERSION, WAIT_FLAGS, readEvents, eventsEndCursor, eventMatcher, type Wait, type WaitState } from 'libwaitfor/ax'
 
 async function main(): Promise<void> {
   const result: WaitResult = await wait({ until: { matches: 'ready' }, max_wait_ms: 1000 }, async ({ sample }) => `sample ${sample}`)
@@ -29,16 +28,6 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof WaitforError) console.log(e.code, e.field, e.rule)
   }
-  const end: string = await eventsEndCursor('/var/log/app/events.jsonl', { grants: granted })
-  const w: Wait = await waitFor({
-    for: 'build', target: null, cursor: end, timeoutMs: parseDuration('90s') ?? 90000,
-    read: (cursor) => readEvents('/var/log/app/events.jsonl', cursor, { grants: granted }),
-    match: eventMatcher({ type: 'build.done' }),
-    resume: (cursor) => ({ command: `ax wait --cursor ${cursor ?? ''}` }),
-  })
-  const state: WaitState = w.state
-  const built = envelope({ for: 'x', state: 'gone', since: new Date().toISOString() })
-  console.log(outcome, pane, out, state, isWait(built), validateWait(built).ok, waitText(built), waitExit(built, { ok: 0, error: 1 }, DEFAULT_WAIT_EXITS),
-    formatDuration(1000), WAIT_STATES[0], WAIT_VERSION, WAIT_FLAGS.timeout.placeholder)
+  console.log(outcome, pane, out)
 }
 void main()

@@ -1,14 +1,14 @@
 /**
- * `libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
+ * `@libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
  * official TypeScript SDK, listed with the exact JSON Schemas libwaitfor defines.
  *
  * @example
  * import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
- * import { registerWaitTools } from 'libwaitfor/mcp'
+ * import { registerWaitTools } from '@libwaitfor/mcp'
  * const server = new McpServer({ name: 'app', version: '1.0.0' })
  * registerWaitTools(server, { profiles: ['ouro/wait'], grants: { fileRoots: ['/var/log/app'] } })
  */
-import type { Grants } from './waitfor'
+import type { Grants } from 'libwaitfor'
 
 /**
  * What `registerWaitTools` needs of the SDK's `McpServer`: typed by shape,

@@ -1,14 +1,50 @@
-//! `libwaitfor/ax` (see `lib/ax.js`): core's `waitfor::ouro` and durations.
+//! The native half of the npm package `@libwaitfor/ax` (napi-rs): core's
+//! `waitfor::ouro` and durations; the public API is `lib/ax.js`. A refusal
+//! carries core's error as JSON in its message (`code`, `field`, `rule`,
+//! `message`), which `lib/ax.js` turns into libwaitfor's `WaitforError`.
+
+// The exports are only reached through Node's module registration, which
+// a Rust test build does not have; the tests are the JavaScript ones.
+#![cfg_attr(test, allow(dead_code))]
 
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
 use serde_json::{json, Value};
 use waitfor::duration::{format_millis, not_a_number, parse_millis};
+use waitfor::grants::Grants;
 use waitfor::ouro::{self, ExitTable, HostStepper, JsonlSource, Wait, WaitError, WaitExits};
 use waitfor::{ErrorCode, ErrorInfo, Rule, SpecError};
 
-use crate::errors::{self, arguments};
+/// An error whose message is `detail` as JSON (with `code` and `message`).
+fn typed(detail: Value) -> napi::Error {
+    napi::Error::from_reason(detail.to_string())
+}
+
+fn info(info: ErrorInfo) -> napi::Error {
+    typed(info.to_json())
+}
+
+/// Rejected arguments: `invalid_arguments` with their field and rule.
+fn arguments(err: SpecError) -> napi::Error {
+    info(ErrorInfo::spec(ErrorCode::InvalidArguments, &err))
+}
+
+/// What a read may reach, from the `grants` option as JSON text (camelCase,
+/// as libwaitfor's `Grants`); absent: nothing.
+fn granted(json: Option<&str>) -> napi::Result<Grants> {
+    let Some(json) = json else {
+        return Ok(Grants::none());
+    };
+    let field = "options.grants";
+    let value = waitfor::input::parse(json).map_err(|e| {
+        arguments(SpecError {
+            field: field.into(),
+            ..e
+        })
+    })?;
+    Grants::from_json_named(&value, field, Grants::CAMEL_CASE).map_err(arguments)
+}
 
 /// `{version, states, flags, defaultExits}`.
 #[napi]
@@ -45,7 +81,7 @@ pub fn ouro_validate_wait(value: Value) -> Value {
 fn envelope(value: Value) -> napi::Result<Wait> {
     Wait::from_json(value).map_err(|e| {
         let WaitError::Invalid { errors } = &e;
-        errors::typed(json!({"code": "invalid_wait", "message": e.to_string(), "errors": errors}))
+        typed(json!({"code": "invalid_wait", "message": e.to_string(), "errors": errors}))
     })
 }
 
@@ -102,7 +138,7 @@ impl Task for EventsRead {
             None => self.0.end_cursor().map(Value::String),
         };
         read.map(|v| v.to_string())
-            .map_err(|e| errors::info(ErrorInfo::from(&e)))
+            .map_err(|e| info(ErrorInfo::from(&e)))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
@@ -121,7 +157,7 @@ pub fn read_events(
     grants: Option<String>,
     end: bool,
 ) -> napi::Result<AsyncTask<EventsRead>> {
-    let mut source = JsonlSource::new(path).within(errors::grants(grants.as_deref())?);
+    let mut source = JsonlSource::new(path).within(granted(grants.as_deref())?);
     if let Some(types) = terminal_types {
         source = source.with_terminal_types(types);
     }
@@ -138,7 +174,7 @@ impl NativeEventMatcher {
     pub fn new(spec: Value) -> napi::Result<Self> {
         ouro::EventMatcher::from_json(&spec)
             .map(Self)
-            .map_err(|e| errors::info(ErrorInfo::new(ErrorCode::InvalidArguments, e.to_string())))
+            .map_err(|e| info(ErrorInfo::new(ErrorCode::InvalidArguments, e.to_string())))
     }
 
     /// A value that is not an event matches nothing.
@@ -159,7 +195,7 @@ impl OuroStepper {
     /// Starts the wait at `now` (ms since the epoch on the host's clock).
     #[napi(constructor)]
     pub fn new(args: Value, now: f64) -> napi::Result<Self> {
-        let (stepper, first) = HostStepper::new(&args, now).map_err(errors::info)?;
+        let (stepper, first) = HostStepper::new(&args, now).map_err(info)?;
         Ok(OuroStepper(stepper, first))
     }
 
@@ -172,12 +208,12 @@ impl OuroStepper {
     /// What happened at `now`; the next action.
     #[napi]
     pub fn step(&mut self, now: f64, what: String, read: Option<Value>) -> napi::Result<Value> {
-        self.0.step(now, &what, read).map_err(errors::info)
+        self.0.step(now, &what, read).map_err(info)
     }
 
     /// The envelope, given `{resume?, next?}`: what those functions returned.
     #[napi]
     pub fn finish(&mut self, returned: Value) -> napi::Result<Value> {
-        self.0.finish(&returned).map_err(errors::info)
+        self.0.finish(&returned).map_err(info)
     }
 }

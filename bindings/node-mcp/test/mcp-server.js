@@ -8,7 +8,7 @@ const path = require('node:path')
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js')
 const { z } = require('zod')
-const { registerWaitTools } = require('libwaitfor/mcp')
+const { registerWaitTools } = require('@libwaitfor/mcp')
 
 const root = fs.realpathSync(process.argv[2])
 const server = new McpServer({ name: 'waitfor-mcp-test', version: '0.0.0' })

@@ -1,11 +1,11 @@
 'use strict'
-// `libwaitfor/ax` waitFor and the envelope helpers given hostile clocks,
+// `@libwaitfor/ax` waitFor and the envelope helpers given hostile clocks,
 // sleeps, reads and values: each ends settled (a wait or a typed error),
 // never a crash, a hang past the limit, or an unhandled rejection.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const ax = require('../lib/ax.js')
-const { WaitforError } = require('../lib/waitfor.js')
+const { WaitforError } = require('libwaitfor')
 const { spawnSync } = require('node:child_process')
 
 const unhandled = []

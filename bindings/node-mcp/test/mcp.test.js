@@ -11,9 +11,9 @@ const { Client } = require('@modelcontextprotocol/sdk/client/index.js')
 const { StdioClientTransport, getDefaultEnvironment } = require('@modelcontextprotocol/sdk/client/stdio.js')
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
 const { profiles } = require('libwaitfor')
-const { registerWaitTools } = require('libwaitfor/mcp')
-const { tempDir, eventually } = require('./helpers.js')
-const { TmuxServer } = require('./tmux.js')
+const { registerWaitTools } = require('@libwaitfor/mcp')
+const { tempDir, eventually } = require('../../node/test/helpers.js')
+const { TmuxServer } = require('../../node/test/tmux.js')
 
 const dir = tempDir('waitfor-mcp-')
 /** A test that waits for the server fails instead of hanging. */

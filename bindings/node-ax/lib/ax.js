@@ -1,14 +1,61 @@
 'use strict'
 /**
- * `libwaitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's names,
- * documented in ax.d.ts. Everything is core's (`waitfor::ouro`); `waitFor`
- * runs core's steps on the JavaScript clock and calls the caller's functions.
+ * `@libwaitfor/ax`: the Ouro AX typed wait (`wait/1`) under the seed's names,
+ * documented in ax.d.ts. Everything is core's (`waitfor::ouro`, in this
+ * package's add-on); `waitFor` runs core's steps on the JavaScript clock and
+ * calls the caller's functions. Refusals are libwaitfor's `WaitforError`.
  * @module
  */
 
-const binding = require('./native.js')
-const { WaitforError, invalid, fromNative, native, grantsJson } = require('./errors.js')
-const { onAbort } = require('./abort.js')
+const binding = require('../index.js')
+const { WaitforError } = require('libwaitfor')
+
+/** An `invalid_arguments` error about `field`, in the shape core gives. */
+const invalid = (field, message) => new WaitforError({ code: 'invalid_arguments', field, rule: 'wrong_type', message: `${field}: ${message}` })
+
+/** The typed error a native refusal carries as JSON in its message (see src/lib.rs). */
+function fromNative(err) {
+  if (err instanceof WaitforError) return err
+  const detail = attempt(() => JSON.parse(err?.message), null)
+  if (typeof detail?.code === 'string') return new WaitforError(detail)
+  return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
+}
+
+/** Runs `fn`, turning what it throws into a `WaitforError`. */
+function native(fn) {
+  try {
+    return fn()
+  } catch (err) {
+    throw fromNative(err)
+  }
+}
+
+/** The `grants` option as JSON text, which core checks; a number JSON cannot hold is refused, not written as null. */
+function grantsJson(grants) {
+  if (grants === undefined || grants === null) return undefined
+  if (typeof grants !== 'object') throw invalid('options.grants', 'must be an object')
+  const finite = (key, v) => {
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`${key} is ${v}, which JSON cannot hold`)
+    return v
+  }
+  try {
+    return JSON.stringify(grants, finite)
+  } catch (cause) {
+    throw new WaitforError({ code: 'invalid_arguments', field: 'options.grants', rule: 'invalid_json', message: `options.grants: not JSON: ${cause.message}` }, { cause })
+  }
+}
+
+/** Calls `callback` when `signal` aborts: one listener per signal however many waits share it (Node warns past ten). */
+const aborts = new WeakMap()
+function onAbort(signal, callback) {
+  let callbacks = aborts.get(signal)
+  if (callbacks === undefined) {
+    aborts.set(signal, (callbacks = new Set()))
+    signal.addEventListener('abort', () => callbacks.forEach((call) => call()), { once: true })
+  }
+  callbacks.add(callback)
+  return () => callbacks.delete(callback)
+}
 
 function deepFreeze(v) {
   if (v && typeof v === 'object') Object.values(v).forEach(deepFreeze)

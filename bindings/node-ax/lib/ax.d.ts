@@ -1,12 +1,12 @@
 /**
- * `libwaitfor/ax`: the Ouro AX typed wait under the seed's names. Switch from
+ * `@libwaitfor/ax`: the Ouro AX typed wait under the seed's names. Switch from
  * the seed by changing the import:
  *
  * @example
- * import { waitFor, waitText, waitExit, DEFAULT_WAIT_EXITS } from 'libwaitfor/ax'
+ * import { waitFor, waitText, waitExit, DEFAULT_WAIT_EXITS } from '@libwaitfor/ax'
  */
 
-export { WaitforError } from './waitfor'
+export { WaitforError } from 'libwaitfor'
 
 /** A reference the agent already holds (opaque JSON). */
 export type AxRef = unknown
@@ -163,7 +163,7 @@ export interface JsonlRead extends WaitRead {
 
 /** What an event read may reach: regular files inside `fileRoots` (nothing by default). */
 export interface EventsReadOptions {
-  grants?: import('./waitfor').Grants
+  grants?: import('libwaitfor').Grants
 }
 
 /**

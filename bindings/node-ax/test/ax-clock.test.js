@@ -4,7 +4,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const ax = require('libwaitfor/ax')
+const ax = require('@libwaitfor/ax')
 
 const HOUR = 3600e3
 

@@ -1,6 +1,6 @@
 'use strict'
 /**
- * `libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
+ * `@libwaitfor/mcp`: libwaitfor's profiles as tools of an `McpServer` of the
  * official TypeScript SDK 1.x, listed with their exact JSON Schemas; its API
  * is documented in mcp.d.ts.
  * @module
@@ -13,8 +13,10 @@
 // Server has no API to read one): tools/list puts back the exact schemas,
 // tools/call hands the handler its arguments (a schema-less one gets `extra` only).
 
-const { callTool, profiles: definitions, WaitforError } = require('./waitfor.js')
-const { invalid } = require('./errors.js')
+const { callTool, profiles: definitions, WaitforError } = require('libwaitfor')
+
+/** An `invalid_arguments` error about `field`, in the shape libwaitfor's own checks give. */
+const invalid = (field, message) => new WaitforError({ code: 'invalid_arguments', field, rule: 'wrong_type', message: `${field}: ${message}` })
 
 const isNames = (value) => Array.isArray(value) && value.every((v) => typeof v === 'string')
 
