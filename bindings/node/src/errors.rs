@@ -8,24 +8,19 @@ use waitfor::grants::Grants;
 use waitfor::profiles::{Notice, ToolError};
 use waitfor::{ErrorCode, ErrorInfo, Rule, SpecError};
 
-/// An error whose message is `detail` as JSON (with `code` and `message`).
-pub fn typed(detail: Value) -> napi::Error {
+/// An error whose message is `detail` as JSON (core's shape: `code`, `message`, ...).
+fn typed(detail: Value) -> napi::Error {
     napi::Error::from_reason(detail.to_string())
-}
-
-/// An error of core's shape.
-pub fn info(info: ErrorInfo) -> napi::Error {
-    typed(info.to_json())
 }
 
 /// A rejected wait spec: `invalid_spec` with its field and rule.
 pub fn spec(err: SpecError) -> napi::Error {
-    info(ErrorInfo::spec(ErrorCode::InvalidSpec, &err))
+    typed(ErrorInfo::spec(ErrorCode::InvalidSpec, &err).to_json())
 }
 
 /// Rejected arguments: `invalid_arguments` with their field and rule.
 pub fn arguments(err: SpecError) -> napi::Error {
-    info(ErrorInfo::spec(ErrorCode::InvalidArguments, &err))
+    typed(ErrorInfo::spec(ErrorCode::InvalidArguments, &err).to_json())
 }
 
 /// A profile call that gave no result, with the notices its profile sends
@@ -49,11 +44,12 @@ pub fn input(what: &str, text: &str) -> napi::Result<Value> {
             (true, at) => format!("{what}.{at}"),
         };
         let message = format!("{what}: {e}");
-        info(ErrorInfo {
+        let info = ErrorInfo {
             message,
             field: Some(field),
             ..ErrorInfo::spec(ErrorCode::InvalidArguments, &e)
-        })
+        };
+        typed(info.to_json())
     })
 }
 
