@@ -23,11 +23,15 @@ if ! "$venv/bin/python" -c 'import waitfor, mcp' 2>/dev/null; then
   python_wheel_venv "$venv" maturin==1.16.0 mcp==2.3.0
 fi
 
-step "Node server: the npm package built in place, the example's dependencies"
+step "Node server: the npm packages built in place, the example's dependencies"
 if ! compgen -G "$ROOT/bindings/node/*.node" >/dev/null; then
   (cd "$ROOT/bindings/node" && retry npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
 fi
-if [ ! -d "$ROOT/examples/node/node_modules" ]; then
+# @libwaitfor/mcp, linked from the example, finds libwaitfor through its own node_modules.
+if [ ! -d "$ROOT/bindings/node-mcp/node_modules" ]; then
+  (cd "$ROOT/bindings/node-mcp" && retry npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d "$ROOT/examples/node/node_modules/@libwaitfor/mcp" ]; then
   (cd "$ROOT/examples/node" && retry npm ci --no-audit --no-fund --loglevel=error)
 fi
 
