@@ -21,6 +21,7 @@ fn typed(detail: Value) -> napi::Error {
     napi::Error::from_reason(detail.to_string())
 }
 
+/// An error of core's shape.
 fn info(info: ErrorInfo) -> napi::Error {
     typed(info.to_json())
 }
