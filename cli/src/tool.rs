@@ -48,7 +48,9 @@ pub fn run(args: &ToolArgs) -> ExitCode {
         Ok(prepared) => prepared,
         Err(e) => return fail(USAGE, &e.to_string()),
     };
-    let options = WaitOptions::default().policy(prepared.policy);
+    let options = WaitOptions::default()
+        .policy(prepared.policy)
+        .hold(prepared.slot);
     let handle = match Engine::global().start_with(prepared.spec, Some(prepared.probe), options) {
         Ok(handle) => handle,
         Err(e) => return fail(USAGE, &e.to_string()),

@@ -86,6 +86,12 @@ pub enum ErrorCode {
     /// probe failed, its output went over the cap, ...). MCP servers
     /// return it as a tool result with `isError: true`.
     Runtime,
+    /// A profile call refused because the process already runs as many
+    /// profile calls as its host allows (`waitfor::profiles::set_max_calls`
+    /// and each binding's max tool calls setting); the calls running are
+    /// untouched. MCP servers return it as a tool result with `isError:
+    /// true`; retrying once a call has ended may succeed.
+    TooManyCalls,
     /// A wait's probe failure, raised because the caller asked for it.
     ProbeError,
     /// An Ouro `wait/1` envelope is not valid (`errors` lists why).
@@ -102,7 +108,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in a stable order.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         Self::InvalidSpec,
         Self::InvalidArguments,
         Self::UnknownProfile,
@@ -113,6 +119,7 @@ impl ErrorCode {
         Self::SourceReplaced,
         Self::Io,
         Self::Internal,
+        Self::TooManyCalls,
     ];
 
     /// The stable code text.
@@ -128,6 +135,7 @@ impl ErrorCode {
             Self::SourceReplaced => "source_replaced",
             Self::Io => "io",
             Self::Internal => "internal",
+            Self::TooManyCalls => "too_many_calls",
         }
     }
 }

@@ -149,13 +149,12 @@ impl Drop for ReportTurn<'_> {
 fn launch(
     spec: Spec,
     probe: Option<Box<dyn Probe>>,
-    policy: Policy,
+    mut options: WaitOptions,
     callbacks: Option<Arc<Callbacks>>,
     render: Render,
     reporting: Option<Arc<Reporting>>,
 ) -> FfiResult<waitfor_handle> {
     let delivery = Arc::new(Delivery::default());
-    let mut options = WaitOptions::default().policy(policy);
     let turns = Arc::new(Turns::default());
     let progress = callbacks.clone().filter(|cb| cb.has_progress());
     if progress.is_some() || reporting.is_some() {
@@ -215,7 +214,8 @@ unsafe fn start_spec(
     if let Some(cap) = host.output_cap {
         policy = policy.output_cap(cap);
     }
-    launch(spec, probe, policy, callbacks, render, None)
+    let options = WaitOptions::default().policy(policy);
+    launch(spec, probe, options, callbacks, render, None)
 }
 
 /// A tool call's arguments as the exports take them.
@@ -275,10 +275,13 @@ unsafe fn start_tool(
             .map(|output| output.to_string())
             .map_err(|e| FfiError::tool(&e))
     });
+    let options = WaitOptions::default()
+        .policy(prepared.policy)
+        .hold(prepared.slot);
     launch(
         prepared.spec,
         Some(prepared.probe),
-        prepared.policy,
+        options,
         callbacks,
         render,
         reporting,

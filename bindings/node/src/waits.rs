@@ -142,7 +142,9 @@ impl Bridge {
         let prepared = profiles::prepare(&profile, &args, &host)
             .map_err(|e| errors::tool(&e, &profiles::refusal_notices(&profile, &e)))?;
         let (render, report) = (prepared.render, notices.then(|| Arc::new(prepared.report)));
-        let mut options = WaitOptions::default().policy(prepared.policy);
+        let mut options = WaitOptions::default()
+            .policy(prepared.policy)
+            .hold(prepared.slot);
         if let Some(report) = report.clone() {
             let channel = self.channel.clone();
             options = options.on_progress(move |p| {

@@ -194,7 +194,12 @@ impl Callbacks {
     /// (`calls.context`): on the caller's event loop (through
     /// `call_soon_threadsafe`) when there is one, else on the engine's
     /// worker thread.
-    fn options(self, delivery: Arc<Delivery>, calls: SharedCalls) -> WaitOptions {
+    fn options(
+        self,
+        base: WaitOptions,
+        delivery: Arc<Delivery>,
+        calls: SharedCalls,
+    ) -> WaitOptions {
         let Callbacks {
             on_progress,
             on_done,
@@ -202,7 +207,7 @@ impl Callbacks {
         } = self;
         let notices = notices.map(Arc::new);
         let on_progress = on_progress.map(Arc::new);
-        let mut options = WaitOptions::default();
+        let mut options = base;
         if let Some(report) = on_progress.clone() {
             let (calls, notices) = (calls.clone(), notices.clone());
             options = options.on_progress(move |progress| {
@@ -297,21 +302,20 @@ pub enum HostProbe {
     OnLoop(crate::aio::LoopProbe),
 }
 
-/// Starts a wait on this process's engine with `callbacks`; `render` makes
-/// it a profile call whose result is the tool's output.
+/// Starts a wait on this process's engine with `options` (its policy and
+/// what it holds) and `callbacks`; `render` makes it a profile call whose
+/// result is the tool's output.
 pub fn start(
     py: Python<'_>,
     spec: waitfor::Spec,
     probe: HostProbe,
-    policy: waitfor::Policy,
+    options: WaitOptions,
     callbacks: Callbacks,
     calls: SharedCalls,
     render: Option<Render>,
 ) -> PyResult<NativeHandle> {
     let delivery = Arc::new(Delivery::default());
-    let options = callbacks
-        .options(delivery.clone(), calls.clone())
-        .policy(policy);
+    let options = callbacks.options(options, delivery.clone(), calls.clone());
     let code = if render.is_some() {
         "invalid_arguments"
     } else {

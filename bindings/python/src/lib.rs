@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host};
-use waitfor::{Policy, Spec};
+use waitfor::{Policy, Spec, WaitOptions};
 
 /// JSON input (a `str` of JSON, or dicts and lists) as a value; refused
 /// input raises `SpecError` with `code`.
@@ -114,7 +114,7 @@ fn start(
         py,
         spec,
         probe,
-        policy(max_wait_ceiling, output_cap, grants.as_ref())?,
+        WaitOptions::default().policy(policy(max_wait_ceiling, output_cap, grants.as_ref())?),
         callbacks,
         calls,
         None,
@@ -169,7 +169,9 @@ fn call_tool(
         py,
         prepared.spec,
         HostProbe::Blocking(Some(prepared.probe)),
-        prepared.policy,
+        WaitOptions::default()
+            .policy(prepared.policy)
+            .hold(prepared.slot),
         callbacks,
         calls,
         Some(prepared.render),

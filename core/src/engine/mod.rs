@@ -47,6 +47,7 @@ pub struct WaitOptions {
     pub(crate) on_progress: Option<scheduler::ProgressFn>,
     pub(crate) on_done: Option<scheduler::DoneFn>,
     pub(crate) cancelled: bool,
+    pub(crate) held: Vec<Box<dyn Send>>,
 }
 
 impl WaitOptions {
@@ -87,6 +88,29 @@ impl WaitOptions {
     /// ```
     pub fn cancelled(mut self) -> Self {
         self.cancelled = true;
+        self
+    }
+
+    /// Keeps `value` while the wait runs and drops it when the wait ends,
+    /// however it ends (a result, a cancel, a probe that panicked), before
+    /// `on_done` runs and before the handle has the result; also when the
+    /// wait is refused at its start. For what a host gives each wait, such
+    /// as a profile call's place among the calls in flight
+    /// ([`Prepared::slot`](crate::profiles::Prepared::slot)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use waitfor::{probe_fn, Condition, Engine, Observation, Pattern, Spec, WaitOptions};
+    /// let token = Arc::new(());
+    /// let spec = Spec::new(Condition::Matches(Pattern::literal("ready")));
+    /// let probe = probe_fn(|_| Ok(Observation::text("ready")));
+    /// let options = WaitOptions::default().hold(token.clone());
+    /// let handle = Engine::global().start_with(spec, Some(Box::new(probe)), options).unwrap();
+    /// handle.wait();
+    /// assert_eq!(Arc::strong_count(&token), 1);
+    /// ```
+    pub fn hold(mut self, value: impl Send + 'static) -> Self {
+        self.held.push(Box::new(value));
         self
     }
 }
@@ -310,6 +334,7 @@ impl Engine {
             slot: slot.clone(),
             on_progress: options.on_progress.map(scheduler::ProgressSink::new),
             on_done: options.on_done,
+            _held: options.held,
             span,
             resumable: spec.view == ViewKind::Fresh,
             mode,

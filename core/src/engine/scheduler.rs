@@ -75,6 +75,9 @@ pub(crate) struct Active {
     pub slot: Arc<Slot>,
     pub on_progress: Option<ProgressSink>,
     pub on_done: Option<DoneFn>,
+    /// What the host gave the wait to keep until it ends
+    /// ([`super::WaitOptions::hold`]).
+    pub _held: Vec<Box<dyn Send>>,
     pub span: tracing::Span,
     /// Whether the result carries a resume token (fresh view).
     pub resumable: bool,

@@ -3,7 +3,7 @@
 
 use super::builtin_tools::Builtin;
 use super::tool::{is_unknown_tool, Host, ToolCaller, ToolError};
-use super::{Prepared, Report};
+use super::{CallSlot, Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -196,7 +196,7 @@ fn decode(args: &Value) -> Result<Arguments<'_>, ToolError> {
 /// AURA's rules, in its order: the probe, the condition, the poll
 /// interval, the bound (clamped to the ceiling first), then the interval
 /// and the quiet window against the clamped bound.
-pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
     let decoded = decode(args)?;
     if decoded.tool.is_empty() {
         return Err(invalid(
@@ -286,6 +286,7 @@ pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> 
     })
     .named(tool.clone());
     Ok(Prepared {
+        slot,
         spec,
         probe: Box::new(probe),
         policy,

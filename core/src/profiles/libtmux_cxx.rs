@@ -25,7 +25,7 @@
 use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
 use super::tool::{Host, ToolError};
-use super::{Prepared, Report};
+use super::{CallSlot, Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -140,13 +140,18 @@ fn pane_target(target: &str) -> PaneTarget {
     }
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, Tmux::new())
+pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new(), slot)
 }
 
 /// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
 /// server, or a tmux program).
-pub(crate) fn prepare_on(args: &Value, host: &Host, tmux: Tmux) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(
+    args: &Value,
+    host: &Host,
+    tmux: Tmux,
+    slot: CallSlot,
+) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(map, "", &["target", "text", "timeout_ms"])?;
     let target = bounded_string(map, "target", MAX_TARGET_CHARS)?;
@@ -174,6 +179,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, tmux: Tmux) -> Result<Prepar
         .max_wait_ceiling(ceiling)
         .output_cap(DEFAULT_OUTPUT_CAP);
     Ok(Prepared {
+        slot,
         spec,
         probe: Box::new(probe),
         policy,

@@ -33,7 +33,7 @@
 use super::aura::{invalid, object, reject_unknown};
 use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
-use super::Prepared;
+use super::{CallSlot, Prepared};
 use crate::error::Rule;
 use crate::pattern::{
     compiled_bytes, fit_scratch, reported_limit, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
@@ -535,13 +535,18 @@ fn target(map: &Map<String, Value>) -> Result<PaneTarget, ToolError> {
     })
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, Tmux::new())
+pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new(), slot)
 }
 
 /// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
 /// server, or a tmux program).
-pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(
+    args: &Value,
+    host: &Host,
+    mut tmux: Tmux,
+    slot: CallSlot,
+) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(
         map,
@@ -648,6 +653,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
         .max_wait_ceiling(Duration::from_secs_f64(effective))
         .output_cap(DEFAULT_OUTPUT_CAP);
     Ok(Prepared {
+        slot,
         spec,
         probe: Box::new(probe),
         policy,

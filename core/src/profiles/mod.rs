@@ -7,6 +7,7 @@
 
 mod aura;
 mod builtin_tools;
+mod calls;
 #[cfg(unix)]
 mod libtmux_cxx;
 #[cfg(unix)]
@@ -15,6 +16,7 @@ mod notice;
 mod ouro;
 mod tool;
 
+pub use calls::{calls_in_flight, max_calls, set_max_calls, CallSlot, DEFAULT_MAX_CALLS};
 #[cfg(unix)]
 pub use libtmux_mcp::{
     ceiling_from_env as libtmux_mcp_ceiling, CEILING_ENV as LIBTMUX_MCP_CEILING_ENV,
@@ -47,12 +49,16 @@ pub struct Prepared {
     /// The progress and log notices the profile sends while the call
     /// runs and when it ends.
     pub report: Report,
+    /// The call's place among the calls in flight (see [`max_calls`]): a
+    /// host that starts the wait itself passes it to
+    /// [`WaitOptions::hold`], so that it is given back when the wait ends.
+    pub slot: CallSlot,
 }
 
 impl Prepared {
     /// Runs the wait on the global engine and renders its result.
     pub fn run(self, options: WaitOptions) -> Result<Value, ToolError> {
-        let options = options.policy(self.policy);
+        let options = options.policy(self.policy).hold(self.slot);
         let handle = Engine::global().start_with(self.spec, Some(self.probe), options)?;
         (self.render)(&handle.wait())
     }
@@ -61,7 +67,7 @@ impl Prepared {
 struct Entry {
     id: &'static str,
     definition: fn() -> Value,
-    prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
+    prepare: fn(&Value, &Host, CallSlot) -> Result<Prepared, ToolError>,
     refused: notice::OnRefusal,
 }
 
@@ -155,8 +161,10 @@ pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
     })
 }
 
-/// Validates a call's arguments and makes it ready to run. `profile` is a
-/// profile id or a tool name (see [`find`]).
+/// Validates a call's arguments and makes it ready to run, taking its
+/// place among the calls in flight: over the cap ([`max_calls`]) it is
+/// [`ToolError::TooManyCalls`], at once. `profile` is a profile id or a
+/// tool name (see [`find`]).
 ///
 /// ```
 /// use waitfor::profiles::{prepare, Host};
@@ -164,7 +172,8 @@ pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
 /// assert_eq!(err.err().unwrap().code(), "invalid_arguments");
 /// ```
 pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    (entry(profile)?.prepare)(args, host)
+    let entry = entry(profile)?;
+    (entry.prepare)(args, host, CallSlot::take()?)
 }
 
 /// [`prepare`], with the tmux profiles reaching their pane through `tmux`
@@ -177,10 +186,11 @@ pub(crate) fn prepare_on_tmux(
     tmux: crate::tmux::Tmux,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
+    let slot = CallSlot::take()?;
     match entry.id {
-        libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux),
-        libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux),
-        _ => (entry.prepare)(args, host),
+        libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux, slot),
+        libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux, slot),
+        _ => (entry.prepare)(args, host, slot),
     }
 }
 
@@ -193,9 +203,10 @@ pub(crate) fn prepare_on_clock(
     clock: &crate::ouro::Clock,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
+    let slot = CallSlot::take()?;
     match entry.id {
-        ouro::PROFILE => ouro::prepare_on(args, host, clock),
-        _ => (entry.prepare)(args, host),
+        ouro::PROFILE => ouro::prepare_on(args, host, clock, slot),
+        _ => (entry.prepare)(args, host, slot),
     }
 }
 
@@ -221,15 +232,15 @@ pub(crate) fn reads_a_pane(profile: &str) -> bool {
 /// ```
 pub fn check(profile: &str, args: &Value, host: &Host) -> Result<&'static str, ToolError> {
     let entry = entry(profile)?;
-    (entry.prepare)(args, host)?;
+    (entry.prepare)(args, host, CallSlot::uncounted())?;
     Ok(entry.id)
 }
 
 impl From<&ToolError> for ErrorInfo {
     /// The shape every binding gives a failed profile call: code
     /// `unknown_profile`, `invalid_arguments` (with `field` and `rule`; the
-    /// message is the field's, `field: what`, as for a refused spec) or
-    /// `runtime`.
+    /// message is the field's, `field: what`, as for a refused spec),
+    /// `runtime` or `too_many_calls`.
     fn from(err: &ToolError) -> Self {
         match err {
             ToolError::UnknownProfile(_) | ToolError::AmbiguousTool { .. } => {
@@ -237,6 +248,9 @@ impl From<&ToolError> for ErrorInfo {
             }
             ToolError::InvalidArguments(spec) => ErrorInfo::spec(ErrorCode::InvalidArguments, spec),
             ToolError::Runtime(_) => ErrorInfo::new(ErrorCode::Runtime, err.to_string()),
+            ToolError::TooManyCalls { .. } => {
+                ErrorInfo::new(ErrorCode::TooManyCalls, err.to_string())
+            }
         }
     }
 }

@@ -13,7 +13,7 @@
 //! ([`Host::grants`]); nothing is granted by default.
 
 use super::tool::{Host, ToolError};
-use super::{Prepared, Report};
+use super::{CallSlot, Prepared, Report};
 use crate::duration::parse_duration;
 use crate::error::{Rule, SpecError};
 use crate::ouro::{
@@ -255,13 +255,18 @@ fn filter_refused(e: &MatchError) -> ToolError {
     invalid(field, rule, message.clone())
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, &Clock::default())
+pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, &Clock::default(), slot)
 }
 
 /// [`prepare`] on `clock`: the envelope's `since` and `fresh.asOf` are its
 /// times (the shared vectors run the tool on a virtual clock).
-pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(
+    args: &Value,
+    host: &Host,
+    clock: &Clock,
+    slot: CallSlot,
+) -> Result<Prepared, ToolError> {
     let top = args
         .as_object()
         .ok_or_else(|| invalid("", Rule::WrongType, "the arguments must be an object"))?;
@@ -311,6 +316,7 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Pre
     // The original sends no progress of its own.
     let report = Report::elapsed_of(spec.max_wait.min(ceiling));
     Ok(Prepared {
+        slot,
         spec,
         probe,
         policy,

@@ -47,16 +47,28 @@ pub enum ToolError {
     /// result with `isError: true`.
     #[error("{0}")]
     Runtime(String),
+    /// The process already runs as many profile calls as its host allows
+    /// (see [`set_max_calls`](super::set_max_calls)): the call is refused
+    /// at once, and the calls running go on. Its code is `too_many_calls`.
+    #[error(
+        "too many tool calls in flight: this process runs at most {cap} at once; \
+         retry when one has ended, or have the host raise the cap (its max tool calls setting)"
+    )]
+    TooManyCalls {
+        /// The cap in force.
+        cap: usize,
+    },
 }
 
 impl ToolError {
     /// A stable code for bindings: `unknown_profile`, `invalid_arguments`,
-    /// `runtime`.
+    /// `runtime`, `too_many_calls`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::UnknownProfile(_) | Self::AmbiguousTool { .. } => "unknown_profile",
             Self::InvalidArguments(_) => "invalid_arguments",
             Self::Runtime(_) => "runtime",
+            Self::TooManyCalls { .. } => "too_many_calls",
         }
     }
 }

@@ -242,12 +242,14 @@ pub fn start(profile: &str, args: Value, host: &Host) -> Running {
         policy,
         render,
         report,
+        slot,
     } = prepare(profile, &args, host).unwrap_or_else(|e| panic!("{args}: {e}"));
     let (tx, rx) = crossbeam_channel::bounded(1);
     let report = Arc::new(report);
     let notices = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (reporting, sent) = (report.clone(), notices.clone());
-    let options = WaitOptions::default().policy(policy).on_progress(move |p| {
+    let options = WaitOptions::default().policy(policy).hold(slot);
+    let options = options.on_progress(move |p| {
         sent.lock().unwrap().extend(reporting.progress(p));
         let _ = tx.try_send(());
     });

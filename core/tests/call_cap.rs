@@ -1,0 +1,231 @@
+//! The cap on profile calls in flight: a call over it is refused at once
+//! with `too_many_calls`, the calls running go on, and a call's place comes
+//! back however its wait ends. The cap is process-wide, so this file's
+//! tests take turns.
+
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use waitfor::profiles::{
+    calls_in_flight, max_calls, prepare, set_max_calls, Host, ToolCaller, ToolError,
+    DEFAULT_MAX_CALLS,
+};
+use waitfor::{ErrorCode, ErrorInfo, Outcome, ProbeContext, ProbeError, WaitHandle, WaitOptions};
+
+/// One test at a time: they share the process's cap and count.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// Takes the turn and sets the cap to 2; the default comes back after.
+struct Capped(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+fn capped() -> Capped {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(calls_in_flight(), 0);
+    set_max_calls(2);
+    Capped(turn)
+}
+
+impl Drop for Capped {
+    fn drop(&mut self) {
+        set_max_calls(DEFAULT_MAX_CALLS);
+    }
+}
+
+/// The host's `status` tool: "starting" until `ready`, then "ready";
+/// `fail` makes it fail, `panic` panic.
+#[derive(Default)]
+struct Status {
+    ready: AtomicBool,
+    fail: AtomicBool,
+    panic: AtomicBool,
+}
+
+impl ToolCaller for Status {
+    fn call_tool(&self, _: &str, _: &Value, _: &ProbeContext) -> Result<String, ProbeError> {
+        if self.panic.load(Ordering::SeqCst) {
+            panic!("the status tool panicked");
+        }
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(ProbeError::new("the status tool failed"));
+        }
+        let ready = self.ready.load(Ordering::SeqCst);
+        Ok(if ready { "ready" } else { "starting" }.into())
+    }
+}
+
+fn args(max_wait_sec: u64) -> Value {
+    json!({
+        "probe": {"tool": "status", "args": {}},
+        "until": {"matches": "ready"},
+        "poll_sec": 1,
+        "max_wait_sec": max_wait_sec,
+    })
+}
+
+/// A running call and the channel its end is heard on, with the calls in
+/// flight when the host heard it.
+struct Call {
+    handle: WaitHandle,
+    ended: crossbeam_channel::Receiver<(Outcome, usize)>,
+}
+
+impl Call {
+    /// How the call ended; its place was back before the host heard.
+    fn ended(&self, in_flight: usize) -> Outcome {
+        heard(&self.ended, in_flight)
+    }
+}
+
+/// The outcome heard on `ended`, checking the calls in flight then.
+fn heard(ended: &crossbeam_channel::Receiver<(Outcome, usize)>, in_flight: usize) -> Outcome {
+    let (outcome, then) = ended.recv_timeout(LONG).unwrap();
+    assert_eq!(then, in_flight);
+    outcome
+}
+
+/// More than any wait here takes.
+const LONG: Duration = Duration::from_secs(60);
+
+fn start(status: &Arc<Status>, max_wait_sec: u64) -> Result<Call, ToolError> {
+    let host = Host {
+        tools: Some(status.clone()),
+        ..Host::default()
+    };
+    let prepared = prepare("aura/wait_for", &args(max_wait_sec), &host)?;
+    let (tx, ended) = crossbeam_channel::bounded(1);
+    let options = WaitOptions::default()
+        .policy(prepared.policy)
+        .hold(prepared.slot)
+        .on_done(move |result| {
+            let _ = tx.send((result.outcome, calls_in_flight()));
+        });
+    let handle = waitfor::Engine::global()
+        .start_with(prepared.spec, Some(prepared.probe), options)
+        .unwrap();
+    Ok(Call { handle, ended })
+}
+
+fn refused(status: &Arc<Status>) -> ToolError {
+    match start(status, 30) {
+        Ok(_) => panic!("a third call was let in over the cap"),
+        Err(err) => err,
+    }
+}
+
+/// The cap of 2 is full: a third call is refused.
+fn assert_full(status: &Arc<Status>) {
+    assert_eq!(calls_in_flight(), 2);
+    assert_eq!(refused(status).code(), "too_many_calls");
+}
+
+#[test]
+fn a_call_over_the_cap_is_refused_and_the_running_ones_go_on() {
+    let _capped = capped();
+    let status = Arc::new(Status::default());
+    let first = start(&status, 30).unwrap();
+    let second = start(&status, 30).unwrap();
+    let err = refused(&status);
+    assert_eq!(err, ToolError::TooManyCalls { cap: 2 });
+    assert_eq!(err.code(), "too_many_calls");
+    let info = ErrorInfo::from(&err);
+    assert_eq!(info.code, ErrorCode::TooManyCalls);
+    assert_eq!(info.code.as_str(), "too_many_calls");
+    assert!(info.field.is_none() && info.rule.is_none());
+    assert!(info.message.contains("at most 2"), "{}", info.message);
+    assert!(info.message.contains("raise the cap"), "{}", info.message);
+    // The refusal touched neither running call: both match once ready.
+    status.ready.store(true, Ordering::SeqCst);
+    for call in [&first, &second] {
+        call.handle.control().wake();
+    }
+    assert_eq!(first.handle.wait().outcome, Outcome::Matched);
+    assert_eq!(second.handle.wait().outcome, Outcome::Matched);
+    assert_eq!(calls_in_flight(), 0);
+    // And the places are back.
+    let third = start(&status, 30).unwrap();
+    assert_eq!(third.handle.wait().outcome, Outcome::Matched);
+}
+
+#[test]
+fn a_place_comes_back_however_the_call_ends() {
+    let _capped = capped();
+    let blocker = Arc::new(Status::default());
+    let long = start(&blocker, 30).unwrap();
+
+    // A result.
+    let status = Arc::new(Status::default());
+    let call = start(&status, 30).unwrap();
+    assert_full(&status);
+    status.ready.store(true, Ordering::SeqCst);
+    call.handle.control().wake();
+    assert_eq!(call.ended(1), Outcome::Matched);
+
+    // A cancel.
+    let status = Arc::new(Status::default());
+    let call = start(&status, 30).unwrap();
+    assert_full(&status);
+    call.handle.control().cancel();
+    assert_eq!(call.ended(1), Outcome::Cancelled);
+
+    // A probe that fails, then one that panics (each wait may end at
+    // once, so the cap is not checked full here: `ended(1)` says the
+    // place was back when the host heard).
+    let fail: fn(&Status) = |s| s.fail.store(true, Ordering::SeqCst);
+    let panic: fn(&Status) = |s| s.panic.store(true, Ordering::SeqCst);
+    for end in [fail, panic] {
+        let status = Arc::new(Status::default());
+        end(&status);
+        let call = start(&status, 2).unwrap();
+        assert_eq!(call.ended(1), Outcome::ProbeError);
+    }
+
+    // A handle the host dropped: the wait goes on to its end, then gives
+    // its place back.
+    let status = Arc::new(Status::default());
+    let Call { handle, ended } = start(&status, 2).unwrap();
+    drop(handle);
+    assert_full(&status);
+    assert_eq!(heard(&ended, 1), Outcome::Timeout);
+
+    // A call prepared and never started.
+    let host = Host {
+        tools: Some(status.clone()),
+        ..Host::default()
+    };
+    let prepared = prepare("aura/wait_for", &args(30), &host).unwrap();
+    assert_full(&status);
+    drop(prepared);
+
+    // Every place but the long call's is back: one more fits, not two.
+    assert_eq!(calls_in_flight(), 1);
+    let last = start(&status, 30).unwrap();
+    assert_full(&status);
+    last.handle.control().cancel();
+    assert_eq!(last.ended(1), Outcome::Cancelled);
+    long.handle.control().cancel();
+    assert_eq!(long.ended(0), Outcome::Cancelled);
+}
+
+#[test]
+fn the_cap_is_the_hosts_to_set() {
+    let _capped = capped();
+    assert_eq!(max_calls(), 2);
+    assert_eq!(set_max_calls(0), 2);
+    let status = Arc::new(Status::default());
+    assert_eq!(refused(&status), ToolError::TooManyCalls { cap: 0 });
+    // Checking a call takes no place.
+    let host = Host {
+        tools: Some(status.clone()),
+        ..Host::default()
+    };
+    assert!(waitfor::profiles::check("aura/wait_for", &args(30), &host).is_ok());
+    set_max_calls(1);
+    let call = start(&status, 30).unwrap();
+    assert_eq!(refused(&status), ToolError::TooManyCalls { cap: 1 });
+    // Lowered under the calls running, the cap leaves them be.
+    set_max_calls(0);
+    status.ready.store(true, Ordering::SeqCst);
+    call.handle.control().wake();
+    assert_eq!(call.handle.wait().outcome, Outcome::Matched);
+}
