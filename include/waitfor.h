@@ -99,6 +99,14 @@
 #define WAITFOR_ERR_INVALID_ARGUMENT 9
 
 /**
+ * A profile call refused at once because this process already runs as
+ * many profile calls as the host allows (`waitfor_set_max_tool_calls`);
+ * the calls running go on. An MCP server returns it as a tool result
+ * with `isError: true`; the call may succeed once another has ended.
+ */
+#define WAITFOR_ERR_TOO_MANY_CALLS 10
+
+/**
  * A running or finished wait (opaque).
  *
  * Threads: `waitfor_handle_wait`, `waitfor_handle_cancel` and
@@ -629,8 +637,9 @@ int32_t waitfor_start(const char *spec,
  *         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
  *         `WAITFOR_ERR_INVALID_SPEC` (the arguments broke the tool's input
  *         schema), `WAITFOR_ERR_RUNTIME` (the wait could not finish
- *         normally: answer the agent with `isError: true`) or
- *         `WAITFOR_ERR_PANIC`.
+ *         normally: answer the agent with `isError: true`),
+ *         `WAITFOR_ERR_TOO_MANY_CALLS` (over `waitfor_set_max_tool_calls`'s
+ *         cap: answer with `isError: true` too) or `WAITFOR_ERR_PANIC`.
  *
  * Threads: any thread; blocks only the calling thread.
  *
@@ -934,6 +943,28 @@ uint32_t waitfor_abi_version(void);
  * Ownership: a static string; do not free it. Threads: any.
  */
 const char *waitfor_status_name(int32_t status);
+
+/**
+ * Sets how many profile calls (`waitfor_call_tool*`, `waitfor_tool_start*`)
+ * may be in flight in this process at once, 1,024 by default, and returns
+ * the cap it replaces. A call over the cap fails at once with
+ * `WAITFOR_ERR_TOO_MANY_CALLS` (code `too_many_calls`); the calls running
+ * go on, also when the cap is lowered under their number. 0 refuses every
+ * call. A call's place comes back when its wait ends, however it ends
+ * (result, error, cancel, a failing probe), before the host hears the end.
+ * Plain waits (`waitfor_wait`, `waitfor_start`) are not counted.
+ *
+ * Threads: any.
+ */
+size_t waitfor_set_max_tool_calls(size_t cap);
+
+/**
+ * How many profile calls may be in flight in this process at once (see
+ * `waitfor_set_max_tool_calls`).
+ *
+ * Threads: any.
+ */
+size_t waitfor_max_tool_calls(void);
 
 /**
  * Frees a string the library gave the caller; NULL does nothing. Never

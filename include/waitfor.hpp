@@ -96,6 +96,12 @@ inline void check(int32_t status, char *&error_json) {
 inline std::string version() { return waitfor_version(); }
 /** The loaded library's ABI version (compare with WAITFOR_ABI_VERSION). */
 inline uint32_t abi_version() { return waitfor_abi_version(); }
+/** Sets how many profile calls may be in flight in this process (1,024 by
+ *  default) and returns the cap it replaces; a call over it throws Error with
+ *  status WAITFOR_ERR_TOO_MANY_CALLS (code "too_many_calls"). */
+inline size_t set_max_tool_calls(size_t cap) { return waitfor_set_max_tool_calls(cap); }
+/** How many profile calls may be in flight in this process at once. */
+inline size_t max_tool_calls() { return waitfor_max_tool_calls(); }
 /** JSON Schema of a spec. */
 inline std::string_view spec_schema() { return waitfor_spec_schema(); }
 /** JSON Schema of a result. */

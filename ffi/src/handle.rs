@@ -389,8 +389,9 @@ pub unsafe extern "C" fn waitfor_start(
 ///         `WAITFOR_ERR_INVALID_JSON`, `WAITFOR_ERR_UNKNOWN_PROFILE`,
 ///         `WAITFOR_ERR_INVALID_SPEC` (the arguments broke the tool's input
 ///         schema), `WAITFOR_ERR_RUNTIME` (the wait could not finish
-///         normally: answer the agent with `isError: true`) or
-///         `WAITFOR_ERR_PANIC`.
+///         normally: answer the agent with `isError: true`),
+///         `WAITFOR_ERR_TOO_MANY_CALLS` (over `waitfor_set_max_tool_calls`'s
+///         cap: answer with `isError: true` too) or `WAITFOR_ERR_PANIC`.
 ///
 /// Threads: any thread; blocks only the calling thread.
 ///

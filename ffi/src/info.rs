@@ -42,6 +42,30 @@ pub extern "C" fn waitfor_status_name(status: i32) -> *const c_char {
     status::c_name(status)
 }
 
+/// Sets how many profile calls (`waitfor_call_tool*`, `waitfor_tool_start*`)
+/// may be in flight in this process at once, 1,024 by default, and returns
+/// the cap it replaces. A call over the cap fails at once with
+/// `WAITFOR_ERR_TOO_MANY_CALLS` (code `too_many_calls`); the calls running
+/// go on, also when the cap is lowered under their number. 0 refuses every
+/// call. A call's place comes back when its wait ends, however it ends
+/// (result, error, cancel, a failing probe), before the host hears the end.
+/// Plain waits (`waitfor_wait`, `waitfor_start`) are not counted.
+///
+/// Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_set_max_tool_calls(cap: usize) -> usize {
+    guard_or(0, || waitfor::profiles::set_max_calls(cap))
+}
+
+/// How many profile calls may be in flight in this process at once (see
+/// `waitfor_set_max_tool_calls`).
+///
+/// Threads: any.
+#[no_mangle]
+pub extern "C" fn waitfor_max_tool_calls() -> usize {
+    guard_or(0, waitfor::profiles::max_calls)
+}
+
 /// Frees a string the library gave the caller; NULL does nothing. Never
 /// pass it a string from anywhere else, and never `free()` the library's
 /// strings.

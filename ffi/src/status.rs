@@ -33,6 +33,11 @@ pub const WAITFOR_ERR_PANIC: i32 = 8;
 /// A scalar argument is not acceptable (a duration text that does not
 /// parse, a negative value where none is allowed).
 pub const WAITFOR_ERR_INVALID_ARGUMENT: i32 = 9;
+/// A profile call refused at once because this process already runs as
+/// many profile calls as the host allows (`waitfor_set_max_tool_calls`);
+/// the calls running go on. An MCP server returns it as a tool result
+/// with `isError: true`; the call may succeed once another has ended.
+pub const WAITFOR_ERR_TOO_MANY_CALLS: i32 = 10;
 
 /// The name of every code, indexed by code, NUL-terminated for C.
 const NAMES: &[&str] = &[
@@ -46,6 +51,7 @@ const NAMES: &[&str] = &[
     "timeout\0",
     "panic\0",
     "invalid_argument\0",
+    "too_many_calls\0",
 ];
 
 fn name_with_nul(code: i32) -> &'static str {
@@ -78,6 +84,7 @@ fn code_of(status: i32) -> Option<ErrorCode> {
         | WAITFOR_ERR_INVALID_ARGUMENT => Some(ErrorCode::InvalidArguments),
         WAITFOR_ERR_UNKNOWN_PROFILE => Some(ErrorCode::UnknownProfile),
         WAITFOR_ERR_RUNTIME => Some(ErrorCode::Runtime),
+        WAITFOR_ERR_TOO_MANY_CALLS => Some(ErrorCode::TooManyCalls),
         WAITFOR_ERR_PANIC => Some(ErrorCode::Internal),
         _ => None,
     }
@@ -90,6 +97,7 @@ fn status_of(info: &ErrorInfo) -> i32 {
         ErrorCode::InvalidSpec | ErrorCode::InvalidArguments => WAITFOR_ERR_INVALID_SPEC,
         ErrorCode::UnknownProfile => WAITFOR_ERR_UNKNOWN_PROFILE,
         ErrorCode::Internal => WAITFOR_ERR_PANIC,
+        ErrorCode::TooManyCalls => WAITFOR_ERR_TOO_MANY_CALLS,
         _ => WAITFOR_ERR_RUNTIME,
     }
 }
@@ -167,6 +175,7 @@ mod tests {
     #[test]
     fn names_are_stable() {
         assert_eq!(name(WAITFOR_ERR_INVALID_SPEC), "invalid_spec");
+        assert_eq!(name(WAITFOR_ERR_TOO_MANY_CALLS), "too_many_calls");
         assert_eq!(name(-1), "unknown");
         let err = FfiError::new(WAITFOR_ERR_NULL_POINTER, "spec is NULL");
         assert_eq!(err.detail["kind"], "null_pointer");

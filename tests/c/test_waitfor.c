@@ -68,6 +68,46 @@ static int eventually_equals(atomic_int *counter, int want) {
 
 /* ---- a probe's user data ------------------------------------------------ */
 
+/* The cap on tool calls in flight: one over it is refused at once with its
+ * own status, the one running goes on, and its place comes back at its end. */
+static int32_t never_ready(void *user_data, const char *name, size_t name_len, const char *args,
+                           size_t args_len, const waitfor_probe_ctx *ctx, waitfor_observation *out) {
+    (void)user_data, (void)name, (void)name_len, (void)args, (void)args_len, (void)ctx;
+    return waitfor_observation_set_text(out, S("starting"));
+}
+
+static void test_tool_call_cap(void) {
+    CHECK(waitfor_max_tool_calls() == 1024);
+    CHECK(waitfor_set_max_tool_calls(1) == 1024 && waitfor_max_tool_calls() == 1);
+    waitfor_tool_caller tools = {never_ready, NULL, NULL};
+    const char *args = "{\"probe\": {\"tool\": \"status\", \"args\": {}},"
+                       " \"until\": {\"matches\": \"ready\"}, \"poll_sec\": 1, \"max_wait_sec\": 60}";
+    waitfor_handle *running = NULL, *next = NULL;
+    char *out = NULL, *error = NULL;
+    CHECK(waitfor_tool_start_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools, NULL,
+                                       &running, NULL) == WAITFOR_OK);
+    CHECK(waitfor_call_tool_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools, &out,
+                                      &error) == WAITFOR_ERR_TOO_MANY_CALLS);
+    CHECK(out == NULL && contains(error, "\"code\":\"too_many_calls\"") &&
+          contains(error, "\"kind\":\"too_many_calls\"") && contains(error, "at most 1"));
+    CHECK(strcmp(waitfor_status_name(WAITFOR_ERR_TOO_MANY_CALLS), "too_many_calls") == 0);
+    waitfor_string_free(error);
+    /* The refusal left the running call alone; its end gives the place back. */
+    CHECK(waitfor_handle_wait(running, 0, &out, NULL) == WAITFOR_ERR_TIMEOUT);
+    CHECK(waitfor_handle_cancel(running) == WAITFOR_OK);
+    CHECK(waitfor_handle_wait(running, -1, &out, &error) == WAITFOR_ERR_RUNTIME);
+    CHECK(contains(error, "cancelled"));
+    waitfor_string_free(error);
+    waitfor_handle_free(running);
+    CHECK(waitfor_tool_start_with_host(S("aura/wait_for"), args, strlen(args), NULL, 0, &tools, NULL,
+                                       &next, NULL) == WAITFOR_OK);
+    CHECK(waitfor_handle_cancel(next) == WAITFOR_OK);
+    CHECK(waitfor_handle_wait(next, -1, &out, &error) == WAITFOR_ERR_RUNTIME);
+    waitfor_string_free(error);
+    waitfor_handle_free(next);
+    CHECK(waitfor_set_max_tool_calls(1024) == 1);
+}
+
 typedef struct {
     atomic_int calls;
     atomic_int finalized;
@@ -938,6 +978,7 @@ int main(void) {
     test_errors();
     test_tools();
     test_host_tools();
+    test_tool_call_cap();
     test_notices();
     test_handles();
     test_a_blocked_progress_callback_holds_no_other_answer();
