@@ -37,8 +37,12 @@ warnings (when the client asked for log messages at that level). A
 ``notifications/cancelled`` cancels the handler task, which cancels the
 wait and its probe call.
 
+At most 1,024 wait tool calls run at once (``--max-tool-calls N`` sets
+another cap); one more is answered at once with a ``too_many_calls`` tool
+error, and the calls running go on.
+
 Run: ``python examples/python/server.py [--root DIR]... [--allow-command PROG]...
-[--allow-send-keys]`` (speaks MCP on stdin/stdout).
+[--allow-send-keys] [--max-tool-calls N]`` (speaks MCP on stdin/stdout).
 """
 
 from __future__ import annotations
@@ -93,10 +97,15 @@ def options(argv: list[str]) -> argparse.Namespace:
                         help="a program run_command may run (argv[0] exactly); repeatable")
     parser.add_argument("--allow-send-keys", action="store_true",
                         help="offer send_keys, which types into tmux panes (a shell there runs what it types)")
+    parser.add_argument("--max-tool-calls", type=int, default=None, metavar="N",
+                        help="how many wait tool calls may run at once (libwaitfor's default: 1024); "
+                             "one more is answered with a too_many_calls tool error")
     return parser.parse_args(argv)
 
 
 OPTIONS = options(sys.argv[1:])
+if OPTIONS.max_tool_calls is not None:
+    waitfor.set_max_tool_calls(OPTIONS.max_tool_calls)
 ROOTS = [root.resolve() for root in OPTIONS.root]
 COMMANDS: list[str] = OPTIONS.allow_command
 # What libwaitfor's built-in probes (wait_for's read_file and run_command,

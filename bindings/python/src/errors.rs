@@ -12,7 +12,7 @@ use waitfor::{ErrorCode, ErrorInfo};
 fn class_of(code: ErrorCode) -> &'static str {
     match code {
         ErrorCode::InvalidSpec | ErrorCode::InvalidArguments => "SpecError",
-        ErrorCode::UnknownProfile | ErrorCode::Runtime => "ToolError",
+        ErrorCode::UnknownProfile | ErrorCode::Runtime | ErrorCode::TooManyCalls => "ToolError",
         ErrorCode::ProbeError => "ProbeError",
         ErrorCode::Internal => "InternalError",
         _ => "WaitforError",

@@ -202,6 +202,19 @@ fn refused(
     errors::tool_error(py, error, None)
 }
 
+/// Sets how many profile calls may be in flight in this process (core's
+/// `set_max_calls`); gives the cap it replaces.
+#[pyfunction]
+fn set_max_tool_calls(cap: usize) -> usize {
+    profiles::set_max_calls(cap)
+}
+
+/// How many profile calls may be in flight in this process.
+#[pyfunction]
+fn max_tool_calls() -> usize {
+    profiles::max_calls()
+}
+
 /// Every profile as `(profile, tool_definition)`.
 #[pyfunction]
 fn definitions(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -299,6 +312,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(start, m)?)?;
     m.add_function(wrap_pyfunction!(call_tool, m)?)?;
     m.add_function(wrap_pyfunction!(definitions, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_tool_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(max_tool_calls, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(format_duration, m)?)?;

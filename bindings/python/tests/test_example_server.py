@@ -528,6 +528,34 @@ def test_bad_arguments_and_failing_probes_are_tool_errors() -> None:
     assert loop == "runtime: probe tool 'wait_for' is not exposed by any connected MCP server"
 
 
+def test_a_wait_over_the_servers_cap_is_a_tool_error_and_the_running_one_goes_on(tmp_path: Path) -> None:
+    flag = tmp_path / "state"
+    flag.write_text("starting\n")
+    call = {"probe": {"tool": "read_file", "args": {"path": str(flag)}}, "until": {"matches": "Running"},
+            "poll_sec": 1, "max_wait_sec": 60}
+
+    async def main() -> None:
+        async with connected("--root", str(tmp_path), "--max-tool-calls", "1") as (session, _):
+            calls = [asyncio.ensure_future(session.call_tool("wait_for", call)) for _ in range(2)]
+            # The call over the cap is answered at once; the other waits.
+            done, _ = await asyncio.wait(calls, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+            assert len(done) == 1
+            refused = done.pop().result()
+            assert refused.is_error
+            text = refused.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("too_many_calls:") and "at most 1" in text, text
+            flag.write_text("Running\n")
+            running = await asyncio.wait_for(asyncio.gather(*calls), 30)
+            matched = [r for r in running if r is not refused]
+            assert len(matched) == 1 and not matched[0].is_error
+            assert (matched[0].structured_content or {})["reason"] == "matched"
+            # Its place came back.
+            again = await session.call_tool("wait_for", call)
+            assert not again.is_error
+
+    asyncio.run(main())
+
+
 def test_cancelled_notification_cancels_the_wait(tmp_path: Path) -> None:
     counter = tmp_path / "calls"
     probe = {"tool": "run_command", "args": {"argv": ["sh", "-c", f"echo . >> {counter}"]}}

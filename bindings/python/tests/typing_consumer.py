@@ -67,6 +67,9 @@ def blocking() -> None:
         max_wait_ceiling=datetime.timedelta(seconds=5),
     )
     print(out, waitfor.profiles(), waitfor.tool_definitions(), waitfor.tool_definition("aura/wait_for"))
+    previous: int = waitfor.set_max_tool_calls(4096)
+    cap: int = waitfor.max_tool_calls()
+    print(cap, waitfor.set_max_tool_calls(previous))
     vector: dict[str, Any] = {"spec": {"until": {"matches": "x"}}, "script": {"steps": [{"text": "x"}]}}
     print(waitfor.simulate(vector), waitfor.parse_duration("2m"), waitfor.format_duration(120_000))
     print(waitfor.RESULT_SCHEMA["type"], waitfor.SPEC_SCHEMA["type"])

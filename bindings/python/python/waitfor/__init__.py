@@ -43,6 +43,7 @@ import json
 import math
 import numbers
 import os
+import sys
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -85,10 +86,12 @@ __all__ = [
     "check_spec",
     "find_profile",
     "format_duration",
+    "max_tool_calls",
     "parse_duration",
     "parse_pane_id",
     "profiles",
     "record_send_keys",
+    "set_max_tool_calls",
     "simulate",
     "start",
     "tool_definition",
@@ -568,6 +571,46 @@ async def call_tool_async(
     output: dict[str, Any] = await _settled(native, future)
     await _aio.drain(tasks)
     return output
+
+
+def set_max_tool_calls(cap: int) -> int:
+    """Sets how many profile calls (:func:`call_tool`,
+    :func:`call_tool_async`, the tools :mod:`waitfor.mcp` registers) may be
+    in flight in this process at once, 1,024 by default, and gives the cap
+    it replaces. A call over the cap raises :class:`ToolError` with code
+    ``too_many_calls`` at once; the calls running go on, also when the cap
+    is lowered under their number. ``0`` refuses every call. A call's
+    place comes back when its wait ends, however it ends (result, error,
+    cancel, a failing tool). Plain waits (:func:`wait`, :func:`start`) are
+    not counted. A negative or non-integer cap is a :class:`SpecError`
+    (``invalid_arguments``, field ``cap``).
+
+    >>> import waitfor
+    >>> before = waitfor.set_max_tool_calls(4096)
+    >>> waitfor.max_tool_calls()
+    4096
+    >>> waitfor.set_max_tool_calls(before)
+    4096
+    """
+    if isinstance(cap, bool) or not isinstance(cap, numbers.Integral):
+        raise SpecError("cap: must be a whole number of calls", field="cap", rule="wrong_type",
+                        code="invalid_arguments")
+    if cap < 0:
+        raise SpecError("cap: must not be negative", field="cap", rule="out_of_range",
+                        code="invalid_arguments")
+    # A cap past what the native side counts to means no cap.
+    return _native.set_max_tool_calls(min(int(cap), sys.maxsize))
+
+
+def max_tool_calls() -> int:
+    """How many profile calls may be in flight in this process at once
+    (see :func:`set_max_tool_calls`).
+
+    >>> import waitfor
+    >>> waitfor.max_tool_calls() > 0
+    True
+    """
+    return _native.max_tool_calls()
 
 
 def profiles() -> list[dict[str, Any]]:

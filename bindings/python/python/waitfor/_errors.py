@@ -21,7 +21,7 @@ class WaitforError(Exception):
     ``invalid_spec`` (a wait spec), ``invalid_arguments`` (a tool call's
     or a function's arguments), ``unknown_profile``, ``runtime``,
     ``probe_error``, ``invalid_wait``, ``bad_cursor``, ``source_replaced``,
-    ``io``, ``internal``.
+    ``io``, ``internal``, ``too_many_calls``.
 
     >>> try:
     ...     raise ToolError("no such profile", code="unknown_profile")
@@ -98,9 +98,11 @@ class ToolError(WaitforError):
     """A profile call gave no tool output.
 
     ``code`` is ``unknown_profile`` (no profile has that id or tool
-    name) or ``runtime`` (the
-    wait could not finish normally: an MCP server returns it as a tool
-    result with ``isError: true``). A failing Python tool caller's
+    name), ``runtime`` (the wait could not finish normally: an MCP server
+    returns it as a tool result with ``isError: true``) or
+    ``too_many_calls`` (the process already runs as many profile calls as
+    :func:`waitfor.set_max_tool_calls` allows; refused at once, and an MCP
+    server returns it as ``isError`` too). A failing Python tool caller's
     exception is ``__cause__``.
     """
 
