@@ -29,7 +29,9 @@
 // tool error saying so.
 //
 // Usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]...
-//        [--allow-command PROG]... [--allow-send-keys]
+//        [--allow-command PROG]... [--allow-send-keys] [--max-tool-calls N]
+// --max-tool-calls caps the waits running at once (libwaitfor's default:
+// 1,024); one more is answered at once with a too_many_calls tool error.
 //        (default profiles: aura/wait_for and libtmux-cxx/wait_for_text)
 #include <waitfor.hpp>
 
@@ -485,6 +487,12 @@ std::string unservable(const std::set<std::string> &profiles) {
     return "";
 }
 
+/// Whether `text` is a count: decimal digits only, at most 18 of them.
+bool is_count(const std::string &text) {
+    return !text.empty() && text.size() <= 18 &&
+           text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -500,9 +508,11 @@ int main(int argc, char **argv) {
             options.host.grants.file_roots.push_back(argv[++i]);
         } else if (flag == "--allow-command" && has_value) {
             options.host.grants.commands.push_back(argv[++i]);
+        } else if (flag == "--max-tool-calls" && has_value && is_count(argv[i + 1])) {
+            waitfor::set_max_tool_calls(std::stoull(argv[++i]));
         } else {
             std::cerr << "usage: waitfor_mcp_server [--profile FAMILY/TOOL]... [--root DIR]... "
-                         "[--allow-command PROG]... [--allow-send-keys]"
+                         "[--allow-command PROG]... [--allow-send-keys] [--max-tool-calls N]"
                       << std::endl;
             return 2;
         }

@@ -129,6 +129,39 @@ def test_a_failing_probe_is_a_tool_error_and_bad_arguments_are_named():
     run(scenario, options=GRANTED)
 
 
+def test_a_wait_over_the_cap_is_a_tool_error_at_once_and_the_running_one_goes_on(tmp_path):
+    flag = tmp_path / "state"
+    flag.write_text("starting\n")
+    wait = {"probe": {"tool": "read_file", "args": {"path": str(flag)}}, "until": {"matches": "Running"},
+            "poll_sec": 1, "max_wait_sec": 60}
+
+    async def scenario(session, _):
+        answers = {}
+        answered = anyio.Event()
+
+        async def call(n):
+            answers[n] = await session.call_tool("wait_for", wait)
+            answered.set()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call, 0)
+            tasks.start_soon(call, 1)
+            # The call over the cap is answered at once; the other waits.
+            with anyio.fail_after(30):
+                await answered.wait()
+            (refused,) = answers.values()
+            assert refused.isError
+            assert refused.content[0].text.startswith("too_many_calls: ")
+            assert "at most 1" in refused.content[0].text
+            flag.write_text("Running\n")
+        (matched,) = [r for r in answers.values() if r is not refused]
+        assert not matched.isError and matched.structuredContent["reason"] == "matched"
+        # Its place came back.
+        assert not (await session.call_tool("wait_for", wait)).isError
+
+    run(scenario, options=["--root", str(tmp_path), "--max-tool-calls", "1"])
+
+
 def test_answers_stay_within_4_mib_of_json_and_the_session_goes_on(tmp_path):
     """Text from outside is 6 or 7 bytes of JSON a control character in each
     of an answer's two copies (text and structuredContent). A granted
