@@ -64,6 +64,9 @@ export declare function findProfile(name: string): any
  */
 export declare function invalidArguments(field: string, rule: string, message: string): any
 
+/** How many profile calls may be in flight in this process. */
+export declare function maxToolCalls(): number
+
 /** The number of a `%N` pane id. */
 export declare function parsePaneId(paneId: string): number
 
@@ -76,6 +79,13 @@ export declare function profileDefinitions(): any
  * `Grants::check_send_keys`).
  */
 export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
+
+/**
+ * Sets how many profile calls may be in flight in this process (internal;
+ * see `setMaxToolCalls`, which checks `cap` is a whole number); gives the
+ * cap it replaces.
+ */
+export declare function setMaxToolCalls(cap: number): number
 
 /** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
 export declare function simulate(vector: string): any

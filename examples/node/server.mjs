@@ -14,14 +14,15 @@
 // The waits come from registerWaitTools: exact schemas, progress for a
 // request with a progressToken, cancellation. Each wait's end is logged on
 // stderr. Nothing is granted by default: --root DIR (files the waits may
-// read), --allow-command PROG, --allow-send-keys.
+// read), --allow-command PROG, --allow-send-keys. --max-tool-calls N caps the
+// waits running at once (1,024 by default).
 
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { recordSendKeys } from 'libwaitfor'
+import { recordSendKeys, setMaxToolCalls } from 'libwaitfor'
 import { registerWaitTools } from '@libwaitfor/mcp'
 import { z } from 'zod'
 
@@ -30,8 +31,12 @@ const { values: options } = parseArgs({
     root: { type: 'string', multiple: true, default: [] },
     'allow-command': { type: 'string', multiple: true, default: [] },
     'allow-send-keys': { type: 'boolean', default: false },
+    'max-tool-calls': { type: 'string' },
   },
 })
+// How many wait calls may run at once (libwaitfor's default: 1,024); one
+// more is answered at once with a too_many_calls tool error.
+if (options['max-tool-calls'] !== undefined) setMaxToolCalls(Number(options['max-tool-calls']))
 const COMMANDS = options['allow-command']
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
 /** A granted program (or a shell in a pane) may do anything the server's user can. */

@@ -234,6 +234,25 @@ export declare function parsePaneId(paneId: string): number
 /** The MCP tool definitions of every profile. */
 export declare function toolDefinitions(): ToolDefinition[]
 
+/**
+ * Sets how many profile calls (`callTool`, the tools `libwaitfor/mcp`
+ * registers) may be in flight in this process at once, 1,024 by default,
+ * and returns the cap it replaces. A call over the cap rejects at once
+ * with a `WaitforError` of code `too_many_calls`; the calls running go on,
+ * also when the cap is lowered under their number. `0` refuses every call.
+ * A call's place comes back when its wait ends, however it ends (result,
+ * error, an aborted `signal`, a failing tool). Plain waits (`wait`,
+ * `start`) are not counted. Throws `invalid_arguments` (field `cap`) for a
+ * negative or fractional cap.
+ *
+ * @example
+ * setMaxToolCalls(4096) // a server that expects thousands of agents' waits at once
+ */
+export declare function setMaxToolCalls(cap: number): number
+
+/** How many profile calls may be in flight in this process at once (see `setMaxToolCalls`). */
+export declare function maxToolCalls(): number
+
 /** A tool call's progress, as its profile reports it (MCP's `progress`, `total`, `message`). */
 export interface ToolProgress {
   /** Seconds elapsed. */
@@ -327,7 +346,7 @@ export declare const UNKNOWN_TOOL: string
 
 /** Every refusal of the package, with a stable `code`. */
 export declare class WaitforError extends Error {
-  /** `invalid_spec`, `invalid_arguments`, `unknown_profile`, `runtime`, `probe_error`, `invalid_wait`, `bad_cursor`, `source_replaced`, `io`, `internal`. */
+  /** `invalid_spec`, `invalid_arguments`, `unknown_profile`, `runtime`, `too_many_calls`, `probe_error`, `invalid_wait`, `bad_cursor`, `source_replaced`, `io`, `internal`. */
   readonly code: string
   /** The offending field, for `invalid_spec` and `invalid_arguments`; otherwise `null`. */
   readonly field: string | null

@@ -121,6 +121,14 @@ async function callTool(name, args, options) {
   return new WaitHandle(undefined, onProgress, signal, launch).result
 }
 
+function setMaxToolCalls(cap) {
+  if (typeof cap !== 'number' || !Number.isInteger(cap)) throw invalid('cap', 'must be a whole number of calls')
+  if (cap < 0) throw invalid('cap', 'must not be negative', 'out_of_range')
+  return binding.setMaxToolCalls(cap)
+}
+
+const maxToolCalls = () => binding.maxToolCalls()
+
 function simulate(vector) {
   const text = toJson('vector', vector)
   return native(() => binding.simulate(text))
@@ -157,6 +165,8 @@ module.exports = {
   findProfile,
   checkArguments,
   parsePaneId,
+  setMaxToolCalls,
+  maxToolCalls,
   SPEC_SCHEMA,
   RESULT_SCHEMA,
   UNKNOWN_TOOL,

@@ -32,6 +32,21 @@ pub fn profile_definitions() -> Value {
     serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
 }
 
+/// Sets how many profile calls may be in flight in this process (internal;
+/// see `setMaxToolCalls`, which checks `cap` is a whole number); gives the
+/// cap it replaces.
+#[napi]
+pub fn set_max_tool_calls(cap: f64) -> f64 {
+    // A whole number, checked in JavaScript; past `usize`, no cap.
+    profiles::set_max_calls(cap as usize) as f64
+}
+
+/// How many profile calls may be in flight in this process.
+#[napi]
+pub fn max_tool_calls() -> f64 {
+    profiles::max_calls() as f64
+}
+
 /// `{profile, tool}` by profile id or unique tool name.
 #[napi]
 pub fn find_profile(name: String) -> napi::Result<Value> {

@@ -237,6 +237,34 @@ test('with its defaults an agent runs no command and reads no file', async () =>
   }
 })
 
+test('a wait over the server\'s cap is a tool error at once, and the running one goes on', async () => {
+  const capDir = tempDir('waitfor-mcp-cap-')
+  const flag = path.join(capDir, 'state')
+  fs.writeFileSync(flag, 'starting\n')
+  const capped = new Client({ name: 'waitfor-example-capped', version: '0.0.0' })
+  const args = [path.join(here, '..', 'server.mjs'), '--root', capDir, '--max-tool-calls', '1']
+  await capped.connect(new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe', env: getDefaultEnvironment() }))
+  try {
+    const wait = { probe: { tool: 'read_file', args: { path: flag } }, until: { matches: 'Running' }, poll_sec: 1, max_wait_sec: 60 }
+    const calls = [0, 1].map(() => capped.callTool({ name: 'wait_for', arguments: wait }, undefined, { timeout: 60_000 }))
+    // The call over the cap is answered at once; the other waits.
+    const refused = await Promise.race(calls)
+    assert.equal(refused.isError, true)
+    assert.match(refused.content[0].text, /^too_many_calls: .*at most 1\b/)
+    fs.writeFileSync(flag, 'Running\n')
+    const ended = await Promise.all(calls)
+    const matched = ended.filter((r) => r !== refused)
+    assert.equal(matched.length, 1)
+    assert.ok(!matched[0].isError, JSON.stringify(matched[0].content))
+    assert.equal(matched[0].structuredContent.reason, 'matched')
+    // Its place came back.
+    const again = await capped.callTool({ name: 'wait_for', arguments: wait }, undefined, { timeout: 60_000 })
+    assert.ok(!again.isError, JSON.stringify(again.content))
+  } finally {
+    await capped.close()
+  }
+})
+
 test('a granted server refuses what it did not grant', async () => {
   for (const [name, args, message] of [
     ['run_command', { argv: ['id'] }, /may not run `id`; allowed programs: cat, echo, sh, sleep, yes/],

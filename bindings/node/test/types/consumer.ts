@@ -1,5 +1,5 @@
 // A strict TypeScript consumer of the package: compiled with `tsc --noEmit`.
-import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, WaitforError, type WaitResult, type ToolDefinition, type Grants, type ToolProgress, type ToolLog } from 'libwaitfor'
+import { wait, start, callTool, toolDefinitions, checkSpec, recordSendKeys, setMaxToolCalls, maxToolCalls, WaitforError, type WaitResult, type ToolDefinition, type Grants, type ToolProgress, type ToolLog } from 'libwaitfor'
 
 async function main(): Promise<void> {
   const result: WaitResult = await wait({ until: { matches: 'ready' }, max_wait_ms: 1000 }, async ({ sample }) => `sample ${sample}`)
@@ -15,6 +15,9 @@ async function main(): Promise<void> {
   handle.cancel()
   await handle.result
   const tools: ToolDefinition[] = toolDefinitions()
+  const before: number = setMaxToolCalls(4096)
+  const cap: number = maxToolCalls()
+  console.log(cap, setMaxToolCalls(before))
   const out: unknown = await callTool(tools[0].name, {}, { tools: async (name, args) => `${name} ${JSON.stringify(args)}` })
   const granted: Grants = { commands: ['kubectl'], fileRoots: ['/var/log/app'], tmuxSocketPaths: false }
   await wait({ probe: { command: { argv: ['kubectl', 'get', 'pods'] } }, until: { matches: 'Running' } }, null, { grants: granted })
