@@ -64,8 +64,12 @@ export declare function findProfile(name: string): any
  */
 export declare function invalidArguments(field: string, rule: string, message: string): any
 
-/** How many profile calls may be in flight in this process. */
-export declare function maxToolCalls(): number
+/**
+ * How many profile calls may be in flight in this process; with `cap` (a
+ * whole number, checked in `setMaxToolCalls`; past `usize`, no cap), sets
+ * it and gives the cap it replaces.
+ */
+export declare function maxToolCalls(cap?: number | undefined | null): number
 
 /** The number of a `%N` pane id. */
 export declare function parsePaneId(paneId: string): number
@@ -79,13 +83,6 @@ export declare function profileDefinitions(): any
  * `Grants::check_send_keys`).
  */
 export declare function recordSendKeys(socketName: string | undefined | null, paneId: string, keys: Array<string>, literal: boolean, enter: boolean, grants?: string | undefined | null): void
-
-/**
- * Sets how many profile calls may be in flight in this process (internal;
- * see `setMaxToolCalls`, which checks `cap` is a whole number); gives the
- * cap it replaces.
- */
-export declare function setMaxToolCalls(cap: number): number
 
 /** Runs one shared test vector (`tests/vectors/*.json`) on virtual time. */
 export declare function simulate(vector: string): any

@@ -846,5 +846,4 @@ module.exports.maxToolCalls = nativeBinding.maxToolCalls
 module.exports.parsePaneId = nativeBinding.parsePaneId
 module.exports.profileDefinitions = nativeBinding.profileDefinitions
 module.exports.recordSendKeys = nativeBinding.recordSendKeys
-module.exports.setMaxToolCalls = nativeBinding.setMaxToolCalls
 module.exports.simulate = nativeBinding.simulate

@@ -92,10 +92,7 @@ function start(spec, probe, options) {
 // Async: what `start` throws rejects the Promise.
 const wait = async (spec, probe, options) => start(spec, probe, options).result
 
-function checkSpec(spec) {
-  const text = toJson('spec', spec)
-  native(() => binding.checkSpec(text))
-}
+const checkSpec = (spec) => native(() => binding.checkSpec(toJson('spec', spec)))
 
 const profiles = () => binding.profileDefinitions()
 const toolDefinitions = () => profiles().map((p) => p.tool)
@@ -122,17 +119,12 @@ async function callTool(name, args, options) {
 }
 
 function setMaxToolCalls(cap) {
-  if (typeof cap !== 'number' || !Number.isInteger(cap)) throw invalid('cap', 'must be a whole number of calls')
-  if (cap < 0) throw invalid('cap', 'must not be negative', 'out_of_range')
-  return binding.setMaxToolCalls(cap)
+  if (!Number.isInteger(cap) || cap < 0) throw invalid('cap', 'must be a whole number of calls, 0 or more', Number.isInteger(cap) ? 'out_of_range' : 'wrong_type')
+  return binding.maxToolCalls(cap)
 }
 
-const maxToolCalls = () => binding.maxToolCalls()
-
-function simulate(vector) {
-  const text = toJson('vector', vector)
-  return native(() => binding.simulate(text))
-}
+const maxToolCalls = () => binding.maxToolCalls(null)
+const simulate = (vector) => native(() => binding.simulate(toJson('vector', vector)))
 
 function recordSendKeys(sent) {
   if (sent === null || typeof sent !== 'object') throw invalid('sent', 'must be an object')
@@ -152,23 +144,5 @@ function recordSendKeys(sent) {
 }
 
 // A literal of names: Node's ESM loader reads the named exports from it.
-module.exports = {
-  wait,
-  start,
-  WaitHandle,
-  checkSpec,
-  callTool,
-  toolDefinitions,
-  profiles,
-  simulate,
-  recordSendKeys,
-  findProfile,
-  checkArguments,
-  parsePaneId,
-  setMaxToolCalls,
-  maxToolCalls,
-  SPEC_SCHEMA,
-  RESULT_SCHEMA,
-  UNKNOWN_TOOL,
-  WaitforError,
-}
+module.exports = { wait, start, WaitHandle, checkSpec, callTool, toolDefinitions, profiles, simulate, recordSendKeys, findProfile,
+  checkArguments, parsePaneId, setMaxToolCalls, maxToolCalls, SPEC_SCHEMA, RESULT_SCHEMA, UNKNOWN_TOOL, WaitforError }

@@ -32,19 +32,14 @@ pub fn profile_definitions() -> Value {
     serde_json::to_value(profiles::definitions()).unwrap_or(Value::Null)
 }
 
-/// Sets how many profile calls may be in flight in this process (internal;
-/// see `setMaxToolCalls`, which checks `cap` is a whole number); gives the
-/// cap it replaces.
+/// How many profile calls may be in flight in this process; with `cap` (a
+/// whole number, checked in `setMaxToolCalls`; past `usize`, no cap), sets
+/// it and gives the cap it replaces.
 #[napi]
-pub fn set_max_tool_calls(cap: f64) -> f64 {
-    // A whole number, checked in JavaScript; past `usize`, no cap.
-    profiles::set_max_calls(cap as usize) as f64
-}
-
-/// How many profile calls may be in flight in this process.
-#[napi]
-pub fn max_tool_calls() -> f64 {
-    profiles::max_calls() as f64
+pub fn max_tool_calls(cap: Option<f64>) -> f64 {
+    cap.map_or_else(profiles::max_calls, |cap| {
+        profiles::set_max_calls(cap as usize)
+    }) as f64
 }
 
 /// `{profile, tool}` by profile id or unique tool name.
