@@ -13,6 +13,66 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// The descriptors this process's table holds once a file probe has
+/// opened one numbered [`MANY_DESCRIPTORS`] or above (see
+/// [`make_descriptor_room`]).
+#[cfg(target_os = "linux")]
+const DESCRIPTOR_ROOM: usize = 1 << 14;
+
+/// A process with this many descriptors open is likely to open many more
+/// (thousands of file waits starting): see [`make_descriptor_room`].
+#[cfg(target_os = "linux")]
+const MANY_DESCRIPTORS: std::os::fd::RawFd = 128;
+
+/// This process's open-files limit (the soft one).
+#[cfg(target_os = "linux")]
+fn open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: an out-parameter of the right type.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit.rlim_cur)
+}
+
+/// Once `file` is numbered [`MANY_DESCRIPTORS`] or above, grows the
+/// process's descriptor table, once per process, to [`DESCRIPTOR_ROOM`]
+/// (within its open-files limit). Each file wait keeps its file open, and
+/// Linux grows the table of a threaded process by doubling, each time
+/// holding the opener that grows it (and any opener needing the room)
+/// back for an RCU grace period (about 10 ms here). 10,000 file waits
+/// starting together met seven such stalls, which the engine read as hung
+/// calls: it started hundreds to thousands of workers. Growing the table
+/// to the room at once is one stall; a process with few files never pays
+/// it. The table costs 8 bytes of kernel memory a descriptor.
+#[cfg(target_os = "linux")]
+fn make_descriptor_room(file: &File) {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::AtomicU32;
+    // The process that made room: a forked child's table is a new one.
+    static MADE_BY: AtomicU32 = AtomicU32::new(0);
+    if file.as_raw_fd() < MANY_DESCRIPTORS {
+        return;
+    }
+    let here = std::process::id();
+    if MADE_BY.swap(here, Ordering::Relaxed) == here {
+        return;
+    }
+    let Some(limit) = open_files_limit() else {
+        return;
+    };
+    let top = limit.min(DESCRIPTOR_ROOM as u64).saturating_sub(1);
+    let top = libc::c_int::try_from(top).unwrap_or(libc::c_int::MAX);
+    // SAFETY: duplicates an open descriptor at `top` or above (which grows
+    // the table that far) and closes the copy, which is ours.
+    unsafe {
+        let copy = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, top);
+        if copy >= 0 {
+            libc::close(copy);
+        }
+    }
+}
+
 /// Reads what was appended to a file since the wait began, as a stream.
 ///
 /// Copes with a file that does not exist yet (everything it gets is new),
@@ -28,6 +88,11 @@ use std::sync::Arc;
 /// local filesystems; at least one real read a second even so): the
 /// engine answers it without calling the probe (see
 /// [`Probe::unchanged`]). Without a watch it reads at every sample.
+///
+/// Each probe keeps its file open. On Linux, in a process with 128
+/// descriptors open, a file probe's open grows the process's descriptor
+/// table to 16,384 entries (within the open-files limit) at once, rather
+/// than doubling by steps as thousands of waits open theirs.
 ///
 /// ```
 /// use waitfor::probes::FileProbe;
@@ -143,6 +208,8 @@ impl FileProbe {
             }
             Err(e) => return Err(self.error("cannot open", e)),
         };
+        #[cfg(target_os = "linux")]
+        make_descriptor_room(&file);
         let meta = file.metadata().map_err(|e| self.error("cannot stat", e))?;
         let (dev, ino) = file_id::of_file(&file).map_err(|e| self.error("cannot stat", e))?;
         let offset = match (self.started, &self.start_at) {
@@ -333,5 +400,46 @@ impl Probe for FileProbe {
             followed.offset.saturating_sub(self.carry.len() as u64),
             seen,
         )))
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::CancelToken;
+    use std::time::Duration;
+
+    /// The size of this process's descriptor table (`FDSize`).
+    fn table_size() -> usize {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("FDSize:")).unwrap();
+        line["FDSize:".len()..].trim().parse().unwrap()
+    }
+
+    #[test]
+    fn an_open_among_many_makes_room_for_thousands_of_descriptors() {
+        let limit = open_files_limit().unwrap();
+        if limit < DESCRIPTOR_ROOM as u64 {
+            eprintln!("skipped: the open-files limit is {limit}");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, "ready\n").unwrap();
+        // More descriptors open than `MANY_DESCRIPTORS`, as file waits hold.
+        let held: Vec<File> = (0..2 * MANY_DESCRIPTORS)
+            .map(|_| File::open(&path).unwrap())
+            .collect();
+        assert!(table_size() < DESCRIPTOR_ROOM, "FDSize {}", table_size());
+        let ctx = ProbeContext {
+            sample: 1,
+            elapsed: Duration::ZERO,
+            budget: Duration::from_secs(5),
+            cancel: CancelToken::new(),
+            output_cap: 1 << 20,
+        };
+        FileProbe::new(&path).sample(&ctx).unwrap();
+        assert!(table_size() >= DESCRIPTOR_ROOM, "FDSize {}", table_size());
+        drop(held);
     }
 }
