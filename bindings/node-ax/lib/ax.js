@@ -7,8 +7,13 @@
  * @module
  */
 
-const binding = require('../index.js')
+const path = require('node:path')
 const { WaitforError } = require('libwaitfor')
+
+// libwaitfor's add-on loader (its lib/addon.js, which the package's exports
+// leave out): when no add-on loads, an error naming the platform package.
+const { loadAddon } = require(path.join(path.dirname(require.resolve('libwaitfor')), 'addon.js'))
+const binding = loadAddon(() => require('../index.js'), require('../package.json'), 'bindings/node-ax')
 
 /** An `invalid_arguments` error about `field`, in the shape core gives. */
 const invalid = (field, message) => new WaitforError({ code: 'invalid_arguments', field, rule: 'wrong_type', message: `${field}: ${message}` })

@@ -1,33 +1,3 @@
 'use strict'
-/**
- * The native add-on, through napi-rs's generated loader (`index.js`). When
- * none loads, the error (code `ERR_LIBWAITFOR_NO_ADDON`) names this host, the
- * platforms with a prebuilt add-on and what to do, with napi-rs's error as
- * its `cause` (test/loader.test.js runs it on simulated hosts).
- */
-
-/** Why no add-on loaded on `host` and what to do; `prebuilt` is empty in a source checkout. */
-function noAddonMessage(name, host, prebuilt) {
-  if (prebuilt.length === 0) {
-    return `${name}: no native add-on for this host (${host}) in this source checkout: build it with a Rust toolchain (\`npm ci && npm run build\` in bindings/node)`
-  }
-  if (prebuilt.includes(host)) {
-    return `${name}: the native add-on for this host (${host}) is in the package ${name}-${host}, which did not load. npm installs it as an optional dependency: ` +
-      `reinstall ${name} without --omit=optional (or --no-optional), on the platform that runs it, and see the cause below`
-  }
-  return `${name}: no prebuilt native add-on for this host (${host}); there are prebuilt add-ons for ${prebuilt.join(', ')}. Elsewhere, build it from the ` +
-    `${name} sources with a Rust toolchain: in bindings/node, \`npm ci && npm run build\`, then install that folder (\`npm install path/to/bindings/node\`)`
-}
-
-try {
-  module.exports = require('../index.js')
-} catch (cause) {
-  const pkg = require('../package.json')
-  const prebuilt = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(pkg.name.length + 1))
-  // The platform package's suffix for this host (`linux-x64-gnu`).
-  const { platform, arch } = process
-  const libc = platform === 'linux' ? (process.report?.getReport().header?.glibcVersionRuntime ? '-gnu' : '-musl') : ''
-  const error = new Error(noAddonMessage(pkg.name, `${platform}-${arch}${libc}`, prebuilt), { cause })
-  error.code = 'ERR_LIBWAITFOR_NO_ADDON'
-  throw error
-}
+/** This package's native add-on, or the clear error of lib/addon.js when none loads. */
+module.exports = require('./addon.js').loadAddon(() => require('../index.js'), require('../package.json'), 'bindings/node')
