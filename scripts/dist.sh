@@ -8,7 +8,10 @@
 #     prebuilt add-on (linux-x64-gnu, linux-arm64-gnu: glibc 2.17;
 #     linux-x64-musl), which the main package lists as optionalDependencies
 #     (added here, as `napi pre-publish` does: they are not on the registry
-#     before a release, so the checkout's package.json cannot name them).
+#     before a release, so the checkout's package.json cannot name them);
+#   - the same for the npm package `@libwaitfor/ax` (Ouro AX names, its own
+#     add-on): `@libwaitfor/ax` and `@libwaitfor/ax-<platform>`;
+#   - the npm package `@libwaitfor/mcp` (JavaScript only).
 # Cross builds link through zig (PyPI's `ziglang`); native code is built
 # with the `dist` profile (release, stripped).
 # Needs: rustup, cargo, python3 >= 3.10, node >= 20 with npm.
@@ -44,45 +47,59 @@ for target in "${wheel_targets[@]}"; do
 done
 maturin sdist --manifest-path "$root/bindings/python/Cargo.toml" --out "$out"
 
-step "npm: platform packages"
-cd "$root/bindings/node"
-retry npm ci --no-audit --no-fund --loglevel=error
-# Keeps npm/<platform>/package.json in step with package.json (version, targets).
-npx napi create-npm-dirs
-cp -r npm "$work/npm/platforms"
-for target in "${npm_targets[@]}"; do
-  # A target directory of their own: cargo-zigbuild configures host builds
-  # unlike maturin, and sharing one would rebuild every dependency each run.
-  npx napi build --platform --profile dist --target "$target" --cross-compile --no-js \
-    --target-dir "$CARGO_TARGET_DIR/npm" --output-dir "$work/npm/artifacts"
-done
-# Each add-on into its package (what `napi artifacts` does, which only
-# writes inside the checkout).
-for dir in "$work"/npm/platforms/*/; do
-  cp "$work/npm/artifacts/$(node -p "require('${dir}package.json').main")" "$dir"
-  npm pack --silent --pack-destination "$out" "$dir" >/dev/null
-done
+# npm_addon_packages DIR: the npm package in DIR with a native add-on, as
+# a user installs it: one package per platform (`napi create-npm-dirs`
+# names them) with its add-on built for that target, and the package
+# itself without an add-on built in place and with the platform packages
+# as optionalDependencies.
+npm_addon_packages() {
+  local dir="$1" w="$work/npm/$(basename "$1")" target platform tarball
+  step "npm: $(node -p "require('$dir/package.json').name") and its platform packages"
+  mkdir -p "$w"
+  cd "$dir"
+  retry npm ci --no-audit --no-fund --loglevel=error
+  # Keeps npm/<platform>/package.json in step with package.json (version, targets).
+  npx napi create-npm-dirs
+  cp -r npm "$w/platforms"
+  for target in "${npm_targets[@]}"; do
+    # A target directory of their own, shared by the add-ons: cargo-zigbuild
+    # configures host builds unlike maturin, and sharing one with it would
+    # rebuild every dependency each run.
+    npx napi build --platform --profile dist --target "$target" --cross-compile --no-js \
+      --target-dir "$CARGO_TARGET_DIR/npm" --output-dir "$w/artifacts"
+  done
+  # Each add-on into its package (what `napi artifacts` does, which only
+  # writes inside the checkout).
+  for platform in "$w"/platforms/*/; do
+    cp "$w/artifacts/$(node -p "require('${platform}package.json').main")" "$platform"
+    npm pack --silent --pack-destination "$out" "$platform" >/dev/null
+  done
+  # Packed as the checkout has it, then unpacked, rid of any add-on built in
+  # place and given the platform packages as optionalDependencies.
+  tarball="$(npm pack --silent --pack-destination "$w")"
+  mkdir "$w/main"
+  tar -xzf "$w/$tarball" -C "$w/main" --strip-components=1
+  rm -f "$w"/main/*.node
+  node -e '
+    const fs = require("fs"), path = require("path")
+    const [main, platforms] = process.argv.slice(1)
+    const pkg = JSON.parse(fs.readFileSync(path.join(main, "package.json"), "utf8"))
+    pkg.optionalDependencies = {}
+    for (const dir of fs.readdirSync(platforms).sort()) {
+      const p = JSON.parse(fs.readFileSync(path.join(platforms, dir, "package.json"), "utf8"))
+      if (p.version !== pkg.version) throw new Error(`${p.name} is ${p.version}, ${pkg.name} is ${pkg.version}`)
+      pkg.optionalDependencies[p.name] = p.version
+    }
+    fs.writeFileSync(path.join(main, "package.json"), JSON.stringify(pkg, null, 2) + "\n")
+  ' "$w/main" "$w/platforms"
+  npm pack --silent --pack-destination "$out" "$w/main" >/dev/null
+}
 
-step "npm: main package"
-# Packed as the checkout has it, then without an add-on built in place and
-# with the platform packages as optionalDependencies.
-npm pack --silent --pack-destination "$work/npm" >/dev/null
-mkdir "$work/npm/main"
-tar -xzf "$work"/npm/libwaitfor-*.tgz -C "$work/npm/main" --strip-components=1
-rm -f "$work"/npm/main/*.node
-node -e '
-  const fs = require("fs"), path = require("path")
-  const [main, platforms] = process.argv.slice(1)
-  const pkg = JSON.parse(fs.readFileSync(path.join(main, "package.json"), "utf8"))
-  pkg.optionalDependencies = {}
-  for (const dir of fs.readdirSync(platforms).sort()) {
-    const p = JSON.parse(fs.readFileSync(path.join(platforms, dir, "package.json"), "utf8"))
-    if (p.version !== pkg.version) throw new Error(`${p.name} is ${p.version}, ${pkg.name} is ${pkg.version}`)
-    pkg.optionalDependencies[p.name] = p.version
-  }
-  fs.writeFileSync(path.join(main, "package.json"), JSON.stringify(pkg, null, 2) + "\n")
-' "$work/npm/main" "$work/npm/platforms"
-npm pack --silent --pack-destination "$out" "$work/npm/main" >/dev/null
+npm_addon_packages "$root/bindings/node"
+npm_addon_packages "$root/bindings/node-ax"
+
+step "npm: @libwaitfor/mcp"
+npm pack --silent --pack-destination "$out" "$root/bindings/node-mcp" >/dev/null
 
 step "artefacts in $out"
 # Each artefact's size, and the size of the stripped native library in it.
