@@ -10,11 +10,7 @@ const watched = new WeakMap()
 
 /**
  * Calls `callback` once when `signal` aborts (at once if it has); returns a
- * function that forgets it. The listener goes with the last one forgotten.
- *
- * @example
- * const forget = onAbort(controller.signal, () => handle.cancel())
- * handle.result.finally(forget)
+ * function that forgets it (`handle.result.finally(forget)`). The listener goes with the last one forgotten.
  */
 function onAbort(signal, callback) {
   if (signal.aborted) {

@@ -1,10 +1,7 @@
 'use strict'
 /**
- * Loads a package's native add-on through napi-rs's generated loader
- * (`index.js`): libwaitfor's (lib/native.js) and @libwaitfor/ax's. When none
- * loads, the error (code `ERR_LIBWAITFOR_NO_ADDON`) names this host, the
- * platforms with a prebuilt add-on and what to do, with napi-rs's error as
- * its `cause` (test/loader.test.js runs it on simulated hosts).
+ * Loads a package's native add-on (libwaitfor's, @libwaitfor/ax's) through napi-rs's generated loader; when none loads, an
+ * error with code `ERR_LIBWAITFOR_NO_ADDON` names this host, the prebuilt platforms and what to do (test/loader.test.js).
  */
 
 /** Why no add-on of package `name` (sources in `dir`) loaded on `host`; `prebuilt` is empty in a source checkout. */
@@ -23,9 +20,7 @@ function noAddonMessage(name, dir, host, prebuilt) {
 /**
  * The add-on that `load` (a call of the package's generated loader) returns,
  * for the package whose package.json is `pkg` and whose sources are in the
- * repository's folder `dir`.
- * @example
- * const binding = loadAddon(() => require('../index.js'), require('../package.json'), 'bindings/node')
+ * repository's folder `dir`; napi-rs's error is the `cause` of its own.
  */
 function loadAddon(load, pkg, dir) {
   try {

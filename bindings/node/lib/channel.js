@@ -13,9 +13,7 @@ const binding = require('./native.js')
 const { WaitforError, fromNative } = require('./errors.js')
 
 // `dispatch`'s first argument (`ToJs` in src/bridge.rs).
-const PROBE = 0
-const TOOL = 1
-const END = 2
+const [PROBE, TOOL, END] = [0, 1, 2]
 
 /** The pending waits' handles by key, a small integer no other pending wait has. */
 const handles = new Map()
