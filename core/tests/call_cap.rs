@@ -229,3 +229,68 @@ fn the_cap_is_the_hosts_to_set() {
     call.handle.control().wake();
     assert_eq!(call.handle.wait().outcome, Outcome::Matched);
 }
+
+/// A forked child counts its own calls, none of its parent's, and its
+/// count is never locked for good by a parent's thread that was counting
+/// at the fork (threads checking the count here the whole time).
+#[cfg(unix)]
+#[test]
+fn a_forked_child_counts_its_own_calls_whatever_the_parent_was_doing() {
+    let _capped = capped();
+    let status = Arc::new(Status::default());
+    let running = start(&status, 60).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let counters: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    assert_eq!(calls_in_flight(), 1);
+                }
+            })
+        })
+        .collect();
+    let child_counted = (0..200).all(|_| {
+        in_forked_child(|| {
+            // The parent's call is not this process's; the cap is the
+            // parent's.
+            calls_in_flight() == 0 && max_calls() == 2
+        })
+    });
+    stop.store(true, Ordering::Relaxed);
+    for counter in counters {
+        counter.join().unwrap();
+    }
+    running.handle.control().cancel();
+    assert_eq!(running.ended(0), Outcome::Cancelled);
+    assert!(child_counted, "a forked child's count hung or was wrong");
+}
+
+/// Runs `child` in a forked child and says whether it answered true; a
+/// child still running after 10 s is killed, and its answer is no.
+#[cfg(unix)]
+fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the child only reads the count and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = if child() { 0 } else { 2 };
+        // SAFETY: ends the child without running the parent's exit code.
+        unsafe { libc::_exit(code) };
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut status = 0;
+    // SAFETY: waits for our own child without blocking.
+    while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
+        if std::time::Instant::now() > deadline {
+            // SAFETY: our own child, which must not outlive the test.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}

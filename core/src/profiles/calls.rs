@@ -7,7 +7,7 @@
 //! are not touched.
 
 use super::tool::ToolError;
-use crate::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// How many profile calls may be in flight in a process unless the host
 /// sets another cap ([`set_max_calls`]).
@@ -17,29 +17,27 @@ use crate::sync::Mutex;
 /// ```
 pub const DEFAULT_MAX_CALLS: usize = 1024;
 
-/// The cap and the calls in flight, and the process they count: a forked
-/// child has none of its parent's calls (their waits never run there).
-struct Counts {
-    cap: usize,
-    in_flight: usize,
-    pid: u32,
+/// The cap on the calls in flight.
+static CAP: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_CALLS);
+
+/// The calls in flight (low 32 bits) and the process counting them (high
+/// 32 bits): a forked child has none of its parent's calls (their waits
+/// never run there). Atomics, not a lock: a child forked while a parent's
+/// thread held a lock here would find it held for good.
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+
+/// The calls in flight that `word` counts for process `pid`.
+fn in_flight_of(word: u64, pid: u32) -> u32 {
+    if (word >> 32) as u32 == pid {
+        word as u32
+    } else {
+        0
+    }
 }
 
-static COUNTS: Mutex<Counts> = Mutex::new(Counts {
-    cap: DEFAULT_MAX_CALLS,
-    in_flight: 0,
-    pid: 0,
-});
-
-/// The counts of this process (after a fork, the child's, empty).
-fn counts() -> crate::sync::MutexGuard<'static, Counts> {
-    let mut counts = COUNTS.lock();
-    let pid = std::process::id();
-    if counts.pid != pid {
-        counts.pid = pid;
-        counts.in_flight = 0;
-    }
-    counts
+/// `in_flight` calls counted for process `pid`.
+fn counted(pid: u32, in_flight: u32) -> u64 {
+    (u64::from(pid) << 32) | u64::from(in_flight)
 }
 
 /// Sets how many profile calls may be in flight in this process
@@ -55,7 +53,7 @@ fn counts() -> crate::sync::MutexGuard<'static, Counts> {
 /// # assert_eq!(max_calls(), DEFAULT_MAX_CALLS);
 /// ```
 pub fn set_max_calls(cap: usize) -> usize {
-    std::mem::replace(&mut counts().cap, cap)
+    CAP.swap(cap, Ordering::SeqCst)
 }
 
 /// How many profile calls may be in flight in this process.
@@ -64,7 +62,7 @@ pub fn set_max_calls(cap: usize) -> usize {
 /// assert!(waitfor::profiles::max_calls() > 0);
 /// ```
 pub fn max_calls() -> usize {
-    counts().cap
+    CAP.load(Ordering::SeqCst)
 }
 
 /// How many profile calls are in flight in this process: prepared and
@@ -75,7 +73,7 @@ pub fn max_calls() -> usize {
 /// assert_eq!(waitfor::profiles::calls_in_flight(), 0);
 /// ```
 pub fn calls_in_flight() -> usize {
-    counts().in_flight
+    in_flight_of(IN_FLIGHT.load(Ordering::SeqCst), std::process::id()) as usize
 }
 
 /// A profile call's place among the calls in flight, given back when
@@ -101,13 +99,18 @@ pub struct CallSlot {
 impl CallSlot {
     /// A place, or [`ToolError::TooManyCalls`] when the cap is reached.
     pub(crate) fn take() -> Result<Self, ToolError> {
-        let mut counts = counts();
-        if counts.in_flight >= counts.cap {
-            return Err(ToolError::TooManyCalls { cap: counts.cap });
-        }
-        counts.in_flight += 1;
+        let here = std::process::id();
+        let mut cap = 0;
+        IN_FLIGHT
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
+                let in_flight = in_flight_of(word, here);
+                cap = CAP.load(Ordering::SeqCst);
+                let room = (in_flight as usize) < cap && in_flight < u32::MAX;
+                room.then(|| counted(here, in_flight + 1))
+            })
+            .map_err(|_| ToolError::TooManyCalls { cap })?;
         Ok(Self {
-            counted_in: Some(counts.pid),
+            counted_in: Some(here),
         })
     }
 
@@ -122,11 +125,14 @@ impl Drop for CallSlot {
         let Some(pid) = self.counted_in else {
             return;
         };
-        let mut counts = counts();
         // A slot the parent took, dropped in a forked child, counts there
         // for nothing.
-        if counts.pid == pid {
-            counts.in_flight = counts.in_flight.saturating_sub(1);
+        if pid != std::process::id() {
+            return;
         }
+        let _ = IN_FLIGHT.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |word| {
+            let in_flight = in_flight_of(word, pid);
+            (in_flight > 0).then(|| counted(pid, in_flight - 1))
+        });
     }
 }
