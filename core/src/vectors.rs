@@ -68,7 +68,8 @@ pub fn run(vector: &Value) -> Result<Value, SpecError> {
     if profiles::reads_event_files(profile) && vector.get("files").is_some() {
         return event_log::answer(profile, vector);
     }
-    let prepared = profiles::prepare(profile, &args, &Default::default());
+    let clock = crate::ouro::Clock::default();
+    let prepared = profiles::prepare_on_clock(profile, &args, &Default::default(), &clock);
     profile_answer(profile, prepared, &mut |spec, policy, _, report| {
         simulate_reporting(spec, policy, &Script::from_value(script)?, report)
     })

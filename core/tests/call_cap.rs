@@ -294,3 +294,43 @@ fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
     }
     libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
+
+/// The shared vector of `file` named `name`.
+fn vector(file: &str, name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    let text = std::fs::read_to_string(path.join(file)).unwrap();
+    let vectors: Value = serde_json::from_str(&text).unwrap();
+    let found = vectors["vectors"].as_array().unwrap().iter();
+    found.clone().find(|v| v["name"] == name).unwrap().clone()
+}
+
+/// A simulated call (a shared vector, `simulate` in every binding) runs on
+/// virtual time on the caller's thread: it takes no place, and answers
+/// alike whatever the calls running and the cap.
+#[test]
+fn a_simulated_call_takes_no_place() {
+    let _capped = capped();
+    let vectors = [
+        (
+            "aura.json",
+            "match on the first sample: elapsed 0, no sleep",
+        ),
+        (
+            "gen_profiles.json",
+            "ouro events: satisfied by an event already in the file",
+        ),
+        (
+            "panes.json",
+            "libtmux-cxx: text visible at entry matches at once: capture-at-entry",
+        ),
+    ];
+    for (file, name) in vectors {
+        let vector = vector(file, name);
+        let answer = waitfor::vectors::run(&vector).unwrap();
+        assert!(answer.get("tool_error").is_none(), "{name}: {answer}");
+        set_max_calls(0);
+        let refusing = waitfor::vectors::run(&vector).unwrap();
+        set_max_calls(2);
+        assert_eq!(refusing, answer, "{name}");
+    }
+}

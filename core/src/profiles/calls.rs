@@ -114,7 +114,8 @@ impl CallSlot {
         })
     }
 
-    /// No place: for a call validated and never run ([`super::check`]).
+    /// No place: for a call validated and never run ([`super::check`]),
+    /// or simulated.
     pub(crate) fn uncounted() -> Self {
         Self { counted_in: None }
     }

@@ -176,8 +176,10 @@ pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, Too
     (entry.prepare)(args, host, CallSlot::take()?)
 }
 
-/// [`prepare`], with the tmux profiles reaching their pane through `tmux`
-/// (the simulator's scripted server).
+/// [`prepare`] for a simulated call, which takes no place among the calls
+/// in flight (it runs on virtual time on the caller's thread), with the
+/// tmux profiles reaching their pane through `tmux` (the simulator's
+/// scripted server).
 #[cfg(unix)]
 pub(crate) fn prepare_on_tmux(
     profile: &str,
@@ -186,7 +188,7 @@ pub(crate) fn prepare_on_tmux(
     tmux: crate::tmux::Tmux,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    let slot = CallSlot::take()?;
+    let slot = CallSlot::uncounted();
     match entry.id {
         libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux, slot),
         libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux, slot),
@@ -194,8 +196,10 @@ pub(crate) fn prepare_on_tmux(
     }
 }
 
-/// [`prepare`], with `ouro/wait` reading the wall clock from `clock` (the
-/// simulator's virtual clock) for its envelope's `since` and `fresh.asOf`.
+/// [`prepare`] for a simulated call, which takes no place among the calls
+/// in flight, with `ouro/wait` reading the wall clock from `clock` (the
+/// simulator's virtual clock, or the real one) for its envelope's `since`
+/// and `fresh.asOf`.
 pub(crate) fn prepare_on_clock(
     profile: &str,
     args: &Value,
@@ -203,7 +207,7 @@ pub(crate) fn prepare_on_clock(
     clock: &crate::ouro::Clock,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    let slot = CallSlot::take()?;
+    let slot = CallSlot::uncounted();
     match entry.id {
         ouro::PROFILE => ouro::prepare_on(args, host, clock, slot),
         _ => (entry.prepare)(args, host, slot),
