@@ -235,7 +235,7 @@ export declare function parsePaneId(paneId: string): number
 export declare function toolDefinitions(): ToolDefinition[]
 
 /**
- * Sets how many profile calls (`callTool`, the tools `libwaitfor/mcp`
+ * Sets how many profile calls (`callTool`, the tools `@libwaitfor/mcp`
  * registers) may be in flight in this process at once, 1,024 by default,
  * and returns the cap it replaces. A call over the cap rejects at once
  * with a `WaitforError` of code `too_many_calls`; the calls running go on,
