@@ -3,6 +3,9 @@
 //! back however its wait ends. The cap is process-wide, so this file's
 //! tests take turns.
 
+#[cfg(unix)]
+mod support;
+
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -251,7 +254,7 @@ fn a_forked_child_counts_its_own_calls_whatever_the_parent_was_doing() {
         })
         .collect();
     let child_counted = (0..200).all(|_| {
-        in_forked_child(|| {
+        support::in_forked_child(Duration::from_secs(10), || {
             // The parent's call is not this process's; the cap is the
             // parent's.
             calls_in_flight() == 0 && max_calls() == 2
@@ -264,35 +267,6 @@ fn a_forked_child_counts_its_own_calls_whatever_the_parent_was_doing() {
     running.handle.control().cancel();
     assert_eq!(running.ended(0), Outcome::Cancelled);
     assert!(child_counted, "a forked child's count hung or was wrong");
-}
-
-/// Runs `child` in a forked child and says whether it answered true; a
-/// child still running after 10 s is killed, and its answer is no.
-#[cfg(unix)]
-fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
-    // SAFETY: the child only reads the count and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = if child() { 0 } else { 2 };
-        // SAFETY: ends the child without running the parent's exit code.
-        unsafe { libc::_exit(code) };
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let mut status = 0;
-    // SAFETY: waits for our own child without blocking.
-    while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
-        if std::time::Instant::now() > deadline {
-            // SAFETY: our own child, which must not outlive the test.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
 /// The shared vector of `file` named `name`.

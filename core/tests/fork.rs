@@ -2,6 +2,8 @@
 //! child, whose parent's scheduler thread did not come along.
 #![cfg(unix)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 use waitfor::{probe_fn, Condition, Engine, Observation, Outcome, Pattern, Spec};
 
@@ -20,29 +22,7 @@ fn matches_on_its_second_sample() -> bool {
 /// Runs `child` in a forked child and says whether it answered true; a
 /// child still running after 30 s is killed, and its answer is no.
 fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
-    // SAFETY: the child only waits and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = if child() { 0 } else { 2 };
-        // SAFETY: ends the child without running the parent's exit code.
-        unsafe { libc::_exit(code) };
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut status = 0;
-    // SAFETY: waits for our own child without blocking.
-    while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
-        if Instant::now() > deadline {
-            // SAFETY: our own child, which must not outlive the test.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    support::in_forked_child(Duration::from_secs(30), child)
 }
 
 #[test]
