@@ -36,7 +36,15 @@ const { values: options } = parseArgs({
 })
 // How many wait calls may run at once (libwaitfor's default: 1,024); one
 // more is answered at once with a too_many_calls tool error.
-if (options['max-tool-calls'] !== undefined) setMaxToolCalls(Number(options['max-tool-calls']))
+const maxToolCalls = options['max-tool-calls']
+if (maxToolCalls !== undefined) {
+  // As argparse's int: a usage error, not a stack trace, for what is no whole number.
+  if (!/^\d+$/.test(maxToolCalls)) {
+    console.error(`server.mjs: --max-tool-calls: not a whole number: '${maxToolCalls}'`)
+    process.exit(2)
+  }
+  setMaxToolCalls(Number(maxToolCalls))
+}
 const COMMANDS = options['allow-command']
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false }
 /** A granted program (or a shell in a pane) may do anything the server's user can. */

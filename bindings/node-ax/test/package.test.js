@@ -8,13 +8,15 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
-const { assertGeneratedCommitted, assertTypesCompile, packInstalled, tempDir } = require('../../node/test/helpers.js')
+const { assertGeneratedCommitted, assertTypesCompile, assertShipsSecurity, packInstalled, tempDir } = require('../../node/test/helpers.js')
 
 const root = path.resolve(__dirname, '..')
 
 test('generated index.js and index.d.ts match the committed ones (run after `npm run build`)', (t) => assertGeneratedCommitted(t, root))
 
 test('a strict TypeScript consumer compiles (tsc --noEmit)', () => assertTypesCompile(root))
+
+test('the package ships SECURITY.md, and every relative link in its README resolves inside it', () => assertShipsSecurity(root))
 
 test('CommonJS and ESM give the same objects; a refusal is libwaitfor’s WaitforError', async () => {
   const [cjs, esm] = [require('@libwaitfor/ax'), await import('@libwaitfor/ax')]

@@ -4,11 +4,13 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
-const { assertTypesCompile, packInstalled } = require('../../node/test/helpers.js')
+const { assertTypesCompile, assertShipsSecurity, packInstalled } = require('../../node/test/helpers.js')
 
 const root = path.resolve(__dirname, '..')
 
 test('a strict TypeScript consumer compiles (tsc --noEmit)', () => assertTypesCompile(root))
+
+test('the package ships SECURITY.md, and every relative link in its README resolves inside it', () => assertShipsSecurity(root))
 
 test('npm pack installs beside libwaitfor and works in a fresh folder (CommonJS and ESM)', () => {
   // The SDK, a peer dependency, is the app's to install: loading the package does not need it.

@@ -47,6 +47,22 @@ function assertTypesCompile(folder) {
   assert.equal(r.status, 0, r.stdout + r.stderr)
 }
 
+/**
+ * `folder`'s package ships the repository's SECURITY.md (copy it there after editing
+ * it), and every relative link of its README resolves inside the package.
+ */
+function assertShipsSecurity(folder) {
+  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--silent'], { cwd: folder, encoding: 'utf8' }))
+  const files = new Set(packed.files.map((f) => f.path))
+  assert.ok(files.has('SECURITY.md'), `SECURITY.md is not in the package: ${[...files].join(', ')}`)
+  const security = (dir) => fs.readFileSync(path.join(dir, 'SECURITY.md'), 'utf8')
+  assert.equal(security(folder), security(path.resolve(__dirname, '../../..')), `cp SECURITY.md ${folder}`)
+  const readme = fs.readFileSync(path.join(folder, 'README.md'), 'utf8')
+  const targets = [...readme.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z]+:/.test(t))
+  assert.ok(targets.includes('SECURITY.md'), 'the README links to SECURITY.md')
+  for (const target of targets) assert.ok(files.has(path.posix.normalize(target)), `README links to ${target}, which the package lacks`)
+}
+
 /** A fresh app folder with the `npm pack` of each of `folders` installed (offline); `run(file)` runs a script in it. */
 function packInstalled(folders, flags = []) {
   const dir = tempDir()
@@ -65,4 +81,4 @@ function packInstalled(folders, flags = []) {
   return { app, run }
 }
 
-module.exports = { tempDir, eventually, canonical, assertGeneratedCommitted, assertTypesCompile, packInstalled, root: path.resolve(__dirname, '..'), repo: path.resolve(__dirname, '../../..') }
+module.exports = { tempDir, eventually, canonical, assertGeneratedCommitted, assertTypesCompile, assertShipsSecurity, packInstalled, root: path.resolve(__dirname, '..'), repo: path.resolve(__dirname, '../../..') }

@@ -430,7 +430,8 @@ mod tests {
         let held: Vec<File> = (0..2 * MANY_DESCRIPTORS)
             .map(|_| File::open(&path).unwrap())
             .collect();
-        assert!(table_size() < DESCRIPTOR_ROOM, "FDSize {}", table_size());
+        // Doubled by steps these would need 256 entries; no "before" check:
+        // another test in this process may have made the room already.
         let ctx = ProbeContext {
             sample: 1,
             elapsed: Duration::ZERO,

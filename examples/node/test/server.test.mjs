@@ -3,7 +3,7 @@
 // against its tool's outputSchema with ajv.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
@@ -497,4 +497,13 @@ test('a client that closes stdin mid-call leaves no server behind: its waits are
   await exited
   // Not the 60 s the call asked for (generous for a loaded machine).
   assert.ok(Date.now() - closed < 10_000, `exited ${Date.now() - closed} ms after stdin closed`)
+})
+
+test('--max-tool-calls that is no whole number is a usage error, not a stack trace', () => {
+  for (const bad of ['', 'abc', '-1', '1.5']) {
+    const r = spawnSync(process.execPath, [path.join(here, '..', 'server.mjs'), `--max-tool-calls=${bad}`], { encoding: 'utf8', env: getDefaultEnvironment() })
+    assert.equal(r.status, 2, `${bad}: ${r.stderr}`)
+    assert.match(r.stderr, /--max-tool-calls: not a whole number/)
+    assert.doesNotMatch(r.stderr, /\n\s+at /)
+  }
 })
