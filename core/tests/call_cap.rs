@@ -150,6 +150,29 @@ fn a_call_over_the_cap_is_refused_and_the_running_ones_go_on() {
     assert_eq!(third.handle.wait().outcome, Outcome::Matched);
 }
 
+/// A full cap changes no answer about arguments: an invalid call is
+/// refused for them, as its original tool refuses it, whatever the load.
+#[test]
+fn an_invalid_call_at_a_full_cap_is_refused_for_its_arguments() {
+    let _capped = capped();
+    let status = Arc::new(Status::default());
+    let first = start(&status, 30).unwrap();
+    let second = start(&status, 30).unwrap();
+    assert_full(&status);
+    let host = Host {
+        tools: Some(status.clone()),
+        ..Host::default()
+    };
+    let invalid = json!({"probe": {"tool": ""}, "until": {"matches": "ready"}});
+    let err = prepare("aura/wait_for", &invalid, &host).err().unwrap();
+    assert_eq!(err.code(), "invalid_arguments");
+    assert_eq!(calls_in_flight(), 2);
+    for call in [first, second] {
+        call.handle.control().cancel();
+        call.handle.wait();
+    }
+}
+
 #[test]
 fn a_place_comes_back_however_the_call_ends() {
     let _capped = capped();

@@ -161,10 +161,11 @@ pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
     })
 }
 
-/// Validates a call's arguments and makes it ready to run, taking its
-/// place among the calls in flight: over the cap ([`max_calls`]) it is
-/// [`ToolError::TooManyCalls`], at once. `profile` is a profile id or a
-/// tool name (see [`find`]).
+/// Validates a call's arguments and makes it ready to run, then takes its
+/// place among the calls in flight: a valid call over the cap
+/// ([`max_calls`]) is [`ToolError::TooManyCalls`], at once; an invalid one
+/// is refused for its arguments whatever the load, as its original tool
+/// refuses it. `profile` is a profile id or a tool name (see [`find`]).
 ///
 /// ```
 /// use waitfor::profiles::{prepare, Host};
@@ -173,7 +174,11 @@ pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
 /// ```
 pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    (entry.prepare)(args, host, CallSlot::take()?)
+    let prepared = (entry.prepare)(args, host, CallSlot::uncounted())?;
+    Ok(Prepared {
+        slot: CallSlot::take()?,
+        ..prepared
+    })
 }
 
 /// [`prepare`] for a simulated call, which takes no place among the calls
