@@ -8,59 +8,16 @@
  */
 
 const path = require('node:path')
-const { WaitforError } = require('libwaitfor')
 
-// libwaitfor's add-on loader (its lib/addon.js, which the package's exports
-// leave out): when no add-on loads, an error naming the platform package.
-const { loadAddon } = require(path.join(path.dirname(require.resolve('libwaitfor')), 'addon.js'))
+// libwaitfor's own edge helpers, from its lib/ (its package's exports leave
+// them out; this package pins libwaitfor's version): the add-on loader, whose
+// error names the platform package when no add-on loads, the typed errors,
+// and one abort listener per signal.
+const lib = path.dirname(require.resolve('libwaitfor'))
+const { loadAddon } = require(path.join(lib, 'addon.js'))
+const { WaitforError, invalid, fromNative, native, grantsJson } = require(path.join(lib, 'errors.js'))
+const { onAbort } = require(path.join(lib, 'abort.js'))
 const binding = loadAddon(() => require('../index.js'), require('../package.json'), 'bindings/node-ax')
-
-/** An `invalid_arguments` error about `field`, in the shape core gives. */
-const invalid = (field, message) => new WaitforError({ code: 'invalid_arguments', field, rule: 'wrong_type', message: `${field}: ${message}` })
-
-/** The typed error a native refusal carries as JSON in its message (see src/lib.rs). */
-function fromNative(err) {
-  if (err instanceof WaitforError) return err
-  const detail = attempt(() => JSON.parse(err?.message), null)
-  if (typeof detail?.code === 'string') return new WaitforError(detail)
-  return new WaitforError({ code: 'invalid_arguments', message: String(err && err.message) }, { cause: err })
-}
-
-/** Runs `fn`, turning what it throws into a `WaitforError`. */
-function native(fn) {
-  try {
-    return fn()
-  } catch (err) {
-    throw fromNative(err)
-  }
-}
-
-/** The `grants` option as JSON text, which core checks; a number JSON cannot hold is refused, not written as null. */
-function grantsJson(grants) {
-  if (grants === undefined || grants === null) return undefined
-  if (typeof grants !== 'object') throw invalid('options.grants', 'must be an object')
-  const finite = (key, v) => {
-    if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`${key} is ${v}, which JSON cannot hold`)
-    return v
-  }
-  try {
-    return JSON.stringify(grants, finite)
-  } catch (cause) {
-    throw new WaitforError({ code: 'invalid_arguments', field: 'options.grants', rule: 'invalid_json', message: `options.grants: not JSON: ${cause.message}` }, { cause })
-  }
-}
-
-/** Calls `callback` when `signal` aborts: one listener per signal however many waits share it (Node warns past ten). */
-const aborts = new WeakMap()
-function onAbort(signal, callback) {
-  let callbacks = aborts.get(signal)
-  if (callbacks === undefined) {
-    aborts.set(signal, (callbacks = new Set()))
-    signal.addEventListener('abort', () => callbacks.forEach((call) => call()), { once: true })
-  }
-  callbacks.add(callback)
-  return () => callbacks.delete(callback)
-}
 
 function deepFreeze(v) {
   if (v && typeof v === 'object') Object.values(v).forEach(deepFreeze)
