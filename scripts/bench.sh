@@ -93,7 +93,7 @@ missed=$(grep -c ' ✗ |[^|]*|$' "$rows" || true)
   command -v node >/dev/null && echo "- Node: $(node --version)"
   echo
   echo "How to read a row: libwaitfor's figure, then its peer's or the machine's floor's (a bare"
-  echo "thread-and-sleep loop, one thread hand-off, a Rust closure) for the same work in the same"
+  echo "thread-and-sleep loop, one hand-off to a sleeping thread, a Rust closure) for the same work in the same"
   echo "run. \`libwaitfor ÷ peer\` is always libwaitfor's figure divided by the peer's; \`better\`"
   echo "says which way the measure improves: where it says \`lower\` (time, CPU, memory, threads),"
   echo "a ratio below 1 means libwaitfor does better; where it says \`higher\`, above 1 does."
