@@ -667,3 +667,71 @@ fn a_cursor_written_another_way_is_refused_as_edited() {
         }
     }
 }
+
+/// Asserts that a read by `src` from the file's start ends within a
+/// generous bound, its wait still running or (`ended`) over, its cancel
+/// token then cancelled. The read runs on a thread of its own, which a
+/// read that does not end leaves running.
+fn assert_read_ends(src: JsonlSource, ended: bool) {
+    let cancel = waitfor::CancelToken::new();
+    if ended {
+        cancel.cancel();
+    }
+    let (done, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = src.read_until(None, &cancel);
+        let _ = done.send(());
+    });
+    let bound = std::time::Duration::from_secs(20);
+    assert!(
+        heard.recv_timeout(bound).is_ok(),
+        "the read went on for over {bound:?}"
+    );
+}
+
+/// A filter an agent wrote (as `wait_for_event`'s arguments give it), no
+/// event matches.
+fn matcher(data: Vec<serde_json::Value>) -> waitfor::ouro::EventMatcher {
+    let mut data = data;
+    data.push(json!({"pointer": "/absent", "exists": true}));
+    waitfor::ouro::EventMatcher::from_json(&json!({ "data": data })).unwrap()
+}
+
+/// One event with `bytes` of data, in fields of 12 bytes or so.
+fn event_of(bytes: usize) -> String {
+    let data: serde_json::Map<String, serde_json::Value> = (0..bytes / 12)
+        .map(|i| (format!("k{i:07}"), json!(1)))
+        .collect();
+    format!(
+        "{}\n",
+        json!({"type": "a", "at": "2024-01-01T00:00:00Z", "by": "b", "summary": "s", "data": data})
+    )
+}
+
+#[test]
+fn conditions_on_the_whole_data_cost_no_copy_of_it() {
+    // The empty pointer names the whole data: one event of 400 KB, and
+    // 20,000 conditions on it (600 KB of arguments), must not copy the
+    // data once a condition (8 GB in all): a read of one event, which no
+    // deadline could stop midway.
+    let dir = TempDir::new("whole-data");
+    let path = dir.file("log.jsonl");
+    append(&path, &event_of(400_000));
+    let whole = vec![json!({"pointer": "", "exists": true}); 20_000];
+    assert_read_ends(JsonlSource::new(&path).only_matching(matcher(whole)), false);
+}
+
+#[test]
+fn a_read_stops_soon_after_its_wait_ends() {
+    // Thousands of short events, each checked against 4 MiB of
+    // conditions (each pointer's first part unescaped, so copied, per
+    // event): many seconds for the read, which must not outlast its wait
+    // by more than an event's worth.
+    let dir = TempDir::new("read-cancelled");
+    let path = dir.file("log.jsonl");
+    let events = event_of(12).repeat(8000);
+    append(&path, &events);
+    let long = format!("/{}", "k".repeat(64 * 1024));
+    let costly = vec![json!({"pointer": long, "exists": false}); 64];
+    assert_read_ends(JsonlSource::new(&path).only_matching(matcher(costly)), true);
+}

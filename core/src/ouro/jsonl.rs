@@ -571,10 +571,10 @@ impl JsonlSource {
             ino,
             out: WaitRead::default(),
         };
-        scan.lines();
+        scan.lines(cancel).map_err(|e| self.io(e))?;
         if scan.wants_more() && scan.bytes.len() as u64 == first && first < most {
             read_more(&mut file, &mut scan.bytes, most)?;
-            scan.lines();
+            scan.lines(cancel).map_err(|e| self.io(e))?;
         }
         let full = scan.bytes.len() - base == self.max_read_bytes as usize;
         if scan.pos == base && full {
@@ -670,10 +670,14 @@ impl Scan<'_> {
     }
 
     /// Consumes the complete lines after `pos` while [`Scan::wants_more`].
-    fn lines(&mut self) {
+    /// Stops once `cancel` is cancelled: checking a line against an
+    /// agent's filter can take long (many conditions), and a read its wait
+    /// no longer wants goes on for one line at most.
+    fn lines(&mut self, cancel: &CancelToken) -> io::Result<()> {
         while self.wants_more() {
+            check_cancel(cancel)?;
             let Some(newline) = self.bytes[self.pos..].iter().position(|&b| b == b'\n') else {
-                return; // a partial last line waits for its newline
+                return Ok(()); // a partial last line waits for its newline
             };
             let start = self.pos;
             self.pos += newline + 1;
@@ -703,6 +707,7 @@ impl Scan<'_> {
                 }),
             }
         }
+        Ok(())
     }
 
     /// The first line is longer than one read may take: consume it once its

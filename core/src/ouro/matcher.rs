@@ -2,7 +2,7 @@
 
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::envelope::{AxEvent, AxRef};
 use crate::pattern::MAX_PATTERN_BYTES;
@@ -324,31 +324,45 @@ impl EventMatcher {
 }
 
 fn data_holds(c: &DataCondition, e: &AxEvent) -> bool {
-    let whole;
-    let found = match &e.data {
-        None => None,
-        Some(data) if c.pointer.is_empty() => {
-            whole = Value::Object(data.clone());
-            Some(&whole)
+    let found = e.data.as_ref().and_then(|data| {
+        if c.pointer.is_empty() {
+            return Some(Found::Whole(data));
         }
-        Some(data) => {
-            // The first token indexes the map; serde_json resolves the rest.
-            let rest = &c.pointer[1..];
-            let (first, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-            let key = first.replace("~1", "/").replace("~0", "~");
-            data.get(&key).and_then(|v| {
+        // The first token indexes the map; serde_json resolves the rest.
+        let rest = &c.pointer[1..];
+        let (first, tail) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+        let key = first.replace("~1", "/").replace("~0", "~");
+        data.get(&key)
+            .and_then(|v| {
                 if tail.is_empty() {
                     Some(v)
                 } else {
                     v.pointer(tail)
                 }
             })
-        }
-    };
+            .map(Found::Part)
+    });
     match (&c.equals, c.exists) {
-        (Some(want), _) => found == Some(want),
+        (Some(want), _) => found.is_some_and(|found| found.equals(want)),
         (None, Some(exists)) => found.is_some() == exists,
         (None, None) => true,
+    }
+}
+
+/// What a condition's pointer names in an event's data: the whole data
+/// (the empty pointer), compared where it is, as a copy of it for each
+/// condition and event would cost the data's size each time; or a part.
+enum Found<'a> {
+    Whole(&'a Map<String, Value>),
+    Part(&'a Value),
+}
+
+impl Found<'_> {
+    fn equals(&self, want: &Value) -> bool {
+        match self {
+            Found::Whole(data) => want.as_object() == Some(*data),
+            Found::Part(value) => *value == want,
+        }
     }
 }
 
