@@ -108,6 +108,30 @@ fn run_command_runs_in_a_cwd_of_the_agent_s_choosing_only_inside_the_file_roots(
     assert_eq!(out["reason"], "matched");
 }
 
+/// A `cwd` that is not a path is refused, never taken for none: the
+/// command would run in the host's own directory, where the agent did not
+/// ask for it (`make clean` in the server's tree). `null` is none.
+#[test]
+fn run_command_refuses_a_cwd_that_is_not_a_string() {
+    let root = temp_dir("run-command-cwd-type");
+    let grants = Grants::none()
+        .commands(Commands::Only(vec!["pwd".into()]))
+        .file_root(&root);
+    let path = root.to_str().unwrap();
+    for cwd in [json!(5), json!([path]), json!({"path": path}), json!(true)] {
+        let probe = args("run_command", json!({"argv": ["pwd"], "cwd": cwd}), "/");
+        let (field, rule, _) = refusal(call("aura/wait_for", &probe, &host(grants.clone())));
+        assert_eq!(
+            (field.as_str(), rule),
+            ("probe.args.cwd", Rule::WrongType),
+            "{cwd}"
+        );
+    }
+    let none = args("run_command", json!({"argv": ["pwd"], "cwd": null}), "/");
+    let out = call("aura/wait_for", &none, &host(grants)).unwrap();
+    assert_eq!(out["reason"], "matched");
+}
+
 /// `run_command`'s `cwd` is checked again at every run, on the directory
 /// as opened: one renamed away and replaced by a link out of the roots
 /// after the call was checked is refused (the call fails), never run in.

@@ -70,7 +70,20 @@ impl Builtin {
                 for (i, arg) in argv.iter().enumerate() {
                     SpecError::check_no_nul(&format!("probe.args.argv[{i}]"), arg)?;
                 }
-                if let Some(cwd) = args.get("cwd").and_then(Value::as_str) {
+                // A cwd of another type is refused rather than taken for
+                // none, which would run the command in the host's own
+                // directory; `null` is none.
+                let cwd =
+                    match args.get("cwd") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(cwd)) => Some(cwd.as_str()),
+                        Some(_) => return Err(invalid(
+                            "probe.args.cwd",
+                            Rule::WrongType,
+                            "run_command's `cwd` must be a directory path (a string), or left out",
+                        )),
+                    };
+                if let Some(cwd) = cwd {
                     SpecError::check_no_nul("probe.args.cwd", cwd)?;
                 }
                 grants.check_command(&argv).map_err(|r| {
@@ -80,9 +93,7 @@ impl Builtin {
                         format!("the host has not granted run_command this program: {r}"),
                     )
                 })?;
-                let cwd = args
-                    .get("cwd")
-                    .and_then(Value::as_str)
+                let cwd = cwd
                     .map(|cwd| grants.resolve_command_dir(cwd))
                     .transpose()
                     .map_err(|r| invalid("probe.args.cwd", Rule::NotGranted, r.0))?;
