@@ -455,6 +455,27 @@ fn dead_and_respawned_panes_are_reported() {
     assert_eq!(again.pane_id, pane);
 }
 
+/// A budget without end (a host passing on a time it was given) is no
+/// panic: every call's deadline saturates, as `Tmux::run`'s does.
+#[test]
+fn a_budget_without_end_is_no_panic() {
+    let name = format!("waitfor-test-endless-{}", std::process::id());
+    let absent = Tmux::new().with_socket_name(&name);
+    let err = absent
+        .snapshot("%0", Rows::Visible, Duration::MAX, &CancelToken::new())
+        .unwrap_err();
+    assert!(matches!(err, TmuxError::NoServer { .. }), "{err:?}");
+    let srv = Server::start("s", 40, 10);
+    let pane = srv.pane_of("s:");
+    let snap = srv
+        .tmux
+        .snapshot(&pane, Rows::Visible, Duration::MAX, &CancelToken::new())
+        .unwrap();
+    assert_eq!(snap.pane_id, pane);
+    let client = srv.watch(&pane, Box::new(|| {}), BUDGET);
+    assert!(client.ping(Duration::MAX, &CancelToken::new()).is_ok());
+}
+
 #[test]
 fn control_client_wakes_on_output_and_stays_out_of_the_way() {
     let srv = Server::start("s", 40, 10);

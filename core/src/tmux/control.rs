@@ -635,7 +635,7 @@ impl ControlClient {
     /// gone or silent (the wait should then fall back to polling).
     pub fn ping(&self, budget: Duration, cancel: &CancelToken) -> Result<Duration, TmuxError> {
         let start = Instant::now();
-        let deadline = start + budget;
+        let deadline = super::deadline_in(budget);
         let shared = &self.connection.shared;
         let before = shared.replies.load(Ordering::SeqCst);
         {

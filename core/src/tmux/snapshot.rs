@@ -342,7 +342,7 @@ impl Tmux {
         budget: Duration,
         cancel: &CancelToken,
     ) -> Result<PaneSnapshot, TmuxError> {
-        let deadline = Instant::now() + budget;
+        let deadline = super::deadline_in(budget);
         snapshot_through(rows, |s_arg| {
             let args = [
                 "display-message",
