@@ -24,7 +24,7 @@ export interface WaitToolsOptions {
   profiles: string[]
   /** What built-in probes, tools, file readers and tmux sockets may reach: nothing by default. */
   grants?: Grants
-  /** The server's own tools AURA's `wait_for` may probe (called as a client would); none by default. */
+  /** The server's own tools AURA's `wait_for` may probe (called as a client would); none by default, never a wait tool registered here. */
   tools?: string[]
   /** The host says the lent `tools` only read: `wait_for` is then annotated read-only, else destructive. */
   toolsReadOnly?: boolean

@@ -62,6 +62,9 @@ function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly
   if (unknown !== undefined) {
     throw new WaitforError({ code: 'unknown_profile', message: `unknown profile \`${unknown}\`; profiles: ${known.map((p) => p.profile).join(', ')}` })
   }
+  // A wait lent to wait_for would start a wait in each of its samples.
+  const lentWait = tools.find((name) => chosen.some(({ tool }) => tool.name === name))
+  if (lentWait !== undefined) throw invalid('options.tools', `\`${lentWait}\` is a wait tool: wait_for may not probe it`)
   const argsOf = new WeakMap() // a call's arguments, by its `extra`
   const schemas = new Map() // tool name -> its exact schemas
   const registered = {}

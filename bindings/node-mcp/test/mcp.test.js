@@ -166,6 +166,11 @@ test('registerWaitTools refuses what is not an McpServer, an unknown profile, an
   assert.throws(() => registerWaitTools(server(), {}), /options.profiles/)
   assert.throws(() => registerWaitTools(server(), { profiles: ['ouro/wait'], tools: 'read_status' }), /options.tools/)
   assert.throws(() => registerWaitTools(server(), { profiles: ['aura/wait_for'], toolsReadOnly: 'yes' }), /options.toolsReadOnly/)
+  // A wait lent to wait_for would start a wait inside each of its samples,
+  // one inside the other, until the process's cap on calls refuses all others.
+  for (const lent of ['wait_for', 'wait_for_event']) {
+    assert.throws(() => registerWaitTools(server(), { profiles: ['aura/wait_for', 'ouro/wait'], tools: [lent] }), new RegExp(`options.tools: \`${lent}\` is a wait tool`))
+  }
 })
 
 test("wait_for's annotations follow what it can do: lent tools that may change things, or granted commands, make it destructive", () => {
