@@ -470,6 +470,15 @@ impl Grants {
         let path = path.as_ref();
         let denied = |r: Refused| io::Error::new(io::ErrorKind::PermissionDenied, r.0);
         let resolved = self.resolve_file(path).map_err(denied)?;
+        // What is not a regular file is refused before it is opened, where
+        // it can be told: opening a FIFO lets its writer, blocked in its own
+        // open, go on to find no reader, and a device may act on an open.
+        // (One swapped in after this look is refused after the open.)
+        if let Ok(kind) = std::fs::metadata(&resolved).map(|m| m.file_type()) {
+            if !kind.is_file() {
+                return Err(not_regular(path, kind_name(&kind)));
+            }
+        }
         let file = match os::open_nonblocking(&resolved) {
             // Windows opens no directory for reading: refused as one.
             Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
@@ -826,5 +835,39 @@ mod tests {
         assert!(err.to_string().contains("a FIFO"), "{err}");
         let err = grants.open_file("/dev/zero").unwrap_err();
         assert!(err.to_string().contains("a device"), "{err}");
+    }
+
+    /// A FIFO is refused without being opened: an open for reading lets
+    /// its writer, blocked in its own open, go on to find no reader (a
+    /// broken pipe), as a device may act on being opened. The kernel tells
+    /// of every open of the FIFO (inotify's `IN_OPEN`, queued by the open
+    /// itself).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_unopened() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = scratch("fifo-unopened");
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let opens = |grants: &Grants| {
+            // SAFETY: plain system calls on a descriptor of our own, closed here.
+            unsafe {
+                let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+                assert!(fd >= 0);
+                assert!(libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_OPEN) >= 0);
+                let err = grants.open_file(&fifo).unwrap_err();
+                assert!(err.to_string().contains("a FIFO"), "{err}");
+                let mut buf = [0u8; 4096];
+                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                libc::close(fd);
+                n > 0
+            }
+        };
+        assert!(!opens(&Grants::all()), "the refusal opened the FIFO");
+        assert!(
+            !opens(&Grants::none().file_root(dir.path())),
+            "the refusal opened the FIFO"
+        );
     }
 }
