@@ -319,6 +319,15 @@ def read_granted(path: str) -> str:
     resolved = Path(path).resolve()
     if not inside_roots(resolved):
         raise outside("read_file may not read", path)
+    # Only a regular file is opened: opening a FIFO lets its writer, blocked
+    # in its own open, go on to find no reader, and a device may act on an
+    # open. One swapped in after this look is refused after the open.
+    try:
+        mode = os.stat(resolved).st_mode
+    except OSError:
+        mode = stat.S_IFREG  # what fails here fails the open, with its reason
+    if not stat.S_ISREG(mode):
+        raise PermissionError(f"read_file may not read {path}: not a regular file")
     # O_NONBLOCK: a FIFO cannot hold the open. O_NOFOLLOW: the last name
     # was no link when resolved, and one put there since is refused.
     fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import importlib.util
 import json
 import os
@@ -252,6 +253,28 @@ def test_read_file_of_a_directory_is_refused_and_leaks_no_descriptor(
         with pytest.raises(PermissionError, match="not a regular file"):
             server.read_granted(str(tmp_path / "sub"))
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@LINUX_ONLY
+def test_read_file_refuses_a_fifo_without_opening_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a FIFO lets its writer, blocked in its own open, go on to
+    find no reader (a broken pipe); a device may act on an open. The kernel
+    tells of every open (inotify's IN_OPEN, queued by the open itself)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    server = in_process(monkeypatch, "--root", str(tmp_path))
+    libc = ctypes.CDLL(None, use_errno=True)
+    watch = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert watch >= 0
+    try:
+        in_open = 0x20
+        assert libc.inotify_add_watch(watch, bytes(fifo), in_open) >= 0
+        with pytest.raises(PermissionError, match="not a regular file"):
+            server.read_granted(str(fifo))
+        with pytest.raises(BlockingIOError):
+            os.read(watch, 4096)  # no open to tell of
+    finally:
+        os.close(watch)
 
 
 @LINUX_ONLY
