@@ -354,6 +354,9 @@ fn the_spec_schema_accepts_what_the_parser_accepts() {
         with("quiet_on_plan", json!(null)),
         with("probe", json!({"tmux": {"pick": "last"}})),
         with("probe", json!({"tmux": {"freshness": "by_time"}})),
+        with("probe", json!({"command": {"argv": ["make"], "cwd": null}})),
+        with("probe", json!({"tmux": {"pane_id": null}})),
+        with("probe", json!({"tmux": {"socket_name": null}})),
     ];
     for spec in refused {
         assert!(!schema.is_valid(&spec), "schema accepts {spec}");
