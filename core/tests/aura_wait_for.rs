@@ -241,6 +241,26 @@ fn every_invalid_call_is_refused_as_aura_refuses_it() {
     }
 }
 
+/// AURA decodes `poll_sec` and `max_wait_sec` as optional numbers with a
+/// default: an explicit `null` is the same as leaving the field out, so the
+/// defaults (2 s and 120 s) apply.
+#[test]
+fn null_seconds_take_auras_defaults() {
+    let answer = simulate(
+        json!({
+            "probe": {"tool": "sample_probe", "args": {}},
+            "until": {"matches": "done"},
+            "poll_sec": null,
+            "max_wait_sec": null
+        }),
+        texts(&["running", "done"]),
+    );
+    let result = &answer["output"];
+    assert_eq!(result["reason"], "matched", "{answer}");
+    assert_eq!(result["elapsed_sec"], 2, "the default interval: {answer}");
+    assert_eq!(result["effective_max_wait_sec"], 120, "{answer}");
+}
+
 /// AURA checks the interval against the bound before the quiet window:
 /// a call breaking both is refused for its interval.
 #[test]

@@ -111,6 +111,12 @@ fn seconds(value: Option<&Value>, field: &str) -> Result<Option<u64>, ToolError>
     }
 }
 
+/// An optional top-level number of seconds: AURA decodes it as an
+/// `Option`, so `null` is the same as leaving it out.
+fn optional_seconds(top: &Map<String, Value>, field: &str) -> Result<Option<u64>, ToolError> {
+    seconds(top.get(field).filter(|v| !v.is_null()), field)
+}
+
 /// At least one second, or AURA's "must be at least 1".
 fn at_least_one(value: u64, field: &str) -> Result<u64, ToolError> {
     if value == 0 {
@@ -188,8 +194,8 @@ fn decode(args: &Value) -> Result<Arguments<'_>, ToolError> {
         tool,
         tool_args,
         until: (key.as_str(), value),
-        poll_sec: seconds(top.get("poll_sec"), "poll_sec")?,
-        max_wait_sec: seconds(top.get("max_wait_sec"), "max_wait_sec")?,
+        poll_sec: optional_seconds(top, "poll_sec")?,
+        max_wait_sec: optional_seconds(top, "max_wait_sec")?,
     })
 }
 
