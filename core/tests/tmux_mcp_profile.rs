@@ -171,6 +171,50 @@ fn window_and_session_targets_take_the_first_pane_of_the_first_window() {
     }
 }
 
+/// libtmux-mcp (`test_wait_resolver_raises_like_the_canonical_resolver`):
+/// a target that names nothing is refused in libtmux's words, naming the
+/// value, with the hint libtmux-mcp appends for the agent; the argument
+/// that decides is the first of pane, window, session id, session name.
+#[test]
+fn a_target_that_names_nothing_reads_as_libtmux_mcp_words_it() {
+    let s = Server::start(60, 12);
+    let listing = "Call list_sessions / list_windows / list_panes to discover valid ids.";
+    let cases = [
+        (
+            json!({"pane_id": "%999999", "session_name": "no_such_session"}),
+            "Pane not found: Pane not found: %999999\nCall list_panes to discover valid pane ids."
+                .to_string(),
+        ),
+        (
+            json!({"window_id": "@999999", "session_id": "$999999"}),
+            format!(
+                "Object not found: Could not find window_id=@999999 for list-windows ('-a',)\n{listing}"
+            ),
+        ),
+        (
+            json!({"session_id": "$999999", "session_name": "main"}),
+            format!(
+                "Object not found: Could not find session_id=$999999 for list-sessions ()\n{listing}"
+            ),
+        ),
+        (
+            json!({"session_name": "no_such_session"}),
+            format!(
+                "Object not found: Could not find session_name=no_such_session for list-sessions ()\n{listing}"
+            ),
+        ),
+    ];
+    for (target, want) in cases {
+        let mut args = target.clone();
+        args["timeout"] = json!(5.0);
+        assert_eq!(
+            error_text(call_with(&s, args, &Host::default())),
+            want,
+            "{target}"
+        );
+    }
+}
+
 /// libtmux-mcp returns each matched row whole, as tmux prints it: the
 /// typed command's row, prompt and all (`"$ echo READY"`).
 #[test]

@@ -17,8 +17,8 @@
 //! - the timeout is clamped by the ceiling ([`ceiling_from_env`]:
 //!   `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s, or the host's), kept
 //!   within 1..=120 s;
-//! - errors use the original's words (a lost baseline, a dead or
-//!   respawned pane, an unresponsive tmux);
+//! - errors use the original's words (a target that names nothing, a
+//!   lost baseline, a dead or respawned pane, an unresponsive tmux);
 //! - notices as the original sends them: progress before every poll
 //!   (seconds elapsed, the timeout as the total, "Waiting on pane %N: Xs
 //!   elapsed, Ys left"), the poll that ends the wait and the ones under a
@@ -644,6 +644,7 @@ pub(crate) fn prepare_on(
         seen: Mutex::default(),
     };
     let answered = tmux.answered_since_now();
+    let named = target.clone();
     let probe = PaneProbe::new(tmux, target)
         .pick(PanePick::First)
         .freshness(Freshness::ByContent)
@@ -660,7 +661,9 @@ pub(crate) fn prepare_on(
         report: notices(report.clone(), effective, answered.clone()),
         render: Box::new(move |result| {
             let (patterns, stop) = searches.if_compiled();
-            render(result, &report, patterns, stop, effective, &answered)
+            render(
+                result, &report, &named, patterns, stop, effective, &answered,
+            )
         }),
     })
 }
@@ -868,6 +871,29 @@ fn ended_at_deadline(result: &WaitResult, seen: &PaneReport, answered: bool) -> 
                     .is_some_and(|(_, budget)| budget < CALL_FLOOR))
 }
 
+/// libtmux-mcp's error text for a target that names nothing: libtmux's
+/// exception for the argument that decides (pane, window, session id,
+/// session name, else any session), then the hint it gives the agent.
+fn not_found(named: &PaneTarget) -> String {
+    let object = |key: &str, id: &str, command: &str| {
+        format!(
+            "Object not found: Could not find {key}={id} for {command}\n\
+             Call list_sessions / list_windows / list_panes to discover valid ids."
+        )
+    };
+    if let Some(id) = &named.pane_id {
+        format!("Pane not found: Pane not found: {id}\nCall list_panes to discover valid pane ids.")
+    } else if let Some(id) = &named.window_id {
+        object("window_id", id, "list-windows ('-a',)")
+    } else if let Some(id) = &named.session_id {
+        object("session_id", id, "list-sessions ()")
+    } else if let Some(name) = &named.session_name {
+        object("session_name", name, "list-sessions ()")
+    } else {
+        object("session", "(any)", "list-sessions ()")
+    }
+}
+
 /// libtmux-mcp's error texts for a pane wait that cannot go on.
 fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str, answered: bool) -> ToolError {
     let lost = "cursor/baseline anchor is no longer valid";
@@ -930,6 +956,7 @@ fn found(outcome: &str) -> bool {
 fn render(
     result: &WaitResult,
     report: &PaneReportHandle,
+    named: &PaneTarget,
     patterns: &[RowSearch],
     stop: &[RowSearch],
     effective: f64,
@@ -939,6 +966,9 @@ fn render(
     let pane_id = pane_of(&seen);
     let answered = answered.any();
     let Some(outcome) = ended(result, &seen, answered) else {
+        if seen.unresolved {
+            return Err(ToolError::Runtime(not_found(named)));
+        }
         return Err(failure(result, &seen, &pane_id, answered));
     };
     let lines = match outcome {

@@ -156,6 +156,9 @@ pub struct PaneReport {
     pub saw_fresh_rows: bool,
     /// How the pane went away, when it did.
     pub end: Option<PaneEnd>,
+    /// The first sample found nothing the target names: no such pane,
+    /// window or session, or no session at all.
+    pub unresolved: bool,
     /// `history_size` at entry and at the capture that lost the anchor,
     /// when the history shrank below its size at entry.
     pub history_shrank: Option<(u64, u64)>,
@@ -409,7 +412,18 @@ impl PaneProbe {
         let pane = self
             .tmux
             .resolve_pane_picking(&self.target, self.pick, ctx.budget, &ctx.cancel)
-            .map_err(|e| self.failed("list-panes", e))?;
+            .map_err(|e| {
+                if matches!(
+                    e,
+                    TmuxError::NoSuchPane(_)
+                        | TmuxError::NoSuchWindow(_)
+                        | TmuxError::NoSuchSession(_)
+                        | TmuxError::NoSessions
+                ) {
+                    self.report.update(|r| r.unresolved = true);
+                }
+                self.failed("list-panes", e)
+            })?;
         self.report.update(|r| r.pane = Some(pane.clone()));
         let screen = self
             .tmux
