@@ -330,13 +330,16 @@ fn a_lost_anchor_reads_as_libtmux_mcp_words_it() {
     s.wait_prompt();
     let running = call(&s, json!({"patterns": ["never"], "timeout": 20}));
     s.type_line("exit");
-    assert_eq!(
-        error_text(running),
-        format!(
-            "pane {} died; cursor/baseline anchor is no longer valid",
-            s.pane
-        )
+    let died = format!(
+        "pane {} died; cursor/baseline anchor is no longer valid",
+        s.pane
     );
+    assert_eq!(error_text(running), died);
+
+    // libtmux-mcp `test_wait_for_text_raises_on_pane_death`: a pane already
+    // dead when the wait begins reads the same.
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 5}));
+    assert_eq!(error_text(running), died);
 }
 
 /// libtmux-mcp: a tmux call that does not return within its budget is

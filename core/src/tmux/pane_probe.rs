@@ -477,6 +477,9 @@ impl PaneProbe {
         obs.at_entry = Some(at_entry);
         obs.alternate_screen = screen.alternate_on;
         obs.gone = screen.pane_dead;
+        if screen.pane_dead {
+            self.report.update(|r| r.end = Some(PaneEnd::Died));
+        }
         self.hint = screen.history_size;
         self.note_history(screen.history_limit, screen.history_size);
         self.anchor = Some(Anchor {
