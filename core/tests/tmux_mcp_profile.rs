@@ -215,6 +215,40 @@ fn a_target_that_names_nothing_reads_as_libtmux_mcp_words_it() {
     }
 }
 
+/// libtmux-mcp: with no tmux server on the socket, the tmux command that
+/// resolves the deciding argument fails, and the error is that command and
+/// tmux's own words.
+#[test]
+fn no_server_on_the_socket_reads_as_the_failed_tmux_command() {
+    let socket = format!("waitfor-no-server-{}", std::process::id());
+    let said = std::process::Command::new("tmux")
+        .args(["-L", &socket, "list-sessions"])
+        .output()
+        .unwrap();
+    assert!(!said.status.success(), "no server runs on {socket}");
+    let stderr = String::from_utf8_lossy(&said.stderr).trim().to_string();
+    let cases = [
+        (json!({"pane_id": "%1", "window_id": "@1"}), "list-panes"),
+        (
+            json!({"window_id": "@1", "session_name": "main"}),
+            "list-windows",
+        ),
+        (json!({"session_id": "$1"}), "list-sessions"),
+        (json!({}), "list-sessions"),
+    ];
+    for (target, command) in cases {
+        let mut args = target.clone();
+        args["socket_name"] = json!(socket);
+        args["timeout"] = json!(5.0);
+        let running = start(PY, args, &Host::default());
+        assert_eq!(
+            error_text(running),
+            format!("tmux {command} failed: {stderr}"),
+            "{target}"
+        );
+    }
+}
+
 /// libtmux-mcp returns each matched row whole, as tmux prints it: the
 /// typed command's row, prompt and all (`"$ echo READY"`).
 #[test]

@@ -17,8 +17,9 @@
 //! - the timeout is clamped by the ceiling ([`ceiling_from_env`]:
 //!   `LIBTMUX_MCP_WAIT_MAX_SECONDS`, default 30 s, or the host's), kept
 //!   within 1..=120 s;
-//! - errors use the original's words (a target that names nothing, a
-//!   lost baseline, a dead or respawned pane, an unresponsive tmux);
+//! - errors use the original's words (no tmux server, a target that
+//!   names nothing, a lost baseline, a dead or respawned pane, an
+//!   unresponsive tmux);
 //! - notices as the original sends them: progress before every poll
 //!   (seconds elapsed, the timeout as the total, "Waiting on pane %N: Xs
 //!   elapsed, Ys left"), the poll that ends the wait and the ones under a
@@ -46,7 +47,7 @@ use crate::spec::{Condition, Spec};
 use crate::sync::Mutex;
 use crate::tmux::{
     AnsweredSince, Freshness, PaneEnd, PanePick, PaneProbe, PaneReport, PaneReportHandle,
-    PaneTarget, Tmux,
+    PaneTarget, Tmux, Unresolved,
 };
 use regex_automata::meta;
 use regex_automata::nfa::thompson::WhichCaptures;
@@ -871,9 +872,25 @@ fn ended_at_deadline(result: &WaitResult, seen: &PaneReport, answered: bool) -> 
                     .is_some_and(|(_, budget)| budget < CALL_FLOOR))
 }
 
-/// libtmux-mcp's error text for a target that names nothing: libtmux's
-/// exception for the argument that decides (pane, window, session id,
-/// session name, else any session), then the hint it gives the agent.
+/// libtmux-mcp's error text for a wait that found no pane: for no tmux
+/// server, the failed tmux command it resolves the deciding argument with
+/// and tmux's own words; for a target that names nothing, libtmux's
+/// exception for that argument (pane, window, session id, session name,
+/// else any session), then the hint it gives the agent.
+fn unresolved_text(unresolved: &Unresolved, named: &PaneTarget) -> String {
+    let Unresolved::NoServer(stderr) = unresolved else {
+        return not_found(named);
+    };
+    let command = if named.pane_id.is_some() {
+        "list-panes"
+    } else if named.window_id.is_some() {
+        "list-windows"
+    } else {
+        "list-sessions"
+    };
+    format!("tmux {command} failed: {stderr}")
+}
+
 fn not_found(named: &PaneTarget) -> String {
     let object = |key: &str, id: &str, command: &str| {
         format!(
@@ -966,8 +983,8 @@ fn render(
     let pane_id = pane_of(&seen);
     let answered = answered.any();
     let Some(outcome) = ended(result, &seen, answered) else {
-        if seen.unresolved {
-            return Err(ToolError::Runtime(not_found(named)));
+        if let Some(unresolved) = &seen.unresolved {
+            return Err(ToolError::Runtime(unresolved_text(unresolved, named)));
         }
         return Err(failure(result, &seen, &pane_id, answered));
     };

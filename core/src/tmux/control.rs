@@ -514,6 +514,7 @@ fn classify_attach_error(tmux: &Tmux, session_id: &str, msg: String) -> TmuxErro
                 socket: tmux
                     .socket_name()
                     .map_or("the default socket".into(), |n| format!("socket `{n}`")),
+                stderr: msg,
             }
         }
         TmuxError::NoSuchSession(_) => TmuxError::NoSuchSession(session_id.to_string()),

@@ -51,8 +51,8 @@ pub use echo::{
 };
 pub use echo_registry::{echo_key, echo_log, record_keys, record_keys_on, record_send_keys};
 pub use pane_probe::{
-    ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, CONTROL_BUDGET,
-    VERIFY_EVERY,
+    ObserveRows, PaneEnd, PaneProbe, PaneReport, PaneReportHandle, PushPath, Unresolved,
+    CONTROL_BUDGET, VERIFY_EVERY,
 };
 pub use snapshot::{PaneFacts, PaneSnapshot, Rows, MARGIN, MAX_INVOCATIONS};
 pub use turns::CALLS_PER_SERVER;
@@ -100,6 +100,8 @@ pub enum TmuxError {
     NoServer {
         /// `-L` name, or "the default socket".
         socket: String,
+        /// What tmux wrote to stderr, trimmed (empty when it said nothing).
+        stderr: String,
     },
     /// The server has no sessions (so there is no pane to default to).
     #[error("the tmux server has no sessions")]
@@ -400,7 +402,10 @@ impl Tmux {
                 .unwrap_or_default()
         };
         if stderr.contains("no server running") || stderr.contains("error connecting to") {
-            TmuxError::NoServer { socket: socket() }
+            TmuxError::NoServer {
+                socket: socket(),
+                stderr,
+            }
         } else if stderr.contains("can't find pane") {
             TmuxError::NoSuchPane(after_colon(&stderr))
         } else if stderr.contains("can't find window") {

@@ -132,6 +132,23 @@ pub enum PaneEnd {
     Vanished,
 }
 
+/// Why a pane probe's first sample found no pane to watch
+/// ([`PaneReport::unresolved`]).
+///
+/// ```
+/// use waitfor::tmux::{PaneReport, Unresolved};
+/// let report = PaneReport { unresolved: Some(Unresolved::Missing), ..Default::default() };
+/// assert_eq!(report.unresolved, Some(Unresolved::Missing));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unresolved {
+    /// Nothing the target names: no such pane, window or session, or no
+    /// session at all.
+    Missing,
+    /// No tmux server answers on the socket; what tmux wrote to stderr.
+    NoServer(String),
+}
+
 /// What the probe saw, for a profile to render beside the engine's result.
 #[derive(Clone, Debug, Default)]
 pub struct PaneReport {
@@ -156,9 +173,8 @@ pub struct PaneReport {
     pub saw_fresh_rows: bool,
     /// How the pane went away, when it did.
     pub end: Option<PaneEnd>,
-    /// The first sample found nothing the target names: no such pane,
-    /// window or session, or no session at all.
-    pub unresolved: bool,
+    /// Why the first sample found no pane to watch, when it did not.
+    pub unresolved: Option<Unresolved>,
     /// `history_size` at entry and at the capture that lost the anchor,
     /// when the history shrank below its size at entry.
     pub history_shrank: Option<(u64, u64)>,
@@ -413,15 +429,17 @@ impl PaneProbe {
             .tmux
             .resolve_pane_picking(&self.target, self.pick, ctx.budget, &ctx.cancel)
             .map_err(|e| {
-                if matches!(
-                    e,
+                let unresolved = match &e {
                     TmuxError::NoSuchPane(_)
-                        | TmuxError::NoSuchWindow(_)
-                        | TmuxError::NoSuchSession(_)
-                        | TmuxError::NoSessions
-                ) {
-                    self.report.update(|r| r.unresolved = true);
-                }
+                    | TmuxError::NoSuchWindow(_)
+                    | TmuxError::NoSuchSession(_)
+                    | TmuxError::NoSessions => Some(Unresolved::Missing),
+                    TmuxError::NoServer { stderr, .. } => {
+                        Some(Unresolved::NoServer(stderr.clone()))
+                    }
+                    _ => None,
+                };
+                self.report.update(|r| r.unresolved = unresolved);
                 self.failed("list-panes", e)
             })?;
         self.report.update(|r| r.pane = Some(pane.clone()));
