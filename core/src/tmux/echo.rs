@@ -10,11 +10,16 @@
 //! - the *recent* submitted lines: at most [`ECHO_RECENT_LIMIT`], each kept for
 //!   [`ECHO_RECENT_TTL`].
 //!
-//! A key the log does not model (`C-c`, arrows, `Tab`...) makes the current
-//! line unknown: the log stops tracking it (nothing of it is masked, and its
-//! submission is not recorded) until the next `Enter`. Going over the pending
-//! cap does the same. The log always errs towards treating text as output
-//! (fail open), never towards hiding output.
+//! As libtmux-cxx models them, `C-c` and `C-u` end the line as `Enter` does
+//! (its echo stays on screen, so it is kept among the recent lines), the
+//! first erase (`BSpace`, `C-h`) after typing keeps the line as it was
+//! before the edit (a shell's redraw may still show it), and `DC` and
+//! `Delete` change nothing. Any other key the log does not model (arrows,
+//! `Tab`, `C-a`...) makes the current line unknown: the log stops tracking
+//! it (nothing of it is masked, and its submission is not recorded) until
+//! the next `Enter`. Going over the pending cap does the same. The log
+//! always errs towards treating text as output (fail open), never towards
+//! hiding output.
 //!
 //! [`EchoLog::mask`] blanks, whole-word, the recent submitted lines on every
 //! line and the pending input on the cursor line, where typed input sits.
@@ -76,10 +81,11 @@ pub enum Key {
     Text(String),
     /// `Enter` (also `C-m`, `KPEnter`).
     Enter,
-    /// `BSpace`: removes the last pending character.
+    /// `BSpace` (also `C-h`): removes the last pending character.
     Backspace,
-    /// Any other key, by its tmux name (`C-c`, `Up`, `Tab`): unmodelled, so
-    /// the current line stops being tracked.
+    /// Any other key, by its tmux name: `C-c` and `C-u` end the line, `DC`
+    /// and `Delete` do nothing, and the rest (`Up`, `Tab`) are unmodelled,
+    /// so the current line stops being tracked.
     Other(String),
 }
 
@@ -90,7 +96,7 @@ impl Key {
     }
 
     /// Maps a tmux key name as `send-keys` takes it (without `-l`):
-    /// `Enter`, `C-m`, `KPEnter` submit, `BSpace` erases, a single
+    /// `Enter`, `C-m`, `KPEnter` submit, `BSpace` and `C-h` erase, a single
     /// character is text, and anything else is [`Key::Other`].
     ///
     /// ```
@@ -102,7 +108,7 @@ impl Key {
     pub fn from_tmux_name(name: &str) -> Self {
         match name {
             "Enter" | "C-m" | "KPEnter" => Key::Enter,
-            "BSpace" => Key::Backspace,
+            "BSpace" | "C-h" => Key::Backspace,
             "Space" => Key::text(" "),
             s if s.chars().count() == 1 => Key::text(s),
             s => Key::Other(s.to_string()),
@@ -115,6 +121,9 @@ struct PaneEcho {
     pending: String,
     pending_chars: usize,
     tracking: bool,
+    /// The pending line was kept among the recent lines by an erase, and
+    /// nothing was typed since.
+    kept: bool,
     last_key: Instant,
     recent: VecDeque<(String, Instant)>,
 }
@@ -125,6 +134,7 @@ impl PaneEcho {
             pending: String::new(),
             pending_chars: 0,
             tracking: true,
+            kept: false,
             last_key: now,
             recent: VecDeque::new(),
         }
@@ -135,6 +145,7 @@ impl PaneEcho {
             self.pending.clear();
             self.pending_chars = 0;
             self.tracking = true;
+            self.kept = false;
         }
         while let Some((_, at)) = self.recent.front() {
             if now.saturating_duration_since(*at) >= ECHO_RECENT_TTL {
@@ -165,19 +176,35 @@ impl PaneEcho {
         }
         self.pending.push(c);
         self.pending_chars += 1;
+        self.kept = false;
     }
 
-    fn submit(&mut self, now: Instant) {
+    /// Keeps the tracked pending line among the recent lines.
+    fn keep(&mut self, now: Instant) {
         if self.tracking && !self.pending.trim().is_empty() {
-            let line = std::mem::take(&mut self.pending);
-            self.recent.push_back((line, now));
+            self.recent.push_back((self.pending.clone(), now));
             while self.recent.len() > ECHO_RECENT_LIMIT {
                 self.recent.pop_front();
             }
         }
+    }
+
+    fn submit(&mut self, now: Instant) {
+        self.keep(now);
         self.pending.clear();
         self.pending_chars = 0;
         self.tracking = true;
+        self.kept = false;
+    }
+
+    fn erase(&mut self, now: Instant) {
+        if !self.kept {
+            self.keep(now);
+            self.kept = true;
+        }
+        if self.tracking && self.pending.pop().is_some() {
+            self.pending_chars -= 1;
+        }
     }
 
     fn key(&mut self, key: &Key, now: Instant) {
@@ -192,12 +219,13 @@ impl PaneEcho {
                 }
             }
             Key::Enter => self.submit(now),
-            Key::Backspace => {
-                if self.tracking && self.pending.pop().is_some() {
-                    self.pending_chars -= 1;
-                }
-            }
-            Key::Other(_) => self.untrack(),
+            Key::Backspace => self.erase(now),
+            Key::Other(name) => match name.as_str() {
+                "C-c" | "C-u" => self.submit(now),
+                "C-h" => self.erase(now),
+                "DC" | "Delete" => {}
+                _ => self.untrack(),
+            },
         }
     }
 }
@@ -442,6 +470,55 @@ mod tests {
         assert!(log.panes.lock().is_empty());
     }
 
+    /// libtmux-cxx (`pane_echo_test.cpp`): `C-c` and `C-u` end the line and
+    /// keep it among the recent lines, as its echo may still be on screen.
+    #[test]
+    fn kill_keys_end_the_line_and_keep_it() {
+        for kill in ["C-c", "C-u"] {
+            let log = EchoLog::new();
+            let t = Instant::now();
+            log.record("%1", &[Key::text("oops"), Key::from_tmux_name(kill)], t);
+            assert_eq!(log.pending("%1", t), None, "{kill}");
+            assert_eq!(log.recent("%1", t), s(&["oops"]), "{kill}");
+            log.record("%1", &[Key::text("next")], t);
+            assert_eq!(log.pending("%1", t).as_deref(), Some("next"), "{kill}");
+        }
+    }
+
+    /// libtmux-cxx: the first erase after typing keeps the line as it was
+    /// (a shell's redraw may still show it), then erases one character;
+    /// `C-h` erases as `BSpace` does.
+    #[test]
+    fn an_erase_keeps_the_line_before_the_edit() {
+        let log = EchoLog::new();
+        let t = Instant::now();
+        let mut keys: Vec<Key> = "xMARKER"
+            .chars()
+            .map(|c| Key::from_tmux_name(&c.to_string()))
+            .collect();
+        keys.extend(std::iter::repeat_n(Key::Backspace, 6));
+        log.record("%1", &keys, t);
+        assert_eq!(log.pending("%1", t).as_deref(), Some("x"));
+        assert_eq!(log.recent("%1", t), s(&["xMARKER"]));
+        log.record("%1", &[Key::from_tmux_name("C-h")], t);
+        assert_eq!(log.pending("%1", t), None);
+        assert_eq!(log.recent("%1", t), s(&["xMARKER"]), "kept once per edit");
+        log.record("%1", &[Key::text("ab"), Key::Backspace], t);
+        assert_eq!(log.recent("%1", t), s(&["xMARKER", "ab"]));
+    }
+
+    /// libtmux-cxx: `DC` and `Delete` leave the line as it is.
+    #[test]
+    fn delete_keys_change_nothing() {
+        let log = EchoLog::new();
+        let t = Instant::now();
+        for key in ["DC", "Delete"] {
+            log.record("%1", &[Key::text("MARKER"), Key::from_tmux_name(key)], t);
+            assert_eq!(log.pending("%1", t).as_deref(), Some("MARKER"), "{key}");
+            log.record("%1", &[Key::Other("C-u".into())], t);
+        }
+    }
+
     #[test]
     fn unknown_keys_fail_open_until_enter() {
         let log = EchoLog::new();
@@ -450,7 +527,7 @@ mod tests {
             "%1",
             &[
                 Key::text("rm -rf x"),
-                Key::Other("C-c".into()),
+                Key::Other("Left".into()),
                 Key::text("more"),
                 Key::Enter,
             ],
