@@ -270,3 +270,45 @@ fn every_input_rule_of_the_cxx_schema() {
     assert_eq!(d.tool["inputSchema"]["required"], json!(["target", "text"]));
     jsonschema::validator_for(&d.tool["outputSchema"]).unwrap();
 }
+
+/// libtmux-cxx (`EmitsProgressForABoundedWait`): progress is the
+/// milliseconds elapsed of `timeout_ms`, at most once a second, with the
+/// step under way ("waiting via capture-polling").
+#[test]
+fn progress_counts_milliseconds_of_timeout_ms_and_names_the_step() {
+    let answer = waitfor::vectors::run(&json!({
+        "profile": CXX,
+        "arguments": {"target": "%1", "text": "ready", "timeout_ms": 2500},
+        "script": {"steps": [{"screen": ["$ make", "building"]}]},
+    }))
+    .unwrap();
+    assert_eq!(answer["output"]["timed_out"], true, "{answer}");
+    let notices = answer["notices"].as_array().unwrap();
+    let seen: Vec<(f64, f64)> = notices
+        .iter()
+        .map(|n| {
+            (
+                n["progress"].as_f64().unwrap(),
+                n["total"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(0.0, 2500.0), (1000.0, 2500.0), (2000.0, 2500.0)],
+        "{answer}"
+    );
+    let modes: Vec<&str> = notices
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            "waiting via capture-before-control",
+            "waiting via capture-polling",
+            "waiting via capture-polling"
+        ],
+        "{answer}"
+    );
+}

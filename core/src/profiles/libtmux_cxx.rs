@@ -13,7 +13,9 @@
 //!   -p`), empty when no capture was taken;
 //! - `matched_at_entry` is whether the text was visible at entry;
 //! - a deadline that passes before the pane is found is a timeout in mode
-//!   `pane-lookup`, with no `pane_id`.
+//!   `pane-lookup`, with no `pane_id`;
+//! - progress, once a second, is the milliseconds elapsed of the time
+//!   limit, with the step under way ("waiting via capture-polling").
 //!
 //! A wait that this process's other waits starved of tmux turns (see
 //! [`crate::tmux::PaneReport::starved_notice`]) says so in the engine's
@@ -24,6 +26,7 @@
 
 use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
+use super::notice::{Notice, ToolProgress};
 use super::tool::{Host, ToolError};
 use super::{CallSlot, Prepared, Report};
 use crate::error::{Rule, SpecError};
@@ -183,10 +186,27 @@ pub(crate) fn prepare_on(
         spec,
         probe: Box::new(probe),
         policy,
+        report: progress(report.clone(), ceiling),
         render: Box::new(move |result| render(result, &report, &text)),
-        // The original sends no progress of its own.
-        report: Report::elapsed_of(ceiling),
     })
+}
+
+/// The original's progress: the milliseconds elapsed of the time limit,
+/// and the step under way ("waiting via capture-polling"); the engine
+/// reports once a second, as the original does.
+fn progress(seen: PaneReportHandle, limit: Duration) -> Report {
+    let total = limit.as_millis() as f64;
+    Report::new(
+        move |p| {
+            let step = mode(&seen.get(), false, p.samples);
+            vec![Notice::Progress(ToolProgress {
+                progress: (p.elapsed_ms as f64).min(total),
+                total: Some(total),
+                message: Some(format!("waiting via {step}")),
+            })]
+        },
+        |_| Vec::new(),
+    )
 }
 
 /// The original's name for the step that answered (`matched`) or was

@@ -19,9 +19,9 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolProgress {
-    /// How far the call is (for every seed profile: seconds elapsed).
+    /// How far the call is: seconds elapsed (libtmux-cxx: milliseconds).
     pub progress: f64,
-    /// What `progress` runs to (the time limit in seconds), if known.
+    /// What `progress` runs to (the time limit, in the same unit), if known.
     pub total: Option<f64>,
     /// A line for a human watching.
     pub message: Option<String>,
