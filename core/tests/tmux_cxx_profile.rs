@@ -312,3 +312,21 @@ fn progress_counts_milliseconds_of_timeout_ms_and_names_the_step() {
         "{answer}"
     );
 }
+
+/// libtmux-cxx: a target tmux cannot resolve to a pane is an error in the
+/// original's words (`display-message` prints nothing for it).
+#[test]
+fn a_target_tmux_cannot_resolve_reads_as_the_original_words_it() {
+    for target in ["%7", "%70"] {
+        let answer = waitfor::vectors::run(&json!({
+            "profile": CXX,
+            "arguments": {"target": target, "text": "ready", "timeout_ms": 500},
+            "script": {"steps": [{"screen": ["$ "]}]},
+        }))
+        .unwrap();
+        assert_eq!(
+            answer["tool_error"]["message"], "tmux could not resolve the requested pane",
+            "{answer}"
+        );
+    }
+}

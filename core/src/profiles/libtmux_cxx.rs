@@ -13,7 +13,8 @@
 //!   -p`), empty when no capture was taken;
 //! - `matched_at_entry` is whether the text was visible at entry;
 //! - a deadline that passes before the pane is found is a timeout in mode
-//!   `pane-lookup`, with no `pane_id`;
+//!   `pane-lookup`, with no `pane_id`; a target tmux cannot resolve is
+//!   the error "tmux could not resolve the requested pane";
 //! - progress, once a second, is the milliseconds elapsed of the time
 //!   limit, with the step under way ("waiting via capture-polling").
 //!
@@ -34,7 +35,9 @@ use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
 use crate::result::{Outcome, WaitResult};
 use crate::spec::{Condition, Spec};
-use crate::tmux::{PaneProbe, PaneReport, PaneReportHandle, PaneTarget, PushPath, Tmux};
+use crate::tmux::{
+    PaneProbe, PaneReport, PaneReportHandle, PaneTarget, PushPath, Tmux, Unresolved,
+};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -259,6 +262,11 @@ fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<
             )))
         }
         Outcome::Cancelled => return Err(ToolError::Runtime("request cancelled".into())),
+        _ if seen.unresolved == Some(Unresolved::Missing) => {
+            return Err(ToolError::Runtime(
+                "tmux could not resolve the requested pane".into(),
+            ))
+        }
         _ => {
             return Err(ToolError::Runtime(
                 result
