@@ -249,6 +249,40 @@ fn no_server_on_the_socket_reads_as_the_failed_tmux_command() {
     }
 }
 
+/// libtmux-mcp: a tmux server that goes away during the wait ends it with
+/// the failed tmux command and tmux's own words: that no server runs on
+/// the socket, or, for a call the exit cut short, that it exited.
+#[test]
+fn a_server_that_goes_away_reads_as_the_failed_tmux_command() {
+    let s = Server::start(60, 10);
+    let socket = s.name.clone().unwrap();
+    let pid = s
+        .cmd(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .to_string();
+    let running = call(&s, json!({"patterns": ["never"], "timeout": 20}));
+    // At once, without the server's own shutdown (which tmux answers
+    // with half-empty replies while it runs).
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let text = error_text(running);
+    let said = std::process::Command::new("tmux")
+        .args(["-L", &socket, "display-message", "-p", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&said.stderr).trim().to_string();
+    let words = [stderr.as_str(), "server exited unexpectedly"];
+    assert!(
+        words
+            .map(|w| format!("tmux display-message failed: {w}"))
+            .contains(&text),
+        "{text}"
+    );
+}
+
 /// libtmux-mcp returns each matched row whole, as tmux prints it: the
 /// typed command's row, prompt and all (`"$ echo READY"`).
 #[test]

@@ -929,6 +929,9 @@ fn failure(result: &WaitResult, seen: &PaneReport, pane_id: &str, answered: bool
                 pid(to)
             )
         }
+        (Some(PaneEnd::ServerGone(stderr)), ..) => {
+            format!("tmux display-message failed: {stderr}")
+        }
         (Some(PaneEnd::Vanished), ..) => {
             format!("tmux display-message failed: can't find pane: {pane_id}")
         }

@@ -401,7 +401,10 @@ impl Tmux {
                 .map(|(_, v)| v.trim().to_string())
                 .unwrap_or_default()
         };
-        if stderr.contains("no server running") || stderr.contains("error connecting to") {
+        if stderr.contains("no server running")
+            || stderr.contains("error connecting to")
+            || stderr.contains("server exited")
+        {
             TmuxError::NoServer {
                 socket: socket(),
                 stderr,

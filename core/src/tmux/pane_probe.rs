@@ -128,8 +128,10 @@ pub enum PaneEnd {
         /// The pid now.
         to: Option<u32>,
     },
-    /// The pane, or its whole server, is gone.
+    /// The pane is gone.
     Vanished,
+    /// The whole tmux server is gone; what tmux wrote to stderr.
+    ServerGone(String),
 }
 
 /// Why a pane probe's first sample found no pane to watch
@@ -673,9 +675,13 @@ impl PaneProbe {
             &ctx.cancel,
         ) {
             Ok(snap) => snap,
-            Err(TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. }) => {
+            Err(e @ (TmuxError::NoSuchPane(_) | TmuxError::NoServer { .. })) => {
                 self.checked(PaneFacts::gone(), began);
-                self.report.update(|r| r.end = Some(PaneEnd::Vanished));
+                let end = match e {
+                    TmuxError::NoServer { stderr, .. } => PaneEnd::ServerGone(stderr),
+                    _ => PaneEnd::Vanished,
+                };
+                self.report.update(|r| r.end = Some(end));
                 return Ok(self.previous().with_gone());
             }
             Err(e) => return Err(self.failed("display-message", e)),
