@@ -59,7 +59,13 @@ fn patterns_that_take_seconds_to_compile_end_at_the_deadline() {
             "start took {start_took:?}"
         );
         assert!(took < Duration::from_secs(2), "the wait took {took:?}");
-        assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+        // Most compiles are still running at the deadline (a timeout); one
+        // that reaches the size limit as the deadline falls may be taken
+        // first, in the same turn (its error). Either tells of the compile.
+        assert!(
+            matches!(result.outcome, Outcome::Timeout | Outcome::Error),
+            "{result:?}"
+        );
         let error = result.error.unwrap_or_default();
         assert!(error.contains("compiled"), "{error}");
         assert!(
