@@ -202,7 +202,7 @@ fn decode(args: &Value) -> Result<Arguments<'_>, ToolError> {
 /// AURA's rules, in its order: the probe, the condition, the poll
 /// interval, the bound (clamped to the ceiling first), then the interval
 /// and the quiet window against the clamped bound.
-pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
     let decoded = decode(args)?;
     if decoded.tool.is_empty() {
         return Err(invalid(
@@ -292,7 +292,7 @@ pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepa
     })
     .named(tool.clone());
     Ok(Prepared {
-        slot,
+        slot: CallSlot::uncounted(),
         spec,
         probe: Box::new(probe),
         policy,

@@ -114,8 +114,9 @@ impl CallSlot {
         })
     }
 
-    /// No place: for a call validated and never run ([`super::check`]),
-    /// or simulated.
+    /// No place: for a call as a profile prepares it, before
+    /// [`super::prepare`] takes its place, or validated and never run
+    /// ([`super::check`]), or simulated.
     pub(crate) fn uncounted() -> Self {
         Self { counted_in: None }
     }

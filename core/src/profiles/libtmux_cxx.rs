@@ -146,18 +146,13 @@ fn pane_target(target: &str) -> PaneTarget {
     }
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, Tmux::new(), slot)
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new())
 }
 
 /// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
 /// server, or a tmux program).
-pub(crate) fn prepare_on(
-    args: &Value,
-    host: &Host,
-    tmux: Tmux,
-    slot: CallSlot,
-) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(args: &Value, host: &Host, tmux: Tmux) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(map, "", &["target", "text", "timeout_ms"])?;
     let target = bounded_string(map, "target", MAX_TARGET_CHARS)?;
@@ -185,7 +180,7 @@ pub(crate) fn prepare_on(
         .max_wait_ceiling(ceiling)
         .output_cap(DEFAULT_OUTPUT_CAP);
     Ok(Prepared {
-        slot,
+        slot: CallSlot::uncounted(),
         spec,
         probe: Box::new(probe),
         policy,

@@ -536,18 +536,13 @@ fn target(map: &Map<String, Value>) -> Result<PaneTarget, ToolError> {
     })
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, Tmux::new(), slot)
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, Tmux::new())
 }
 
 /// [`prepare`], reaching the pane through `tmux` (the simulator's scripted
 /// server, or a tmux program).
-pub(crate) fn prepare_on(
-    args: &Value,
-    host: &Host,
-    mut tmux: Tmux,
-    slot: CallSlot,
-) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Prepared, ToolError> {
     let map = object(args, "")?;
     reject_unknown(
         map,
@@ -655,7 +650,7 @@ pub(crate) fn prepare_on(
         .max_wait_ceiling(Duration::from_secs_f64(effective))
         .output_cap(DEFAULT_OUTPUT_CAP);
     Ok(Prepared {
-        slot,
+        slot: CallSlot::uncounted(),
         spec,
         probe: Box::new(probe),
         policy,

@@ -67,7 +67,9 @@ impl Prepared {
 struct Entry {
     id: &'static str,
     definition: fn() -> Value,
-    prepare: fn(&Value, &Host, CallSlot) -> Result<Prepared, ToolError>,
+    /// Checks the arguments and prepares the call, without its place
+    /// among the calls in flight ([`prepare`] gives it one).
+    prepare: fn(&Value, &Host) -> Result<Prepared, ToolError>,
     refused: notice::OnRefusal,
 }
 
@@ -174,7 +176,7 @@ pub fn find(name: &str) -> Result<ToolDefinition, ToolError> {
 /// ```
 pub fn prepare(profile: &str, args: &Value, host: &Host) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    let prepared = (entry.prepare)(args, host, CallSlot::uncounted())?;
+    let prepared = (entry.prepare)(args, host)?;
     Ok(Prepared {
         slot: CallSlot::take()?,
         ..prepared
@@ -193,11 +195,10 @@ pub(crate) fn prepare_on_tmux(
     tmux: crate::tmux::Tmux,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    let slot = CallSlot::uncounted();
     match entry.id {
-        libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux, slot),
-        libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux, slot),
-        _ => (entry.prepare)(args, host, slot),
+        libtmux_mcp::PROFILE => libtmux_mcp::prepare_on(args, host, tmux),
+        libtmux_cxx::PROFILE => libtmux_cxx::prepare_on(args, host, tmux),
+        _ => (entry.prepare)(args, host),
     }
 }
 
@@ -212,10 +213,9 @@ pub(crate) fn prepare_on_clock(
     clock: &crate::ouro::Clock,
 ) -> Result<Prepared, ToolError> {
     let entry = entry(profile)?;
-    let slot = CallSlot::uncounted();
     match entry.id {
-        ouro::PROFILE => ouro::prepare_on(args, host, clock, slot),
-        _ => (entry.prepare)(args, host, slot),
+        ouro::PROFILE => ouro::prepare_on(args, host, clock),
+        _ => (entry.prepare)(args, host),
     }
 }
 
@@ -241,7 +241,7 @@ pub(crate) fn reads_a_pane(profile: &str) -> bool {
 /// ```
 pub fn check(profile: &str, args: &Value, host: &Host) -> Result<&'static str, ToolError> {
     let entry = entry(profile)?;
-    (entry.prepare)(args, host, CallSlot::uncounted())?;
+    (entry.prepare)(args, host)?;
     Ok(entry.id)
 }
 

@@ -255,18 +255,13 @@ fn filter_refused(e: &MatchError) -> ToolError {
     invalid(field, rule, message.clone())
 }
 
-pub(crate) fn prepare(args: &Value, host: &Host, slot: CallSlot) -> Result<Prepared, ToolError> {
-    prepare_on(args, host, &Clock::default(), slot)
+pub(crate) fn prepare(args: &Value, host: &Host) -> Result<Prepared, ToolError> {
+    prepare_on(args, host, &Clock::default())
 }
 
 /// [`prepare`] on `clock`: the envelope's `since` and `fresh.asOf` are its
 /// times (the shared vectors run the tool on a virtual clock).
-pub(crate) fn prepare_on(
-    args: &Value,
-    host: &Host,
-    clock: &Clock,
-    slot: CallSlot,
-) -> Result<Prepared, ToolError> {
+pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Prepared, ToolError> {
     let top = args
         .as_object()
         .ok_or_else(|| invalid("", Rule::WrongType, "the arguments must be an object"))?;
@@ -316,7 +311,7 @@ pub(crate) fn prepare_on(
     // The original sends no progress of its own.
     let report = Report::elapsed_of(spec.max_wait.min(ceiling));
     Ok(Prepared {
-        slot,
+        slot: CallSlot::uncounted(),
         spec,
         probe,
         policy,
