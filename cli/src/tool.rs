@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use waitfor::grants::Grants;
 use waitfor::profiles::{self, Host, ToolError};
-use waitfor::{Engine, WaitOptions};
+use waitfor::Engine;
 
 /// The tool answered; its output is on stdout.
 const ANSWERED: u8 = 0;
@@ -48,10 +48,8 @@ pub fn run(args: &ToolArgs) -> ExitCode {
         Ok(prepared) => prepared,
         Err(e) => return fail(USAGE, &e.to_string()),
     };
-    let options = WaitOptions::default()
-        .policy(prepared.policy)
-        .hold(prepared.slot);
-    let handle = match Engine::global().start_with(prepared.spec, Some(prepared.probe), options) {
+    let (spec, probe, options, render, _) = prepared.into_parts();
+    let handle = match Engine::global().start_with(spec, Some(probe), options) {
         Ok(handle) => handle,
         Err(e) => return fail(USAGE, &e.to_string()),
     };
@@ -66,7 +64,7 @@ pub fn run(args: &ToolArgs) -> ExitCode {
         }
     };
     // The answer goes out at the deadline, before any grace below.
-    let code = match (prepared.render)(&result) {
+    let code = match render(&result) {
         _ if cancelled => fail(CANCELLED, "cancelled"),
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();

@@ -106,7 +106,7 @@ fn profile_answer(
         policy,
         render,
         report,
-        slot: _slot,
+        ..
     } = match prepared {
         Ok(prepared) => prepared,
         Err(err) => {

@@ -14,7 +14,7 @@ use waitfor::profiles::{
     calls_in_flight, max_calls, prepare, set_max_calls, Host, ToolCaller, ToolError,
     DEFAULT_MAX_CALLS,
 };
-use waitfor::{ErrorCode, ErrorInfo, Outcome, ProbeContext, ProbeError, WaitHandle, WaitOptions};
+use waitfor::{ErrorCode, ErrorInfo, Outcome, ProbeContext, ProbeError, WaitHandle};
 
 /// One test at a time: they share the process's cap and count.
 static TURN: Mutex<()> = Mutex::new(());
@@ -95,16 +95,14 @@ fn start(status: &Arc<Status>, max_wait_sec: u64) -> Result<Call, ToolError> {
         tools: Some(status.clone()),
         ..Host::default()
     };
-    let prepared = prepare("aura/wait_for", &args(max_wait_sec), &host)?;
+    let (spec, probe, options, _, _) =
+        prepare("aura/wait_for", &args(max_wait_sec), &host)?.into_parts();
     let (tx, ended) = crossbeam_channel::bounded(1);
-    let options = WaitOptions::default()
-        .policy(prepared.policy)
-        .hold(prepared.slot)
-        .on_done(move |result| {
-            let _ = tx.send((result.outcome, calls_in_flight()));
-        });
+    let options = options.on_done(move |result| {
+        let _ = tx.send((result.outcome, calls_in_flight()));
+    });
     let handle = waitfor::Engine::global()
-        .start_with(prepared.spec, Some(prepared.probe), options)
+        .start_with(spec, Some(probe), options)
         .unwrap();
     Ok(Call { handle, ended })
 }

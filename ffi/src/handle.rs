@@ -263,29 +263,14 @@ unsafe fn start_tool(
         }
         FfiError::tool(&e)
     })?;
-    let reporting = notices.map(|sink| {
-        Arc::new(Reporting {
-            report: prepared.report,
-            sink,
-        })
-    });
-    let render = prepared.render;
+    let (spec, probe, options, render, report) = prepared.into_parts();
+    let reporting = notices.map(|sink| Arc::new(Reporting { report, sink }));
     let render: Render = Box::new(move |result| {
         render(result)
             .map(|output| output.to_string())
             .map_err(|e| FfiError::tool(&e))
     });
-    let options = WaitOptions::default()
-        .policy(prepared.policy)
-        .hold(prepared.slot);
-    launch(
-        prepared.spec,
-        Some(prepared.probe),
-        options,
-        callbacks,
-        render,
-        reporting,
-    )
+    launch(spec, Some(probe), options, callbacks, render, reporting)
 }
 
 /// Gives the host its answer: a copy of the result, or the error.

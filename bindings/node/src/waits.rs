@@ -141,10 +141,8 @@ impl Bridge {
         };
         let prepared = profiles::prepare(&profile, &args, &host)
             .map_err(|e| errors::tool(&e, &profiles::refusal_notices(&profile, &e)))?;
-        let (render, report) = (prepared.render, notices.then(|| Arc::new(prepared.report)));
-        let mut options = WaitOptions::default()
-            .policy(prepared.policy)
-            .hold(prepared.slot);
+        let (spec, probe, mut options, render, report) = prepared.into_parts();
+        let report = notices.then(|| Arc::new(report));
         if let Some(report) = report.clone() {
             let channel = self.channel.clone();
             options = options.on_progress(move |p| {
@@ -153,8 +151,7 @@ impl Bridge {
                 }
             });
         }
-        let launch =
-            |options| Engine::global().start_with(prepared.spec, Some(prepared.probe), options);
+        let launch = |options| Engine::global().start_with(spec, Some(probe), options);
         self.launch(call, cancelled, options, launch, move |channel, result| {
             for notice in report.iter().flat_map(|r| r.end(result)) {
                 event(channel, PROGRESS, key, &notice.to_json());

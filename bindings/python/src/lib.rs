@@ -157,24 +157,20 @@ fn call_tool(
     let prepared = py
         .detach(|| profiles::prepare(profile, &args, &host))
         .map_err(|e| refused(py, profile, &e, on_log.as_ref(), &calls))?;
+    let (spec, probe, options, render, report) = prepared.into_parts();
     let callbacks = Callbacks {
         on_progress,
         on_done,
-        notices: Some(handle::Notices {
-            report: prepared.report,
-            on_log,
-        }),
+        notices: Some(handle::Notices { report, on_log }),
     };
     handle::start(
         py,
-        prepared.spec,
-        HostProbe::Blocking(Some(prepared.probe)),
-        WaitOptions::default()
-            .policy(prepared.policy)
-            .hold(prepared.slot),
+        spec,
+        HostProbe::Blocking(Some(probe)),
+        options,
         callbacks,
         calls,
-        Some(prepared.render),
+        Some(render),
     )
 }
 

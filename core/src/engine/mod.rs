@@ -96,7 +96,7 @@ impl WaitOptions {
     /// `on_done` runs and before the handle has the result; also when the
     /// wait is refused at its start. For what a host gives each wait, such
     /// as a profile call's place among the calls in flight
-    /// ([`Prepared::slot`](crate::profiles::Prepared::slot)).
+    /// ([`Prepared::into_parts`](crate::profiles::Prepared::into_parts)).
     ///
     /// ```
     /// use std::sync::Arc;

@@ -77,10 +77,10 @@ pub fn calls_in_flight() -> usize {
 }
 
 /// A profile call's place among the calls in flight, given back when
-/// dropped. [`Prepared::slot`](super::Prepared::slot) holds it; a host
-/// running a prepared call itself hands it to the wait with
-/// [`WaitOptions::hold`](crate::WaitOptions::hold), which drops it when
-/// the wait ends.
+/// dropped. A [`Prepared`](super::Prepared) call holds it, then its wait
+/// ([`WaitOptions::hold`](crate::WaitOptions::hold), in the options
+/// [`Prepared::into_parts`](super::Prepared::into_parts) gives), which
+/// drops it when the wait ends.
 ///
 /// ```
 /// use waitfor::profiles::{calls_in_flight, prepare, Host};

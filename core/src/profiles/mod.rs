@@ -16,7 +16,8 @@ mod notice;
 mod ouro;
 mod tool;
 
-pub use calls::{calls_in_flight, max_calls, set_max_calls, CallSlot, DEFAULT_MAX_CALLS};
+use calls::CallSlot;
+pub use calls::{calls_in_flight, max_calls, set_max_calls, DEFAULT_MAX_CALLS};
 #[cfg(unix)]
 pub use libtmux_mcp::{
     ceiling_from_env as libtmux_mcp_ceiling, CEILING_ENV as LIBTMUX_MCP_CEILING_ENV,
@@ -49,13 +50,42 @@ pub struct Prepared {
     /// The progress and log notices the profile sends while the call
     /// runs and when it ends.
     pub report: Report,
-    /// The call's place among the calls in flight (see [`max_calls`]): a
-    /// host that starts the wait itself passes it to
-    /// [`WaitOptions::hold`], so that it is given back when the wait ends.
-    pub slot: CallSlot,
+    /// The call's place among the calls in flight (see [`max_calls`]),
+    /// held by the wait ([`Prepared::run`], [`Prepared::into_parts`]).
+    slot: CallSlot,
 }
 
 impl Prepared {
+    /// The call's parts, for a host that starts its wait itself: the wait,
+    /// its probe, the options to start it with, the renderer and the
+    /// notices. The options carry the profile's policy and hold the call's
+    /// place among the calls in flight (see [`max_calls`]) until the wait
+    /// ends; the host adds its callbacks to them.
+    ///
+    /// ```
+    /// use waitfor::grants::{Commands, Grants};
+    /// use waitfor::profiles::{calls_in_flight, prepare, Host};
+    /// let args = serde_json::json!({
+    ///     "probe": {"tool": "run_command", "args": {"argv": ["echo", "Running"]}},
+    ///     "until": {"matches": "Running"},
+    ///     "poll_sec": 1, "max_wait_sec": 10
+    /// });
+    /// let grants = Grants::none().commands(Commands::Only(vec!["echo".into()]));
+    /// let host = Host { grants, ..Host::default() };
+    /// let prepared = prepare("aura/wait_for", &args, &host).unwrap();
+    /// assert_eq!(calls_in_flight(), 1);
+    /// let (spec, probe, options, render, _report) = prepared.into_parts();
+    /// let options = options.on_progress(|_| {});
+    /// let handle = waitfor::Engine::global().start_with(spec, Some(probe), options).unwrap();
+    /// let result = handle.wait();
+    /// assert_eq!(calls_in_flight(), 0);
+    /// assert_eq!(render(&result).unwrap()["reason"], "matched");
+    /// ```
+    pub fn into_parts(self) -> (Spec, Box<dyn Probe>, WaitOptions, Render, Report) {
+        let options = WaitOptions::default().policy(self.policy).hold(self.slot);
+        (self.spec, self.probe, options, self.render, self.report)
+    }
+
     /// Runs the wait on the global engine and renders its result.
     pub fn run(self, options: WaitOptions) -> Result<Value, ToolError> {
         let options = options.policy(self.policy).hold(self.slot);

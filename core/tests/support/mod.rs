@@ -6,9 +6,9 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use waitfor::profiles::{prepare, Host, Notice, Prepared, Report, ToolError};
+use waitfor::profiles::{prepare, Host, Notice, Report, ToolError};
 use waitfor::tmux::{Rows, Tmux};
-use waitfor::{CancelToken, Engine, WaitHandle, WaitOptions, WaitResult};
+use waitfor::{CancelToken, Engine, WaitHandle, WaitResult};
 
 pub const BUDGET: Duration = Duration::from_secs(5);
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -236,19 +236,13 @@ impl Running {
 
 /// Starts a profile call; `entered()` tells when its anchor is set.
 pub fn start(profile: &str, args: Value, host: &Host) -> Running {
-    let Prepared {
-        spec,
-        probe,
-        policy,
-        render,
-        report,
-        slot,
-    } = prepare(profile, &args, host).unwrap_or_else(|e| panic!("{args}: {e}"));
+    let (spec, probe, options, render, report) = prepare(profile, &args, host)
+        .unwrap_or_else(|e| panic!("{args}: {e}"))
+        .into_parts();
     let (tx, rx) = crossbeam_channel::bounded(1);
     let report = Arc::new(report);
     let notices = Arc::new(std::sync::Mutex::new(Vec::new()));
     let (reporting, sent) = (report.clone(), notices.clone());
-    let options = WaitOptions::default().policy(policy).hold(slot);
     let options = options.on_progress(move |p| {
         sent.lock().unwrap().extend(reporting.progress(p));
         let _ = tx.try_send(());
