@@ -39,6 +39,10 @@ mod engine;
 mod error;
 mod file_id;
 mod fold_cost;
+/// The integration tests' fork helper, for the unit tests too.
+#[cfg(all(test, unix))]
+#[path = "../tests/support/fork.rs"]
+mod fork;
 pub mod grants;
 pub mod input;
 mod keyed;

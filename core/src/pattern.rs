@@ -891,30 +891,11 @@ mod tests {
     #[cfg(unix)]
     fn a_forked_child_compiles_without_the_cache_its_parent_held() {
         let held = compile_cache().unwrap();
-        // SAFETY: the child only compiles and leaves with _exit.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            let compiled = Pattern::literal("compiled in a child").compile("p");
-            // SAFETY: ends the child without running the parent's exit code.
-            unsafe { libc::_exit(if compiled.is_ok() { 0 } else { 2 }) };
-        }
+        let compiled = crate::fork::in_forked_child(std::time::Duration::from_secs(20), || {
+            Pattern::literal("compiled in a child").compile("p").is_ok()
+        });
         drop(held);
-        assert!(pid > 0, "fork failed");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let mut status = 0;
-        // SAFETY: our own child, waited for without blocking.
-        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
-            if std::time::Instant::now() > deadline {
-                // SAFETY: our own child, which must not outlive the test.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, &mut status, 0);
-                }
-                panic!("the child's compile waited for the cache");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        assert!(compiled, "the child's compile waited for the cache");
     }
 
     #[test]

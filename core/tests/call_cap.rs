@@ -275,7 +275,7 @@ fn a_forked_child_counts_its_own_calls_whatever_the_parent_was_doing() {
         })
         .collect();
     let child_counted = (0..200).all(|_| {
-        support::in_forked_child(Duration::from_secs(10), || {
+        support::fork::in_forked_child(Duration::from_secs(10), || {
             // The parent's call is not this process's; the cap is the
             // parent's.
             calls_in_flight() == 0 && max_calls() == 2

@@ -22,7 +22,7 @@ fn matches_on_its_second_sample() -> bool {
 /// Runs `child` in a forked child and says whether it answered true; a
 /// child still running after 30 s is killed, and its answer is no.
 fn in_forked_child(child: impl FnOnce() -> bool) -> bool {
-    support::in_forked_child(Duration::from_secs(30), child)
+    support::fork::in_forked_child(Duration::from_secs(30), child)
 }
 
 #[test]

@@ -4,6 +4,8 @@
 
 #![cfg(all(target_os = "linux", target_env = "gnu"))]
 
+mod support;
+
 use std::time::{Duration, Instant};
 use waitfor::simulate::{simulate, Script};
 use waitfor::{Condition, Pattern, Policy, Spec};
@@ -48,21 +50,10 @@ fn a_child_forked_while_a_give_back_waits_gives_back_when_asked() {
     // Its thread waits half a second before it trims (it names itself
     // once it runs).
     assert!(seen_within(Duration::from_secs(5), || give_back_threads() == 1));
-    // SAFETY: the child only compiles a pattern, counts threads and exits.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
+    let asked = support::fork::in_forked_child(Duration::from_secs(30), || {
         // The parent's give-back thread is not in the child.
         ask_for_a_give_back();
-        let asked = seen_within(Duration::from_secs(5), || give_back_threads() == 1);
-        // SAFETY: _exit ends the child without running the parent's atexit work.
-        unsafe { libc::_exit(if asked { 0 } else { 1 }) };
-    }
-    let mut status = 0;
-    // SAFETY: waits for the child made above.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the child never started a give-back (status {status})"
-    );
+        seen_within(Duration::from_secs(5), || give_back_threads() == 1)
+    });
+    assert!(asked, "the child never started a give-back");
 }

@@ -372,30 +372,12 @@ mod tests {
             }))
         });
         holding.recv().expect("the lock is held");
-        // SAFETY: the child runs `child` and leaves with _exit.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            let returned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child));
-            // SAFETY: ends the child without running the parent's exit code.
-            unsafe { libc::_exit(if returned.is_ok() { 0 } else { 2 }) };
-        }
-        let (exited, exit) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut status = 0;
-            // SAFETY: waits for our own child.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-            let _ = exited.send(status);
+        // Lent, not given: the parent drops what `child` holds (a reply
+        // posts to the inbox when dropped) only once the lock is let go.
+        let mut child = Some(child);
+        let returned = crate::fork::in_forked_child(Duration::from_secs(30), || {
+            child.take().map(|run| run()).is_some()
         });
-        let returned = match exit.recv_timeout(Duration::from_secs(30)) {
-            Ok(status) => libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            Err(_) => {
-                // SAFETY: our own child, which must not outlive the test
-                // (the thread above reaps it).
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                false
-            }
-        };
         drop(release);
         holder.join().expect("the holder let go");
         returned

@@ -434,30 +434,11 @@ mod tests {
     #[cfg(unix)]
     fn a_forked_child_takes_turns_without_the_lock_its_parent_held() {
         let held = GATE.1.state.lock();
-        // SAFETY: the child only takes a turn and leaves with _exit.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            let turn = take(Queue::Commands, far(), &CancelToken::new(), None);
-            // SAFETY: ends the child without running the parent's exit code.
-            unsafe { libc::_exit(if turn.is_some() { 0 } else { 2 }) };
-        }
+        let took = crate::fork::in_forked_child(Duration::from_secs(20), || {
+            take(Queue::Commands, far(), &CancelToken::new(), None).is_some()
+        });
         drop(held);
-        assert!(pid > 0, "fork failed");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut status = 0;
-        // SAFETY: our own child, waited for without blocking.
-        while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
-            if Instant::now() > deadline {
-                // SAFETY: our own child, which must not outlive the test.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, &mut status, 0);
-                }
-                panic!("the child waited for the lock its parent held");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        assert!(took, "the child waited for the lock its parent held");
     }
 
     #[test]

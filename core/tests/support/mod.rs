@@ -2,6 +2,8 @@
 //! killed on drop; helpers to drive a pane and run profile calls.
 #![allow(dead_code)] // each test binary uses part of it
 
+pub mod fork;
+
 use serde_json::Value;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -301,32 +303,4 @@ pub fn tmux_processes(socket: &str, word: &str) -> Vec<u32> {
         }
     }
     found
-}
-
-/// Runs `child` in a forked child and says whether it answered true; a
-/// child still running after `patience` is killed, and its answer is no.
-pub fn in_forked_child(patience: Duration, child: impl FnOnce() -> bool) -> bool {
-    // SAFETY: the child only runs `child` and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = if child() { 0 } else { 2 };
-        // SAFETY: ends the child without running the parent's exit code.
-        unsafe { libc::_exit(code) };
-    }
-    let deadline = Instant::now() + patience;
-    let mut status = 0;
-    // SAFETY: waits for our own child without blocking.
-    while unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == 0 {
-        if Instant::now() > deadline {
-            // SAFETY: our own child, which must not outlive the test.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                libc::waitpid(pid, &mut status, 0);
-            }
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
