@@ -3,7 +3,7 @@
 
 use super::builtin_tools::Builtin;
 use super::tool::{is_unknown_tool, Host, ToolCaller, ToolError};
-use super::{CallSlot, Prepared, Report};
+use super::{schema, CallSlot, Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -35,7 +35,6 @@ seconds, and the sample count. A timeout is a normal result carrying the last ob
 /// code has them (`until` a `oneOf` of three single-key objects, a probe
 /// needing `tool` and `args`), with the MCP output schema and annotations.
 pub(crate) fn definition() -> Value {
-    let schema = |text: &str| serde_json::from_str::<Value>(text).expect("valid JSON");
     json!({
         "name": "wait_for",
         "title": "Wait for a condition",

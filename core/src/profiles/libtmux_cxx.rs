@@ -29,7 +29,7 @@ use super::aura::{invalid, missing, object, reject_unknown};
 use super::libtmux_mcp::longer_than;
 use super::notice::{Notice, ToolProgress};
 use super::tool::{Host, ToolError};
-use super::{CallSlot, Prepared, Report};
+use super::{schema, CallSlot, Prepared, Report};
 use crate::error::{Rule, SpecError};
 use crate::pattern::Pattern;
 use crate::policy::{Policy, DEFAULT_OUTPUT_CAP};
@@ -54,32 +54,17 @@ Wait for a new shell\u{2019}s prompt before typing. matched_at_entry reports vis
 Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted.";
 
 pub(crate) fn definition() -> Value {
-    let annotations: Value = serde_json::from_str(include_str!(
+    let annotations = schema(include_str!(
         "schemas/libtmux_cxx_wait_for_text.annotations.json"
-    ))
-    .expect("valid JSON");
+    ));
     json!({
         "name": "wait_for_text",
         "title": annotations["title"],
         "description": DESCRIPTION,
-        "inputSchema": input_schema(),
-        "outputSchema": output_schema(),
+        "inputSchema": schema(include_str!("schemas/libtmux_cxx_wait_for_text.input.json")),
+        "outputSchema": schema(include_str!("schemas/libtmux_cxx_wait_for_text.output.json")),
         "annotations": annotations,
     })
-}
-
-/// The seed's input schema.
-pub(crate) fn input_schema() -> Value {
-    serde_json::from_str(include_str!("schemas/libtmux_cxx_wait_for_text.input.json"))
-        .expect("valid JSON")
-}
-
-/// The seed's output schema.
-pub(crate) fn output_schema() -> Value {
-    serde_json::from_str(include_str!(
-        "schemas/libtmux_cxx_wait_for_text.output.json"
-    ))
-    .expect("valid JSON")
 }
 
 fn bounded_string(map: &Map<String, Value>, field: &str, max: usize) -> Result<String, ToolError> {

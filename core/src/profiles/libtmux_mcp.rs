@@ -34,7 +34,7 @@
 use super::aura::{invalid, object, reject_unknown};
 use super::notice::{Notice, Report, ToolProgress};
 use super::tool::{Host, ToolError};
-use super::{CallSlot, Prepared};
+use super::{schema, CallSlot, Prepared};
 use crate::error::Rule;
 use crate::pattern::{
     compiled_bytes, fit_scratch, reported_limit, Engines, Pattern, MAX_COMPILED_PATTERN_BYTES,
@@ -87,24 +87,10 @@ pub(crate) fn definition() -> Value {
         "name": "wait_for_text",
         "title": "Wait for new pane output",
         "description": DESCRIPTION,
-        "inputSchema": input_schema(),
-        "outputSchema": output_schema(),
-        "annotations": serde_json::from_str::<Value>(include_str!("schemas/libtmux_mcp_wait_for_text.annotations.json")).expect("valid JSON"),
+        "inputSchema": schema(include_str!("schemas/libtmux_mcp_wait_for_text.input.json")),
+        "outputSchema": schema(include_str!("schemas/libtmux_mcp_wait_for_text.output.json")),
+        "annotations": schema(include_str!("schemas/libtmux_mcp_wait_for_text.annotations.json")),
     })
-}
-
-/// The seed's input schema.
-pub(crate) fn input_schema() -> Value {
-    serde_json::from_str(include_str!("schemas/libtmux_mcp_wait_for_text.input.json"))
-        .expect("valid JSON")
-}
-
-/// The seed's output schema.
-pub(crate) fn output_schema() -> Value {
-    serde_json::from_str(include_str!(
-        "schemas/libtmux_mcp_wait_for_text.output.json"
-    ))
-    .expect("valid JSON")
 }
 
 /// The ceiling as libtmux-mcp resolves `LIBTMUX_MCP_WAIT_MAX_SECONDS`:

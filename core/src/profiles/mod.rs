@@ -33,6 +33,11 @@ use crate::result::WaitResult;
 use crate::spec::Spec;
 use serde_json::Value;
 
+/// A profile's JSON file (`schemas/`: a schema or annotations), parsed.
+fn schema(text: &str) -> Value {
+    serde_json::from_str(text).expect("valid JSON")
+}
+
 /// Turns the engine's result into the profile's output JSON.
 pub type Render = Box<dyn Fn(&WaitResult) -> Result<Value, ToolError> + Send + Sync>;
 

@@ -50,19 +50,8 @@ const FILTERS: [&str; 7] = [
     "ignoreCase",
     "data",
 ];
-const KNOWN: [&str; 11] = [
-    "path",
-    "for",
-    "cursor",
-    "timeout",
-    "type",
-    "by",
-    "target",
-    "summary",
-    "summaryRegex",
-    "ignoreCase",
-    "data",
-];
+/// The arguments besides the filters.
+const ARGS: [&str; 4] = ["path", "for", "cursor", "timeout"];
 
 pub(crate) fn definition() -> Value {
     json!({
@@ -265,13 +254,15 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, clock: &Clock) -> Result<Pre
     let top = args
         .as_object()
         .ok_or_else(|| invalid("", Rule::WrongType, "the arguments must be an object"))?;
-    if let Some(key) = top.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+    let known = || ARGS.iter().chain(&FILTERS);
+    if let Some(key) = top.keys().find(|k| !known().any(|a| a == k)) {
+        let known: Vec<&str> = known().copied().collect();
         return Err(invalid(
             key,
             Rule::UnknownField,
             crate::error::cut_quote(format!(
                 "unknown field `{key}`, expected one of: {}",
-                KNOWN.join(", ")
+                known.join(", ")
             )),
         ));
     }
