@@ -340,9 +340,15 @@ fn anchored_rows_survive_scrolling_without_loss_or_repeat() {
 
     srv.type_line(&pane, "seq 1 100");
     // A hint far behind (100 rows scrolled > MARGIN) needs the one retake.
+    // Taken once the next prompt is drawn: the pane changes no more, so the
+    // snapshot after it shows the same.
     let stale = srv.snap_until(&pane, Rows::from_row(anchor, entry.history_size), |s| {
         s.lines.iter().any(|l| l == "100")
-            && s.lines.last().is_some_and(|l| l.is_empty() || l == "$")
+            && s.lines
+                .iter()
+                .rev()
+                .find(|l| !l.is_empty())
+                .is_some_and(|l| l == "$")
     });
     assert!(stale.history_size > entry.history_size + waitfor::tmux::MARGIN);
     // A retake; one more if the output outran it too.
