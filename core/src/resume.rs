@@ -5,6 +5,7 @@ use crate::keyed::{window, CursorKey};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
 /// Where a wait stopped, so the next wait sees everything after it once:
 /// nothing lost between two calls, nothing seen twice. Hosts treat the
@@ -37,11 +38,16 @@ pub enum ResumeToken {
     },
 }
 
-/// A sealed position in a file: its offset, encrypted with a pad drawn
+/// A position in a file, sealed: its offset, encrypted with a pad drawn
 /// from the process key and a random nonce; a keyed hash of the nonce and
 /// the file's device and inode; a keyed hash of the nonce, the offset and
 /// the (up to) 64 bytes just before the offset; and a tag over all of it.
 /// Only this process can read it.
+///
+/// A probe notes where it stands after every call that read something; a
+/// position is sealed only once its token is encoded or compared (the
+/// first time: later encodings give the same text), as most are never
+/// shown (a sealing is a random nonce and four keyed hashes).
 ///
 /// Device and inode alone do not name a file for good: once a file is
 /// removed, the filesystem may give its inode to the next file created
@@ -61,9 +67,28 @@ pub enum ResumeToken {
 /// let text = format!("wf1.{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged));
 /// assert!(waitfor::ResumeToken::decode(&text).is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Deserialize)]
+#[serde(from = "Sealed")]
 pub struct FilePosition {
+    /// What a probe noted, not sealed yet; `None` in a decoded token.
+    noted: Option<Noted>,
+    sealed: OnceLock<Sealed>,
+}
+
+/// A file position as a probe notes it, in this process only.
+#[derive(Clone)]
+struct Noted {
+    dev: u64,
+    ino: u64,
+    offset: u64,
+    /// The window of the bytes before the offset.
+    window: Vec<u8>,
+}
+
+/// A file position's text form (see [`FilePosition`]).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sealed {
     nonce: String,
     at: String,
     file: String,
@@ -78,44 +103,82 @@ const FILE: &str = "waitfor file token file";
 const BEFORE: &str = "waitfor file token before";
 const TAG: &str = "waitfor file token tag";
 
+impl From<Sealed> for FilePosition {
+    fn from(sealed: Sealed) -> Self {
+        FilePosition {
+            noted: None,
+            sealed: OnceLock::from(sealed),
+        }
+    }
+}
+
+impl Serialize for FilePosition {
+    /// The sealed form, sealed now if it was not yet.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.sealed().serialize(serializer)
+    }
+}
+
+impl PartialEq for FilePosition {
+    /// Compares the sealed forms: a token and its decoded text are equal;
+    /// two tokens sealed apart are not, even of one position.
+    fn eq(&self, other: &Self) -> bool {
+        self.sealed() == other.sealed()
+    }
+}
+
+impl Eq for FilePosition {}
+
+impl std::fmt::Debug for FilePosition {
+    /// The sealed form: what a token's holder may see.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.sealed();
+        f.debug_struct("FilePosition")
+            .field("nonce", &s.nonce)
+            .field("at", &s.at)
+            .field("file", &s.file)
+            .field("before", &s.before)
+            .field("tag", &s.tag)
+            .finish()
+    }
+}
+
 impl FilePosition {
-    /// Seals `offset` in the file with identity (`dev`, `ino`), whose bytes
-    /// just before `offset` end with `before` (only the last
+    /// Notes `offset` in the file with identity (`dev`, `ino`), whose
+    /// bytes just before `offset` end with `before` (only the last
     /// [`crate::keyed::WINDOW`] count; at offset 0, none).
     pub(crate) fn new(dev: u64, ino: u64, offset: u64, before: &[u8]) -> FilePosition {
-        let key = CursorKey::process();
-        let mut nonce = [0u8; 16];
-        getrandom::fill(&mut nonce).expect("the operating system's random source works");
-        let at = offset ^ first_u64(&key.mac(PAD, &[&nonce]));
-        // With the nonce: two tokens of one file do not show it.
-        let file = first_u64(&key.mac(FILE, &[&nonce, &identity(dev, ino)]));
-        let before = key.mac(BEFORE, &before_parts(&nonce, &offset.to_le_bytes(), before));
-        let tag = key.mac(
-            TAG,
-            &[
-                &nonce,
-                &at.to_be_bytes(),
-                &file.to_be_bytes(),
-                &before[..16],
-            ],
-        );
         FilePosition {
-            nonce: hex(&nonce),
-            at: format!("{at:016x}"),
-            file: format!("{file:016x}"),
-            before: hex(&before[..16]),
-            tag: hex(&tag[..16]),
+            noted: Some(Noted {
+                dev,
+                ino,
+                offset,
+                window: window(before).to_vec(),
+            }),
+            sealed: OnceLock::new(),
         }
+    }
+
+    /// The sealed form, sealed now if it was not yet.
+    fn sealed(&self) -> &Sealed {
+        self.sealed.get_or_init(|| {
+            let noted = self
+                .noted
+                .as_ref()
+                .expect("a position without a sealed form was noted by a probe");
+            noted.seal()
+        })
     }
 
     /// The offset, if this process sealed the position.
     fn offset(&self) -> Option<u64> {
         let key = CursorKey::process();
-        let nonce = unhex(&self.nonce).filter(|n| n.len() == 16)?;
-        let at = u64_hex(&self.at)?;
-        let file = u64_hex(&self.file)?;
-        let before = unhex(&self.before).filter(|b| b.len() == 16)?;
-        let tag = unhex(&self.tag).filter(|t| t.len() == 16)?;
+        let sealed = self.sealed();
+        let nonce = unhex(&sealed.nonce).filter(|n| n.len() == 16)?;
+        let at = u64_hex(&sealed.at)?;
+        let file = u64_hex(&sealed.file)?;
+        let before = unhex(&sealed.before).filter(|b| b.len() == 16)?;
+        let tag = unhex(&sealed.tag).filter(|t| t.len() == 16)?;
         let parts: [&[u8]; 4] = [&nonce, &at.to_be_bytes(), &file.to_be_bytes(), &before];
         if !key.verify(TAG, &parts, &tag) {
             return None;
@@ -129,8 +192,9 @@ impl FilePosition {
     /// the identity alone does not show that another file took the inode.
     pub(crate) fn offset_in(&self, dev: u64, ino: u64) -> Option<u64> {
         let offset = self.offset()?;
-        let nonce = unhex(&self.nonce)?;
-        let file = unhex(&self.file)?;
+        let sealed = self.sealed();
+        let nonce = unhex(&sealed.nonce)?;
+        let file = unhex(&sealed.file)?;
         CursorKey::process()
             .verify(FILE, &[&nonce, &identity(dev, ino)], &file)
             .then_some(offset)
@@ -142,13 +206,45 @@ impl FilePosition {
     /// reuses the inode, or this one rewritten or truncated below the
     /// offset. At offset 0 every file fits.
     pub(crate) fn fits_before(&self, before: &[u8]) -> bool {
-        let (Some(offset), Some(nonce), Some(sealed)) =
-            (self.offset(), unhex(&self.nonce), unhex(&self.before))
-        else {
+        let (Some(offset), Some(nonce), Some(sealed)) = (
+            self.offset(),
+            unhex(&self.sealed().nonce),
+            unhex(&self.sealed().before),
+        ) else {
             return false;
         };
         let offset = offset.to_le_bytes();
         CursorKey::process().verify(BEFORE, &before_parts(&nonce, &offset, before), &sealed)
+    }
+}
+
+impl Noted {
+    /// Seals the position with this process's key and a fresh nonce.
+    fn seal(&self) -> Sealed {
+        let key = CursorKey::process();
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).expect("the operating system's random source works");
+        let at = self.offset ^ first_u64(&key.mac(PAD, &[&nonce]));
+        // With the nonce: two tokens of one file do not show it.
+        let file = first_u64(&key.mac(FILE, &[&nonce, &identity(self.dev, self.ino)]));
+        let offset = self.offset.to_le_bytes();
+        let before = key.mac(BEFORE, &before_parts(&nonce, &offset, &self.window));
+        let tag = key.mac(
+            TAG,
+            &[
+                &nonce,
+                &at.to_be_bytes(),
+                &file.to_be_bytes(),
+                &before[..16],
+            ],
+        );
+        Sealed {
+            nonce: hex(&nonce),
+            at: format!("{at:016x}"),
+            file: format!("{file:016x}"),
+            before: hex(&before[..16]),
+            tag: hex(&tag[..16]),
+        }
     }
 }
 
@@ -265,6 +361,18 @@ mod tests {
         assert!(!position.fits_before(&other));
         // At offset 0 nothing is before it: any file fits.
         assert!(FilePosition::new(8, 9, 0, b"").fits_before(b""));
+    }
+
+    #[test]
+    fn a_noted_position_is_sealed_once_when_first_shown() {
+        let position = FilePosition::new(1, 2, 5, b"hello");
+        assert!(position.sealed.get().is_none());
+        let token = ResumeToken::File(position);
+        let text = token.encode();
+        assert_eq!(token.encode(), text);
+        // A clone of a sealed token keeps its seal.
+        assert_eq!(token.clone().encode(), text);
+        assert_eq!(ResumeToken::decode(&text).unwrap(), token);
     }
 
     #[test]

@@ -678,7 +678,8 @@ impl Scheduler {
         active.call_cancel.mark_cancelled();
         self.ended_tokens.push(active.call_cancel.clone());
         // Read before the wait leaves the table: should the probe's code
-        // panic, `for_wait` finds the wait there and ends it.
+        // panic, `for_wait` finds the wait there and ends it. Sealed and
+        // encoded on the delivery thread.
         let resume = active.resumable.then(|| resume_token(active)).flatten();
         let Some(mut active) = self.waits.remove(&id) else {
             return;
@@ -703,7 +704,7 @@ impl Scheduler {
         let deliver = move || {
             let built = catch_unwind(AssertUnwindSafe(|| active.machine.result(ending)));
             let mut result = built.unwrap_or_else(|panic| unbuilt_result(panic.as_ref()));
-            result.resume = resume;
+            result.resume = resume.map(|token| token.encode());
             if let Some(notices) = end_notices {
                 // A probe's code that panics adds nothing.
                 let noted = catch_unwind(AssertUnwindSafe(|| notices(&result)));
@@ -775,8 +776,8 @@ pub(crate) fn error_result(error: String) -> WaitResult {
 }
 
 /// The token a resumable wait's result carries.
-fn resume_token(active: &Active) -> Option<String> {
-    let token = match active.mode {
+fn resume_token(active: &Active) -> Option<ResumeToken> {
+    match active.mode {
         ProbeMode::Snapshot => active.machine.resume_lines(),
         // Where the probe stands, unless it may stand past what the wait
         // saw: a call in flight holds it, or one returned whose answer the
@@ -789,8 +790,7 @@ fn resume_token(active: &Active) -> Option<String> {
             },
             ProbeHolder::Deferred(_) => None,
         },
-    };
-    token.map(|t| t.encode())
+    }
 }
 
 /// Hashes wait ids (small sequential numbers) keeping their order (see
