@@ -70,7 +70,7 @@ impl ProbeJob {
         // Asked after the first call (where the wait starts), after calls
         // that read something and after calls that moved the probe all the
         // same (a file rotated or truncated): most samples of a quiet file
-        // do neither, and sealing a token costs microseconds.
+        // do neither, and need no copy of where it stands.
         let read = matches!(&result, Ok(seen) if !seen.text.is_empty());
         let moved = || {
             std::panic::catch_unwind(AssertUnwindSafe(|| probe.moved_without_reading()))
