@@ -155,3 +155,43 @@ fn a_forked_child_cancelling_its_parents_wait_leaves_the_parent_alone() {
         "the parent used {used:?} of CPU in 2 s while its command slept"
     );
 }
+
+/// A probe that forks and returns in the child (a host's fork and exec
+/// whose exec failed, its error returned) leaves that child on an engine
+/// worker, the only thread it has, with no engine around it: the child
+/// ends there, at once, with status 1, instead of waiting for work that
+/// never comes (and running no other wait's probe calls).
+#[test]
+fn a_probe_returning_in_a_child_it_forked_ends_that_child() {
+    let (forked, child) = std::sync::mpsc::channel();
+    let probe = probe_fn(move |_| {
+        // SAFETY: the child returns to the engine's worker, whose handling
+        // of it is what this test checks.
+        let pid = unsafe { libc::fork() };
+        if pid > 0 {
+            let _ = forked.send(pid);
+        }
+        Err(waitfor::ProbeError::new("exec failed"))
+    });
+    let spec =
+        Spec::new(Condition::Matches(Pattern::literal("x"))).max_wait(Duration::from_secs(60));
+    let handle = Engine::global().start(spec, probe).unwrap();
+    let pid = child.recv_timeout(Duration::from_secs(30)).unwrap();
+    handle.control().cancel();
+    let (exited, exit) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: waits for the test's own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        let _ = exited.send(status);
+    });
+    // Generous: the child ends as soon as its probe returns.
+    let Ok(status) = exit.recv_timeout(Duration::from_secs(30)) else {
+        // SAFETY: our own child, which must not outlive the test (the
+        // thread above reaps it).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("the forked child still runs on the engine's worker");
+    };
+    assert!(libc::WIFEXITED(status), "status {status:#x}");
+    assert_eq!(libc::WEXITSTATUS(status), 1);
+}

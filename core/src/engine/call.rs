@@ -31,7 +31,11 @@ pub(crate) const ANSWER_WAIT: Duration = Duration::from_millis(1);
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
+        let process = std::process::id();
         let (result, resume) = self.call();
+        if std::process::id() != process {
+            forked_child_ends();
+        }
         let done = Msg::ProbeDone {
             id: self.id,
             call: self.call.sample,
@@ -84,6 +88,24 @@ impl ProbeJob {
         (result, resume)
     }
 }
+
+/// Ends a child that a probe forked and then returned in (a host's fork
+/// and exec whose exec failed, its error returned): the child has only
+/// this thread, an engine worker, and no engine around it, so nothing
+/// would take the answer or give the worker other work, and its copies of
+/// the queues may be held for good by threads that stayed in the parent.
+/// It leaves at once with status 1, running none of the parent's exit code
+/// (`_exit`): its copies of the host's buffers and exit handlers are the
+/// parent's.
+#[cfg(unix)]
+fn forked_child_ends() -> ! {
+    // SAFETY: ends this process, touching nothing of its memory.
+    unsafe { libc::_exit(1) }
+}
+
+/// No process is forked on other systems.
+#[cfg(not(unix))]
+fn forked_child_ends() {}
 
 /// The probe error for a probe call that panicked.
 pub(crate) fn panicked(panic: &(dyn std::any::Any + Send)) -> ProbeError {
