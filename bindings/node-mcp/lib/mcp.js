@@ -34,6 +34,24 @@ function progressSender(extra) {
   }
 }
 
+/**
+ * The most bytes of JSON a wait's answer (its `tools/call` result) may take.
+ * An answer carries its output twice (text and structuredContent), and
+ * `wait_for_event` repeats its arguments in it (`for`, `target`, and the whole
+ * call in `resume`): 4 MB of arguments made a 17 MB message, and the SDK's
+ * stdio client reads at most 10 MiB, then closes the session with every call
+ * in it. Past this bound the answer is a tool error that gives its size.
+ */
+const ANSWER_LIMIT = 4 << 20
+
+/** `result`, or the tool error that stands for it when it is over ANSWER_LIMIT bytes of JSON. */
+function bounded(result) {
+  const size = Buffer.byteLength(JSON.stringify(result))
+  if (size <= ANSWER_LIMIT) return result
+  const text = `runtime: the answer was not sent: it is ${size} bytes of JSON, over the limit of ${ANSWER_LIMIT}; ask for less (shorter arguments, a narrower filter)`
+  return { isError: true, content: [{ type: 'text', text }] }
+}
+
 /** A tool result's text; a tool error throws it (a probe error). */
 function resultText(result) {
   const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n')
@@ -99,7 +117,7 @@ function registerWaitTools(server, { profiles, grants, tools = [], toolsReadOnly
     const options = { signal: extra.signal, grants, onProgress: progressSender(extra), onLog, tools: tools.length > 0 ? lend(extra) : undefined }
     try {
       const out = await callTool(id, args, options)
-      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out }
+      return bounded({ content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out })
     } catch (err) {
       if (!(err instanceof WaitforError)) throw err
       return { isError: true, content: [{ type: 'text', text: `${err.code}: ${err.message}` }] }

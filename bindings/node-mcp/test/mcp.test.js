@@ -128,6 +128,18 @@ test('a refused call is a tool error whose text says why', async () => {
   assert.equal((await client.callTool({ name: 'shout', arguments: { word: 'ok' } })).content[0].text, 'OK')
 })
 
+test('an answer over 4 MiB of JSON is a tool error giving its size, and the session goes on', bounded, async () => {
+  // wait_for_event repeats its arguments (`for`, and in `resume` the whole
+  // call): 4 MB of them made a 17 MB message, past the 10 MiB the SDK's
+  // stdio client reads, which then closed the session and every call in it.
+  const log = path.join(dir, 'big-answer.jsonl')
+  fs.writeFileSync(log, '')
+  const res = await client.callTool({ name: 'wait_for_event', arguments: { path: log, for: 'x'.repeat(4_000_000), cursor: 'end', timeout: 100 } }, undefined, bounded)
+  assert.equal(res.isError, true)
+  assert.match(res.content[0].text, /^runtime: the answer was not sent: it is \d+ bytes of JSON, over the limit of 4194304; /)
+  assert.equal((await client.callTool({ name: 'shout', arguments: { word: 'ok' } })).content[0].text, 'OK')
+})
+
 test('cancelling the call (notifications/cancelled) ends the wait in the server', bounded, async () => {
   fs.writeFileSync(path.join(dir, 'busy'), 'busy\n')
   const controller = new AbortController()

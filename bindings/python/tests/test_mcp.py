@@ -185,6 +185,27 @@ def test_wait_for_event_reads_only_granted_files(framework: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_an_answer_over_the_bound_is_a_tool_error_giving_its_size(framework: str, tmp_path: Path) -> None:
+    # wait_for_event repeats its arguments (`for`, and in `resume` the
+    # whole call): 4 MB of them made a 17 MB message, which the TypeScript
+    # SDK's stdio client does not read (it closes the session).
+    log = tmp_path / "log.jsonl"
+    log.write_text("")
+    arguments = {"path": str(log), "for": "x" * 4_000_000, "cursor": "end", "timeout": 100}
+
+    async def main() -> tuple[str, dict[str, Any]]:
+        async with connected(framework, "--root", str(tmp_path)) as (session, tools):
+            too_large = await refusal(session, "wait_for_event", arguments)
+            small = await call(session, tools, "wait_for_event", {**arguments, "for": "x"})
+            return too_large, small
+
+    too_large, small = asyncio.run(main())
+    assert too_large.startswith("runtime: the answer was not sent: it is "), too_large[:200]
+    assert f"bytes of JSON, over the limit of {4 << 20}; " in too_large, too_large[:200]
+    assert small["state"] == "timed-out", small
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_wait_for_probes_only_the_tools_lent_to_it(framework: str) -> None:
     async def main() -> str:
         async with connected(framework) as (session, _):

@@ -31,7 +31,7 @@ asked for progress (gave a progress token), with the ``total`` and
 ``notifications/cancelled`` cancels the wait and the probe call in flight. Refused arguments and waits that could not finish are the
 framework's tool errors (FastMCP's ``ToolError``, which error masking lets
 through; the SDK's ``isError`` result), their text ``"code: message"``, so
-the agent reads why.
+the agent reads why; so is an answer over ``ANSWER_LIMIT`` (4 MiB) of JSON.
 
 ``aura/wait_for`` probes the server's own tools named in ``tools`` (none
 by default), called as a client's call would be, in the request of the
@@ -230,7 +230,7 @@ class _Waits:
             await report(*progress_notice(progress))
 
         profile = self.profiles[name]
-        return await waitfor.call_tool_async(
+        output = await waitfor.call_tool_async(
             profile,
             arguments,
             tools=probe_tool if profile == AURA and self.tools else None,
@@ -239,6 +239,29 @@ class _Waits:
             on_log=log,
             max_wait_ceiling=self.max_wait_ceiling,
         )
+        size = _answer_size(output)
+        if size > ANSWER_LIMIT:
+            raise waitfor.ToolError(
+                f"the answer was not sent: it is {size} bytes of JSON, over the limit of {ANSWER_LIMIT}; "
+                "ask for less (shorter arguments, a narrower filter)"
+            )
+        return output
+
+
+ANSWER_LIMIT = 4 << 20
+"""The most bytes of JSON a wait's answer (its ``tools/call`` result) may
+take. An answer carries its output twice (text and ``structuredContent``),
+and ``wait_for_event`` repeats its arguments in it (``for``, ``target``, and
+the whole call in ``resume``): 4 MB of arguments made a 17 MB message, and
+the TypeScript SDK's stdio client reads at most 10 MiB, then closes the
+session with every call in it. Past this bound the answer is a tool error
+(code ``runtime``) that gives its size."""
+
+
+def _answer_size(output: dict[str, Any]) -> int:
+    """Bytes of JSON of the answer that carries ``output``, as sent."""
+    answer = {"content": [{"type": "text", "text": json.dumps(output)}], "structuredContent": output}
+    return len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def _on_fastmcp(server: Any, waits: _Waits) -> None:
