@@ -329,6 +329,46 @@ def test_a_forked_child_can_still_wait() -> None:
     assert after.outcome == "matched"
 
 
+def test_a_probe_that_forks_and_fails_in_the_child_ends_that_child() -> None:
+    # A fork and exec whose exec fails raises in the child, which returns
+    # to the engine's worker: its only thread, with no engine around it.
+    # The child then waited for work for good, a copy of the host.
+    children: list[int] = []
+
+    def fork_and_exec() -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork() in a threaded process
+            pid = os.fork()
+        if pid == 0:
+            raise OSError("exec failed")
+        children.append(pid)
+        return ""
+
+    handle = waitfor.start({"until": {"matches": "never"}, "interval_ms": 10, "max_wait_ms": 60000}, fork_and_exec)
+    try:
+        eventually(lambda: bool(children), what="the probe to fork")
+    finally:
+        handle.cancel()
+    statuses: dict[int, int] = {}
+
+    def all_ended() -> bool:
+        for pid in children:
+            if pid not in statuses:
+                ended, status = os.waitpid(pid, os.WNOHANG)
+                if ended:
+                    statuses[pid] = status
+        return len(statuses) == len(children)
+
+    try:
+        # Generous: a child ends as soon as its probe returns.
+        eventually(all_ended, what="the forked children to end")
+    finally:
+        for pid in set(children) - set(statuses):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    assert all(os.WIFEXITED(s) and os.WEXITSTATUS(s) == 1 for s in statuses.values()), statuses
+
+
 def engine_threads(pid: int) -> int:
     """The engine's threads in process `pid`, counted by name."""
     names = []
