@@ -31,7 +31,7 @@ pub(crate) const ANSWER_WAIT: Duration = Duration::from_millis(1);
 impl ProbeJob {
     /// Calls the probe and queues its answer in the scheduler's `inbox`.
     pub fn run(self, inbox: &Queue<Msg>) {
-        let process = std::process::id();
+        let process = THREAD_PROCESS.with(|p| *p);
         let (result, resume) = self.call();
         if std::process::id() != process {
             forked_child_ends();
@@ -87,6 +87,13 @@ impl ProbeJob {
             .map(Box::new);
         (result, resume)
     }
+}
+
+thread_local! {
+    /// The process this thread runs in, read at its first call (a thread
+    /// starts in its process; only a fork during a call moves it): one
+    /// `getpid` a call, after it, instead of two.
+    static THREAD_PROCESS: u32 = std::process::id();
 }
 
 /// Ends a child that a probe forked and then returned in (a host's fork
