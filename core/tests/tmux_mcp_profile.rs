@@ -759,3 +759,85 @@ fn every_wait_on_a_stopped_server_reads_as_unresponsive() {
     let (outcomes, _) = s.frozen(|| outcomes_of_many(n, args));
     assert_eq!(outcomes.get("tmux list-panes"), Some(&n), "{outcomes:?}");
 }
+
+/// The names of an object's keys, in order.
+fn keys(object: &Value) -> Vec<&str> {
+    object
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// libtmux-mcp registers `wait_for_text` with the title "Wait For Text"
+/// (`tools/pane_tools/__init__.py`), and FastMCP sends as its description
+/// the docstring's text before its Parameters section as written, markup
+/// and line breaks kept; its schemas list the fields in the order of the
+/// function's parameters and of `WaitForTextResult`'s fields, the float
+/// default written `8.0`.
+#[test]
+fn the_definition_is_the_one_fastmcp_sends() {
+    let def = waitfor::profiles::definitions()
+        .into_iter()
+        .find(|d| d.profile == PY)
+        .expect("the profile")
+        .tool;
+    assert_eq!(def["name"], "wait_for_text");
+    assert_eq!(def["title"], "Wait For Text");
+    let description = def["description"].as_str().unwrap();
+    assert!(
+        description.starts_with(
+            "Wait for NEW output in a tmux pane, then return.\n\n\
+             Polls until one of ``patterns`` appears on a line written *after*\n\
+             this call starts,"
+        ),
+        "{description}"
+    );
+    assert!(description
+        .contains("\n\n**Last resort: reserve for output you did not author.** Commands\n"));
+    assert!(description.ends_with("reports ``effective_timeout``."));
+    assert_eq!(
+        keys(&def["inputSchema"]["properties"]),
+        [
+            "patterns",
+            "stop",
+            "regex",
+            "pane_id",
+            "session_name",
+            "session_id",
+            "window_id",
+            "timeout",
+            "interval",
+            "match_case",
+            "socket_name"
+        ]
+    );
+    let timeout = &def["inputSchema"]["properties"]["timeout"]["default"];
+    assert_eq!(serde_json::to_string(timeout).unwrap(), "8.0");
+    assert_eq!(keys(&def["outputSchema"]["properties"]), RESULT_FIELDS);
+}
+
+/// `WaitForTextResult`'s fields, in the order the original writes them.
+const RESULT_FIELDS: [&str; 11] = [
+    "found",
+    "outcome",
+    "matched_index",
+    "matched_lines",
+    "tail",
+    "saw_new_output",
+    "matched_at_entry",
+    "alternate_screen",
+    "pane_id",
+    "elapsed_seconds",
+    "effective_timeout",
+];
+
+/// The result is `WaitForTextResult` dumped: its fields in its order.
+#[test]
+fn the_result_lists_its_fields_in_the_originals_order() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let out = done(call(&s, json!({"patterns": ["never"], "timeout": 0.2})));
+    assert_eq!(keys(&out), RESULT_FIELDS);
+}

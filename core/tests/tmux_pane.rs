@@ -522,12 +522,16 @@ fn every_input_rule_of_the_python_schema() {
 }
 
 #[test]
-fn the_python_definition_is_the_seeds() {
+fn the_python_definition_is_the_originals() {
     let defs = waitfor::profiles::definitions();
     let d = defs.iter().find(|d| d.profile == PY).unwrap();
     assert_eq!(d.tool["name"], "wait_for_text");
     assert_eq!(d.tool["inputSchema"]["additionalProperties"], false);
-    assert_eq!(d.tool["inputSchema"]["properties"]["timeout"]["default"], 8);
+    // FastMCP writes the float default as `8.0`.
+    assert_eq!(
+        d.tool["inputSchema"]["properties"]["timeout"]["default"],
+        json!(8.0)
+    );
     assert_eq!(
         d.tool["inputSchema"]["properties"]["interval"]["default"],
         0.05

@@ -72,20 +72,36 @@ const TAIL_BYTES: usize = 2_000;
 /// number converts to a duration (the ceiling is far below it anyway).
 const LONGEST: f64 = 1e9;
 
+/// The description FastMCP sends for libtmux-mcp's tool: its docstring's
+/// text before the Parameters section, as written (markup and line breaks
+/// kept).
 const DESCRIPTION: &str = "Wait for NEW output in a tmux pane, then return.\n\n\
-Polls until one of patterns appears on a line written after this call starts, one of stop appears (immediate failure exit), or the timeout expires. \
-Pass patterns=null to wait for any new output at all. Use this instead of polling capture_pane in a loop.\n\n\
-Pre-existing scrollback is never matched, and neither is paint left below the cursor at entry — only rows written after the call began count. \
-If a pattern was already on screen the result says so via matched_at_entry.\n\n\
-Last resort: reserve for output you did not author. Commands you send are AUTHORED — use run_command (returns exit status) or compose ; tmux wait-for -S <channel> with wait_for_channel instead, both cheaper and exact. \
-For unattributable recurring prompts or background log lines, bracket your own command with a unique sentinel (cmd; echo __WAIT_$RANDOM__) and wait for that.\n\n\
-stop is the cheap way to avoid burning the whole budget: pass the failure markers you already know (\"error:\", \"FAILED\", \"Traceback\") and a failed run returns in milliseconds instead of at the ceiling.\n\n\
-The server caps timeout. An over-large value is not an error — the wait returns at the ceiling and reports effective_timeout.";
+Polls until one of ``patterns`` appears on a line written *after*\n\
+this call starts, one of ``stop`` appears (immediate failure exit),\n\
+or the timeout expires. Pass ``patterns=null`` to wait for any new\n\
+output at all. Use this instead of polling ``capture_pane`` in a\n\
+loop.\n\n\
+Pre-existing scrollback is never matched, and neither is paint left\n\
+below the cursor at entry — only rows written after the call began\n\
+count. If a pattern was already on screen the result says so via\n\
+``matched_at_entry``.\n\n\
+**Last resort: reserve for output you did not author.** Commands\n\
+you send are AUTHORED — use ``run_command`` (returns exit status)\n\
+or compose ``; tmux wait-for -S <channel>`` with ``wait_for_channel``\n\
+instead, both cheaper and exact. For unattributable recurring\n\
+prompts or background log lines, bracket your own command with a\n\
+unique sentinel (``cmd; echo __WAIT_$RANDOM__``) and wait for that.\n\n\
+``stop`` is the cheap way to avoid burning the whole budget: pass\n\
+the failure markers you already know (``\"error:\"``, ``\"FAILED\"``,\n\
+``\"Traceback\"``) and a failed run returns in milliseconds instead\n\
+of at the ceiling.\n\n\
+The server caps ``timeout``. An over-large value is not an error —\n\
+the wait returns at the ceiling and reports ``effective_timeout``.";
 
 pub(crate) fn definition() -> Value {
     json!({
         "name": "wait_for_text",
-        "title": "Wait for new pane output",
+        "title": "Wait For Text",
         "description": DESCRIPTION,
         "inputSchema": schema(include_str!("schemas/libtmux_mcp_wait_for_text.input.json")),
         "outputSchema": schema(include_str!("schemas/libtmux_mcp_wait_for_text.output.json")),
@@ -985,10 +1001,10 @@ fn render(
         "outcome": outcome,
         "matched_index": result.matched_index,
         "matched_lines": capped(lines),
+        "tail": capped(seen.region.original.clone()),
         "saw_new_output": seen.saw_fresh_rows,
         "matched_at_entry": at_entry && !found,
         "alternate_screen": result.alternate_screen || seen.alternate_screen,
-        "tail": capped(seen.region.original.clone()),
         "pane_id": pane_id,
         "elapsed_seconds": result.elapsed_ms as f64 / 1000.0,
         "effective_timeout": effective,
