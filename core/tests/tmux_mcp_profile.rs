@@ -841,3 +841,32 @@ fn the_result_lists_its_fields_in_the_originals_order() {
     let out = done(call(&s, json!({"patterns": ["never"], "timeout": 0.2})));
     assert_eq!(keys(&out), RESULT_FIELDS);
 }
+
+/// FastMCP validates `timeout` and `interval` as floats before the tool
+/// sees them, so the original's refusals show them as Python's `str` of a
+/// float: `0` is `0.0`, `-2` is `-2.0`, `0.00001` is `1e-05`.
+#[test]
+fn refused_numbers_read_as_python_floats() {
+    let refused = |args: Value| match waitfor::profiles::prepare(PY, &args, &Host::default()) {
+        Err(ToolError::InvalidArguments(e)) => e.message,
+        Err(e) => panic!("{args}: {e}"),
+        Ok(_) => panic!("{args} was accepted"),
+    };
+    let pane = json!("%0");
+    assert_eq!(
+        refused(json!({"pane_id": pane, "timeout": 0})),
+        "timeout must be positive (received 0.0)"
+    );
+    assert_eq!(
+        refused(json!({"pane_id": pane, "timeout": -2})),
+        "timeout must be positive (received -2.0)"
+    );
+    assert_eq!(
+        refused(json!({"pane_id": pane, "interval": 0})),
+        "interval must be at least 0.01 s (received 0.0)"
+    );
+    assert_eq!(
+        refused(json!({"pane_id": pane, "interval": 0.00001})),
+        "interval must be at least 0.01 s (received 1e-05)"
+    );
+}

@@ -460,7 +460,7 @@ fn every_input_rule_of_the_python_schema() {
         (
             json!({"timeout": 0}),
             "timeout",
-            "timeout must be positive (received 0)",
+            "timeout must be positive (received 0.0)",
         ),
         (
             json!({"timeout": -1.5}),

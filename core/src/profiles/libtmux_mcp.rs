@@ -575,14 +575,20 @@ pub(crate) fn prepare_on(args: &Value, host: &Host, mut tmux: Tmux) -> Result<Pr
         return Err(invalid(
             "interval",
             Rule::OutOfRange,
-            format!("interval must be at least 0.01 s (received {interval})"),
+            format!(
+                "interval must be at least 0.01 s (received {})",
+                python_float(interval)
+            ),
         ));
     }
     if timeout <= 0.0 {
         return Err(invalid(
             "timeout",
             Rule::NotPositive,
-            format!("timeout must be positive (received {timeout})"),
+            format!(
+                "timeout must be positive (received {})",
+                python_float(timeout)
+            ),
         ));
     }
     if wanted.as_ref().is_some_and(Vec::is_empty) {
