@@ -870,3 +870,32 @@ fn refused_numbers_read_as_python_floats() {
         "interval must be at least 0.01 s (received 1e-05)"
     );
 }
+
+/// libtmux-mcp compiles `regex` patterns with Python's `re`, where `[`
+/// inside a class is a plain character (`[[:digit:]]x` is one of `[:digt`
+/// then `]x`, not a digit then `x`) and `\Z` is the end of the row.
+#[test]
+fn regexes_read_as_pythons_re_reads_them() {
+    let s = Server::start(60, 12);
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["[[:digit:]]x", "done\\Z"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("echo 5x; echo done");
+    let out = done(running);
+    assert_eq!(out["outcome"], "matched", "{out}");
+    assert_eq!(out["matched_index"], 1, "{out}");
+    // The typed row counts as output too (it may be the only one yet).
+    assert_eq!(out["matched_lines"][0], "$ echo 5x; echo done", "{out}");
+
+    s.wait_prompt();
+    let running = call(
+        &s,
+        json!({"patterns": ["[[:digit:]]x"], "regex": true, "timeout": 10}),
+    );
+    s.type_line("echo 't]x'");
+    let out = done(running);
+    assert_eq!(out["matched_index"], 0, "{out}");
+    assert_eq!(out["matched_lines"][0], "$ echo 't]x'", "{out}");
+}

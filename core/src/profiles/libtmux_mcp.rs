@@ -9,7 +9,8 @@
 //!   spans two rows, `^`/`$` and `\A`/`\z` are a row's ends; Python
 //!   patterns the linear-time engine refuses (lookaround, backreferences)
 //!   are searched by backtracking, with a step bound per row and a search
-//!   bound per sample;
+//!   bound per sample; a class's `[`, `&`, `~` and `--`, and `\Z`, read as
+//!   Python reads them ([`python_regex`]);
 //! - `stop` markers win a tie; `patterns: null` waits for any new row;
 //! - window and session targets take the first pane of the first window;
 //! - `tail` is the rows from the entry cursor row down without the blank
@@ -332,13 +333,76 @@ fn folded_chars(source: &str, match_case: bool) -> usize {
     chars
 }
 
-/// The regex text of a pattern: itself, or escaped when it is literal.
+/// The regex text of a pattern: Python's regex in this crate's syntax
+/// (see [`python_regex`]), or the text escaped when it is literal.
 fn source(text: &str, regex: bool) -> String {
     if regex {
-        text.to_string()
+        python_regex(text)
     } else {
         regex::escape(text)
     }
+}
+
+/// A Python `re` pattern written so that this crate's regex syntax reads
+/// it as Python does where the two differ without an error: inside a
+/// character class `[`, `&` and `~` are plain characters in Python (here
+/// they start a nested class, a POSIX class such as `[:digit:]`, an
+/// intersection `&&` or a symmetric difference `~~`), and so is a `-`
+/// right after another (here `--` is a difference); `\Z` is the end of the
+/// text (here `\z`). Everything else is kept as written.
+///
+/// ```text
+/// [[:digit:]]  ->  [\[:digit:]]   (one of `[:digt`, then `]`)
+/// done\Z       ->  done\z
+/// ```
+fn python_regex(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    let mut in_class = false;
+    let mut previous = None;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let next = chars.next();
+                match next {
+                    Some('Z') if !in_class => out.push_str("\\z"),
+                    Some(n) => {
+                        out.push('\\');
+                        out.push(n);
+                    }
+                    None => out.push('\\'),
+                }
+                previous = None;
+                continue;
+            }
+            '[' if in_class => out.push_str("\\["),
+            '&' | '~' if in_class => {
+                out.push('\\');
+                out.push(c);
+            }
+            '-' if in_class && previous == Some('-') => out.push_str("\\-"),
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '[' => {
+                in_class = true;
+                out.push(c);
+                // A `^`, then a `]` first in the class, are its own.
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push_str("\\]");
+                    chars.next();
+                }
+            }
+            _ => out.push(c),
+        }
+        previous = Some(c);
+    }
+    out
 }
 
 fn too_big() -> String {
@@ -1038,6 +1102,26 @@ fn seen_at_entry(rows: &[String], patterns: &[RowSearch]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Python's `re` reads `[`, `&`, `~` and a second `-` in a class as
+    /// plain characters, and `\\Z` as the end of the text.
+    #[test]
+    fn python_regexes_read_as_python_reads_them() {
+        for (python, here) in [
+            (r"[[:digit:]]", r"[\[:digit:]]"),
+            (r"[^]a[]", r"[^\]a\[]"),
+            (r"[a&&b~~c]", r"[a\&\&b\~\~c]"),
+            (r"[+--]", r"[+-\-]"),
+            (r"done\Z", r"done\z"),
+            (r"[\Z]", r"[\Z]"),
+            (r"\\Z", r"\\Z"),
+            (r"a[b]c[d]", r"a[b]c[d]"),
+            (r"\[x", r"\[x"),
+            ("trailing\\", "trailing\\"),
+        ] {
+            assert_eq!(python_regex(python), here, "{python}");
+        }
+    }
 
     fn rows(v: &[&str]) -> Vec<String> {
         v.iter().map(|r| r.to_string()).collect()
