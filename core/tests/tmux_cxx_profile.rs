@@ -49,6 +49,33 @@ fn the_cxx_profile_on_a_real_pane() {
     assert_eq!(out["pane_id"], s.pane);
     // libtmux-cxx answers with the capture the match came from.
     assert_eq!(out["text"], s.cmd(&["capture-pane", "-p", "-t", &s.pane]));
+    // The result is nlohmann::json over a std::map: its keys sorted,
+    // `pane_id` between `mode` and `text`.
+    let keys: Vec<&str> = out
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "elapsed_ms",
+            "matched",
+            "matched_at_entry",
+            "mode",
+            "pane_id",
+            "text",
+            "timed_out"
+        ]
+    );
+
+    // The text is found in the capture as one string: it may span rows.
+    s.wait_prompt();
+    s.type_line("printf 'one\\ntwo\\n'");
+    s.wait_screen(|t| t.contains("\none\ntwo\n"));
+    let out = done(call(&s, "one\ntwo", 5000));
+    assert_eq!(out["matched"], true, "{out}");
 
     // Send then wait: the echo is on screen at entry but is not credited;
     // the output that follows is.

@@ -260,18 +260,20 @@ fn render(result: &WaitResult, report: &PaneReportHandle, text: &str) -> Result<
     if !matched && (seen.region.only_echo(text) || seen.entry.only_echo(text)) {
         mode.push_str("-unconfirmed");
     }
-    let mut out = json!({
-        "elapsed_ms": result.elapsed_ms,
-        "matched": matched,
-        "matched_at_entry": seen.entry_screen.contains(text),
-        "mode": mode,
-        "text": seen.screen,
-        "timed_out": !matched,
-    });
+    // In the original's order: nlohmann::json over a std::map, its keys
+    // sorted.
+    let mut out = Map::new();
+    out.insert("elapsed_ms".into(), json!(result.elapsed_ms));
+    out.insert("matched".into(), json!(matched));
+    let at_entry = seen.entry_screen.contains(text);
+    out.insert("matched_at_entry".into(), json!(at_entry));
+    out.insert("mode".into(), json!(mode));
     if let Some(id) = pane_id {
-        out["pane_id"] = Value::String(id);
+        out.insert("pane_id".into(), Value::String(id));
     }
-    Ok(out)
+    out.insert("text".into(), json!(seen.screen));
+    out.insert("timed_out".into(), json!(!matched));
+    Ok(Value::Object(out))
 }
 
 #[cfg(test)]
