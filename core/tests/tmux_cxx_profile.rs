@@ -47,8 +47,12 @@ fn the_cxx_profile_on_a_real_pane() {
     assert_eq!(out["mode"], "capture-at-entry");
     assert_eq!(out["timed_out"], false);
     assert_eq!(out["pane_id"], s.pane);
-    // libtmux-cxx answers with the capture the match came from.
-    assert_eq!(out["text"], s.cmd(&["capture-pane", "-p", "-t", &s.pane]));
+    // libtmux-cxx answers with the capture the match came from
+    // (`capture-pane -p -J`: the prompt keeps its trailing space).
+    assert_eq!(
+        out["text"],
+        s.cmd(&["capture-pane", "-p", "-J", "-t", &s.pane])
+    );
     // The result is nlohmann::json over a std::map: its keys sorted,
     // `pane_id` between `mode` and `text`.
     let keys: Vec<&str> = out
@@ -69,6 +73,20 @@ fn the_cxx_profile_on_a_real_pane() {
             "timed_out"
         ]
     );
+
+    // libtmux-cxx captures with `-J`: a line wrapped at the pane's width
+    // (60) is one line, in `text` and for `matched_at_entry`.
+    s.wait_prompt();
+    s.type_line("printf '%059d%s%s\\n' 0 Y Z");
+    let wrapped = format!("{}YZ\n", "0".repeat(59));
+    s.wait_screen(|t| t.contains(&wrapped));
+    s.wait_prompt();
+    let out = done(call(&s, "0YZ", 5000));
+    assert_eq!(out["matched"], true, "{out}");
+    assert_eq!(out["matched_at_entry"], true, "{out}");
+    assert!(out["text"].as_str().unwrap().contains(&wrapped), "{out}");
+    s.type_line("clear");
+    s.wait_screen(|t| !t.contains(&wrapped));
 
     // The text is found in the capture as one string: it may span rows.
     s.wait_prompt();

@@ -10,8 +10,9 @@
 //!   ([`mode`]), with `-unconfirmed` when the text was on screen only as
 //!   the server's own echo;
 //! - `text` is the pane as the answering capture showed it (`capture-pane
-//!   -p`), empty when no capture was taken;
-//! - `matched_at_entry` is whether the text was visible at entry;
+//!   -p -J`: wrapped lines joined, spaces written at a line's end kept),
+//!   empty when no capture was taken;
+//! - `matched_at_entry` is whether the text was in that capture at entry;
 //! - a deadline that passes before the pane is found is a timeout in mode
 //!   `pane-lookup`, with no `pane_id`; a target tmux cannot resolve is
 //!   the error "tmux could not resolve the requested pane";

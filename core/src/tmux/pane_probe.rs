@@ -192,9 +192,9 @@ pub struct PaneReport {
     /// call still waiting included (as it stood when the report was read:
     /// see [`PaneReport::starved_notice`]).
     pub turn_wait: Duration,
-    /// The visible screen at entry, as `capture-pane -p` prints it.
+    /// The visible screen at entry, as `capture-pane -p -J` prints it.
     pub entry_screen: String,
-    /// The visible screen at the last capture, as `capture-pane -p`
+    /// The visible screen at the last capture, as `capture-pane -p -J`
     /// prints it.
     pub screen: String,
     /// [`PaneReport::captures`] when the control client attached.
@@ -518,8 +518,8 @@ impl PaneProbe {
             r.region = region_mask;
             r.alternate_screen |= screen.alternate_on;
             r.captures += 1;
-            r.entry_screen = screen.screen_text();
-            r.screen = screen.screen_text();
+            r.entry_screen = screen.joined_screen_text();
+            r.screen = screen.joined_screen_text();
         });
         self.last_capture = Some(Instant::now());
         self.last = Some(obs.clone());
@@ -691,7 +691,7 @@ impl PaneProbe {
         self.checked(snap.facts(), began);
         self.report.update(|r| {
             r.captures += 1;
-            r.screen = snap.screen_text();
+            r.screen = snap.joined_screen_text();
         });
         if snap.pane_pid != entry_pid {
             // Respawned: a new program's output, not comparable.

@@ -121,6 +121,10 @@ pub struct PaneSnapshot {
     /// The visible screen row by row, not joined, trailing spaces removed:
     /// what `capture-pane -p` prints, one entry per row.
     pub screen_rows: Vec<String>,
+    /// The visible screen as `capture-pane -p -J` prints it, one entry per
+    /// line: rows joined across soft wraps, spaces written at the end of a
+    /// line kept; a line wrapped in from the history starts at the top row.
+    pub joined_screen: Vec<String>,
     /// Absolute row on which each of `lines` starts.
     pub line_rows: Vec<u64>,
     /// Absolute row of the first captured row (the start of `lines[0]`).
@@ -264,6 +268,23 @@ impl PaneSnapshot {
     /// ```
     pub fn screen_text(&self) -> String {
         self.screen_rows.iter().map(|r| format!("{r}\n")).collect()
+    }
+
+    /// The visible screen as `capture-pane -p -J` prints it: each line
+    /// joined across soft wraps and a newline.
+    ///
+    /// ```
+    /// let s = waitfor::tmux::PaneSnapshot {
+    ///     joined_screen: vec!["$ ls".into(), "$ ".into()],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(s.joined_screen_text(), "$ ls\n$ \n");
+    /// ```
+    pub fn joined_screen_text(&self) -> String {
+        self.joined_screen
+            .iter()
+            .map(|r| format!("{r}\n"))
+            .collect()
     }
 
     /// Index in `lines` of the line holding the cursor.
@@ -521,6 +542,25 @@ fn assemble(
         exact = false;
     }
 
+    // The visible screen as `-S 0 -J` prints it: a line wrapped in from
+    // the history starts at the top row.
+    let screen_top = facts.history_size.saturating_sub(top) as usize;
+    let joined_screen = joined
+        .iter()
+        .zip(&groups)
+        .filter(|(_, &(start, count))| start + count > screen_top)
+        .map(|(line, &(start, _))| {
+            let above = if start < screen_top && exact {
+                rows[start..screen_top].concat()
+            } else {
+                String::new()
+            };
+            line.strip_prefix(above.as_str())
+                .unwrap_or(line)
+                .to_string()
+        })
+        .collect();
+
     let mut lines = Vec::new();
     let mut printed_lines = Vec::new();
     let mut line_rows = Vec::new();
@@ -548,6 +588,7 @@ fn assemble(
         lines,
         printed_lines,
         screen_rows,
+        joined_screen,
         line_rows,
         first_row: want_from,
         history_size: facts.history_size,
@@ -587,6 +628,18 @@ mod tests {
         assert_eq!(s.lines, ["x", "abcdefgh", "y"]);
         assert_eq!(s.line_rows, [9, 10, 12]);
         assert_eq!(s.line_at_row(11), Some(1));
+    }
+
+    #[test]
+    fn the_joined_screen_starts_at_the_top_row() {
+        // Width 4, screen rows 10..13: "abcdefgh" wraps in from row 9.
+        let rest = "x\nabcd\nefgh\n$ \n\nx\nabcdefgh\n$ \n\n";
+        let s = assemble(facts(10, 3), rest, 8, 8, 1).unwrap();
+        assert_eq!(s.joined_screen, ["efgh", "$ ", ""]);
+        assert_eq!(s.joined_screen_text(), "efgh\n$ \n\n");
+        // Captured from the top: every line whole, a prompt's space kept.
+        let s = assemble(facts(10, 3), "x\nabcd\nefgh\nx\nabcdefgh\n", 10, 10, 1).unwrap();
+        assert_eq!(s.joined_screen, ["x", "abcdefgh"]);
     }
 
     #[test]
