@@ -785,6 +785,11 @@ fn the_definition_is_the_one_fastmcp_sends() {
         .tool;
     assert_eq!(def["name"], "wait_for_text");
     assert_eq!(def["title"], "Wait For Text");
+    // `ANNOTATIONS_RO`, as registered: the tool only reads the pane.
+    assert_eq!(
+        def["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
     let description = def["description"].as_str().unwrap();
     assert!(
         description.starts_with(

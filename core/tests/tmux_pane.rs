@@ -546,7 +546,7 @@ fn the_python_definition_is_the_originals() {
             "effective_timeout"
         ])
     );
-    assert_eq!(d.tool["annotations"]["destructiveHint"], true);
+    assert_eq!(d.tool["annotations"]["destructiveHint"], false);
     jsonschema::validator_for(&d.tool["outputSchema"]).unwrap();
     jsonschema::validator_for(&d.tool["inputSchema"]).unwrap();
 }
