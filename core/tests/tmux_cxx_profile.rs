@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{assert_valid, output_schema, start, Server};
+use support::{assert_valid, keys, output_schema, start, Server};
 use waitfor::profiles::{prepare, Host, ToolError};
 
 const CXX: &str = "libtmux-cxx/wait_for_text";
@@ -55,14 +55,8 @@ fn the_cxx_profile_on_a_real_pane() {
     );
     // The result is nlohmann::json over a std::map: its keys sorted,
     // `pane_id` between `mode` and `text`.
-    let keys: Vec<&str> = out
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
     assert_eq!(
-        keys,
+        keys(&out),
         [
             "elapsed_ms",
             "matched",

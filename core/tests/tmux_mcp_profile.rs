@@ -8,7 +8,7 @@ mod support;
 
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::{assert_valid, output_schema, start, Running, Server};
+use support::{assert_valid, keys, output_schema, start, Running, Server};
 use waitfor::profiles::{refusal_notices, Host, LogLevel, Notice, ToolError, ToolProgress};
 use waitfor::Rule;
 
@@ -758,16 +758,6 @@ fn every_wait_on_a_stopped_server_reads_as_unresponsive() {
         json!({"socket_name": s.name, "pane_id": s.pane, "patterns": ["never"], "timeout": 1});
     let (outcomes, _) = s.frozen(|| outcomes_of_many(n, args));
     assert_eq!(outcomes.get("tmux list-panes"), Some(&n), "{outcomes:?}");
-}
-
-/// The names of an object's keys, in order.
-fn keys(object: &Value) -> Vec<&str> {
-    object
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect()
 }
 
 /// libtmux-mcp registers `wait_for_text` with the title "Wait For Text"

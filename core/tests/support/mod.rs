@@ -304,3 +304,14 @@ pub fn tmux_processes(socket: &str, word: &str) -> Vec<u32> {
     }
     found
 }
+
+/// The names of an object's keys, in order (a tool's output lists its
+/// fields in its original's order).
+pub fn keys(object: &Value) -> Vec<&str> {
+    object
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
