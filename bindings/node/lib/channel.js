@@ -114,11 +114,14 @@ function runProbe(handle, sample, elapsedMs, budgetMs, cap) {
 /**
  * Runs a user callback (`onProgress`, `onLog`). What it throws ends nothing:
  * it becomes a process warning (as Python hands a raising `on_progress` to
- * `sys.unraisablehook`) and the wait goes on.
+ * `sys.unraisablehook`) and the wait goes on. So does a rejection of the
+ * promise it returns (an `async` callback that throws), which would
+ * otherwise be an unhandled rejection, ending the process and every wait in it.
  */
 function report(callback, value) {
   try {
-    callback(value)
+    const answer = callback(value)
+    if (isThenable(answer)) answer.then(undefined, warn)
   } catch (err) {
     warn(err)
   }

@@ -276,6 +276,32 @@ test('a throwing onProgress is a process warning: its wait goes on, and so do th
   }
 })
 
+test('an async onProgress that rejects is a process warning, not an unhandled rejection ending the process', async () => {
+  const warnings = []
+  const heard = (w) => warnings.push(w)
+  process.on('warning', heard)
+  try {
+    const spec = { until: { matches: 'never' }, interval_ms: 10, progress_every_ms: 10, max_wait_ms: 300 }
+    const rejected = new Error('an async host bug')
+    const thenThrows = new Error('a thenable whose then throws')
+    const waits = [
+      wait(spec, () => '', { onProgress: async () => { throw rejected } }),
+      wait(spec, () => '', { onProgress: () => ({ then: () => { throw thenThrows } }) }),
+      wait(spec, () => ''),
+    ]
+    for (const r of await Promise.all(waits)) assert.equal(r.outcome, 'timeout')
+    const toolRejected = new Error('an async notice handler bug')
+    const out = await callTool('aura/wait_for', { probe: { tool: 'status', args: {} }, until: { matches: 'never' }, max_wait_sec: 2, poll_sec: 1 }, {
+      tools: () => 'starting',
+      onProgress: async () => { throw toolRejected },
+    })
+    assert.equal(out.reason, 'timeout')
+    await eventually(() => [rejected, thenThrows, toolRejected].every((cause) => warnings.some((w) => w.cause === cause)))
+  } finally {
+    process.off('warning', heard)
+  }
+})
+
 test('policy: the host ceiling clamps max_wait_ms and is reported', async () => {
   const r = await wait({ until: { matches: 'never' }, interval_ms: 10, max_wait_ms: 100000 }, () => '', { policy: { maxWaitCeilingMs: 50 } })
   assert.equal(r.outcome, 'timeout')
