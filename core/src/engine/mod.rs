@@ -138,7 +138,19 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A new engine with its own scheduler thread.
+    /// A new engine with threads of its own: a scheduler, two result
+    /// delivery threads, a report thread and two workers. They run for the
+    /// rest of the process, also once the engine is dropped (its handles,
+    /// wakers and replies may still post to them): make one engine for the
+    /// program's life, or use [`Engine::global`], never one per task.
+    ///
+    /// ```
+    /// use waitfor::Engine;
+    /// // Kept for the program's life: its threads are never given back.
+    /// static OWN: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    /// let engine = OWN.get_or_init(Engine::new);
+    /// assert!(!engine.needs_this_thread());
+    /// ```
     pub fn new() -> Self {
         Self::with_worker_cap(workers::MAX_WORKERS)
     }
