@@ -131,6 +131,31 @@ def test_progress_callbacks_run_on_the_loop_and_may_be_async() -> None:
     assert {t for t, _ in seen} == {threading.get_ident()}
 
 
+def test_reports_to_a_busy_loop_replace_each_other_and_end_with_their_wait() -> None:
+    """While the loop is busy (here blocked past every deadline), each
+    wait keeps at most its newest report for the loop, not one queued call
+    per report, and a report still waiting when its wait ends is dropped:
+    the loop hears at most one report a wait afterwards."""
+    waits = 20
+    heard: list[int] = []
+
+    async def main() -> list[waitfor.WaitResult]:
+        spec = {"until": {"matches": "x"}, "interval_ms": 10, "max_wait_ms": 1000, "progress_every_ms": 10}
+        tasks = [
+            asyncio.ensure_future(waitfor.wait_async(spec, lambda: "busy", on_progress=lambda p: heard.append(p.samples)))
+            for _ in range(waits)
+        ]
+        await asyncio.sleep(0)
+        time.sleep(2)  # the loop is busy while every wait reports, then ends
+        before = len(heard)
+        results = await asyncio.gather(*tasks)
+        await asyncio.sleep(0.1)
+        assert len(heard) - before <= waits, f"{len(heard) - before} reports reached the loop after it was free"
+        return results
+
+    assert {r.outcome for r in asyncio.run(main())} == {"timeout"}
+
+
 def test_hundred_concurrent_waits_keep_the_loop_responsive() -> None:
     """The loop keeps running while 100 waits run: no wait can match
     before a ticker on the loop has ticked 20 times since they began, so

@@ -423,7 +423,9 @@ async def wait_async(
 ) -> WaitResult:
     """:func:`wait` for asyncio: resolves on the running loop, which it
     never blocks. ``async def`` probes and ``on_progress`` callbacks run on
-    that loop. Cancelling the awaiting task cancels the wait and its probe
+    that loop; while it is busy, a wait's reports replace each other (the
+    callback hears the newest) and one still waiting when the wait ends is
+    dropped. Cancelling the awaiting task cancels the wait and its probe
     call.
 
     >>> import asyncio, waitfor
