@@ -471,15 +471,28 @@ impl NativeHandle {
     /// `timeout` seconds pass (`TimeoutError`; infinity, or more than a
     /// clock holds, is no deadline). A wait gives
     /// `(result_dict, last_observation, probe_exception)`; a profile call
-    /// gives its output dict or raises.
+    /// gives its output dict or raises. On a thread the engine needs to end
+    /// waits (`Engine::needs_this_thread`), a timeout other than 0 raises
+    /// `RuntimeError` at once: the result could need that very thread.
     #[pyo3(signature = (timeout = None))]
     fn result<'py>(
         &self,
         py: Python<'py>,
         timeout: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let deadline =
-            args::timeout("timeout", timeout)?.and_then(|t| Instant::now().checked_add(t));
+        let timeout = args::timeout("timeout", timeout)?;
+        if !self.done()
+            && timeout != Some(Duration::ZERO)
+            && waitfor::Engine::global().needs_this_thread()
+        {
+            return Err(PyRuntimeError::new_err(
+                "a wait's result was waited for on a thread of the engine that ends waits (a \
+                 delivery thread, where Python code runs only as objects it drops are freed): \
+                 the result could need that very thread, so it cannot be waited for there; \
+                 wait from another thread",
+            ));
+        }
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         if !self.done() && self.owner != std::process::id() {
             return Err(PyRuntimeError::new_err(format!(
                 "this wait runs in process {}, which started it: a forked child cannot wait \

@@ -457,3 +457,44 @@ def test_probes_that_run_whole_waits_of_their_own_all_end() -> None:
     spec = {"until": {"matches": "matched"}, "interval_ms": 10, "max_wait_ms": 60000}
     handles = [waitfor.start(spec, outer) for _ in range(100)]
     assert {h.result(timeout=120).outcome for h in handles} == {"matched"}
+
+
+def test_waiting_on_a_delivery_thread_is_refused_and_holds_no_other_result() -> None:
+    # Python code runs on a delivery thread only as a finalizer the engine
+    # sets off there; here a stand-in loop runs the end callback on the
+    # calling thread, the delivery thread. A blocking wait there could be
+    # one whose result that very thread delivers: it is refused at once,
+    # and every other wait still ends.
+    child = run_child(
+        """
+        import threading, waitfor
+        from waitfor import _native
+        spec = {"until": {"matches": "ready"}, "interval_ms": 10, "max_wait_ms": 5000}
+        heard = []
+        told = threading.Event()
+        class RunsAtOnce:
+            def call_soon_threadsafe(self, callback, *args, context=None):
+                callback(*args)
+        def on_done():
+            for _ in range(2):  # consecutive waits end on both delivery threads
+                try:
+                    heard.append(waitfor.wait(spec, lambda: "ready").outcome)
+                except RuntimeError as err:
+                    heard.append("refused" if "wait from another thread" in str(err) else repr(err))
+            told.set()
+        native = _native.start(spec, lambda: "ready", on_done=on_done, event_loop=RunsAtOnce())
+        native.result(timeout=20)
+        if not told.wait(20):
+            heard.append("stuck")
+        others = [waitfor.start(spec, lambda: "ready") for _ in range(8)]
+        outcomes = []
+        for other in others:
+            try:
+                outcomes.append(other.result(timeout=20).outcome)
+            except TimeoutError:
+                outcomes.append("stuck")
+        print(heard, sorted(set(outcomes)), flush=True)
+        """
+    )
+    out, err = child.communicate(timeout=120)
+    assert out.strip() == "['refused', 'refused'] ['matched']", (out, err)

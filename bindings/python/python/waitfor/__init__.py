@@ -336,7 +336,10 @@ class WaitHandle:
         ``ValueError`` or ``TypeError``). It may be called from this wait's
         own ``on_progress``, which then gets the result once the wait ends.
         In a child forked from the process that started the wait (no thread
-        there ends it), it raises ``RuntimeError``."""
+        there ends it), it raises ``RuntimeError``; so it does at once on an
+        engine thread that delivers results (Python code runs there only as
+        a finalizer, ``__del__``, of an object the engine lets go), where
+        the result could need that very thread, unless ``timeout`` is 0."""
         # Checked even when the result is here, so a bad timeout never
         # passes unnoticed.
         _native.check_timeout("timeout", timeout)
