@@ -256,20 +256,6 @@ impl PaneSnapshot {
         }
     }
 
-    /// The visible screen as `capture-pane -p` prints it: each row and a
-    /// newline.
-    ///
-    /// ```
-    /// let s = waitfor::tmux::PaneSnapshot {
-    ///     screen_rows: vec!["$ ls".into(), "".into()],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(s.screen_text(), "$ ls\n\n");
-    /// ```
-    pub fn screen_text(&self) -> String {
-        self.screen_rows.iter().map(|r| format!("{r}\n")).collect()
-    }
-
     /// The visible screen as `capture-pane -p -J` prints it: each line
     /// joined across soft wraps and a newline.
     ///
